@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ibemu: the command line.
+ *
+ *   ibemu run [--topology FILE] [--attach NODE]... [-v] [--] [COMMAND...]
+ *   ibemu topo check FILE
+ *
+ * `run` is namespace mode: the fabric, the umad devices and the mock sysfs
+ * exist for COMMAND and its children, and ibemu exits with its status.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib-unix.h>
+
+#include "cuse/fusefs.h"
+#include "cuse/nsmode.h"
+#include "cuse/sysfs.h"
+#include "emulator/umad.h"
+#include "lib/log.h"
+#include "lib/timerq.h"
+#include "topologies/topo.h"
+
+static int usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: ibemu COMMAND [OPTION...]\n"
+		"\n"
+		"An InfiniBand fabric and umad device emulator.\n"
+		"\n"
+		"Commands:\n"
+		"  run [OPTION...] [--] [CMD [ARG...]]  run CMD (default: $SHELL) with\n"
+		"                                      emulated /dev/infiniband and sysfs\n"
+		"  topo check FILE                     validate a topology file\n"
+		"  --version                           print the version\n"
+		"\n"
+		"Run `ibemu run --help` for the options of run.\n");
+	return out == stderr ? 2 : 0;
+}
+
+static struct fabric *load_fabric(const char *topology)
+{
+	GError *err = NULL;
+	struct fabric *f;
+
+	if (!topology)
+		return topo_load_default();
+	f = topo_load_file(topology, &err);
+	if (!f) {
+		fprintf(stderr, "ibemu: %s\n", err->message);
+		g_error_free(err);
+	}
+	return f;
+}
+
+static int cmd_topo(int argc, char **argv)
+{
+	struct fabric_counts c;
+	struct fabric *f;
+
+	if (argc != 3 || strcmp(argv[1], "check")) {
+		fprintf(stderr, "Usage: ibemu topo check FILE\n");
+		return 2;
+	}
+	f = load_fabric(argv[2]);
+	if (!f)
+		return 1;
+	fabric_count(f, &c);
+	printf("%s: %u nodes (%u switches, %u CAs, %u routers), %u links, %u ports\n",
+	       argv[2], c.nodes, c.switches, c.cas, c.routers, c.links, c.ports);
+	fabric_free(f);
+	return 0;
+}
+
+struct run_state {
+	GMainLoop *loop;
+	GPid child;
+	int status;
+};
+
+static void on_child_exit(GPid pid, gint status, gpointer data)
+{
+	struct run_state *rs = data;
+
+	(void)pid;
+	rs->status = status;
+	g_main_loop_quit(rs->loop);
+}
+
+static gboolean forward_signal(gpointer data)
+{
+	struct run_state *rs = data;
+
+	/* The command decides what a signal means; we end when it does. */
+	kill(rs->child, SIGTERM);
+	return G_SOURCE_CONTINUE;
+}
+
+static int attach_nodes(struct fabric *f, struct umad_host *h, char **names)
+{
+	unsigned i;
+
+	for (i = 0; names && names[i]; i++) {
+		struct node *n = fabric_lookup(f, names[i]);
+
+		if (!n) {
+			fprintf(stderr, "ibemu: --attach %s: no such node in the topology\n", names[i]);
+			return -1;
+		}
+		if (n->type == NODE_ROUTER) {
+			fprintf(stderr, "ibemu: --attach %s: routers cannot be attached\n", names[i]);
+			return -1;
+		}
+		umad_host_attach(h, n);
+	}
+	if (names && names[0])
+		return 0;
+	for (i = 0; i < f->nodes->len; i++) {
+		struct node *n = g_ptr_array_index(f->nodes, i);
+
+		if (n->type == NODE_CA) {
+			umad_host_attach(h, n);
+			return 0;
+		}
+	}
+	fprintf(stderr, "ibemu: the topology has no CA to attach; use --attach\n");
+	return -1;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	gchar *topology = NULL, **attach = NULL, **cmd = NULL;
+	gint verbose = 0;
+	gboolean verbose_flag = FALSE;
+	GOptionEntry entries[] = {
+		{ "topology", 't', 0, G_OPTION_ARG_FILENAME, &topology,
+		  "Topology file (ibnetdiscover or ibsim net format)", "FILE" },
+		{ "attach", 'a', 0, G_OPTION_ARG_STRING_ARRAY, &attach,
+		  "Node (id or GUID) whose ports are this host's; repeatable (default: the first CA)", "NODE" },
+		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose_flag,
+		  "Log more (repeat -v via IBEMU_DEBUG=1 for a trace of every MAD)", NULL },
+		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &cmd, NULL, "[--] [CMD [ARG...]]" },
+		{ NULL }
+	};
+	GOptionContext *ctx = g_option_context_new("- run a command on an emulated fabric");
+	struct run_state rs = { 0 };
+	struct timerq *tq = NULL;
+	struct umad_host *host = NULL;
+	struct fabric *f = NULL;
+	struct vfs *vfs = NULL;
+	struct fusefs *fs = NULL;
+	GError *err = NULL;
+	char *default_cmd[] = { getenv("SHELL") ? getenv("SHELL") : (char *)"/bin/sh", NULL };
+	int ret = 1;
+
+	g_option_context_add_main_entries(ctx, entries, NULL);
+	g_option_context_set_strict_posix(ctx, TRUE);
+	if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+		fprintf(stderr, "ibemu run: %s\n", err->message);
+		ret = 2;
+		goto out;
+	}
+	if (cmd && cmd[0] && !strcmp(cmd[0], "--"))
+		memmove(cmd, cmd + 1, g_strv_length(cmd) * sizeof(*cmd));
+	verbose = verbose_flag ? 1 : 0;
+	if (getenv("IBEMU_DEBUG"))
+		verbose = 2;
+	log_init(verbose);
+
+	f = load_fabric(topology);
+	if (!f)
+		goto out;
+	tq = timerq_new(timerq_monotonic_clock, NULL);
+	host = umad_host_new(f, tq);
+	if (attach_nodes(f, host, attach) < 0)
+		goto out;
+
+	/* Namespaces first: a user namespace needs a single thread. */
+	if (ns_enter(&err) < 0) {
+		fprintf(stderr, "ibemu: %s\n", err->message);
+		goto out;
+	}
+	vfs = vfs_new();
+	sysfs_build(vfs, vfs_dir(vfs, vfs->root, "infiniband"),
+		    vfs_dir(vfs, vfs->root, "infiniband_mad"),
+		    vfs_dir(vfs, vfs->root, "dev"), host);
+	fs = fusefs_new(vfs, host);
+	g_source_attach(timerq_source_new(tq), NULL);
+	if (ns_mount(fs, &err) < 0) {
+		fprintf(stderr, "ibemu: %s\n", err->message);
+		goto out;
+	}
+
+	rs.loop = g_main_loop_new(NULL, FALSE);
+	if (!g_spawn_async(NULL, cmd && cmd[0] ? cmd : default_cmd, NULL,
+			   G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD |
+			   G_SPAWN_CHILD_INHERITS_STDIN,
+			   NULL, NULL, &rs.child, &err)) {
+		fprintf(stderr, "ibemu: %s\n", err->message);
+		ret = 127;
+		goto out;
+	}
+	g_child_watch_add(rs.child, on_child_exit, &rs);
+	g_unix_signal_add(SIGTERM, forward_signal, &rs);
+	g_unix_signal_add(SIGHUP, forward_signal, &rs);
+	/* Ctrl-C reaches the command through the terminal; we outlive it. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	g_main_loop_run(rs.loop);
+	if (WIFEXITED(rs.status))
+		ret = WEXITSTATUS(rs.status);
+	else if (WIFSIGNALED(rs.status))
+		ret = 128 + WTERMSIG(rs.status);
+out:
+	if (err)
+		g_error_free(err);
+	fusefs_free(fs);
+	vfs_free(vfs);
+	umad_host_free(host);
+	timerq_free(tq);
+	fabric_free(f);
+	if (rs.loop)
+		g_main_loop_unref(rs.loop);
+	g_option_context_free(ctx);
+	g_free(topology);
+	g_strfreev(attach);
+	g_strfreev(cmd);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	log_init(0);
+	if (argc < 2)
+		return usage(stderr);
+	if (!strcmp(argv[1], "--version")) {
+		printf("ibemu %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return usage(stdout);
+	if (!strcmp(argv[1], "run"))
+		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "topo"))
+		return cmd_topo(argc - 1, argv + 1);
+	fprintf(stderr, "ibemu: unknown command \"%s\"\n", argv[1]);
+	return usage(stderr);
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Namespace mode plumbing (ARCHITECTURE.md front-end 2, fuse-notes.md
+ * "Mount plumbing"): a private mount namespace (inside a user namespace
+ * when not root) where /dev/infiniband and /sys/class/infiniband{,_mad}
+ * are the FUSE tree, while the rest of /dev and /sys/class stay visible.
+ */
+#ifndef IBEMU_CUSE_NSMODE_H
+#define IBEMU_CUSE_NSMODE_H
+
+#include <glib.h>
+
+#include "lib/log.h"
+
+struct fusefs;
+
+/* Enter the namespaces. Must run before any thread exists. */
+int ns_enter(GError **err);
+/* Mount @fs and place its dev/, infiniband/, infiniband_mad/ dirs. */
+int ns_mount(struct fusefs *fs, GError **err);
+
+#endif

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The mock sysfs that libibumad 44 reads (umad-spec §1), built into a vfs:
+ *
+ *   <ib>/<ca>/{node_type,fw_ver,hw_rev,hca_type,node_guid,sys_image_guid,
+ *             node_desc,board_id}
+ *   <ib>/<ca>/ports/<n>/{lid,lid_mask_count,sm_lid,sm_sl,state,phys_state,
+ *             rate,cap_mask,link_layer,gids/0,pkeys/0..N-1}
+ *   <mad>/abi_version, <mad>/umad<N>/{ibdev,port,dev}, <mad>/issm<N>/...
+ *   <dev>/umad<N>, <dev>/issm<N>          (the device files)
+ *
+ * Every value is formatted on read from the fabric's port state, in the
+ * kernel's exact formats (§1.3.4-1.3.5, §1.4).
+ */
+#ifndef IBEMU_CUSE_SYSFS_H
+#define IBEMU_CUSE_SYSFS_H
+
+#include "cuse/vfs.h"
+#include "emulator/umad.h"
+
+void sysfs_build(struct vfs *vfs, struct vnode *ib, struct vnode *mad,
+		 struct vnode *dev, struct umad_host *host);
+
+#endif

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A small read-only tree of directories, attribute files (whose text is
+ * made on every read, so sysfs stays live) and device files, indexed by
+ * inode number for the FUSE adapter.
+ */
+#ifndef IBEMU_CUSE_VFS_H
+#define IBEMU_CUSE_VFS_H
+
+#include <glib.h>
+#include <stdint.h>
+
+enum vnode_kind { VN_DIR, VN_ATTR, VN_UMAD, VN_ISSM };
+
+struct vnode;
+typedef char *(*vnode_show)(const struct vnode *v);
+
+struct vnode {
+	uint64_t ino;
+	char *name;
+	struct vnode *parent;
+	enum vnode_kind kind;
+	GPtrArray *children;	/* VN_DIR only */
+	vnode_show show;	/* VN_ATTR: returns g_malloc'd text */
+	void *ctx;
+	unsigned arg;
+};
+
+struct vfs {
+	GPtrArray *by_ino;	/* index ino - 1 */
+	struct vnode *root;
+};
+
+struct vfs *vfs_new(void);
+void vfs_free(struct vfs *vfs);
+struct vnode *vfs_dir(struct vfs *vfs, struct vnode *parent, const char *name);
+struct vnode *vfs_attr(struct vfs *vfs, struct vnode *parent, const char *name,
+		       vnode_show show, void *ctx, unsigned arg);
+struct vnode *vfs_node(struct vfs *vfs, struct vnode *parent, const char *name,
+		       enum vnode_kind kind, void *ctx);
+struct vnode *vfs_get(struct vfs *vfs, uint64_t ino);
+struct vnode *vfs_child(const struct vnode *dir, const char *name);
+/* Resolve "a/b/c" below @from; NULL if absent. */
+struct vnode *vfs_path(struct vnode *from, const char *path);
+
+#endif

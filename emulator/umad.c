@@ -1,0 +1,636 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ib_umad file semantics over the simulated fabric. Section numbers are
+ * those of shared/design/umad-spec.md; "kernel" means user_mad.c and mad.c.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+
+#include "emulator/agent.h"
+#include "emulator/umad_abi.h"
+#include "emulator/umad.h"
+#include "fabric/port.h"
+#include "fabric/smi.h"
+
+#define IB_MGMT_RMPP_HDR	36
+#define RMPP_FLAG_ACTIVE	0x01
+
+struct umad_host {
+	struct fabric *fabric;
+	struct timerq *tq;
+	GPtrArray *devs;	/* struct umad_dev *, index = N of umadN */
+	GPtrArray *cas;		/* struct node * in attach order */
+	GHashTable *by_hi_tid;	/* hi_tid -> struct umad_agent * */
+	uint32_t next_hi_tid;
+};
+
+struct umad_dev {
+	struct umad_host *host;
+	struct port *port;
+	unsigned index;
+	char *ca_name;
+	struct agent_table *agents;
+	bool sm_held;
+};
+
+struct umad_file {
+	struct umad_dev *dev;
+	struct umad_agent *agents[UMAD_MAX_AGENTS];
+	bool use_pkey_index;
+	bool already_used;
+	GQueue recv;		/* struct queued_packet * */
+	void (*wakeup)(void *);
+	void *wakeup_ctx;
+};
+
+/* A packet waiting for read(): the header and the MAD (or 24 bytes). */
+struct queued_packet {
+	struct umad_abi_hdr hdr;
+	size_t len;		/* bytes of data[] */
+	bool timeout;		/* an ETIMEDOUT report (§4.5) */
+	uint8_t data[MAD_SIZE];
+};
+
+struct umad_send {
+	struct umad_agent *agent;
+	struct umad_abi_hdr hdr;	/* as the user wrote it */
+	struct mad_pkt pkt;
+	uint64_t tid;
+	unsigned retries_left;
+	struct timer timer;
+};
+
+/* ---- host and devices ---------------------------------------------- */
+
+struct umad_host *umad_host_new(struct fabric *f, struct timerq *tq)
+{
+	struct umad_host *h = g_new0(struct umad_host, 1);
+
+	h->fabric = f;
+	h->tq = tq;
+	h->devs = g_ptr_array_new();
+	h->cas = g_ptr_array_new();
+	h->by_hi_tid = g_hash_table_new(NULL, NULL);
+	h->next_hi_tid = 1;
+	return h;
+}
+
+void umad_host_free(struct umad_host *h)
+{
+	unsigned i;
+
+	if (!h)
+		return;
+	for (i = 0; i < h->devs->len; i++) {
+		struct umad_dev *d = g_ptr_array_index(h->devs, i);
+
+		agent_table_free(d->agents);
+		g_free(d->ca_name);
+		g_free(d);
+	}
+	g_ptr_array_free(h->devs, TRUE);
+	g_ptr_array_free(h->cas, TRUE);
+	g_hash_table_destroy(h->by_hi_tid);
+	g_free(h);
+}
+
+static bool dev_deliver(void *ctx, struct port *port, const struct mad_pkt *pkt);
+
+static void dev_changed(void *ctx, struct port *port)
+{
+	(void)ctx;
+	(void)port;	/* sysfs is read live; nothing is cached to refresh */
+}
+
+unsigned umad_host_attach(struct umad_host *h, struct node *n)
+{
+	char *name = g_strdup_printf("ibemu%u", h->cas->len);
+	unsigned first = node_is_switch(n) ? 0 : 1;
+	unsigned last = node_is_switch(n) ? 0 : n->nports;
+	unsigned i, added = 0;
+
+	g_ptr_array_add(h->cas, n);
+	for (i = first; i <= last; i++) {
+		struct umad_dev *d = g_new0(struct umad_dev, 1);
+		struct port_upper up = { .deliver = dev_deliver,
+					 .changed = dev_changed, .ctx = d };
+
+		d->host = h;
+		d->port = &n->ports[i];
+		d->index = h->devs->len;
+		d->ca_name = g_strdup(name);
+		d->agents = agent_table_new();
+		g_ptr_array_add(h->devs, d);
+		port_attach(d->port, &up);
+		added++;
+	}
+	g_free(name);
+	return added;
+}
+
+unsigned umad_host_ndevs(const struct umad_host *h) { return h->devs->len; }
+
+struct umad_dev *umad_host_dev(struct umad_host *h, unsigned index)
+{
+	return index < h->devs->len ? g_ptr_array_index(h->devs, index) : NULL;
+}
+
+unsigned umad_host_ncas(const struct umad_host *h) { return h->cas->len; }
+
+struct node *umad_host_ca(struct umad_host *h, unsigned k, const char **name)
+{
+	unsigned i;
+
+	if (k >= h->cas->len)
+		return NULL;
+	for (i = 0; i < h->devs->len; i++) {
+		struct umad_dev *d = g_ptr_array_index(h->devs, i);
+
+		if (d->port->node == g_ptr_array_index(h->cas, k)) {
+			*name = d->ca_name;
+			break;
+		}
+	}
+	return g_ptr_array_index(h->cas, k);
+}
+
+unsigned umad_dev_index(const struct umad_dev *d) { return d->index; }
+struct port *umad_dev_port(const struct umad_dev *d) { return d->port; }
+const char *umad_dev_ca_name(const struct umad_dev *d) { return d->ca_name; }
+
+/* ---- issm (§7) ------------------------------------------------------- */
+
+int umad_issm_open(struct umad_dev *d)
+{
+	if (d->sm_held)
+		return -EAGAIN;
+	d->sm_held = true;
+	d->port->cap_mask |= CAP_IS_SM;
+	port_changed(d->port);
+	return 0;
+}
+
+void umad_issm_close(struct umad_dev *d)
+{
+	d->sm_held = false;
+	d->port->cap_mask &= ~CAP_IS_SM;
+	port_changed(d->port);
+}
+
+bool umad_issm_held(const struct umad_dev *d) { return d->sm_held; }
+
+/* ---- receive queue --------------------------------------------------- */
+
+static void queue_packet(struct umad_file *file, struct queued_packet *pkt)
+{
+	if (!pkt->timeout && g_queue_get_length(&file->recv) >= UMAD_RECV_LIST_MAX) {
+		g_debug("receive list of umad%u full: dropping", file->dev->index);
+		g_free(pkt);
+		return;
+	}
+	g_queue_push_tail(&file->recv, pkt);
+	if (file->wakeup)
+		file->wakeup(file->wakeup_ctx);
+}
+
+static unsigned pkey_index_of(const struct port *p, uint16_t pkey)
+{
+	unsigned i;
+
+	for (i = 0; i < p->npkeys; i++)
+		if ((p->pkeys[i] & 0x7fff) == (pkey & 0x7fff) && p->pkeys[i])
+			return i;
+	return 0;
+}
+
+/* recv_handler(): the header a received MAD is read with (§4.7). */
+static void deliver_to_agent(struct umad_agent *a, const struct mad_pkt *pkt)
+{
+	struct umad_file *file = a->file;
+	struct port *ip = port_info_port(file->dev->port);
+	struct queued_packet *up = g_new0(struct queued_packet, 1);
+
+	up->hdr.id = a->id;
+	up->hdr.length = umad_hdr_size(file) + MAD_SIZE;
+	up->hdr.qpn = htobe32(pkt->sqp);
+	up->hdr.lid = htobe16(pkt->slid);
+	up->hdr.sl = pkt->sl;
+	up->hdr.path_bits = (uint8_t)(pkt->dlid & ((1u << ip->lmc) - 1));
+	up->hdr.grh_present = pkt->grh;
+	if (pkt->grh)
+		memcpy(up->hdr.gid, pkt->sgid, 16);
+	up->hdr.pkey_index = (uint16_t)pkey_index_of(file->dev->port, pkt->pkey);
+	up->len = MAD_SIZE;
+	memcpy(up->data, pkt->mad, MAD_SIZE);
+	queue_packet(file, up);
+}
+
+static void send_free(struct umad_send *s)
+{
+	timerq_cancel(s->agent->file->dev->host->tq, &s->timer);
+	g_queue_remove(&s->agent->sends, s);
+	g_free(s);
+}
+
+/* A response arrived: find the send it answers, by hi_tid then TID+class. */
+static bool deliver_response(struct umad_dev *d, const struct mad_pkt *pkt)
+{
+	uint64_t tid = mad_tid(pkt->mad);
+	struct umad_agent *a = g_hash_table_lookup(d->host->by_hi_tid,
+						   GUINT_TO_POINTER((guint)(tid >> 32)));
+	GList *l;
+
+	if (!a || a->file->dev != d) {
+		g_debug("umad%u: unmatched response tid 0x%016" G_GINT64_MODIFIER "x dropped", d->index, tid);
+		return true;
+	}
+	for (l = a->sends.head; l; l = l->next) {
+		struct umad_send *s = l->data;
+
+		if (s->tid == tid && mad_class(s->pkt.mad) == mad_class(pkt->mad)) {
+			send_free(s);
+			deliver_to_agent(a, pkt);
+			return true;
+		}
+	}
+	g_debug("umad%u: response tid 0x%016" G_GINT64_MODIFIER "x matches no outstanding send", d->index, tid);
+	return true;	/* dropped, as the kernel drops unmatched responses */
+}
+
+static bool dev_deliver(void *ctx, struct port *port, const struct mad_pkt *pkt)
+{
+	struct umad_dev *d = ctx;
+	struct umad_agent *a;
+	uint32_t oui = 0;
+
+	(void)port;
+	if (mad_is_response(pkt->mad))
+		return deliver_response(d, pkt);
+	if (mgmt_class_is_vendor2(mad_class(pkt->mad)))
+		oui = (uint32_t)pkt->mad[37] << 16 | (uint32_t)pkt->mad[38] << 8 | pkt->mad[39];
+	a = agent_table_find(d->agents, mad_class(pkt->mad),
+			     mad_class_version(pkt->mad), mad_method(pkt->mad), oui);
+	if (!a)
+		return false;
+	deliver_to_agent(a, pkt);
+	return true;
+}
+
+/* ---- files ----------------------------------------------------------- */
+
+struct umad_file *umad_open(struct umad_dev *d)
+{
+	struct umad_file *file = g_new0(struct umad_file, 1);
+
+	file->dev = d;
+	g_queue_init(&file->recv);
+	return file;
+}
+
+void umad_set_wakeup(struct umad_file *file, void (*fn)(void *), void *ctx)
+{
+	file->wakeup = fn;
+	file->wakeup_ctx = ctx;
+}
+
+unsigned umad_hdr_size(const struct umad_file *file)
+{
+	return file->use_pkey_index ? UMAD_HDR_SIZE : UMAD_HDR_SIZE_OLD;
+}
+
+static void agent_destroy(struct umad_file *file, unsigned id)
+{
+	struct umad_agent *a = file->agents[id];
+	struct umad_send *s;
+
+	/* Outstanding sends are flushed without telling the user (§4.3). */
+	while ((s = g_queue_peek_head(&a->sends)))
+		send_free(s);
+	agent_table_remove(file->dev->agents, a);
+	g_hash_table_remove(file->dev->host->by_hi_tid, GUINT_TO_POINTER(a->hi_tid));
+	file->agents[id] = NULL;
+	g_free(a);
+}
+
+void umad_release(struct umad_file *file)
+{
+	unsigned i;
+
+	for (i = 0; i < UMAD_MAX_AGENTS; i++)
+		if (file->agents[i])
+			agent_destroy(file, i);
+	g_queue_clear_full(&file->recv, g_free);
+	g_free(file);
+}
+
+bool umad_readable(const struct umad_file *file)
+{
+	return file->recv.length != 0;
+}
+
+/* hi_tid: cyclic over [1, 2^24-1], as modern kernels' xa_alloc_cyclic. */
+static uint32_t alloc_hi_tid(struct umad_host *h)
+{
+	while (g_hash_table_contains(h->by_hi_tid, GUINT_TO_POINTER(h->next_hi_tid)))
+		h->next_hi_tid = h->next_hi_tid % 0xffffff + 1;
+	return h->next_hi_tid++;
+}
+
+static int register_agent(struct umad_file *file, const struct agent_reg *r,
+			  bool v2, uint32_t *id)
+{
+	struct umad_agent *a;
+	unsigned slot;
+	int ret;
+
+	ret = agent_reg_validate(r, v2);
+	if (ret)
+		return ret;
+	for (slot = 0; slot < UMAD_MAX_AGENTS && file->agents[slot]; slot++)
+		;
+	if (slot == UMAD_MAX_AGENTS) {
+		g_message("umad%u: Max Agents (%u) reached", file->dev->index, UMAD_MAX_AGENTS);
+		return -ENOMEM;
+	}
+	a = g_new0(struct umad_agent, 1);
+	a->file = file;
+	a->id = slot;
+	a->qpn = (uint8_t)r->qpn;
+	a->mgmt_class = r->mgmt_class;
+	a->class_version = r->class_version;
+	a->rmpp_version = r->rmpp_version;
+	a->oui = r->oui;
+	a->flags = r->flags;
+	memcpy(a->method_mask, r->method_mask, 16);
+	g_queue_init(&a->sends);
+	ret = agent_table_add(file->dev->agents, a);
+	if (ret) {
+		g_free(a);
+		return ret;
+	}
+	a->hi_tid = alloc_hi_tid(file->dev->host);
+	g_hash_table_insert(file->dev->host->by_hi_tid, GUINT_TO_POINTER(a->hi_tid), a);
+	file->agents[slot] = a;
+	if (!v2 && !file->use_pkey_index && !file->already_used)
+		g_message("umad%u: process did not enable P_Key index support", file->dev->index);
+	if (v2)
+		file->use_pkey_index = true;
+	file->already_used = true;
+	*id = slot;
+	g_debug("umad%u: agent %u class 0x%02x v%u qpn %u rmpp %u hi_tid %u",
+		file->dev->index, slot, a->mgmt_class, a->class_version, a->qpn,
+		a->rmpp_version, a->hi_tid);
+	return 0;
+}
+
+int umad_ioctl(struct umad_file *file, unsigned cmd, void *arg, size_t *out_len)
+{
+	struct agent_reg r = { 0 };
+	uint32_t id = 0;
+	int ret;
+
+	*out_len = 0;
+	switch (cmd) {
+	case UMAD_IOC_REGISTER_AGENT: {
+		struct umad_abi_reg_req *q = arg;
+
+		r.qpn = q->qpn;
+		r.mgmt_class = q->mgmt_class;
+		r.class_version = q->mgmt_class_version;
+		r.rmpp_version = q->rmpp_version;
+		r.oui = (uint32_t)q->oui[0] << 16 | (uint32_t)q->oui[1] << 8 | q->oui[2];
+		memcpy(r.method_mask, q->method_mask, 16);
+		ret = register_agent(file, &r, false, &id);
+		if (!ret) {
+			q->id = id;	/* the kernel writes back only the id */
+			*out_len = sizeof(*q);
+		}
+		return ret;
+	}
+	case UMAD_IOC_REGISTER_AGENT2: {
+		struct umad_abi_reg_req2 *q = arg;
+
+		r.qpn = q->qpn;
+		r.mgmt_class = q->mgmt_class;
+		r.class_version = q->mgmt_class_version;
+		r.rmpp_version = q->rmpp_version;
+		r.oui = q->oui;
+		r.flags = q->flags;
+		memcpy(r.method_mask, q->method_mask, 16);
+		ret = register_agent(file, &r, true, &id);
+		if (!ret) {
+			q->id = id;
+			*out_len = sizeof(*q);
+		} else if (q->flags & ~UMAD_REG_FLAGS_CAP) {
+			/* Unknown flags: the supported ones are written back. */
+			q->flags = UMAD_REG_FLAGS_CAP;
+			*out_len = sizeof(*q);
+		}
+		return ret;
+	}
+	case UMAD_IOC_UNREGISTER_AGENT:
+		memcpy(&id, arg, sizeof(id));
+		if (id >= UMAD_MAX_AGENTS || !file->agents[id])
+			return -EINVAL;
+		agent_destroy(file, id);
+		return 0;
+	case UMAD_IOC_ENABLE_PKEY:
+		if (file->already_used)
+			return -EINVAL;
+		file->use_pkey_index = true;
+		return 0;
+	default:
+		return -ENOTTY;
+	}
+}
+
+/* The ETIMEDOUT report: the user's header and the 24-byte MAD header. */
+static void send_timed_out(struct umad_send *s)
+{
+	struct umad_file *file = s->agent->file;
+	struct queued_packet *up = g_new0(struct queued_packet, 1);
+
+	up->hdr = s->hdr;
+	up->hdr.id = s->agent->id;
+	up->hdr.status = ETIMEDOUT;
+	up->timeout = true;
+	up->len = sizeof(struct umad_hdr);
+	memcpy(up->data, s->pkt.mad, up->len);
+	send_free(s);
+	queue_packet(file, up);
+}
+
+static void send_timer(struct timer *t, void *ctx)
+{
+	struct umad_send *s = ctx;
+	struct umad_dev *d = s->agent->file->dev;
+
+	(void)t;
+	if (!s->retries_left) {
+		send_timed_out(s);
+		return;
+	}
+	/* Resend with the same TID (§4.5); the timer runs again first so a
+	 * response delivered during fabric_send() finds the send armed. */
+	s->retries_left--;
+	timerq_arm(d->host->tq, &s->timer, (uint64_t)s->hdr.timeout_ms * 1000);
+	fabric_send(d->host->fabric, d->port, &s->pkt);
+}
+
+/* The class data offset used by the kernel's length checks (hdr_len). */
+static unsigned class_hdr_len(uint8_t mgmt_class)
+{
+	if (mgmt_class == UMAD_CLASS_SUBN_ADM)
+		return 56;	/* IB_MGMT_SA_HDR */
+	if (mgmt_class_is_vendor2(mgmt_class))
+		return 40;	/* IB_MGMT_VENDOR_HDR */
+	if (mgmt_class_is_rmpp(mgmt_class))
+		return 40;	/* IB_MGMT_DEVICE_HDR */
+	return 24;		/* IB_MGMT_MAD_HDR */
+}
+
+static bool is_duplicate(struct umad_file *file, uint64_t tid, uint8_t mgmt_class)
+{
+	unsigned i;
+
+	for (i = 0; i < UMAD_MAX_AGENTS; i++) {
+		struct umad_agent *a = file->agents[i];
+		GList *l;
+
+		if (!a)
+			continue;
+		for (l = a->sends.head; l; l = l->next) {
+			struct umad_send *s = l->data;
+
+			if (s->tid == tid && mad_class(s->pkt.mad) == mgmt_class)
+				return true;
+		}
+	}
+	return false;
+}
+
+/* Source checks of a DR SMP (handle_outgoing_dr_smp); false = EINVAL. */
+static bool dr_send_valid(struct umad_file *file, const uint8_t *mad)
+{
+	struct port *p = file->dev->port;
+	uint8_t copy[MAD_SIZE];
+	unsigned out;
+
+	if (dr_hop_cnt(mad) >= UMAD_SMP_MAX_HOPS)
+		return false;
+	if (dr_d_bit(mad)) {
+		/* C14-13:1 -- a DR response leaves by its return path. */
+		uint8_t hc = dr_hop_cnt(mad);
+
+		return !hc || dr_hop_ptr(mad) != hc + 1 || node_is_switch(p->node) ||
+		       mad[192 + hc] == p->num;
+	}
+	if (dr_slid(mad) != LID_PERMISSIVE)
+		return true;	/* LID-routed first part: no source check */
+	memcpy(copy, mad, MAD_SIZE);
+	return smi_send_request(copy, node_is_switch(p->node), p->num,
+				p->node->nports, &out) != SMI_DISCARD;
+}
+
+ssize_t umad_write(struct umad_file *file, const void *buf, size_t count)
+{
+	unsigned hsz = umad_hdr_size(file);
+	struct umad_abi_hdr hdr = { 0 };
+	struct umad_dev *d = file->dev;
+	struct port *p = d->port, *ip = port_info_port(p);
+	struct umad_agent *a;
+	struct umad_send *s;
+	struct mad_pkt pkt = { 0 };
+	const uint8_t *mad;
+	size_t data_len;
+	bool response;
+
+	if (count < hsz + IB_MGMT_RMPP_HDR)
+		return -EINVAL;
+	memcpy(&hdr, buf, hsz);
+	if (hdr.id >= UMAD_MAX_AGENTS)
+		return -EINVAL;
+	a = file->agents[hdr.id];
+	if (!a)
+		return -EIO;	/* modern kernels (6.1): EIO */
+	mad = (const uint8_t *)buf + hsz;
+	data_len = count - hsz;
+	if (data_len < class_hdr_len(mad_class(mad)))
+		return -EINVAL;
+	if (mgmt_class_is_rmpp(mad_class(mad)) && a->rmpp_version &&
+	    !(a->flags & UMAD_REG_USER_RMPP) && (mad[26] & RMPP_FLAG_ACTIVE)) {
+		/* Kernel RMPP sends come with issue #3; refuse clearly. */
+		g_message("umad%u: RMPP-active send not emulated yet", d->index);
+		return -EINVAL;
+	}
+	if (data_len > MAD_SIZE)
+		return -EINVAL;
+	if (mad_class(mad) == UMAD_CLASS_SUBN_DIRECTED_ROUTE && !dr_send_valid(file, mad))
+		return -EINVAL;
+
+	memcpy(pkt.mad, mad, data_len);	/* short writes are zero-padded */
+	response = mad_is_response(pkt.mad);
+	if (!response)
+		mad_set_tid(pkt.mad, (uint64_t)a->hi_tid << 32 |
+			    (mad_tid(pkt.mad) & 0xffffffffu));
+	if (!response && is_duplicate(file, mad_tid(pkt.mad), mad_class(pkt.mad)))
+		return -EINVAL;
+
+	pkt.dlid = be16toh(hdr.lid);
+	pkt.dqp = be32toh(hdr.qpn);
+	pkt.qkey = be32toh(hdr.qkey);
+	pkt.sl = hdr.sl;
+	pkt.slid = pkt.dlid == LID_PERMISSIVE ? LID_PERMISSIVE :
+		   (uint16_t)(ip->lid | (hdr.path_bits & ((1u << ip->lmc) - 1)));
+	pkt.pkey = p->pkeys[file->use_pkey_index && hdr.pkey_index < p->npkeys ?
+			    hdr.pkey_index : 0];
+	pkt.grh = hdr.grh_present;
+	if (pkt.grh)
+		memcpy(pkt.dgid, hdr.gid, 16);
+	pkt.sqp = mad_is_smp(pkt.mad) ? 0 : 1;
+
+	g_debug("umad%u: send agent %u class 0x%02x method 0x%02x attr 0x%04x mod 0x%x tid 0x%016" G_GINT64_MODIFIER "x dlid 0x%x timeout %u retries %u",
+		d->index, a->id, mad_class(pkt.mad), mad_method(pkt.mad),
+		mad_attr_id(pkt.mad), mad_attr_mod(pkt.mad), mad_tid(pkt.mad),
+		pkt.dlid, hdr.timeout_ms, hdr.retries);
+
+	if (!response && hdr.timeout_ms) {
+		s = g_new0(struct umad_send, 1);
+		s->agent = a;
+		s->hdr = hdr;
+		s->pkt = pkt;
+		s->tid = mad_tid(pkt.mad);
+		s->retries_left = hdr.retries;
+		timer_init(&s->timer, send_timer, s);
+		g_queue_push_tail(&a->sends, s);
+		timerq_arm(d->host->tq, &s->timer, (uint64_t)hdr.timeout_ms * 1000);
+	}
+	fabric_send(d->host->fabric, p, &pkt);
+	return (ssize_t)count;
+}
+
+ssize_t umad_read(struct umad_file *file, void *buf, size_t count)
+{
+	unsigned hsz = umad_hdr_size(file);
+	struct queued_packet *up;
+	size_t need;
+
+	if (count < hsz)
+		return -EINVAL;
+	up = g_queue_peek_head(&file->recv);
+	if (!up)
+		return -EAGAIN;
+	need = hsz + up->len;
+	if (count < need)
+		return -EINVAL;	/* the packet stays at the head */
+	g_queue_pop_head(&file->recv);
+	if (!up->timeout)
+		up->hdr.length = (uint32_t)need;
+	memcpy(buf, &up->hdr, hsz);
+	memcpy((uint8_t *)buf + hsz, up->data, up->len);
+	g_free(up);
+	return (ssize_t)need;
+}

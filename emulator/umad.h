@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The kernel's ib_umad + ib_mad as a process sees them (umad-spec §3-4, §7):
+ * per-port devices (umadN/issmN), per-open files with up to 32 agents,
+ * registration rules shared across processes on a port, TID rewriting,
+ * response matching, send timeouts and retries ending in the ETIMEDOUT
+ * packet, and the read/write/poll/ioctl semantics. The front-ends (cuse/)
+ * call these functions from their file operations.
+ *
+ * Lifetime: the host owns its devices; a device is alive for the whole run.
+ * A file owns its agents, their outstanding sends and its receive queue;
+ * umad_release() frees all of them at once (the kernel's close).
+ */
+#ifndef IBEMU_EMULATOR_UMAD_H
+#define IBEMU_EMULATOR_UMAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "fabric/fabric.h"
+#include "lib/timerq.h"
+
+#define UMAD_MAX_AGENTS		32	/* IB_UMAD_MAX_AGENTS */
+#define UMAD_RECV_LIST_MAX	200000	/* MAX_UMAD_RECV_LIST_SIZE */
+#define UMAD_HDR_SIZE		64	/* struct ib_user_mad_hdr */
+#define UMAD_HDR_SIZE_OLD	56	/* struct ib_user_mad_hdr_old */
+
+struct umad_host;
+struct umad_dev;
+struct umad_file;
+
+struct umad_host *umad_host_new(struct fabric *f, struct timerq *tq);
+void umad_host_free(struct umad_host *h);
+/*
+ * Make @n one of this host's devices ("ibemu<k>"): a umad device for each
+ * CA port, or for port 0 of a switch. Returns the number of devices added.
+ */
+unsigned umad_host_attach(struct umad_host *h, struct node *n);
+unsigned umad_host_ndevs(const struct umad_host *h);
+struct umad_dev *umad_host_dev(struct umad_host *h, unsigned index);
+/* The CA names, in attach order; each has one or more devices. */
+unsigned umad_host_ncas(const struct umad_host *h);
+struct node *umad_host_ca(struct umad_host *h, unsigned k, const char **name);
+
+unsigned umad_dev_index(const struct umad_dev *d);	/* N in umadN */
+struct port *umad_dev_port(const struct umad_dev *d);
+const char *umad_dev_ca_name(const struct umad_dev *d);
+
+struct umad_file *umad_open(struct umad_dev *d);
+void umad_release(struct umad_file *file);
+/* Called whenever a packet is queued on @file (to wake readers, poll). */
+void umad_set_wakeup(struct umad_file *file, void (*fn)(void *), void *ctx);
+
+/*
+ * ioctl: @arg holds the input and receives the output (as large as the
+ * command's size). Returns 0 or -errno; *out_len is how many bytes of @arg
+ * to copy back, which can be non-zero on failure (REGISTER_AGENT2 flags).
+ */
+int umad_ioctl(struct umad_file *file, unsigned cmd, void *arg, size_t *out_len);
+ssize_t umad_write(struct umad_file *file, const void *buf, size_t count);
+/* -EAGAIN when empty, -EINVAL when @count is too small (packet kept). */
+ssize_t umad_read(struct umad_file *file, void *buf, size_t count);
+bool umad_readable(const struct umad_file *file);
+unsigned umad_hdr_size(const struct umad_file *file);
+
+/* issm: one holder per port; 0 or -EAGAIN. Holding sets IsSM. */
+int umad_issm_open(struct umad_dev *d);
+void umad_issm_close(struct umad_dev *d);
+bool umad_issm_held(const struct umad_dev *d);
+
+#endif

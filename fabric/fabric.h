@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The simulated subnet: nodes (CAs, switches, routers), their ports and the
+ * links between them, and the packet engine that carries MADs across it.
+ *
+ * Interface: the layer above (emulator/) attaches to a port with
+ * port_attach() and sends with fabric_send(); MADs that the node's own
+ * firmware (SMA, later PMA) does not consume are handed to the attached
+ * upper layer, as the HCA driver hands them to ib_mad (umad-spec §4.6).
+ * Nothing here sees a file descriptor or a FUSE request.
+ *
+ * Lifetime: the fabric owns its nodes, a node owns its ports and its switch
+ * state. Nothing is freed before fabric_free().
+ */
+#ifndef IBEMU_FABRIC_FABRIC_H
+#define IBEMU_FABRIC_FABRIC_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fabric/packet.h"
+
+enum node_type {
+	NODE_CA = 1,
+	NODE_SWITCH = 2,
+	NODE_ROUTER = 3,
+};
+
+/* PortInfo:PortState (IBA 14.2.5.6, Table 146) */
+enum port_state {
+	PORT_NOP = 0,
+	PORT_DOWN = 1,
+	PORT_INIT = 2,
+	PORT_ARMED = 3,
+	PORT_ACTIVE = 4,
+};
+
+/* PortInfo:PortPhysicalState */
+enum phys_state {
+	PHYS_NOP = 0,
+	PHYS_SLEEP = 1,
+	PHYS_POLLING = 2,
+	PHYS_DISABLED = 3,
+	PHYS_TRAINING = 4,
+	PHYS_LINKUP = 5,
+	PHYS_ERROR_RECOVERY = 6,
+};
+
+/* LinkWidth bits and LinkSpeed / LinkSpeedExt bits of PortInfo. */
+enum { WIDTH_1X = 1, WIDTH_4X = 2, WIDTH_8X = 4, WIDTH_12X = 8, WIDTH_2X = 16 };
+enum { SPEED_SDR = 1, SPEED_DDR = 2, SPEED_QDR = 4 };
+enum { ESPEED_FDR = 1, ESPEED_EDR = 2, ESPEED_HDR = 4, ESPEED_NDR = 8 };
+
+#define CAP_IS_SM		0x00000002u
+#define CAP_EXT_SPEEDS		0x00004000u
+
+#define PKEY_DEFAULT		0xffff
+#define GUIDS_PER_PORT		8
+
+struct node;
+struct fabric;
+struct port;
+
+/* What the emulator provides to receive MADs that reach an attached port. */
+struct port_upper {
+	/*
+	 * @pkt arrived for the host at @port and firmware did not take it.
+	 * Return true when an agent took it (or, for a response, when it was
+	 * matched or deliberately dropped); false leaves an unclaimed request
+	 * to the fabric, which answers Get/Set with status 0x000C like the
+	 * kernel's MAD layer does.
+	 */
+	bool (*deliver)(void *ctx, struct port *port, const struct mad_pkt *pkt);
+	/* A port's state, LID or capability mask changed (sysfs is live). */
+	void (*changed)(void *ctx, struct port *port);
+	void *ctx;
+};
+
+/*
+ * A port. Switch-wide fields (LID, LMC, SM LID, M_Key, capability mask) are
+ * kept on port 0 of a switch and read from there for every port.
+ */
+struct port {
+	struct node *node;
+	uint8_t num;
+	uint64_t guid;
+	struct port *remote;	/* peer across the cable; NULL when none */
+
+	uint8_t width_enabled, width_supported, width_active;
+	uint8_t speed_enabled, speed_supported, speed_active;
+	uint8_t espeed_enabled, espeed_supported, espeed_active;
+	uint8_t state;		/* enum port_state */
+	uint8_t phys_state;	/* enum phys_state */
+	uint8_t link_down_default;
+
+	uint16_t lid, sm_lid;
+	uint8_t lmc, sm_sl;
+	uint64_t mkey, gid_prefix;
+	uint16_t mkey_lease;
+	uint8_t mkey_protect;
+	uint32_t cap_mask;
+
+	uint8_t mtu_cap, neighbor_mtu;
+	uint8_t vl_cap, oper_vls, vl_high_limit, vl_arb_high_cap, vl_arb_low_cap;
+	uint8_t hoq_life, vl_stall, subnet_timeout, resp_time;
+	uint8_t part_enf_in, part_enf_out, filter_raw_in, filter_raw_out;
+	uint8_t client_rereg;
+	uint16_t mkey_violations, pkey_violations, qkey_violations;
+	uint8_t local_phys_err, overrun_err;
+
+	uint16_t *pkeys;	/* npkeys entries */
+	unsigned npkeys;
+	uint64_t guids[GUIDS_PER_PORT];	/* GUIDInfo; [0] is the port GUID */
+	uint8_t sl2vl[8];	/* SLtoVL, two SLs a byte (per output port) */
+	uint8_t *vlarb;		/* 4 blocks x 64 bytes, allocated on first Set */
+	uint8_t mlnx_epi[64];	/* Mellanox ExtendedPortInfo, opaque */
+
+	struct port_upper upper;	/* .deliver NULL when not attached */
+};
+
+struct switch_state {
+	uint16_t lft_cap, mft_cap;
+	uint16_t lft_top;
+	uint8_t *lft;		/* lft_len bytes, 0xff = no route */
+	unsigned lft_len;
+	uint16_t *mft;		/* [mlid - 0xc000][position], on first Set */
+	uint16_t mft_top;
+	uint8_t def_port, def_mcast_prim, def_mcast_not_prim;
+	uint8_t life_time, port_state_change, lids_per_port;
+	uint16_t partition_enf_cap;
+	bool enhanced_port0;
+};
+
+struct node {
+	struct fabric *fabric;
+	enum node_type type;
+	char *id;		/* name in the topology file */
+	char desc[65];		/* NodeDescription, NUL-terminated */
+	uint64_t guid, sys_guid;
+	uint32_t vendor_id;
+	uint16_t device_id;
+	uint32_t revision;
+	uint16_t partition_cap;
+	uint8_t nports;
+	struct port *ports;	/* [0..nports]; [0] is real only on switches */
+	struct switch_state *sw;	/* switches only */
+	bool led;
+	bool off;		/* powered off: answers nothing */
+	unsigned index;		/* position in fabric->nodes */
+};
+
+struct fabric {
+	GPtrArray *nodes;	/* struct node *, owned */
+	GHashTable *by_id;	/* id -> node */
+	GHashTable *by_guid;	/* &node->guid -> node */
+	GQueue events;		/* packets in flight, see route.c */
+	bool draining;
+	uint64_t delivered, dropped;	/* statistics for tests and dumps */
+};
+
+struct fabric *fabric_new(void);
+void fabric_free(struct fabric *f);
+
+/* Create a node with ports 1..nports (and port 0). NULL if @id is taken. */
+struct node *fabric_add_node(struct fabric *f, enum node_type type,
+			     const char *id, uint8_t nports, uint64_t guid);
+struct node *fabric_find(struct fabric *f, const char *id);
+struct node *fabric_find_guid(struct fabric *f, uint64_t guid);
+/* By id, or by node or port GUID written as 0x...; NULL if none. */
+struct node *fabric_lookup(struct fabric *f, const char *name);
+
+/* Connect two free ports with a cable: both go LinkUp/Init. */
+int fabric_link(struct port *a, struct port *b, uint8_t width, uint8_t speed,
+		uint8_t espeed);
+/* The first port of a node that can carry MADs for a host. */
+static inline struct port *node_port(struct node *n, unsigned num)
+{
+	return num <= n->nports ? &n->ports[num] : NULL;
+}
+static inline bool node_is_switch(const struct node *n)
+{
+	return n->type == NODE_SWITCH;
+}
+/* Port that holds switch-wide fields (port 0 of a switch) or @p itself. */
+static inline struct port *port_info_port(struct port *p)
+{
+	return node_is_switch(p->node) ? &p->node->ports[0] : p;
+}
+
+void port_attach(struct port *p, const struct port_upper *upper);
+
+/* Counts for `topo check` and dumps. */
+struct fabric_counts {
+	unsigned nodes, switches, cas, routers, ports, links;
+};
+void fabric_count(struct fabric *f, struct fabric_counts *c);
+
+/* route.c: inject a MAD from @port as the host attached there sends it. */
+void fabric_send(struct fabric *f, struct port *port, const struct mad_pkt *pkt);
+
+#endif

@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Port defaults and the link state machine. Values mirror a ConnectX-3 HCA
+ * and a SwitchX switch, the devices most ibnetdiscover dumps show.
+ */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "fabric/port.h"
+
+void port_init_defaults(struct port *p)
+{
+	struct node *n = p->node;
+	bool sw = node_is_switch(n);
+	unsigned i;
+
+	p->width_supported = p->width_enabled = WIDTH_1X | WIDTH_4X;
+	p->speed_supported = p->speed_enabled = SPEED_SDR | SPEED_DDR | SPEED_QDR;
+	p->state = PORT_DOWN;
+	p->phys_state = PHYS_POLLING;
+	p->link_down_default = PHYS_POLLING;
+	p->gid_prefix = 0xfe80000000000000ULL;
+	p->mtu_cap = 5;		/* 4096 */
+	p->neighbor_mtu = 5;
+	p->vl_cap = 4;		/* VL0-7 */
+	p->oper_vls = 4;
+	p->vl_arb_high_cap = 8;
+	p->vl_arb_low_cap = 8;
+	p->hoq_life = 0x13;
+	p->resp_time = 0x10;
+	p->subnet_timeout = 0;
+	if (!sw)
+		p->cap_mask = 0x02510868;	/* mlx4 without IsSM, spec §1.3.5 */
+	else if (p->num == 0)
+		p->cap_mask = 0x02510848;
+	p->npkeys = sw ? n->sw->partition_enf_cap : n->partition_cap;
+	if (sw && p->num == 0)
+		p->npkeys = n->partition_cap;
+	p->pkeys = g_new0(uint16_t, p->npkeys);
+	p->pkeys[0] = PKEY_DEFAULT;
+	p->guids[0] = p->guid;
+	/* SL i -> VL i for the first VLs, as firmware defaults do. */
+	for (i = 0; i < 8; i++)
+		p->sl2vl[i] = (uint8_t)(((2 * i) % 8) << 4 | ((2 * i + 1) % 8));
+	if (sw && p->num == 0) {
+		/* Switch port 0 is not a cable: always physically up. */
+		p->state = PORT_INIT;
+		p->phys_state = PHYS_LINKUP;
+	}
+}
+
+void port_changed(struct port *p)
+{
+	struct port *target = node_is_switch(p->node) ? &p->node->ports[0] : p;
+
+	if (target->upper.changed)
+		target->upper.changed(target->upper.ctx, target);
+}
+
+static bool link_trainable(const struct port *p)
+{
+	return p->remote && p->phys_state != PHYS_DISABLED &&
+	       p->remote->phys_state != PHYS_DISABLED;
+}
+
+/* Both ends of a cable come up (again) in Init, as after training. */
+static void link_up(struct port *p)
+{
+	struct port *r = p->remote;
+
+	p->phys_state = r->phys_state = PHYS_LINKUP;
+	p->state = r->state = PORT_INIT;
+	port_changed(p);
+	port_changed(r);
+}
+
+static void link_down(struct port *p, unsigned local_phys)
+{
+	p->phys_state = (uint8_t)local_phys;
+	p->state = PORT_DOWN;
+	port_changed(p);
+	if (p->remote && p->remote->phys_state != PHYS_DISABLED) {
+		p->remote->phys_state = PHYS_POLLING;
+		p->remote->state = PORT_DOWN;
+		port_changed(p->remote);
+	}
+}
+
+bool port_state_change_valid(const struct port *p, unsigned state)
+{
+	switch (state) {
+	case PORT_NOP:
+	case PORT_DOWN:
+		return true;
+	case PORT_ARMED:
+		return p->state == PORT_INIT || p->state == PORT_ARMED;
+	case PORT_ACTIVE:
+		return p->state == PORT_ARMED || p->state == PORT_ACTIVE;
+	default:
+		return false;	/* Init cannot be set (IBA 14.2.5.6) */
+	}
+}
+
+void port_set_state(struct port *p, unsigned state)
+{
+	if (state == PORT_NOP || state == p->state)
+		return;
+	if (state == PORT_DOWN) {
+		if (node_is_switch(p->node) && p->num == 0) {
+			/* Port 0 has no cable to retrain: back to Init. */
+			p->state = PORT_INIT;
+			port_changed(p);
+			return;
+		}
+		/* The link drops, then retrains: both ends come back in Init. */
+		if (link_trainable(p))
+			link_up(p);
+		else
+			link_down(p, p->phys_state);
+		return;
+	}
+	p->state = (uint8_t)state;
+	port_changed(p);
+}
+
+bool port_phys_change_valid(const struct port *p, unsigned phys)
+{
+	if (node_is_switch(p->node) && p->num == 0)
+		return phys == PHYS_NOP;
+	return phys == PHYS_NOP || phys == PHYS_POLLING ||
+	       phys == PHYS_DISABLED;
+}
+
+void port_set_phys(struct port *p, unsigned phys)
+{
+	if (phys == PHYS_DISABLED) {
+		if (p->phys_state != PHYS_DISABLED)
+			link_down(p, PHYS_DISABLED);
+	} else if (phys == PHYS_POLLING && p->phys_state == PHYS_DISABLED) {
+		p->phys_state = PHYS_POLLING;
+		if (link_trainable(p))
+			link_up(p);
+		else
+			port_changed(p);
+	}
+}
+
+unsigned width_lanes(unsigned width_bit)
+{
+	switch (width_bit) {
+	case WIDTH_1X: return 1;
+	case WIDTH_2X: return 2;
+	case WIDTH_4X: return 4;
+	case WIDTH_8X: return 8;
+	case WIDTH_12X: return 12;
+	default: return 0;
+	}
+}
+
+static unsigned speed_deci(const struct port *p, const char **name)
+{
+	static const struct { unsigned bit, deci; const char *name; } ext[] = {
+		{ ESPEED_NDR, 1000, " NDR" }, { ESPEED_HDR, 500, " HDR" },
+		{ ESPEED_EDR, 250, " EDR" }, { ESPEED_FDR, 140, " FDR" },
+	};
+	unsigned i;
+
+	if (p->cap_mask & CAP_EXT_SPEEDS || port_info_port((struct port *)p)->cap_mask & CAP_EXT_SPEEDS)
+		for (i = 0; i < G_N_ELEMENTS(ext); i++)
+			if (p->espeed_active == ext[i].bit) {
+				*name = ext[i].name;
+				return ext[i].deci;
+			}
+	switch (p->speed_active) {
+	case SPEED_DDR: *name = " DDR"; return 50;
+	case SPEED_QDR: *name = " QDR"; return 100;
+	case SPEED_SDR: *name = " SDR"; return 25;
+	default: *name = ""; return 25;
+	}
+}
+
+unsigned port_rate_deci_gbps(const struct port *p)
+{
+	const char *name;
+	unsigned lanes = width_lanes(p->width_active);
+
+	return speed_deci(p, &name) * (lanes ? lanes : 1);
+}
+
+void port_rate_string(const struct port *p, char *buf, size_t len)
+{
+	const char *name;
+	unsigned lanes = width_lanes(p->width_active);
+	unsigned rate;
+
+	if (!lanes)
+		lanes = 1;
+	rate = speed_deci(p, &name) * lanes;
+	/* kernel sysfs.c:rate_show prints tenths only when there are some */
+	snprintf(buf, len, "%u%s Gb/sec (%uX%s)", rate / 10,
+		 rate % 10 ? ".5" : "", lanes, name);
+}
+
+const char *port_state_name(unsigned state)
+{
+	static const char *const names[] = { "NOP", "DOWN", "INIT", "ARMED",
+					     "ACTIVE", "ACTIVE_DEFER" };
+
+	return state < G_N_ELEMENTS(names) ? names[state] : "UNKNOWN";
+}
+
+const char *phys_state_name(unsigned phys)
+{
+	static const char *const names[] = {
+		"<unknown>", "Sleep", "Polling", "Disabled",
+		"PortConfigurationTraining", "LinkUp", "LinkErrorRecovery",
+		"Phy Test" };
+
+	return phys < G_N_ELEMENTS(names) ? names[phys] : "<unknown>";
+}
+
+bool port_owns_lid(const struct port *p, uint16_t lid)
+{
+	const struct port *ip = port_info_port((struct port *)p);
+	uint16_t mask = (uint16_t)~((1u << ip->lmc) - 1);
+
+	return ip->lid && lid && lid < 0xc000 && (lid & mask) == ip->lid;
+}

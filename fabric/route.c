@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The packet engine. One MAD's way (ARCHITECTURE.md): fabric_send() from
+ * the host's port, transmit() over each cable, arrive() at the next node,
+ * where the switch forwards it (LFT or DR rules) or local_receive() hands it
+ * to the node's SMA, to the attached host, or to the kernel's default reply.
+ */
+#include "config.h"
+
+#include "fabric/port.h"
+#include "fabric/route.h"
+#include "fabric/sma.h"
+#include "fabric/smi.h"
+
+#define MAX_HOPS 64
+
+struct event {
+	struct port *port;	/* where the packet arrives */
+	struct mad_pkt pkt;
+};
+
+static void drop(struct fabric *f, const struct mad_pkt *p, const char *why,
+		 const struct port *at)
+{
+	f->dropped++;
+	g_debug("drop class 0x%02x method 0x%02x attr 0x%04x tid 0x%016" G_GINT64_MODIFIER "x at %s/%u: %s",
+		mad_class(p->mad), mad_method(p->mad), mad_attr_id(p->mad),
+		mad_tid(p->mad), at ? at->node->id : "?", at ? at->num : 0, why);
+}
+
+static void enqueue(struct fabric *f, struct port *at, const struct mad_pkt *p)
+{
+	struct event *ev = g_new(struct event, 1);
+
+	ev->port = at;
+	ev->pkt = *p;
+	g_queue_push_tail(&f->events, ev);
+}
+
+/* Put @p on the cable at @out. IBA 7.2: which states may carry what. */
+static void transmit(struct fabric *f, struct port *out, struct mad_pkt *p)
+{
+	struct port *r = out->remote;
+
+	if (!r || out->phys_state != PHYS_LINKUP || r->phys_state != PHYS_LINKUP) {
+		drop(f, p, "no link", out);
+		return;
+	}
+	if (p->dqp == 0) {
+		/* SMPs pass in Init, Armed and Active. */
+		if (out->state < PORT_INIT || r->state < PORT_INIT) {
+			drop(f, p, "port down", out);
+			return;
+		}
+	} else if (out->state != PORT_ACTIVE || r->state < PORT_ARMED) {
+		drop(f, p, "port not active for non-SMP", out);
+		return;
+	}
+	if (!p->hops_left) {
+		drop(f, p, "hop limit (forwarding loop?)", out);
+		return;
+	}
+	p->hops_left--;
+	enqueue(f, r, p);
+}
+
+static struct port *host_port(struct node *n, struct port *in)
+{
+	return node_is_switch(n) ? &n->ports[0] : in;
+}
+
+static void switch_route(struct fabric *f, struct node *n, struct port *in,
+			 struct mad_pkt *p);
+static void local_receive(struct fabric *f, struct port *in,
+			  struct mad_pkt *p, bool by_lid);
+
+/* Send LID-routed from node @n, whose port @from the packet leaves by. */
+static void lid_send(struct fabric *f, struct port *from, struct mad_pkt *p)
+{
+	struct node *n = from->node;
+
+	if (node_is_switch(n)) {
+		switch_route(f, n, &n->ports[0], p);
+		return;
+	}
+	if (port_owns_lid(from, p->dlid)) {
+		/* HCA loopback: back in at the same port (umad-spec §4.6). */
+		enqueue(f, from, p);
+		return;
+	}
+	transmit(f, from, p);
+}
+
+/* The switch's forwarding decision for a LID-routed packet. */
+static void switch_route(struct fabric *f, struct node *n, struct port *in,
+			 struct mad_pkt *p)
+{
+	struct switch_state *sw = n->sw;
+	unsigned out;
+
+	if (port_owns_lid(&n->ports[0], p->dlid)) {
+		local_receive(f, in, p, true);
+		return;
+	}
+	out = p->dlid < sw->lft_len ? sw->lft[p->dlid] : 0xff;
+	if (out > n->nports) {
+		drop(f, p, "no LFT entry", in);
+		return;
+	}
+	if (out == 0) {
+		local_receive(f, in, p, true);
+		return;
+	}
+	transmit(f, &n->ports[out], p);
+}
+
+/* Our own LID for the source of an answer from @n at @in. */
+static uint16_t reply_slid(struct node *n, struct port *in, uint16_t dlid)
+{
+	struct port *ip = port_info_port(host_port(n, in));
+
+	return port_owns_lid(ip, dlid) ? dlid : ip->lid;
+}
+
+static void deliver_up(struct fabric *f, struct port *in, struct mad_pkt *p)
+{
+	struct port *hp = host_port(in->node, in);
+
+	f->delivered++;
+	if (!hp->upper.deliver || !hp->upper.deliver(hp->upper.ctx, hp, p))
+		drop(f, p, "no host agent for response", hp);
+}
+
+/* Send the response @resp to the request @req that arrived at @in. */
+static void respond(struct fabric *f, struct port *in, const struct mad_pkt *req,
+		    const uint8_t *resp, bool by_lid)
+{
+	struct node *n = in->node;
+	struct mad_pkt r = *req;
+	enum smi_action act;
+	unsigned out = 0;
+
+	memcpy(r.mad, resp, MAD_SIZE);
+	r.hops_left = MAX_HOPS;
+	r.sqp = req->dqp;
+	r.dqp = req->sqp;
+	if (mad_class(r.mad) != UMAD_CLASS_SUBN_DIRECTED_ROUTE) {
+		r.dlid = req->slid;
+		r.slid = reply_slid(n, in, req->dlid);
+		lid_send(f, in, &r);
+		return;
+	}
+	act = smi_send_response(r.mad, node_is_switch(n), n->nports, by_lid, &out);
+	switch (act) {
+	case SMI_FORWARD:
+		r.slid = r.dlid = LID_PERMISSIVE;
+		transmit(f, &n->ports[out], &r);
+		break;
+	case SMI_LOCAL:
+		/* A local completion: the kernel reports SLID 0xffff. */
+		r.slid = r.dlid = LID_PERMISSIVE;
+		deliver_up(f, in, &r);
+		break;
+	case SMI_LID_ROUTE:
+		r.dlid = (uint16_t)out;
+		r.slid = port_info_port(host_port(n, in))->lid;
+		lid_send(f, in, &r);
+		break;
+	case SMI_REPLY_LID:
+		r.dlid = req->slid;
+		r.slid = reply_slid(n, in, req->dlid);
+		lid_send(f, in, &r);
+		break;
+	default:
+		drop(f, &r, "DR response has no way back", in);
+	}
+}
+
+/*
+ * The node's own processing of a MAD addressed to it (umad-spec §4.6):
+ * validation, firmware (SMA), then the attached host's agents, then the
+ * kernel's reply to unclaimed Get/Set.
+ */
+static void local_receive(struct fabric *f, struct port *in, struct mad_pkt *p,
+			  bool by_lid)
+{
+	struct node *n = in->node;
+	struct port *hp = host_port(n, in);
+	uint8_t resp[MAD_SIZE];
+	uint8_t method = mad_method(p->mad);
+
+	/* validate_mad(): base version 1, SMPs on QP0 only, GMPs on QP1. */
+	if (p->mad[0] != 1 || mad_is_smp(p->mad) != (p->dqp == 0)) {
+		drop(f, p, "invalid MAD for QP", in);
+		return;
+	}
+	if ((mad_is_smp(p->mad) && !mad_is_response(p->mad)) ||
+	    (mad_is_smp(p->mad) && method == UMAD_METHOD_TRAP_REPRESS)) {
+		switch (sma_process(n, in, p->mad, resp)) {
+		case SMA_REPLY:
+			f->delivered++;
+			respond(f, in, p, resp, by_lid);
+			return;
+		case SMA_CONSUMED:
+			f->delivered++;
+			return;
+		case SMA_PASS:
+			break;
+		}
+	}
+	if (hp->upper.deliver && hp->upper.deliver(hp->upper.ctx, hp, p)) {
+		f->delivered++;
+		return;
+	}
+	if (mad_is_response(p->mad) ||
+	    (method != UMAD_METHOD_GET && method != UMAD_METHOD_SET)) {
+		drop(f, p, "no agent", in);
+		return;
+	}
+	/* generate_unmatched_resp(): GetResp with "unsupported" (0x000C). */
+	memcpy(resp, p->mad, MAD_SIZE);
+	resp[3] = UMAD_METHOD_GET_RESP;
+	mad_set_status(resp, UMAD_STATUS_ATTR_NOT_SUPPORTED);	/* D bit: smi */
+	respond(f, in, p, resp, by_lid);
+}
+
+static void arrive(struct fabric *f, struct port *in, struct mad_pkt *p)
+{
+	struct node *n = in->node;
+	bool sw = node_is_switch(n);
+	enum smi_action act;
+	unsigned out = 0;
+
+	if (n->off) {
+		drop(f, p, "node is powered off", in);
+		return;
+	}
+	if (mad_class(p->mad) == UMAD_CLASS_SUBN_DIRECTED_ROUTE &&
+	    (p->dlid == LID_PERMISSIVE || port_owns_lid(host_port(n, in), p->dlid))) {
+		bool by_lid = p->dlid != LID_PERMISSIVE;
+
+		act = smi_recv(p->mad, sw, in->num, n->nports, &out);
+		switch (act) {
+		case SMI_FORWARD:
+			p->slid = p->dlid = LID_PERMISSIVE;
+			transmit(f, &n->ports[out], p);
+			return;
+		case SMI_LOCAL:
+			if (dr_d_bit(p->mad))
+				deliver_up(f, in, p);
+			else
+				local_receive(f, in, p, by_lid);
+			return;
+		case SMI_LID_ROUTE:
+			p->dlid = (uint16_t)out;
+			p->slid = n->ports[0].lid;
+			switch_route(f, n, in, p);
+			return;
+		default:
+			drop(f, p, "directed route rules", in);
+			return;
+		}
+	}
+	if (sw) {
+		switch_route(f, n, in, p);
+		return;
+	}
+	if (port_owns_lid(in, p->dlid)) {
+		local_receive(f, in, p, true);
+		return;
+	}
+	drop(f, p, "not our LID", in);
+}
+
+void fabric_drain(struct fabric *f)
+{
+	struct event *ev;
+
+	if (f->draining)
+		return;
+	f->draining = true;
+	while ((ev = g_queue_pop_head(&f->events))) {
+		arrive(f, ev->port, &ev->pkt);
+		g_free(ev);
+	}
+	f->draining = false;
+}
+
+void fabric_send(struct fabric *f, struct port *port, const struct mad_pkt *pkt)
+{
+	struct node *n = port->node;
+	struct mad_pkt p = *pkt;
+	unsigned out = 0;
+
+	p.hops_left = MAX_HOPS;
+	if (n->off) {
+		drop(f, &p, "sending node is powered off", port);
+		return;
+	}
+	if (mad_class(p.mad) == UMAD_CLASS_SUBN_DIRECTED_ROUTE &&
+	    dr_slid(p.mad) == LID_PERMISSIVE && !dr_d_bit(p.mad)) {
+		switch (smi_send_request(p.mad, node_is_switch(n), port->num,
+					 n->nports, &out)) {
+		case SMI_FORWARD:
+			p.slid = p.dlid = LID_PERMISSIVE;
+			transmit(f, &n->ports[out], &p);
+			break;
+		case SMI_LOCAL:
+			local_receive(f, port, &p, false);
+			break;
+		default:
+			drop(f, &p, "directed route invalid at source", port);
+		}
+	} else if (mad_class(p.mad) == UMAD_CLASS_SUBN_DIRECTED_ROUTE &&
+		   dr_d_bit(p.mad) && p.dlid == LID_PERMISSIVE) {
+		/* A host agent (an SM) answering a DR request: C14-13:1. */
+		uint8_t hop_cnt = dr_hop_cnt(p.mad);
+
+		if (hop_cnt && dr_hop_ptr(p.mad) == hop_cnt + 1) {
+			p.mad[6] = hop_cnt;
+			out = dr_return_path(p.mad)[hop_cnt];
+			if (out >= 1 && out <= n->nports)
+				transmit(f, &n->ports[out], &p);
+			else
+				drop(f, &p, "bad return path", port);
+		} else {
+			p.mad[6] = 0;
+			deliver_up(f, port, &p);
+		}
+	} else {
+		lid_send(f, port, &p);
+	}
+	fabric_drain(f);
+}

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Directed-route SMI rules. The comments name the IBA compliance statement
+ * each branch implements; the kernel's drivers/infiniband/core/smi.c uses
+ * the same names. Unlike the kernel (which runs only on the end nodes),
+ * these rules also play the switch firmware's part: forwarding, and starting
+ * or ending the DR part of a combined (LID-routed + DR) route.
+ */
+#include "config.h"
+
+#include "fabric/packet.h"
+#include "fabric/smi.h"
+
+static bool valid_port(unsigned p, unsigned nports)
+{
+	return p >= 1 && p <= nports;
+}
+
+enum smi_action smi_recv(uint8_t *smp, bool is_switch, unsigned in_port,
+			 unsigned nports, unsigned *out)
+{
+	uint8_t hop_ptr = dr_hop_ptr(smp), hop_cnt = dr_hop_cnt(smp);
+	uint8_t *ipath = dr_initial_path(smp), *rpath = dr_return_path(smp);
+
+	if (hop_cnt >= UMAD_SMP_MAX_HOPS)
+		return SMI_DISCARD;
+
+	if (!dr_d_bit(smp)) {
+		/*
+		 * C14-9:1 at a switch reached LID-routed: the DR part of a
+		 * combined route starts here (DrSLID is the requester's LID).
+		 */
+		if (hop_cnt && hop_ptr == 0) {
+			if (!is_switch || dr_slid(smp) == LID_PERMISSIVE ||
+			    !valid_port(ipath[1], nports))
+				return SMI_DISCARD;
+			smp[6] = 1;
+			*out = ipath[1];
+			return SMI_FORWARD;
+		}
+		/* C14-9:2 -- intermediate hop */
+		if (hop_ptr && hop_ptr < hop_cnt) {
+			if (!is_switch)
+				return SMI_DISCARD;
+			rpath[hop_ptr] = (uint8_t)in_port;
+			if (!valid_port(ipath[hop_ptr + 1], nports))
+				return SMI_DISCARD;
+			smp[6] = ++hop_ptr;
+			*out = ipath[hop_ptr];
+			return SMI_FORWARD;
+		}
+		/* C14-9:3 -- end of the DR part of the path */
+		if (hop_ptr == hop_cnt) {
+			if (hop_cnt)
+				rpath[hop_ptr] = (uint8_t)in_port;
+			smp[6] = hop_ptr + 1;
+			if (dr_dlid(smp) == LID_PERMISSIVE)
+				return SMI_LOCAL;
+			if (!is_switch)
+				return SMI_DISCARD;
+			*out = dr_dlid(smp);
+			return SMI_LID_ROUTE;
+		}
+		/* C14-9:4 -- hop_ptr == hop_cnt + 1: arrived by DrDLID */
+		if (hop_ptr == hop_cnt + 1)
+			return SMI_LOCAL;
+		/* C14-9:5 -- unreasonable hop pointer */
+		return SMI_DISCARD;
+	}
+
+	/* C14-13:1 -- a responder LID-routed back to the end of the DR part */
+	if (hop_cnt && hop_ptr == hop_cnt + 1) {
+		if (!is_switch || !valid_port(rpath[hop_cnt], nports))
+			return SMI_DISCARD;
+		smp[6] = hop_cnt;
+		*out = rpath[hop_cnt];
+		return SMI_FORWARD;
+	}
+	/* C14-13:2 -- intermediate hop */
+	if (hop_ptr >= 2 && hop_ptr <= hop_cnt) {
+		if (!is_switch || !valid_port(rpath[hop_ptr - 1], nports))
+			return SMI_DISCARD;
+		smp[6] = --hop_ptr;
+		*out = rpath[hop_ptr];
+		return SMI_FORWARD;
+	}
+	/* C14-13:3 -- end of the DR part on the way back */
+	if (hop_ptr == 1) {
+		smp[6] = 0;
+		if (dr_slid(smp) == LID_PERMISSIVE)
+			return SMI_LOCAL;
+		if (!is_switch)
+			return SMI_DISCARD;
+		*out = dr_slid(smp);
+		return SMI_LID_ROUTE;
+	}
+	/* C14-13:4 -- hop_ptr == 0: arrived by DrSLID, give to the SM */
+	if (hop_ptr == 0)
+		return SMI_LOCAL;
+	/* C14-13:5 */
+	return SMI_DISCARD;
+}
+
+enum smi_action smi_send_request(uint8_t *smp, bool is_switch, unsigned port,
+				 unsigned nports, unsigned *out)
+{
+	uint8_t hop_ptr = dr_hop_ptr(smp), hop_cnt = dr_hop_cnt(smp);
+	uint8_t *ipath = dr_initial_path(smp);
+
+	if (dr_d_bit(smp) || hop_cnt >= UMAD_SMP_MAX_HOPS || hop_ptr != 0)
+		return SMI_DISCARD;
+	smp[6] = 1;
+	/* C14-9:1 -- the first hop must leave by the sending port */
+	if (hop_cnt) {
+		if (is_switch ? !valid_port(ipath[1], nports) : ipath[1] != port)
+			return SMI_DISCARD;
+		*out = ipath[1];
+		return SMI_FORWARD;
+	}
+	/* C14-9:3 with hop_cnt 0 -- for the local SMA */
+	if (is_switch || dr_dlid(smp) == LID_PERMISSIVE)
+		return SMI_LOCAL;
+	return SMI_DISCARD;
+}
+
+enum smi_action smi_send_response(uint8_t *smp, bool is_switch,
+				  unsigned nports, bool arrived_by_lid,
+				  unsigned *out)
+{
+	uint8_t hop_cnt = dr_hop_cnt(smp);
+	uint8_t *rpath = dr_return_path(smp);
+
+	smp[4] |= DR_STATUS_D >> 8;
+	smp[6] = hop_cnt + 1;
+	if (arrived_by_lid && dr_dlid(smp) != LID_PERMISSIVE)
+		return SMI_REPLY_LID;
+	/* C14-13:1 -- leave by the port the request came in on */
+	if (hop_cnt) {
+		smp[6] = hop_cnt;
+		if (!valid_port(rpath[hop_cnt], nports))
+			return SMI_DISCARD;
+		*out = rpath[hop_cnt];
+		return SMI_FORWARD;
+	}
+	/* C14-13:3 with hop_cnt 0 -- back to the local requester */
+	smp[6] = 0;
+	if (dr_slid(smp) == LID_PERMISSIVE)
+		return SMI_LOCAL;
+	if (!is_switch)
+		return SMI_DISCARD;
+	*out = dr_slid(smp);
+	return SMI_LID_ROUTE;
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "lib/log.h"
+
+G_DEFINE_QUARK(ibemu-error, ibemu_error)
+
+static int verbosity;
+
+static void handler(const gchar *domain, GLogLevelFlags level,
+		    const gchar *msg, gpointer data)
+{
+	(void)data;
+	if ((level & G_LOG_LEVEL_DEBUG) && verbosity < 2)
+		return;
+	if ((level & (G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO)) && verbosity < 1)
+		return;
+	fprintf(stderr, "ibemu[%s]: %s%s\n", domain ? domain : "main",
+		level & (G_LOG_LEVEL_WARNING | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_ERROR) ?
+		"warning: " : "", msg);
+}
+
+void log_init(int v)
+{
+	verbosity = v;
+	g_log_set_default_handler(handler, NULL);
+}

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Logging: GLib's log functions with one G_LOG_DOMAIN per folder (set by
+ * Makefile.am), written to stderr as "ibemu[domain]: text". Verbosity 0
+ * shows warnings, 1 adds messages, 2 adds the per-MAD debug trace.
+ */
+#ifndef IBEMU_LIB_LOG_H
+#define IBEMU_LIB_LOG_H
+
+#include <glib.h>
+
+#define IBEMU_ERROR (ibemu_error_quark())
+GQuark ibemu_error_quark(void);
+
+void log_init(int verbosity);
+
+#endif

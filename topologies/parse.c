@@ -1,0 +1,564 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Topology parser; the format is described in topo.h. Nodes are created as
+ * their header lines are read; links are collected and made once every node
+ * is known, because a port line may name a node defined further down.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabric/port.h"
+#include "topologies/topo.h"
+
+#define MAX_INCLUDE_DEPTH 8
+
+G_DEFINE_QUARK(ibemu-topology-error, topo_error)
+
+struct link_decl {
+	struct node *n;
+	unsigned port;
+	char *remote;
+	unsigned rport;
+	uint8_t width, speed, espeed;	/* 0 = not given on this line */
+	char *where;			/* "file:line" */
+};
+
+struct parser {
+	struct fabric *f;
+	GPtrArray *links;		/* struct link_decl * */
+	uint32_t vendid;
+	uint16_t devid;
+	uint64_t sysimgguid;		/* for the next node only; 0 = none */
+	uint64_t guid_next[4];		/* by enum node_type */
+	uint8_t def_width, def_speed, def_espeed;
+	struct node *cur;		/* node whose port lines we read */
+	int depth;
+};
+
+static void link_decl_free(gpointer p)
+{
+	struct link_decl *l = p;
+
+	g_free(l->remote);
+	g_free(l->where);
+	g_free(l);
+}
+
+static bool fail(GError **err, const char *file, unsigned line,
+		 const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+static bool fail(GError **err, const char *file, unsigned line,
+		 const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	g_set_error(err, TOPO_ERROR, 1, "%s:%u: %s", file, line, msg);
+	g_free(msg);
+	return false;
+}
+
+/* "4x", "4", "12X" -> WIDTH_ bit; 0 if not a width. */
+static uint8_t parse_width(const char *s)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (end == s || (*end && g_ascii_strcasecmp(end, "x")))
+		return 0;
+	switch (v) {
+	case 1: return WIDTH_1X;
+	case 2: return WIDTH_2X;
+	case 4: return WIDTH_4X;
+	case 8: return WIDTH_8X;
+	case 12: return WIDTH_12X;
+	default: return 0;
+	}
+}
+
+/* "QDR", "FDR", or the lane rate "10", "14", "25"; false if neither. */
+static bool parse_speed(const char *s, uint8_t *speed, uint8_t *espeed)
+{
+	static const struct { const char *name, *gbps; uint8_t sp, esp; } t[] = {
+		{ "SDR", "2.5", SPEED_SDR, 0 }, { "DDR", "5", SPEED_DDR, 0 },
+		{ "QDR", "10", SPEED_QDR, 0 }, { "FDR10", NULL, SPEED_QDR, 0 },
+		{ "FDR", "14", SPEED_QDR, ESPEED_FDR },
+		{ "EDR", "25", SPEED_QDR, ESPEED_EDR },
+		{ "HDR", "50", SPEED_QDR, ESPEED_HDR },
+		{ "NDR", "100", SPEED_QDR, ESPEED_NDR },
+	};
+	unsigned i;
+
+	for (i = 0; i < G_N_ELEMENTS(t); i++)
+		if (!g_ascii_strcasecmp(s, t[i].name) ||
+		    (t[i].gbps && !strcmp(s, t[i].gbps))) {
+			*speed = t[i].sp;
+			*espeed = t[i].esp;
+			return true;
+		}
+	return false;
+}
+
+static bool parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = g_ascii_strtoull(s, &end, 0);
+	return !errno && end != s && (*end == 0 || *end == '(' ||
+				      g_ascii_isspace(*end));
+}
+
+/* Look for "4xQDR" style tokens in an ibnetdiscover comment. */
+static void comment_link_speed(const char *c, uint8_t *w, uint8_t *sp,
+			       uint8_t *esp)
+{
+	GRegex *re = g_regex_new("\\b(\\d+)x(SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR)\\b",
+				 0, 0, NULL);
+	GMatchInfo *mi;
+
+	if (g_regex_match(re, c, 0, &mi)) {
+		char *wd = g_match_info_fetch(mi, 1), *spd = g_match_info_fetch(mi, 2);
+
+		*w = parse_width(wd);
+		parse_speed(spd, sp, esp);
+		g_free(wd);
+		g_free(spd);
+	}
+	g_match_info_free(mi);
+	g_regex_unref(re);
+}
+
+static bool parse_directive(struct parser *ps, const char *key, const char *val,
+			    const char *file, unsigned line, GError **err)
+{
+	uint64_t v;
+	uint8_t sp, esp;
+
+	if (!strcmp(key, "width")) {
+		if (!(ps->def_width = parse_width(val)))
+			return fail(err, file, line, "bad width \"%s\" (1x, 4x, 8x, 12x)", val);
+		return true;
+	}
+	if (!strcmp(key, "speed")) {
+		if (!parse_speed(val, &sp, &esp))
+			return fail(err, file, line, "bad speed \"%s\" (SDR..NDR)", val);
+		ps->def_speed = sp;
+		ps->def_espeed = esp;
+		return true;
+	}
+	if (!parse_u64(val, &v))
+		return fail(err, file, line, "bad number \"%s\" for %s", val, key);
+	if (!strcmp(key, "vendid"))
+		ps->vendid = (uint32_t)v;
+	else if (!strcmp(key, "devid"))
+		ps->devid = (uint16_t)v;
+	else if (!strcmp(key, "sysimgguid"))
+		ps->sysimgguid = v;
+	else if (!strcmp(key, "switchguid"))
+		ps->guid_next[NODE_SWITCH] = v;
+	else if (!strcmp(key, "caguid") || !strcmp(key, "hcaguids"))
+		ps->guid_next[NODE_CA] = v;
+	else if (!strcmp(key, "rtguid"))
+		ps->guid_next[NODE_ROUTER] = v;
+	else
+		return fail(err, file, line, "unknown setting \"%s\"", key);
+	return true;
+}
+
+static bool parse_header(struct parser *ps, GMatchInfo *mi, const char *file,
+			 unsigned line, GError **err)
+{
+	char *kind = g_match_info_fetch(mi, 1), *ports = g_match_info_fetch(mi, 2);
+	char *id = g_match_info_fetch(mi, 3), *rest = g_match_info_fetch(mi, 4);
+	enum node_type type = !strcmp(kind, "Switch") ? NODE_SWITCH :
+			      !strcmp(kind, "Rt") ? NODE_ROUTER : NODE_CA;
+	unsigned long nports = strtoul(ports, NULL, 10);
+	uint64_t guid = ps->guid_next[type];
+	struct node *n = NULL;
+	const char *hash = strchr(rest, '#');
+	bool ok = false;
+
+	if (nports < 1 || nports > 254) {
+		fail(err, file, line, "node \"%s\": port count %s is not 1..254", id, ports);
+		goto out;
+	}
+	if (fabric_find(ps->f, id)) {
+		fail(err, file, line, "node \"%s\" is defined twice", id);
+		goto out;
+	}
+	if (fabric_find_guid(ps->f, guid)) {
+		fail(err, file, line, "node \"%s\": GUID 0x%016" G_GINT64_MODIFIER "x is already used", id, guid);
+		goto out;
+	}
+	n = fabric_add_node(ps->f, type, id, (uint8_t)nports, guid);
+	if (!n) {
+		fail(err, file, line, "node \"%s\" cannot be added", id);
+		goto out;
+	}
+	/* GUIDs advance past this node's port GUIDs (guid + 1..nports). */
+	ps->guid_next[type] = guid + (type == NODE_SWITCH ? 1 : nports + 1);
+	if (ps->vendid)
+		n->vendor_id = ps->vendid;
+	if (ps->devid)
+		n->device_id = ps->devid;
+	if (ps->sysimgguid)
+		n->sys_guid = ps->sysimgguid;
+	ps->sysimgguid = 0;
+	if (hash) {
+		const char *q1 = strchr(hash, '"'), *q2 = q1 ? strchr(q1 + 1, '"') : NULL;
+		const char *tail = q2 ? q2 + 1 : hash + 1;
+		unsigned lid, lmc;
+
+		if (q1 && q2)
+			g_strlcpy(n->desc, q1 + 1, MIN(sizeof(n->desc), (size_t)(q2 - q1)));
+		if (type == NODE_SWITCH) {
+			const char *l = strstr(tail, "lid ");
+
+			n->sw->enhanced_port0 = !strstr(tail, "base port 0");
+			if (l && sscanf(l, "lid %u lmc %u", &lid, &lmc) >= 1) {
+				if (lid >= 0xc000) {
+					fail(err, file, line, "switch \"%s\": LID %u is not unicast", id, lid);
+					goto out;
+				}
+				n->ports[0].lid = (uint16_t)lid;
+				if (sscanf(l, "lid %u lmc %u", &lid, &lmc) == 2)
+					n->ports[0].lmc = (uint8_t)MIN(lmc, 7u);
+			}
+		}
+	}
+	ps->cur = n;
+	ok = true;
+out:
+	g_free(kind);
+	g_free(ports);
+	g_free(id);
+	g_free(rest);
+	return ok;
+}
+
+static bool parse_options(struct link_decl *l, const char *rest,
+			  const char *file, unsigned line, GError **err)
+{
+	char **tok = g_strsplit_set(rest, " \t", -1);
+	bool ok = true;
+	unsigned i;
+
+	for (i = 0; tok[i] && ok; i++) {
+		uint8_t sp, esp;
+
+		if (!*tok[i])
+			continue;
+		if (tok[i][0] == '#')
+			break;
+		if (g_str_has_prefix(tok[i], "w=")) {
+			if (!(l->width = parse_width(tok[i] + 2)))
+				ok = fail(err, file, line, "bad link width \"%s\"", tok[i]);
+		} else if (g_str_has_prefix(tok[i], "s=") || g_str_has_prefix(tok[i], "e=")) {
+			if (parse_speed(tok[i] + 2, &sp, &esp)) {
+				l->speed = sp;
+				l->espeed = esp;
+			} else
+				ok = fail(err, file, line, "bad link speed \"%s\"", tok[i]);
+		} else
+			ok = fail(err, file, line, "unexpected \"%s\" on a port line", tok[i]);
+	}
+	g_strfreev(tok);
+	return ok;
+}
+
+static bool parse_port_line(struct parser *ps, GMatchInfo *mi, const char *file,
+			    unsigned line, GError **err)
+{
+	char *pnum = g_match_info_fetch(mi, 1), *pguid = g_match_info_fetch(mi, 3);
+	char *remote = g_match_info_fetch(mi, 4), *rnum = g_match_info_fetch(mi, 6);
+	char *rest = g_match_info_fetch(mi, 9);
+	struct node *n = ps->cur;
+	struct link_decl *l;
+	unsigned long port = strtoul(pnum, NULL, 10);
+	const char *hash = strchr(rest, '#');
+	bool ok = false;
+
+	if (port < 1 || port > n->nports) {
+		fail(err, file, line, "node \"%s\" has no port %s (it has 1..%u)",
+		     n->id, pnum, n->nports);
+		goto out;
+	}
+	l = g_new0(struct link_decl, 1);
+	l->n = n;
+	l->port = (unsigned)port;
+	l->remote = g_strdup(remote);
+	l->rport = *rnum ? (unsigned)strtoul(rnum, NULL, 10) : 1;
+	l->where = g_strdup_printf("%s:%u", file, line);
+	g_ptr_array_add(ps->links, l);
+	if (!parse_options(l, rest, file, line, err))
+		goto out;
+	if (*pguid && !node_is_switch(n)) {
+		uint64_t g = g_ascii_strtoull(pguid, NULL, 16);
+
+		n->ports[port].guid = n->ports[port].guids[0] = g;
+	}
+	if (hash) {
+		uint8_t w = 0, sp = 0, esp = 0;
+		const char *q = strchr(hash, '"');
+		unsigned lid, lmc;
+
+		comment_link_speed(hash, &w, &sp, &esp);
+		if (w && !l->width)
+			l->width = w;
+		if (sp && !l->speed) {
+			l->speed = sp;
+			l->espeed = esp;
+		}
+		/* A CA's own LID comes before the remote's description. */
+		if (!node_is_switch(n) && sscanf(hash, "# lid %u lmc %u", &lid, &lmc) >= 1 &&
+		    (!q || strstr(hash, "lid") < q)) {
+			if (lid >= 0xc000) {
+				fail(err, file, line, "port %lu: LID %u is not unicast", port, lid);
+				goto out;
+			}
+			n->ports[port].lid = (uint16_t)lid;
+			if (sscanf(hash, "# lid %u lmc %u", &lid, &lmc) == 2)
+				n->ports[port].lmc = (uint8_t)MIN(lmc, 7u);
+		}
+	}
+	ok = true;
+out:
+	g_free(pnum);
+	g_free(pguid);
+	g_free(remote);
+	g_free(rnum);
+	g_free(rest);
+	return ok;
+}
+
+static bool parse_text(struct parser *ps, const char *text, const char *file,
+		       const char *dir, GError **err);
+
+static bool parse_include(struct parser *ps, const char *line_text,
+			  const char *file, unsigned line, const char *dir,
+			  GError **err)
+{
+	const char *q1 = strchr(line_text, '"'), *q2 = q1 ? strchr(q1 + 1, '"') : NULL;
+	char *name, *path, *text = NULL;
+	GError *ioerr = NULL;
+	bool ok;
+
+	if (!q2)
+		return fail(err, file, line, "include needs a quoted file name");
+	if (ps->depth >= MAX_INCLUDE_DEPTH)
+		return fail(err, file, line, "includes nested deeper than %d", MAX_INCLUDE_DEPTH);
+	name = g_strndup(q1 + 1, (gsize)(q2 - q1 - 1));
+	path = g_path_is_absolute(name) ? g_strdup(name) : g_build_filename(dir, name, NULL);
+	if (!g_file_get_contents(path, &text, NULL, &ioerr)) {
+		fail(err, file, line, "cannot include \"%s\": %s", name, ioerr->message);
+		g_error_free(ioerr);
+		g_free(name);
+		g_free(path);
+		return false;
+	}
+	ps->depth++;
+	{
+		char *subdir = g_path_get_dirname(path);
+
+		ok = parse_text(ps, text, path, subdir, err);
+		g_free(subdir);
+	}
+	ps->depth--;
+	g_free(text);
+	g_free(name);
+	g_free(path);
+	return ok;
+}
+
+static bool parse_text(struct parser *ps, const char *text, const char *file,
+		       const char *dir, GError **err)
+{
+	static GRegex *re_header, *re_port, *re_set;
+	char **lines = g_strsplit(text, "\n", -1);
+	bool ok = true;
+	unsigned i;
+
+	if (!re_header) {
+		re_header = g_regex_new("^(Switch|Hca|Ca|Rt)\\s+(\\d+)\\s+\"([^\"]+)\"(.*)$", 0, 0, NULL);
+		re_port = g_regex_new("^\\[(\\d+)\\](\\(([0-9a-fA-Fx]+)\\))?\\s*\"([^\"]+)\"(\\[(\\d+)\\])?(\\([0-9a-fA-Fx]+\\))?(\\[ext \\d+\\])?(.*)$", 0, 0, NULL);
+		re_set = g_regex_new("^([a-z]+)\\s*=\\s*([^\\s(]+)", 0, 0, NULL);
+	}
+	ps->cur = NULL;
+	for (i = 0; ok && lines[i]; i++) {
+		char *l = g_strstrip(lines[i]);
+		unsigned lineno = i + 1;
+		GMatchInfo *mi = NULL;
+
+		if (*l == 0) {
+			ps->cur = NULL;	/* a blank line ends the record */
+			continue;
+		}
+		if (*l == '#')
+			continue;
+		if (*l == '[') {
+			if (!ps->cur)
+				ok = fail(err, file, lineno, "port line outside a node record");
+			else if (g_regex_match(re_port, l, 0, &mi))
+				ok = parse_port_line(ps, mi, file, lineno, err);
+			else
+				ok = fail(err, file, lineno, "malformed port line (want [port] \"node\"[port])");
+		} else if (g_regex_match(re_header, l, 0, &mi)) {
+			ok = parse_header(ps, mi, file, lineno, err);
+		} else if (g_str_has_prefix(l, "include")) {
+			ps->cur = NULL;
+			ok = parse_include(ps, l, file, lineno, dir, err);
+		} else if (g_regex_match(re_set, l, 0, &mi)) {
+			char *k = g_match_info_fetch(mi, 1), *v = g_match_info_fetch(mi, 2);
+
+			ps->cur = NULL;
+			ok = parse_directive(ps, k, v, file, lineno, err);
+			g_free(k);
+			g_free(v);
+		} else {
+			ok = fail(err, file, lineno, "unrecognized line \"%.40s\"", l);
+		}
+		g_match_info_free(mi);
+	}
+	g_strfreev(lines);
+	return ok;
+}
+
+static bool same_or_unset(uint8_t a, uint8_t b)
+{
+	return !a || !b || a == b;
+}
+
+/* Make the cables. Each may be declared on one end or both. */
+static bool make_links(struct parser *ps, GError **err)
+{
+	GHashTable *decl = g_hash_table_new(NULL, NULL);	/* port -> decl */
+	bool ok = true;
+	unsigned i;
+
+	for (i = 0; ok && i < ps->links->len; i++) {
+		struct link_decl *l = g_ptr_array_index(ps->links, i);
+		struct node *r = fabric_find(ps->f, l->remote);
+		struct port *a = &l->n->ports[l->port], *b;
+		struct link_decl *other;
+
+		if (!r) {
+			g_set_error(err, TOPO_ERROR, 1, "%s: node \"%s\" is not defined", l->where, l->remote);
+			ok = false;
+			break;
+		}
+		if (l->rport < 1 || l->rport > r->nports) {
+			g_set_error(err, TOPO_ERROR, 1, "%s: node \"%s\" has no port %u (it has 1..%u)",
+				    l->where, r->id, l->rport, r->nports);
+			ok = false;
+			break;
+		}
+		b = &r->ports[l->rport];
+		if (a == b) {
+			g_set_error(err, TOPO_ERROR, 1, "%s: port is linked to itself", l->where);
+			ok = false;
+			break;
+		}
+		if (!a->remote && !b->remote) {
+			fabric_link(a, b, l->width ? l->width : ps->def_width,
+				    l->speed ? l->speed : ps->def_speed,
+				    l->speed ? l->espeed : ps->def_espeed);
+			g_hash_table_insert(decl, a, l);
+			g_hash_table_insert(decl, b, l);
+			continue;
+		}
+		other = g_hash_table_lookup(decl, a->remote ? (gpointer)a : (gpointer)b);
+		if (a->remote != b || b->remote != a) {
+			struct port *busy = a->remote ? a : b;
+
+			g_set_error(err, TOPO_ERROR, 1,
+				    "%s: \"%s\"[%u] is already linked to \"%s\"[%u] (%s)",
+				    l->where, busy->node->id, busy->num,
+				    busy->remote->node->id, busy->remote->num,
+				    other ? other->where : "?");
+			ok = false;
+			break;
+		}
+		if (!same_or_unset(l->width, other->width) ||
+		    !same_or_unset(l->speed, other->speed) ||
+		    (l->speed && other->speed && l->espeed != other->espeed)) {
+			g_set_error(err, TOPO_ERROR, 1, "%s: link width or speed differs from %s",
+				    l->where, other->where);
+			ok = false;
+			break;
+		}
+		/* The second end may be the one that names the width/speed. */
+		if (l->width && !other->width)
+			a->width_active = b->width_active = l->width;
+		if (l->speed && !other->speed) {
+			struct port *ends[2] = { a, b };
+			unsigned k;
+
+			for (k = 0; k < 2; k++) {
+				ends[k]->speed_active = l->speed;
+				ends[k]->espeed_active = l->espeed;
+			}
+		}
+	}
+	g_hash_table_destroy(decl);
+	return ok;
+}
+
+struct fabric *topo_load_string(const char *text, const char *name,
+				GError **err)
+{
+	struct parser ps = {
+		.f = fabric_new(),
+		.links = g_ptr_array_new_with_free_func(link_decl_free),
+		.def_width = WIDTH_4X,
+		.def_speed = SPEED_QDR,
+		/* Deterministic GUIDs for nodes the file gives none for. */
+		.guid_next = { 0, 0x0002c90300000100ULL, 0x0002c90200000100ULL,
+			       0x0002c90400000100ULL },
+	};
+	char *dir = g_path_get_dirname(name);
+	bool ok;
+
+	ok = parse_text(&ps, text, name, dir, err) && make_links(&ps, err);
+	if (ok && ps.f->nodes->len == 0)
+		ok = fail(err, name, 1, "no nodes defined");
+	g_free(dir);
+	g_ptr_array_free(ps.links, TRUE);
+	if (!ok) {
+		fabric_free(ps.f);
+		return NULL;
+	}
+	return ps.f;
+}
+
+struct fabric *topo_load_file(const char *path, GError **err)
+{
+	char *text = NULL;
+	struct fabric *f;
+	GError *ioerr = NULL;
+
+	if (!g_file_get_contents(path, &text, NULL, &ioerr)) {
+		g_set_error(err, TOPO_ERROR, 2, "%s: %s", path, ioerr->message);
+		g_error_free(ioerr);
+		return NULL;
+	}
+	f = topo_load_string(text, path, err);
+	g_free(text);
+	return f;
+}
+
+struct fabric *topo_load_default(void)
+{
+	GError *err = NULL;
+	struct fabric *f = topo_load_string(topo_default_text, "(built-in default fabric)", &err);
+
+	/* The text is part of the program; a failure is a build bug. */
+	g_assert_no_error(err);
+	return f;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Topology files: the ibnetdiscover output format and ibsim's `net` format
+ * (which is a subset of it), read into a fabric.
+ *
+ *   vendid=0x2c9 / devid=0x1003 / sysimgguid=0x...   apply to the next node
+ *   switchguid=0x...(0x...) / caguid=0x... / rtguid=  next GUID of that kind
+ *   width=4x / speed=QDR                            default for later links
+ *   include "other.net"                              relative to this file
+ *   Switch 36 "S-1" # "desc" enhanced port 0 lid 1 lmc 0
+ *   [1]	"H-1"[1](portguid)	# "desc" lid 3 4xQDR   w=4x s=QDR options
+ *   Ca 2 "H-1" # "desc"
+ *   [1](portguid)	"S-1"[1]	# lid 3 lmc 0 "desc" lid 1 4xQDR
+ *
+ * A blank line ends a node's record. A link may be written on one side or
+ * both; both sides must agree. Errors read "file:line: what is wrong".
+ */
+#ifndef IBEMU_TOPOLOGIES_TOPO_H
+#define IBEMU_TOPOLOGIES_TOPO_H
+
+#include <glib.h>
+
+#include "fabric/fabric.h"
+
+#define TOPO_ERROR (topo_error_quark())
+GQuark topo_error_quark(void);
+
+struct fabric *topo_load_file(const char *path, GError **err);
+/* @name is what error messages call the text. */
+struct fabric *topo_load_string(const char *text, const char *name,
+				GError **err);
+
+/* The built-in default fabric (topologies/default.net). */
+extern const char topo_default_text[];
+struct fabric *topo_load_default(void);
+
+#endif
