@@ -24,6 +24,7 @@
 #include "cuse/nsmode.h"
 #include "cuse/sysfs.h"
 #include "emulator/umad.h"
+#include "fabric/configure.h"
 #include "lib/log.h"
 #include "lib/timerq.h"
 #include "topologies/topo.h"
@@ -138,12 +139,14 @@ static int cmd_run(int argc, char **argv)
 {
 	gchar *topology = NULL, **attach = NULL, **cmd = NULL;
 	gint verbose = 0;
-	gboolean verbose_flag = FALSE;
+	gboolean verbose_flag = FALSE, configured = FALSE;
 	GOptionEntry entries[] = {
 		{ "topology", 't', 0, G_OPTION_ARG_FILENAME, &topology,
 		  "Topology file (ibnetdiscover or ibsim net format)", "FILE" },
 		{ "attach", 'a', 0, G_OPTION_ARG_STRING_ARRAY, &attach,
 		  "Node (id or GUID) whose ports are this host's; repeatable (default: the first CA)", "NODE" },
+		{ "configured", 'c', 0, G_OPTION_ARG_NONE, &configured,
+		  "Start as if a subnet manager had run: LIDs, routes, ports Active", NULL },
 		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose_flag,
 		  "Log more (repeat -v via IBEMU_DEBUG=1 for a trace of every MAD)", NULL },
 		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &cmd, NULL, "[--] [CMD [ARG...]]" },
@@ -181,6 +184,8 @@ static int cmd_run(int argc, char **argv)
 	host = umad_host_new(f, tq);
 	if (attach_nodes(f, host, attach) < 0)
 		goto out;
+	if (configured)
+		fabric_configure(f, umad_dev_port(umad_host_dev(host, 0)));
 
 	/* Namespaces first: a user namespace needs a single thread. */
 	if (ns_enter(&err) < 0) {

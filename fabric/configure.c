@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Offline configuration (see configure.h). Routes are min-hop by a
+ * breadth-first search from every switch over the switch graph, exploring
+ * ports in ascending order, so ties go to the lowest port: deterministic.
+ */
+#include "config.h"
+
+#include "fabric/configure.h"
+#include "fabric/port.h"
+
+static bool lid_taken(GHashTable *used, unsigned lid)
+{
+	return g_hash_table_contains(used, GUINT_TO_POINTER(lid));
+}
+
+static uint16_t next_lid(GHashTable *used, unsigned *cursor)
+{
+	while (lid_taken(used, *cursor))
+		(*cursor)++;
+	g_hash_table_add(used, GUINT_TO_POINTER(*cursor));
+	return (uint16_t)(*cursor)++;
+}
+
+static void assign_lids(struct fabric *f, unsigned *max)
+{
+	GHashTable *used = g_hash_table_new(NULL, NULL);
+	unsigned i, j, cursor = 1;
+
+	/* Keep the LIDs the topology file gave. */
+	for (i = 0; i < f->nodes->len; i++) {
+		struct node *n = g_ptr_array_index(f->nodes, i);
+
+		for (j = 0; j <= n->nports; j++)
+			if (n->ports[j].lid)
+				g_hash_table_add(used, GUINT_TO_POINTER((unsigned)n->ports[j].lid));
+	}
+	for (i = 0; i < f->nodes->len; i++) {
+		struct node *n = g_ptr_array_index(f->nodes, i);
+
+		if (node_is_switch(n)) {
+			if (!n->ports[0].lid)
+				n->ports[0].lid = next_lid(used, &cursor);
+			*max = MAX(*max, n->ports[0].lid);
+			continue;
+		}
+		for (j = 1; j <= n->nports; j++) {
+			if (!n->ports[j].remote)
+				continue;
+			if (!n->ports[j].lid)
+				n->ports[j].lid = next_lid(used, &cursor);
+			*max = MAX(*max, n->ports[j].lid);
+		}
+	}
+	g_hash_table_destroy(used);
+}
+
+/* First-hop port from @from toward every switch, by BFS; 0 = itself. */
+static void bfs(struct fabric *f, struct node *from, uint8_t *first_hop,
+		bool *seen)
+{
+	GQueue q = G_QUEUE_INIT;
+	unsigned i;
+
+	memset(seen, 0, f->nodes->len * sizeof(*seen));
+	seen[from->index] = true;
+	first_hop[from->index] = 0;
+	g_queue_push_tail(&q, from);
+	while (!g_queue_is_empty(&q)) {
+		struct node *n = g_queue_pop_head(&q);
+
+		for (i = 1; i <= n->nports; i++) {
+			struct port *r = n->ports[i].remote;
+
+			if (!r || !node_is_switch(r->node) || seen[r->node->index])
+				continue;
+			seen[r->node->index] = true;
+			first_hop[r->node->index] = n == from ? (uint8_t)i : first_hop[n->index];
+			g_queue_push_tail(&q, r->node);
+		}
+	}
+}
+
+static void set_route(struct switch_state *sw, unsigned lid, uint8_t port)
+{
+	sw->lft[lid] = port;
+}
+
+static void fill_lfts(struct fabric *f, unsigned max_lid)
+{
+	uint8_t *first_hop = g_new0(uint8_t, f->nodes->len);
+	bool *seen = g_new0(bool, f->nodes->len);
+	unsigned i, j, k;
+
+	for (i = 0; i < f->nodes->len; i++) {
+		struct node *s = g_ptr_array_index(f->nodes, i);
+		struct switch_state *sw = s->sw;
+
+		if (!sw)
+			continue;
+		bfs(f, s, first_hop, seen);
+		g_free(sw->lft);
+		sw->lft_len = (max_lid / 64 + 1) * 64;
+		sw->lft = g_malloc(sw->lft_len);
+		memset(sw->lft, 0xff, sw->lft_len);
+		sw->lft_top = (uint16_t)max_lid;
+		for (j = 0; j < f->nodes->len; j++) {
+			struct node *d = g_ptr_array_index(f->nodes, j);
+
+			if (node_is_switch(d)) {
+				if (seen[d->index] && d->ports[0].lid)
+					set_route(sw, d->ports[0].lid, first_hop[d->index]);
+				continue;
+			}
+			/* An end port is reached through the switch it hangs off. */
+			for (k = 1; k <= d->nports; k++) {
+				struct port *r = d->ports[k].remote;
+
+				if (!r || !d->ports[k].lid || !node_is_switch(r->node) ||
+				    !seen[r->node->index])
+					continue;
+				set_route(sw, d->ports[k].lid, r->node == s ? r->num :
+					  first_hop[r->node->index]);
+			}
+		}
+	}
+	g_free(first_hop);
+	g_free(seen);
+}
+
+unsigned fabric_configure(struct fabric *f, struct port *sm)
+{
+	unsigned i, j, max_lid = 0;
+	uint16_t sm_lid;
+
+	assign_lids(f, &max_lid);
+	fill_lfts(f, max_lid);
+	sm_lid = sm ? port_info_port(sm)->lid : 0;
+	for (i = 0; i < f->nodes->len; i++) {
+		struct node *n = g_ptr_array_index(f->nodes, i);
+
+		for (j = 0; j <= n->nports; j++) {
+			struct port *p = &n->ports[j];
+
+			if (j == 0 && !node_is_switch(n))
+				continue;
+			p->sm_lid = sm_lid;
+			if (p->phys_state == PHYS_LINKUP && (j == 0 || p->remote))
+				p->state = PORT_ACTIVE;
+			port_changed(p);
+		}
+	}
+	return max_lid;
+}

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * An offline stand-in for a subnet manager's first sweep, for users who
+ * want LID-routed tools without running one: LIDs for every switch and
+ * connected CA port (keeping LIDs the topology gave), min-hop linear
+ * forwarding tables, every linked port Active, and the SM LID set to @sm.
+ */
+#ifndef IBEMU_FABRIC_CONFIGURE_H
+#define IBEMU_FABRIC_CONFIGURE_H
+
+#include "fabric/fabric.h"
+
+/* Returns the highest LID assigned. @sm may be NULL (SM LID stays 0). */
+unsigned fabric_configure(struct fabric *f, struct port *sm);
+
+#endif

@@ -1,0 +1,73 @@
+# Shared helpers for the end-to-end tests. Each test script sources this,
+# runs real tools inside `ibemu run`, and compares what they print with what
+# the topology says. On failure it prints what was expected, what came,
+# and the emulator's log, then exits 1. No sleeps: every wait has a bound.
+
+set -u
+: "${IBEMU:?IBEMU must point at the ibemu binary}"
+: "${TOOLS:?}" "${TOPOLOGIES:?}"
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+TESTNAME=$(basename "$0" .sh)
+FAILS=0
+PASSES=0
+
+# ibemu_run [ibemu run options] -- command...: output in $WORK/out, log in $WORK/log
+ibemu_run() {
+	timeout 120 "$IBEMU" run -v "$@" >"$WORK/out" 2>"$WORK/log"
+	RC=$?
+	return 0
+}
+
+fail() {
+	echo "FAIL: $TESTNAME: $*"
+	echo "---- output ----"; cat "$WORK/out" 2>/dev/null | head -60
+	echo "---- ibemu log ----"; tail -30 "$WORK/log" 2>/dev/null
+	FAILS=$((FAILS + 1))
+}
+
+pass() {
+	echo "ok: $*"
+	PASSES=$((PASSES + 1))
+}
+
+# expect_rc WANT what
+expect_rc() {
+	if [ "$RC" -eq "$1" ]; then pass "$2 (rc $RC)"; else fail "$2: rc $RC, want $1"; fi
+}
+
+# expect_line 'fixed string' what: the output has a line containing it
+expect_line() {
+	if grep -qF -- "$1" "$WORK/out"; then pass "$2"; else fail "$2: no line with '$1'"; fi
+}
+
+expect_no_line() {
+	if grep -qF -- "$1" "$WORK/out"; then fail "$2: unexpected '$1'"; else pass "$2"; fi
+}
+
+# expect_same FILE_A FILE_B what
+expect_same() {
+	if diff -u "$1" "$2" >"$WORK/diff"; then pass "$3"; else
+		fail "$3: differs"; cat "$WORK/diff"; fi
+}
+
+finish() {
+	echo "$PASSES passed, $FAILS failed"
+	[ "$FAILS" -eq 0 ]
+}
+
+# ibnetdiscover output on stdin -> one sorted line per cable,
+# "descA[p] -- descB[q]" with the ends in order, by NodeDescription.
+links_of() {
+	awk '
+	/^(Switch|Ca|Rt)[ \t]/ { n = split($0, q, "\""); desc = q[4]; next }
+	/^\[/ {
+		match($0, /^\[[0-9]+\]/); lp = substr($0, 2, RLENGTH - 2)
+		n = split($0, q, "\"")
+		rest = $0; sub(/^[^"]*"[^"]*"/, "", rest)
+		match(rest, /^\[[0-9]+\]/); rp = substr(rest, 2, RLENGTH - 2)
+		rdesc = q[4]
+		a = desc "[" lp "]"; b = rdesc "[" rp "]"
+		if (a < b) print a " -- " b; else print b " -- " a
+	}' | sort -u
+}
