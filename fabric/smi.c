@@ -107,7 +107,12 @@ enum smi_action smi_send_request(uint8_t *smp, bool is_switch, unsigned port,
 	uint8_t hop_ptr = dr_hop_ptr(smp), hop_cnt = dr_hop_cnt(smp);
 	uint8_t *ipath = dr_initial_path(smp);
 
-	if (dr_d_bit(smp) || hop_cnt >= UMAD_SMP_MAX_HOPS || hop_ptr != 0)
+	if (dr_d_bit(smp) || hop_cnt >= UMAD_SMP_MAX_HOPS)
+		return SMI_DISCARD;
+	/* C14-9:4 -- already at hop_cnt + 1: for the local SMA or SM. */
+	if (hop_ptr == hop_cnt + 1)
+		return SMI_LOCAL;
+	if (hop_ptr != 0)
 		return SMI_DISCARD;
 	smp[6] = 1;
 	/* C14-9:1 -- the first hop must leave by the sending port */

@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The SMA and the packet engine, through fabric_send() from host1 port 1 of
+ * the default fabric: attributes, statuses, Set rules, LID routing, M_Key.
+ */
+#include "config.h"
+
+#include <infiniband/mad.h>
+
+#include "fabric/configure.h"
+#include "fabric/port.h"
+#include "testfab.h"
+
+struct env {
+	struct fabric *f;
+	struct capture cap;
+	struct port *host;
+};
+
+static int setup(void **state)
+{
+	struct env *e = g_new0(struct env, 1);
+
+	e->f = topo_load_default();
+	e->host = &fabric_find(e->f, "host1")->ports[1];
+	capture_attach(&e->cap, e->host);
+	*state = e;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+
+	g_array_free(e->cap.pkts, TRUE);
+	fabric_free(e->f);
+	g_free(e);
+	return 0;
+}
+
+/* Send @p and return the one response (fails if there is not exactly one). */
+static struct mad_pkt *ask(struct env *e, struct mad_pkt p)
+{
+	g_array_set_size(e->cap.pkts, 0);
+	fabric_send(e->f, e->host, &p);
+	assert_int_equal(e->cap.pkts->len, 1);
+	return captured(&e->cap, 0);
+}
+
+static uint16_t status15(const struct mad_pkt *r)
+{
+	return mad_status(r->mad) & 0x7fff;
+}
+
+static void test_local_nodeinfo(void **state)
+{
+	struct env *e = *state;
+	struct mad_pkt *r = ask(e, dr_smp(1, UMAD_SM_ATTR_NODE_INFO, 0, 0, NULL));
+
+	assert_int_equal(mad_method(r->mad), 0x81);
+	assert_true(dr_d_bit(r->mad));
+	assert_int_equal(status15(r), 0);
+	assert_int_equal(r->slid, 0xffff);	/* a local completion */
+	assert_int_equal(mad_get_field(smp_data(r->mad), 0, IB_NODE_TYPE_F), 1);
+	assert_int_equal(mad_get_field(smp_data(r->mad), 0, IB_NODE_LOCAL_PORT_F), 1);
+	assert_int_equal(mad_get_field64(smp_data(r->mad), 0, IB_NODE_PORT_GUID_F),
+			 0x0002c90300000101ULL);
+}
+
+static void test_remote_nodedesc(void **state)
+{
+	static const uint8_t path[] = { 1, 7, 2 };
+	struct env *e = *state;
+	struct mad_pkt *r = ask(e, dr_smp(1, UMAD_SM_ATTR_NODE_DESC, 0, 3, path));
+
+	assert_string_equal((char *)smp_data(r->mad), "host4 HCA-1");
+	assert_int_equal(dr_hop_ptr(r->mad), 0);
+	assert_int_equal(dr_return_path(r->mad)[3], 1);
+}
+
+static void test_statuses(void **state)
+{
+	static const uint8_t to_leaf1[] = { 1 };
+	struct env *e = *state;
+	struct mad_pkt p;
+
+	/* An attribute nobody implements: 0x000C. */
+	assert_int_equal(status15(ask(e, dr_smp(1, 0xff00, 0, 0, NULL))), 0x000c);
+	/* SwitchInfo and LFT exist on switches only. */
+	assert_int_equal(status15(ask(e, dr_smp(1, UMAD_SM_ATTR_SWITCH_INFO, 0, 0, NULL))), 0x000c);
+	assert_int_equal(status15(ask(e, dr_smp(1, UMAD_SM_ATTR_SWITCH_INFO, 0, 1, to_leaf1))), 0);
+	/* Bad modifiers: 0x001C. */
+	assert_int_equal(status15(ask(e, dr_smp(1, UMAD_SM_ATTR_PORT_INFO, 9, 0, NULL))), 0x001c);
+	assert_int_equal(status15(ask(e, dr_smp(1, UMAD_SM_ATTR_LINEAR_FT, 768, 1, to_leaf1))), 0x001c);
+	assert_int_equal(status15(ask(e, dr_smp(1, UMAD_SM_ATTR_PKEY_TABLE, 2, 0, NULL))), 0x001c);
+	assert_int_equal(status15(ask(e, dr_smp(1, UMAD_SM_ATTR_VL_ARB_TABLE, 5 << 16, 0, NULL))), 0x001c);
+	/* NodeInfo cannot be Set. */
+	assert_int_equal(status15(ask(e, dr_smp(2, UMAD_SM_ATTR_NODE_INFO, 0, 0, NULL))), 0x000c);
+	/* A class version the SMA does not speak: 0x0004. */
+	p = dr_smp(1, UMAD_SM_ATTR_NODE_INFO, 0, 0, NULL);
+	p.mad[2] = 2;
+	assert_int_equal(status15(ask(e, p)), 0x0004);
+	/* SMInfo is not the SMA's: with no SM agent the kernel says 0x000C. */
+	assert_int_equal(status15(ask(e, dr_smp(1, UMAD_SM_ATTR_SM_INFO, 0, 1, to_leaf1))), 0x000c);
+	/* PortInfoExtended is refused; MlnxExtPortInfo is answered. */
+	assert_int_equal(status15(ask(e, dr_smp(1, UMAD_SM_ATTR_PORT_INFO_EXT, 1, 0, NULL))), 0x000c);
+	assert_int_equal(status15(ask(e, dr_smp(1, UMAD_SM_ATTR_MLNX_EXT_PORT_INFO, 1, 0, NULL))), 0);
+}
+
+static struct mad_pkt portinfo_set(struct env *e, unsigned nhops, const uint8_t *path,
+				   unsigned port, unsigned field, unsigned value)
+{
+	struct mad_pkt *r = ask(e, dr_smp(1, UMAD_SM_ATTR_PORT_INFO, port, nhops, path));
+	struct mad_pkt p = dr_smp(2, UMAD_SM_ATTR_PORT_INFO, port, nhops, path);
+
+	memcpy(smp_data(p.mad), smp_data(r->mad), 64);
+	/* A Get returns the current state; Set means "no change" by 0. */
+	mad_set_field(smp_data(p.mad), 0, IB_PORT_STATE_F, 0);
+	mad_set_field(smp_data(p.mad), 0, IB_PORT_PHYS_STATE_F, 0);
+	mad_set_field(smp_data(p.mad), 0, field, value);
+	return p;
+}
+
+static void test_portinfo_set(void **state)
+{
+	static const uint8_t to_leaf1[] = { 1 };
+	struct env *e = *state;
+	struct node *leaf1 = fabric_find(e->f, "leaf1");
+	struct mad_pkt *r;
+
+	/* Init -> Active is not a transition: rejected, nothing changes. */
+	r = ask(e, portinfo_set(e, 1, to_leaf1, 2, IB_PORT_STATE_F, PORT_ACTIVE));
+	assert_int_equal(status15(r), 0x001c);
+	assert_int_equal(leaf1->ports[2].state, PORT_INIT);
+	/* Init -> Armed -> Active is. */
+	r = ask(e, portinfo_set(e, 1, to_leaf1, 2, IB_PORT_STATE_F, PORT_ARMED));
+	assert_int_equal(status15(r), 0);
+	assert_int_equal(mad_get_field(smp_data(r->mad), 0, IB_PORT_STATE_F), PORT_ARMED);
+	r = ask(e, portinfo_set(e, 1, to_leaf1, 2, IB_PORT_STATE_F, PORT_ACTIVE));
+	assert_int_equal(leaf1->ports[2].state, PORT_ACTIVE);
+	/* Down retrains the cable: both ends come back in Init. */
+	ask(e, portinfo_set(e, 1, to_leaf1, 2, IB_PORT_STATE_F, PORT_DOWN));
+	assert_int_equal(leaf1->ports[2].state, PORT_INIT);
+	assert_int_equal(leaf1->ports[2].remote->state, PORT_INIT);
+	/* A switch's LID lives on port 0 and shows on every port. */
+	ask(e, portinfo_set(e, 1, to_leaf1, 0, IB_PORT_LID_F, 0x42));
+	assert_int_equal(leaf1->ports[0].lid, 0x42);
+	r = ask(e, dr_smp(1, UMAD_SM_ATTR_PORT_INFO, 5, 1, to_leaf1));
+	assert_int_equal(mad_get_field(smp_data(r->mad), 0, IB_PORT_LID_F), 0x42);
+	/* Disabling the peer's port takes ours down. */
+	ask(e, portinfo_set(e, 1, to_leaf1, 7, IB_PORT_PHYS_STATE_F, PHYS_DISABLED));
+	assert_int_equal(leaf1->ports[7].phys_state, PHYS_DISABLED);
+	assert_int_equal(leaf1->ports[7].remote->phys_state, PHYS_POLLING);
+	assert_int_equal(leaf1->ports[7].remote->state, PORT_DOWN);
+}
+
+static void test_tables(void **state)
+{
+	static const uint8_t to_leaf1[] = { 1 };
+	struct env *e = *state;
+	struct mad_pkt p = dr_smp(2, UMAD_SM_ATTR_LINEAR_FT, 1, 1, to_leaf1);
+	struct mad_pkt *r;
+	unsigned i;
+
+	for (i = 0; i < 64; i++)
+		smp_data(p.mad)[i] = (uint8_t)(i % 9);
+	assert_int_equal(status15(ask(e, p)), 0);
+	r = ask(e, dr_smp(1, UMAD_SM_ATTR_LINEAR_FT, 1, 1, to_leaf1));
+	assert_memory_equal(smp_data(r->mad), smp_data(p.mad), 64);
+	r = ask(e, dr_smp(1, UMAD_SM_ATTR_LINEAR_FT, 2, 1, to_leaf1));
+	assert_int_equal(smp_data(r->mad)[0], 0xff);	/* unset: no route */
+
+	p = dr_smp(2, UMAD_SM_ATTR_MCAST_FT, 3, 1, to_leaf1);
+	smp_data(p.mad)[2] = 0x01;
+	smp_data(p.mad)[3] = 0x82;
+	ask(e, p);
+	r = ask(e, dr_smp(1, UMAD_SM_ATTR_MCAST_FT, 3, 1, to_leaf1));
+	assert_int_equal(smp_data(r->mad)[2], 0x01);
+	assert_int_equal(smp_data(r->mad)[3], 0x82);
+
+	p = dr_smp(2, UMAD_SM_ATTR_PKEY_TABLE, 0, 0, NULL);
+	smp_data(p.mad)[0] = 0xff;
+	smp_data(p.mad)[1] = 0xff;
+	smp_data(p.mad)[2] = 0x80;
+	smp_data(p.mad)[3] = 0x01;
+	ask(e, p);
+	assert_int_equal(e->host->pkeys[1], 0x8001);
+
+	p = dr_smp(2, UMAD_SM_ATTR_GUID_INFO, 0, 0, NULL);
+	memset(smp_data(p.mad), 0x11, 16);
+	r = ask(e, p);
+	/* GUID 0 is the port GUID and stays; GUID 1 takes the new value. */
+	assert_int_equal(e->host->guids[0], 0x0002c90300000101ULL);
+	assert_int_equal(e->host->guids[1], 0x1111111111111111ULL);
+}
+
+static void test_lid_routed(void **state)
+{
+	struct env *e = *state;
+	struct mad_pkt *r;
+
+	fabric_configure(e->f, e->host);
+	/* host3 got LID 6; leaf2 is 2 (see default.net order). */
+	r = ask(e, lid_smp(1, UMAD_SM_ATTR_NODE_DESC, 0, e->host->lid, 6));
+	assert_string_equal((char *)smp_data(r->mad), "host3 HCA-1");
+	assert_int_equal(r->slid, 6);
+	r = ask(e, lid_smp(1, UMAD_SM_ATTR_NODE_INFO, 0, e->host->lid, 2));
+	assert_int_equal(mad_get_field(smp_data(r->mad), 0, IB_NODE_TYPE_F), 2);
+	/* LID-routed to ourselves: HCA loopback. */
+	r = ask(e, lid_smp(1, UMAD_SM_ATTR_NODE_INFO, 0, e->host->lid, e->host->lid));
+	assert_int_equal(r->slid, e->host->lid);
+}
+
+static void test_dead_end_and_mkey(void **state)
+{
+	static const uint8_t dead[] = { 1, 3 };
+	struct env *e = *state;
+	struct mad_pkt p = dr_smp(1, UMAD_SM_ATTR_NODE_INFO, 0, 2, dead);
+	uint64_t dropped = e->f->dropped;
+
+	g_array_set_size(e->cap.pkts, 0);
+	fabric_send(e->f, e->host, &p);
+	assert_int_equal(e->cap.pkts->len, 0);
+	assert_int_equal(e->f->dropped, dropped + 1);
+
+	/* M_Key with protect bits 2: a wrong key is dropped and counted. */
+	e->host->mkey = 0xabc;
+	e->host->mkey_protect = 2;
+	p = dr_smp(1, UMAD_SM_ATTR_NODE_INFO, 0, 0, NULL);
+	g_array_set_size(e->cap.pkts, 0);
+	fabric_send(e->f, e->host, &p);
+	assert_int_equal(e->cap.pkts->len, 0);
+	assert_int_equal(e->host->mkey_violations, 1);
+	p.mad[31] = 0xbc;
+	p.mad[30] = 0x0a;
+	assert_int_equal(status15(ask(e, p)), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_local_nodeinfo, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_remote_nodedesc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_statuses, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_portinfo_set, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tables, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lid_routed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dead_end_and_mkey, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

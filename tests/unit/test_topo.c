@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/* Topology parser: both formats, GUID rules, and file:line errors. */
+#include "config.h"
+
+#include <glib/gstdio.h>
+
+#include "fabric/port.h"
+#include "testfab.h"
+
+static void expect_error(const char *text, const char *msg)
+{
+	GError *err = NULL;
+	struct fabric *f = topo_load_string(text, "t.net", &err);
+
+	assert_null(f);
+	assert_non_null(err);
+	if (!strstr(err->message, msg))
+		fail_msg("error \"%s\" lacks \"%s\"", err->message, msg);
+	g_error_free(err);
+}
+
+static void test_default(void **state)
+{
+	struct fabric *f = topo_load_default();
+	struct fabric_counts c;
+	struct node *h1 = fabric_find(f, "host1");
+
+	(void)state;
+	fabric_count(f, &c);
+	assert_int_equal(c.nodes, 6);
+	assert_int_equal(c.switches, 2);
+	assert_int_equal(c.cas, 4);
+	assert_int_equal(c.links, 7);
+	assert_string_equal(h1->desc, "host1 HCA-1");
+	assert_ptr_equal(h1->ports[2].remote, &fabric_find(f, "leaf2")->ports[3]);
+	assert_int_equal(h1->ports[1].state, PORT_INIT);
+	assert_int_equal(h1->ports[1].phys_state, PHYS_LINKUP);
+	assert_int_equal(fabric_find(f, "leaf1")->ports[3].state, PORT_DOWN);
+	assert_int_equal(fabric_find(f, "leaf1")->ports[3].phys_state, PHYS_POLLING);
+	fabric_free(f);
+}
+
+static void test_ibnetdiscover_format(void **state)
+{
+	struct fabric *f = load(
+		"vendid=0x2c9\ndevid=0xc738\nsysimgguid=0x2c90000000099\n"
+		"switchguid=0x2c90000000000(2c90000000000)\n"
+		"Switch\t36 \"S-0002c90000000000\"\t\t# \"MF0;sw:SX6036/U1\" enhanced port 0 lid 1 lmc 0\n"
+		"[1]\t\"H-0002c90000000100\"[1](2c90000000101) \t\t# \"node1 HCA-1\" lid 3 4xFDR\n"
+		"\n"
+		"vendid=0x2c9\ndevid=0x1003\nsysimgguid=0x2c90000000100\ncaguid=0x2c90000000100\n"
+		"Ca\t2 \"H-0002c90000000100\"\t\t# \"node1 HCA-1\"\n"
+		"[1](2c90000000101) \t\"S-0002c90000000000\"[1]\t\t# lid 3 lmc 0 \"MF0;sw:SX6036/U1\" lid 1 4xFDR\n");
+	struct node *sw = fabric_find(f, "S-0002c90000000000");
+	struct node *ca = fabric_find(f, "H-0002c90000000100");
+
+	(void)state;
+	assert_non_null(sw);
+	assert_int_equal(sw->guid, 0x2c90000000000ULL);
+	assert_int_equal(sw->sys_guid, 0x2c90000000099ULL);
+	assert_int_equal(sw->device_id, 0xc738);
+	assert_string_equal(sw->desc, "MF0;sw:SX6036/U1");
+	assert_int_equal(sw->ports[0].lid, 1);
+	assert_int_equal(ca->guid, 0x2c90000000100ULL);
+	assert_int_equal(ca->ports[1].guid, 0x2c90000000101ULL);
+	assert_int_equal(ca->ports[1].lid, 3);
+	assert_int_equal(ca->device_id, 0x1003);
+	assert_int_equal(ca->ports[1].width_active, WIDTH_4X);
+	assert_int_equal(ca->ports[1].espeed_active, ESPEED_FDR);
+	assert_ptr_equal(ca->ports[1].remote, &sw->ports[1]);
+	assert_null(ca->ports[2].remote);
+	assert_ptr_equal(fabric_lookup(f, "0x0002c90000000101"), ca);
+	fabric_free(f);
+}
+
+static void test_ibsim_format(void **state)
+{
+	/* One-sided links, ibsim options, no GUIDs given: deterministic ones. */
+	struct fabric *f = load("Switch 8 \"s1\"\n[1] \"h1\"[1] w=12x s=DDR\n[2] \"h2\"[2]\n\n"
+				"Hca 2 \"h1\"\n\nHca 2 \"h2\"\n");
+	struct node *h1 = fabric_find(f, "h1"), *h2 = fabric_find(f, "h2");
+
+	(void)state;
+	assert_string_equal(h1->desc, "h1");	/* the id when no description */
+	assert_int_equal(h1->ports[1].width_active, WIDTH_12X);
+	assert_int_equal(h1->ports[1].speed_active, SPEED_DDR);
+	assert_int_equal(h2->ports[2].width_active, WIDTH_4X);
+	assert_int_equal(h2->ports[2].speed_active, SPEED_QDR);
+	assert_int_equal(h1->guid, 0x0002c90300000100ULL);
+	assert_int_equal(h2->guid, h1->guid + 3);	/* past h1's port GUIDs */
+	assert_int_equal(fabric_find(f, "s1")->guid, 0x0002c90200000100ULL);
+	fabric_free(f);
+}
+
+static void test_include(void **state)
+{
+	char *dir = g_dir_make_tmp("ibemu-topo-XXXXXX", NULL);
+	char *inc = g_build_filename(dir, "inc.net", NULL);
+	char *top = g_build_filename(dir, "top.net", NULL);
+	GError *err = NULL;
+	struct fabric *f;
+
+	(void)state;
+	g_file_set_contents(inc, "Ca 1 \"h\"\n[1] \"s\"[1]\n", -1, NULL);
+	g_file_set_contents(top, "Switch 2 \"s\"\n\ninclude \"inc.net\"\n", -1, NULL);
+	f = topo_load_file(top, &err);
+	assert_non_null(f);
+	assert_non_null(fabric_find(f, "h")->ports[1].remote);
+	fabric_free(f);
+	g_file_set_contents(top, "include \"missing.net\"\n", -1, NULL);
+	f = topo_load_file(top, &err);
+	assert_null(f);
+	assert_non_null(strstr(err->message, "top.net:1: cannot include"));
+	g_error_free(err);
+	g_unlink(inc);
+	g_unlink(top);
+	g_rmdir(dir);
+	g_free(inc);
+	g_free(top);
+	g_free(dir);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	expect_error("Switch 4 \"s\"\n[1] \"x\"[1]\n", "t.net:2: node \"x\" is not defined");
+	expect_error("Switch 4 \"s\"\n[5] \"h\"[1]\n", "t.net:2: node \"s\" has no port 5");
+	expect_error("Switch 4 \"s\"\n[1] \"h\"[3]\n\nCa 1 \"h\"\n", "t.net:2: node \"h\" has no port 3");
+	expect_error("Switch 4 \"s\"\n[1] \"h\"[1]\n\nCa 1 \"h\"\n[1] \"s\"[2]\n",
+		     "t.net:5: \"h\"[1] is already linked to \"s\"[1]");
+	expect_error("Switch 4 \"s\"\n[1] \"h\"[1] w=4x\n\nCa 1 \"h\"\n[1] \"s\"[1] w=1x\n",
+		     "t.net:5: link width or speed differs from t.net:2");
+	expect_error("Ca 1 \"h\"\n\nCa 2 \"h\"\n", "t.net:3: node \"h\" is defined twice");
+	expect_error("caguid=0x10\nCa 1 \"a\"\ncaguid=0x10\nCa 1 \"b\"\n", "t.net:4: node \"b\": GUID");
+	expect_error("Switch 4 \"s\"\nbogus line\n", "t.net:2: unrecognized line");
+	expect_error("[1] \"s\"[1]\n", "t.net:1: port line outside a node record");
+	expect_error("Switch 4 \"s\"\n[1] \"s\"[1]\n", "t.net:2: port is linked to itself");
+	expect_error("Switch 4 \"s\"\n[1] \"h\"[1] w=3x\n", "t.net:2: bad link width");
+	expect_error("width=7x\n", "t.net:1: bad width");
+	expect_error("Switch 0 \"s\"\n", "t.net:1: node \"s\": port count 0");
+	expect_error("# only a comment\n", "no nodes defined");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_default),
+		cmocka_unit_test(test_ibnetdiscover_format),
+		cmocka_unit_test(test_ibsim_format),
+		cmocka_unit_test(test_include),
+		cmocka_unit_test(test_errors),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
