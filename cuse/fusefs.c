@@ -525,8 +525,10 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 	if (iov[0].iov_len >= sizeof(*out) &&
 	    g_hash_table_remove(fs->stream_opens, &out->unique) &&
 	    out->error == 0 && count >= 2 &&
-	    iov[1].iov_len >= sizeof(struct fuse_open_out))
+	    iov[1].iov_len >= sizeof(struct fuse_open_out)) {
 		((struct fuse_open_out *)iov[1].iov_base)->open_flags |= FOPEN_STREAM;
+		g_debug("open of a device file: FOPEN_STREAM set");
+	}
 	return writev(fd, iov, count);
 }
 

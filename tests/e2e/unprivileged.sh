@@ -1,0 +1,39 @@
+#!/bin/bash
+# `ibemu run` as an unprivileged user: a user namespace plus the FUSE mount
+# inside it. Distributions ship /dev/fuse as 0666; where it is not, the test
+# gives `nobody` a 0666 node for the same device in a private mount
+# namespace, so the host is left untouched. Without access, ibemu must say
+# why in one line.
+. "$(dirname "$0")/lib.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "this test starts as root to become an unprivileged user"
+	fail "not root"
+	finish
+	exit 1
+fi
+chmod 755 "$WORK"
+cp "$IBEMU" "$WORK/ibemu"
+chmod 755 "$WORK/ibemu"
+
+# No access to /dev/fuse: one clear line, non-zero status.
+unshare -m sh -c "
+	mkdir -p '$WORK/dev' && mount -t tmpfs tmpfs '$WORK/dev' &&
+	mknod '$WORK/dev/fuse' c 10 229 && chmod 600 '$WORK/dev/fuse' &&
+	mount --bind '$WORK/dev/fuse' /dev/fuse &&
+	su nobody -s /bin/sh -c 'cd / && $WORK/ibemu run -- true'" >"$WORK/out" 2>&1
+RC=$?
+expect_rc 1 "refused without /dev/fuse access"
+expect_line "ibemu: cannot open /dev/fuse: Permission denied" "says why in one line"
+
+unshare -m sh -c "
+	mkdir -p '$WORK/dev' && mount -t tmpfs tmpfs '$WORK/dev' &&
+	mknod '$WORK/dev/fuse' c 10 229 && chmod 666 '$WORK/dev/fuse' &&
+	mount --bind '$WORK/dev/fuse' /dev/fuse &&
+	su nobody -s /bin/sh -c 'cd / && timeout 60 $WORK/ibemu run -- sh -c \"id -un; ibstat -l; smpquery -D nodedesc 0,1,7,1\"'" >"$WORK/out" 2>&1
+RC=$?
+expect_rc 0 "ibemu run as nobody"
+expect_line "root" "root inside the user namespace"
+expect_line "ibemu0" "ibstat sees the device"
+expect_line "Node Description:.....................host3 HCA-1" "SMPs go through the fabric"
+finish
