@@ -152,33 +152,32 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 /* ---- parked requests and interrupts ------------------------------- */
 
+/* Answer EINTR to the interrupted requests parked on @q. */
+static void flush_queue(struct fusefs *fs, GQueue *q, bool reads)
+{
+	GList *l, *next;
+
+	for (l = q->head; l; l = next) {
+		struct parked *p = l->data;
+
+		next = l->next;
+		if (!p->interrupted)
+			continue;
+		g_queue_delete_link(q, l);
+		if (reads)
+			g_queue_remove(&p->uf->reads, p);
+		fuse_reply_err(p->req, EINTR);
+		g_free(p);
+	}
+}
+
 static gboolean flush_interrupted(gpointer data)
 {
 	struct fusefs *fs = data;
-	GList *l, *next;
 
 	fs->idle = 0;
-	for (l = fs->all_reads.head; l; l = next) {
-		struct parked *p = l->data;
-
-		next = l->next;
-		if (!p->interrupted)
-			continue;
-		g_queue_delete_link(&fs->all_reads, l);
-		g_queue_remove(&p->uf->reads, p);
-		fuse_reply_err(p->req, EINTR);
-		g_free(p);
-	}
-	for (l = fs->issm_waiters.head; l; l = next) {
-		struct parked *p = l->data;
-
-		next = l->next;
-		if (!p->interrupted)
-			continue;
-		g_queue_delete_link(&fs->issm_waiters, l);
-		fuse_reply_err(p->req, EINTR);
-		g_free(p);
-	}
+	flush_queue(fs, &fs->all_reads, true);
+	flush_queue(fs, &fs->issm_waiters, false);
 	return G_SOURCE_REMOVE;
 }
 

@@ -16,6 +16,18 @@ static bool valid_port(unsigned p, unsigned nports)
 	return p >= 1 && p <= nports;
 }
 
+/* C14-13:3 -- the returning SMP reaches the start of the DR part. */
+static enum smi_action dr_part_start(uint8_t *smp, bool is_switch, unsigned *out)
+{
+	smp[6] = 0;
+	if (dr_slid(smp) == LID_PERMISSIVE)
+		return SMI_LOCAL;	/* the requester itself */
+	if (!is_switch)
+		return SMI_DISCARD;
+	*out = dr_slid(smp);
+	return SMI_LID_ROUTE;	/* combined route: LID-route to DrSLID */
+}
+
 enum smi_action smi_recv(uint8_t *smp, bool is_switch, unsigned in_port,
 			 unsigned nports, unsigned *out)
 {
@@ -85,15 +97,8 @@ enum smi_action smi_recv(uint8_t *smp, bool is_switch, unsigned in_port,
 		return SMI_FORWARD;
 	}
 	/* C14-13:3 -- end of the DR part on the way back */
-	if (hop_ptr == 1) {
-		smp[6] = 0;
-		if (dr_slid(smp) == LID_PERMISSIVE)
-			return SMI_LOCAL;
-		if (!is_switch)
-			return SMI_DISCARD;
-		*out = dr_slid(smp);
-		return SMI_LID_ROUTE;
-	}
+	if (hop_ptr == 1)
+		return dr_part_start(smp, is_switch, out);
 	/* C14-13:4 -- hop_ptr == 0: arrived by DrSLID, give to the SM */
 	if (hop_ptr == 0)
 		return SMI_LOCAL;
@@ -148,11 +153,5 @@ enum smi_action smi_send_response(uint8_t *smp, bool is_switch,
 		return SMI_FORWARD;
 	}
 	/* C14-13:3 with hop_cnt 0 -- back to the local requester */
-	smp[6] = 0;
-	if (dr_slid(smp) == LID_PERMISSIVE)
-		return SMI_LOCAL;
-	if (!is_switch)
-		return SMI_DISCARD;
-	*out = dr_slid(smp);
-	return SMI_LID_ROUTE;
+	return dr_part_start(smp, is_switch, out);
 }

@@ -377,6 +377,14 @@ static bool parse_include(struct parser *ps, const char *line_text,
 	return ok;
 }
 
+/* g_regex_match() that frees the match info of an earlier try first. */
+static bool match(GRegex *re, const char *line, GMatchInfo **mi)
+{
+	g_match_info_free(*mi);
+	*mi = NULL;
+	return g_regex_match(re, line, 0, mi);
+}
+
 static bool parse_text(struct parser *ps, const char *text, const char *file,
 		       const char *dir, GError **err)
 {
@@ -405,16 +413,16 @@ static bool parse_text(struct parser *ps, const char *text, const char *file,
 		if (*l == '[') {
 			if (!ps->cur)
 				ok = fail(err, file, lineno, "port line outside a node record");
-			else if (g_regex_match(re_port, l, 0, &mi))
+			else if (match(re_port, l, &mi))
 				ok = parse_port_line(ps, mi, file, lineno, err);
 			else
 				ok = fail(err, file, lineno, "malformed port line (want [port] \"node\"[port])");
-		} else if (g_regex_match(re_header, l, 0, &mi)) {
+		} else if (match(re_header, l, &mi)) {
 			ok = parse_header(ps, mi, file, lineno, err);
 		} else if (g_str_has_prefix(l, "include")) {
 			ps->cur = NULL;
 			ok = parse_include(ps, l, file, lineno, dir, err);
-		} else if (g_regex_match(re_set, l, 0, &mi)) {
+		} else if (match(re_set, l, &mi)) {
 			char *k = g_match_info_fetch(mi, 1), *v = g_match_info_fetch(mi, 2);
 
 			ps->cur = NULL;
