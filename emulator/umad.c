@@ -17,6 +17,10 @@
 
 #define IB_MGMT_RMPP_HDR	36
 #define RMPP_FLAG_ACTIVE	0x01
+#define RMPP_FLAG_FIRST		0x02
+#define RMPP_FLAG_LAST		0x04
+#define RMPP_TYPE_DATA		1
+#define RMPP_SEG_PAYLOAD	(MAD_SIZE - IB_MGMT_RMPP_HDR)	/* 220 */
 
 struct umad_host {
 	struct fabric *fabric;
@@ -46,13 +50,22 @@ struct umad_file {
 	void *wakeup_ctx;
 };
 
-/* A packet waiting for read(): the header and the MAD (or 24 bytes). */
+/* A packet waiting for read(): the header and the MAD, a reassembled
+ * RMPP message, or the 24 bytes of an ETIMEDOUT report. */
 struct queued_packet {
 	struct umad_abi_hdr hdr;
-	size_t len;		/* bytes of data[] */
 	bool timeout;		/* an ETIMEDOUT report (§4.5) */
-	uint8_t data[MAD_SIZE];
+	size_t len;		/* bytes of data[] */
+	uint8_t data[];
 };
+
+static struct queued_packet *packet_new(size_t len)
+{
+	struct queued_packet *qp = g_malloc0(sizeof(*qp) + len);
+
+	qp->len = len;
+	return qp;
+}
 
 struct umad_send {
 	struct umad_agent *agent;
@@ -206,15 +219,25 @@ static unsigned pkey_index_of(const struct port *p, uint16_t pkey)
 	return 0;
 }
 
-/* recv_handler(): the header a received MAD is read with (§4.7). */
+static bool kernel_rmpp(const struct umad_agent *a)
+{
+	return a->rmpp_version && !(a->flags & UMAD_REG_USER_RMPP);
+}
+
+/*
+ * recv_handler(): the header a received MAD is read with (§4.7). A kernel-
+ * RMPP agent gets an RMPP transfer reassembled, hdr_len + D bytes long
+ * (§6.5); any other agent gets its first segment as a plain MAD (§6.7).
+ */
 static void deliver_to_agent(struct umad_agent *a, const struct mad_pkt *pkt)
 {
 	struct umad_file *file = a->file;
 	struct port *ip = port_info_port(file->dev->port);
-	struct queued_packet *up = g_new0(struct queued_packet, 1);
+	bool whole = pkt->rmpp && kernel_rmpp(a);
+	size_t len = whole ? g_bytes_get_size(pkt->rmpp) : MAD_SIZE;
+	struct queued_packet *up = packet_new(len);
 
 	up->hdr.id = a->id;
-	up->hdr.length = umad_hdr_size(file) + MAD_SIZE;
 	up->hdr.qpn = htobe32(pkt->sqp);
 	up->hdr.lid = htobe16(pkt->slid);
 	up->hdr.sl = pkt->sl;
@@ -223,8 +246,10 @@ static void deliver_to_agent(struct umad_agent *a, const struct mad_pkt *pkt)
 	if (pkt->grh)
 		memcpy(up->hdr.gid, pkt->sgid, 16);
 	up->hdr.pkey_index = (uint16_t)pkey_index_of(file->dev->port, pkt->pkey);
-	up->len = MAD_SIZE;
-	memcpy(up->data, pkt->mad, MAD_SIZE);
+	if (whole)
+		memcpy(up->data, g_bytes_get_data(pkt->rmpp, NULL), len);
+	else
+		memcpy(up->data, pkt->mad, MAD_SIZE);
 	queue_packet(file, up);
 }
 
@@ -232,6 +257,7 @@ static void send_free(struct umad_send *s)
 {
 	timerq_cancel(s->agent->file->dev->host->tq, &s->timer);
 	g_queue_remove(&s->agent->sends, s);
+	mad_pkt_release(&s->pkt);
 	g_free(s);
 }
 
@@ -451,13 +477,12 @@ int umad_ioctl(struct umad_file *file, unsigned cmd, void *arg, size_t *out_len)
 static void send_timed_out(struct umad_send *s)
 {
 	struct umad_file *file = s->agent->file;
-	struct queued_packet *up = g_new0(struct queued_packet, 1);
+	struct queued_packet *up = packet_new(sizeof(struct umad_hdr));
 
 	up->hdr = s->hdr;
 	up->hdr.id = s->agent->id;
 	up->hdr.status = ETIMEDOUT;
 	up->timeout = true;
-	up->len = sizeof(struct umad_hdr);
 	memcpy(up->data, s->pkt.mad, up->len);
 	send_free(s);
 	queue_packet(file, up);
@@ -512,6 +537,46 @@ static bool is_duplicate(struct umad_file *file, uint64_t tid, uint8_t mgmt_clas
 	return false;
 }
 
+/* The kernel puts the agent's hi_tid in the upper TID bits of requests. */
+static void set_hi_tid(struct mad_pkt *pkt, uint32_t hi_tid)
+{
+	uint64_t tid = (uint64_t)hi_tid << 32 | (mad_tid(pkt->mad) & 0xffffffffu);
+
+	mad_set_tid(pkt->mad, tid);
+	if (pkt->rmpp) {
+		/* The whole message carries the same header. */
+		gsize len;
+		uint8_t *m = g_bytes_unref_to_data(pkt->rmpp, &len);
+
+		mad_set_tid(m, tid);
+		pkt->rmpp = g_bytes_new_take(m, len);
+	}
+}
+
+/*
+ * An RMPP-active send from a kernel-RMPP agent: the kernel writes the RMPP
+ * header itself (§6.4, mad_rmpp.c send_next_seg). The transfer is moved
+ * whole, so the header is that of segment 1: DATA, Active|First (|Last
+ * when one segment), SegmentNumber 1, PayloadLength of the whole transfer.
+ */
+static GBytes *rmpp_message(const uint8_t *mad, size_t data_len, size_t hdr_len)
+{
+	size_t seg_data = MAD_SIZE - hdr_len, d = data_len - hdr_len;
+	size_t segs = d ? (d + seg_data - 1) / seg_data : 1;
+	size_t pad = segs * seg_data - d;
+	uint32_t paylen = htobe32((uint32_t)(segs * RMPP_SEG_PAYLOAD - pad));
+	uint32_t seg1 = htobe32(1);
+	uint8_t *m = g_memdup2(mad, data_len);
+
+	m[24] = 1;				/* RMPPVersion */
+	m[25] = RMPP_TYPE_DATA;
+	m[26] = RMPP_FLAG_ACTIVE | RMPP_FLAG_FIRST | (segs == 1 ? RMPP_FLAG_LAST : 0);
+	m[27] = 0;				/* RMPPStatus */
+	memcpy(m + 28, &seg1, 4);
+	memcpy(m + 32, &paylen, 4);
+	return g_bytes_new_take(m, data_len);
+}
+
 /* Source checks of a DR SMP (handle_outgoing_dr_smp); false = EINVAL. */
 static bool dr_send_valid(struct umad_file *file, const uint8_t *mad)
 {
@@ -545,8 +610,9 @@ ssize_t umad_write(struct umad_file *file, const void *buf, size_t count)
 	struct umad_send *s;
 	struct mad_pkt pkt = { 0 };
 	const uint8_t *mad;
-	size_t data_len;
-	bool response;
+	size_t data_len, hdr_len;
+	GBytes *rmpp = NULL;
+	bool response, rmpp_class;
 
 	if (count < hsz + IB_MGMT_RMPP_HDR)
 		return -EINVAL;
@@ -558,26 +624,33 @@ ssize_t umad_write(struct umad_file *file, const void *buf, size_t count)
 		return -EIO;	/* modern kernels (6.1): EIO */
 	mad = (const uint8_t *)buf + hsz;
 	data_len = count - hsz;
-	if (data_len < class_hdr_len(mad_class(mad)))
+	hdr_len = class_hdr_len(mad_class(mad));
+	if (data_len < hdr_len)
 		return -EINVAL;
-	if (mgmt_class_is_rmpp(mad_class(mad)) && a->rmpp_version &&
-	    !(a->flags & UMAD_REG_USER_RMPP) && (mad[26] & RMPP_FLAG_ACTIVE)) {
-		/* Kernel RMPP sends come with issue #3; refuse clearly. */
-		g_message("umad%u: RMPP-active send not emulated yet", d->index);
-		return -EINVAL;
-	}
-	if (data_len > MAD_SIZE)
+	rmpp_class = mgmt_class_is_rmpp(mad_class(mad)) && kernel_rmpp(a);
+	/* ib_create_send_mad() sizing rules (§4.4 step 6). */
+	if (rmpp_class && (mad[26] & RMPP_FLAG_ACTIVE))
+		rmpp = rmpp_message(mad, data_len, hdr_len);
+	else if (data_len > MAD_SIZE)
 		return -EINVAL;
 	if (mad_class(mad) == UMAD_CLASS_SUBN_DIRECTED_ROUTE && !dr_send_valid(file, mad))
 		return -EINVAL;
 
-	memcpy(pkt.mad, mad, data_len);	/* short writes are zero-padded */
+	if (rmpp) {
+		memcpy(pkt.mad, g_bytes_get_data(rmpp, NULL), MIN(data_len, MAD_SIZE));
+		pkt.rmpp = rmpp;
+	} else {
+		memcpy(pkt.mad, mad, data_len);	/* short writes are zero-padded */
+		if (rmpp_class)
+			memset(pkt.mad + 24, 0, 12);	/* RMPP header goes out zeroed */
+	}
 	response = mad_is_response(pkt.mad);
 	if (!response)
-		mad_set_tid(pkt.mad, (uint64_t)a->hi_tid << 32 |
-			    (mad_tid(pkt.mad) & 0xffffffffu));
-	if (!response && is_duplicate(file, mad_tid(pkt.mad), mad_class(pkt.mad)))
+		set_hi_tid(&pkt, a->hi_tid);
+	if (!response && is_duplicate(file, mad_tid(pkt.mad), mad_class(pkt.mad))) {
+		mad_pkt_release(&pkt);
 		return -EINVAL;
+	}
 
 	pkt.dlid = be16toh(hdr.lid);
 	pkt.dqp = be32toh(hdr.qpn);
@@ -601,7 +674,7 @@ ssize_t umad_write(struct umad_file *file, const void *buf, size_t count)
 		s = g_new0(struct umad_send, 1);
 		s->agent = a;
 		s->hdr = hdr;
-		s->pkt = pkt;
+		mad_pkt_copy(&s->pkt, &pkt);
 		s->tid = mad_tid(pkt.mad);
 		s->retries_left = hdr.retries;
 		timer_init(&s->timer, send_timer, s);
@@ -609,6 +682,7 @@ ssize_t umad_write(struct umad_file *file, const void *buf, size_t count)
 		timerq_arm(d->host->tq, &s->timer, (uint64_t)hdr.timeout_ms * 1000);
 	}
 	fabric_send(d->host->fabric, p, &pkt);
+	mad_pkt_release(&pkt);
 	return (ssize_t)count;
 }
 
@@ -624,11 +698,19 @@ ssize_t umad_read(struct umad_file *file, void *buf, size_t count)
 	if (!up)
 		return -EAGAIN;
 	need = hsz + up->len;
-	if (count < need)
-		return -EINVAL;	/* the packet stays at the head */
-	g_queue_pop_head(&file->recv);
 	if (!up->timeout)
 		up->hdr.length = (uint32_t)need;
+	if (count < need) {
+		/* The packet stays at the head (§4.8). */
+		if (up->len <= MAD_SIZE || count < hsz + MAD_SIZE)
+			return -EINVAL;
+		/* A long RMPP message: header and first segment, then ENOSPC;
+		 * hdr.length tells the caller what it needs. */
+		memcpy(buf, &up->hdr, hsz);
+		memcpy((uint8_t *)buf + hsz, up->data, MAD_SIZE);
+		return -ENOSPC;
+	}
+	g_queue_pop_head(&file->recv);
 	memcpy(buf, &up->hdr, hsz);
 	memcpy((uint8_t *)buf + hsz, up->data, up->len);
 	g_free(up);

@@ -59,7 +59,11 @@ void umad_set_wakeup(struct umad_file *file, void (*fn)(void *), void *ctx);
  */
 int umad_ioctl(struct umad_file *file, unsigned cmd, void *arg, size_t *out_len);
 ssize_t umad_write(struct umad_file *file, const void *buf, size_t count);
-/* -EAGAIN when empty, -EINVAL when @count is too small (packet kept). */
+/*
+ * -EAGAIN when empty, -EINVAL when @count is too small (packet kept), and
+ * for a long RMPP message -ENOSPC with the header (its length field saying
+ * what is needed) and the first 256 bytes written to @buf (§4.8).
+ */
 ssize_t umad_read(struct umad_file *file, void *buf, size_t count);
 bool umad_readable(const struct umad_file *file);
 unsigned umad_hdr_size(const struct umad_file *file);

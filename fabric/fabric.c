@@ -7,6 +7,7 @@
 
 #include "fabric/fabric.h"
 #include "fabric/port.h"
+#include "fabric/route.h"
 
 struct fabric *fabric_new(void)
 {
@@ -43,7 +44,7 @@ void fabric_free(struct fabric *f)
 
 	if (!f)
 		return;
-	g_queue_clear_full(&f->events, g_free);
+	fabric_events_clear(f);
 	for (i = 0; i < f->nodes->len; i++)
 		node_free(g_ptr_array_index(f->nodes, i));
 	g_ptr_array_free(f->nodes, TRUE);

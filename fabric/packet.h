@@ -9,6 +9,7 @@
 #define IBEMU_FABRIC_PACKET_H
 
 #include <endian.h>
+#include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -29,7 +30,28 @@ struct mad_pkt {
 	uint8_t hops_left;	/* guard against forwarding loops */
 	bool grh;
 	uint8_t sgid[16], dgid[16];
+	/*
+	 * A kernel-RMPP transfer, moved whole (umad-spec §6.6): the entire
+	 * message (hdr_len + data bytes); mad[] holds its first segment.
+	 * NULL for ordinary MADs. Copies of a packet share it by reference.
+	 */
+	GBytes *rmpp;
 };
+
+/* Take a copy of @src that owns a reference to its RMPP payload. */
+static inline void mad_pkt_copy(struct mad_pkt *dst, const struct mad_pkt *src)
+{
+	*dst = *src;
+	if (dst->rmpp)
+		g_bytes_ref(dst->rmpp);
+}
+
+static inline void mad_pkt_release(struct mad_pkt *p)
+{
+	if (p->rmpp)
+		g_bytes_unref(p->rmpp);
+	p->rmpp = NULL;
+}
 
 static inline uint8_t mad_class(const uint8_t *m) { return m[1]; }
 static inline uint8_t mad_class_version(const uint8_t *m) { return m[2]; }

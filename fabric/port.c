@@ -17,6 +17,9 @@ void port_init_defaults(struct port *p)
 
 	p->width_supported = p->width_enabled = WIDTH_1X | WIDTH_4X;
 	p->speed_supported = p->speed_enabled = SPEED_SDR | SPEED_DDR | SPEED_QDR;
+	/* A port with no cable reports 1X SDR, as hardware does. */
+	p->width_active = WIDTH_1X;
+	p->speed_active = SPEED_SDR;
 	p->state = PORT_DOWN;
 	p->phys_state = PHYS_POLLING;
 	p->link_down_default = PHYS_POLLING;

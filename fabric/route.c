@@ -33,7 +33,7 @@ static void enqueue(struct fabric *f, struct port *at, const struct mad_pkt *p)
 	struct event *ev = g_new(struct event, 1);
 
 	ev->port = at;
-	ev->pkt = *p;
+	mad_pkt_copy(&ev->pkt, p);
 	g_queue_push_tail(&f->events, ev);
 }
 
@@ -141,6 +141,7 @@ static void respond(struct fabric *f, struct port *in, const struct mad_pkt *req
 	unsigned out = 0;
 
 	memcpy(r.mad, resp, MAD_SIZE);
+	r.rmpp = NULL;		/* firmware answers fit one MAD */
 	r.hops_left = MAX_HOPS;
 	r.sqp = req->dqp;
 	r.dqp = req->sqp;
@@ -281,9 +282,20 @@ void fabric_drain(struct fabric *f)
 	f->draining = true;
 	while ((ev = g_queue_pop_head(&f->events))) {
 		arrive(f, ev->port, &ev->pkt);
+		mad_pkt_release(&ev->pkt);
 		g_free(ev);
 	}
 	f->draining = false;
+}
+
+void fabric_events_clear(struct fabric *f)
+{
+	struct event *ev;
+
+	while ((ev = g_queue_pop_head(&f->events))) {
+		mad_pkt_release(&ev->pkt);
+		g_free(ev);
+	}
 }
 
 void fabric_send(struct fabric *f, struct port *port, const struct mad_pkt *pkt)

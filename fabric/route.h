@@ -12,5 +12,7 @@
 
 /* Process every packet in flight; fabric_send() calls it too. */
 void fabric_drain(struct fabric *f);
+/* Drop every packet in flight (teardown). */
+void fabric_events_clear(struct fabric *f);
 
 #endif
