@@ -62,6 +62,26 @@ struct node;
 struct fabric;
 struct port;
 
+/*
+ * Port counters as the PMA reports them (IBA 16.1.3.5, 16.1.4.11). The
+ * packet engine counts real traffic; error counters change only by events.
+ */
+struct port_counters {
+	uint64_t xmit_data, rcv_data;		/* in 32-bit words */
+	uint64_t xmit_pkts, rcv_pkts;
+	uint64_t ucast_xmit, ucast_rcv, mcast_xmit, mcast_rcv;
+	uint32_t symbol_err, link_err_recovery, link_downed, rcv_err;
+	uint32_t rcv_remote_phys_err, rcv_switch_relay_err, xmit_discards;
+	uint32_t xmit_constraint_err, rcv_constraint_err;
+	uint32_t local_link_integrity_err, excessive_buf_overrun_err;
+	uint32_t vl15_dropped, xmit_wait;
+	/*
+	 * PortCounters shows the data counters less these, so that clearing
+	 * it leaves PortCountersExtended as it was (they are separate views).
+	 */
+	uint64_t base_xmit_data, base_rcv_data, base_xmit_pkts, base_rcv_pkts;
+};
+
 /* What the emulator provides to receive MADs that reach an attached port. */
 struct port_upper {
 	/*
@@ -115,6 +135,7 @@ struct port {
 	uint8_t sl2vl[8];	/* SLtoVL, two SLs a byte (per output port) */
 	uint8_t *vlarb;		/* 4 blocks x 64 bytes, allocated on first Set */
 	uint8_t mlnx_epi[64];	/* Mellanox ExtendedPortInfo, opaque */
+	struct port_counters counters;
 
 	struct port_upper upper;	/* .deliver NULL when not attached */
 };

@@ -80,6 +80,10 @@ static void link_up(struct port *p)
 
 static void link_down(struct port *p, unsigned local_phys)
 {
+	if (p->remote && p->phys_state == PHYS_LINKUP) {
+		p->counters.link_downed++;
+		p->remote->counters.link_downed++;
+	}
 	p->phys_state = (uint8_t)local_phys;
 	p->state = PORT_DOWN;
 	port_changed(p);

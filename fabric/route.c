@@ -7,12 +7,15 @@
  */
 #include "config.h"
 
+#include "fabric/pma.h"
 #include "fabric/port.h"
 #include "fabric/route.h"
 #include "fabric/sma.h"
 #include "fabric/smi.h"
 
 #define MAX_HOPS 64
+/* LRH + BTH + DETH + MAD + ICRC + VCRC = 290 bytes: 72 words, as ibsim. */
+#define MAD_PACKET_DWORDS 72
 
 struct event {
 	struct port *port;	/* where the packet arrives */
@@ -61,6 +64,9 @@ static void transmit(struct fabric *f, struct port *out, struct mad_pkt *p)
 		return;
 	}
 	p->hops_left--;
+	/* An RMPP transfer crosses the cable as 256-byte segments. */
+	pma_count(out, r, p->rmpp ? (unsigned)((g_bytes_get_size(p->rmpp) + 255) / 256) : 1,
+		  MAD_PACKET_DWORDS, p->dlid >= 0xc000 && p->dlid != LID_PERMISSIVE);
 	enqueue(f, r, p);
 }
 
@@ -208,6 +214,14 @@ static void local_receive(struct fabric *f, struct port *in, struct mad_pkt *p,
 		case SMA_PASS:
 			break;
 		}
+	}
+	/* PerfMgt Get/Set are answered by firmware (umad-spec §4.6 step 3). */
+	if (mad_class(p->mad) == UMAD_CLASS_PERF_MGMT &&
+	    (method == UMAD_METHOD_GET || method == UMAD_METHOD_SET)) {
+		pma_process(n, in, p->mad, resp);
+		f->delivered++;
+		respond(f, in, p, resp, by_lid);
+		return;
 	}
 	if (hp->upper.deliver && hp->upper.deliver(hp->upper.ctx, hp, p)) {
 		f->delivered++;

@@ -1,0 +1,56 @@
+#!/bin/bash
+# opensm, unmodified, as the subnet manager of the default fabric (on
+# host1 port 1): it reaches SUBNET UP, every port goes Active, ibstat shows
+# the LIDs it assigned, saquery returns what opensm holds through kernel
+# RMPP and the ENOSPC long read, perfquery sees counters that grew with the
+# traffic, ibqueryerrors and the LID-routed tools follow its routes.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$WORK/run.sh" <<'SCRIPT'
+set -u
+W=$1
+OSM_CACHE_DIR=$W/cache opensm -d2 -f "$W/opensm.log" >/dev/null 2>&1 &
+osm=$!
+n=0
+until grep -q "SUBNET UP" "$W/opensm.log" 2>/dev/null || [ $n -ge 300 ]; do
+	n=$((n + 1)); timeout 0.1 tail -f /dev/null
+done
+echo "sweep waited $n"
+ibstat ibemu0
+echo "NodeRecords $(saquery | grep -c 'NodeRecord dump')"
+echo "PathRecords $(saquery -p | grep -c 'PathRecord dump')"
+echo "LinkRecords $(saquery LR | grep -c 'LinkRecord dump')"
+echo "PortInfoRecords $(saquery PIR 2>/dev/null | grep -c 'PortInfoRecord dump')"
+saquery 'host3 HCA-1' | grep -E 'lid|NodeDescription'
+echo "MCMemberRecords $(saquery -g 2>/dev/null | grep -c 'MCMemberRecord group dump')"
+perfquery -x 5 1 | grep -E 'PortXmitPkts|PortRcvPkts'
+ibqueryerrors; echo "ibqueryerrors rc=$?"
+ibswitches
+iblinkinfo | grep -c Active | sed 's/^/active link lines /'
+kill $osm
+wait $osm
+echo "opensm rc=$?"
+SCRIPT
+mkdir -p "$WORK/cache"
+ibemu_run -- bash "$WORK/run.sh" "$WORK"
+expect_rc 0 "script ran"
+n=$(sed -n 's/^sweep waited //p' "$WORK/out")
+if [ "${n:-300}" -lt 300 ]; then pass "SUBNET UP seen in the log after ${n}00 ms at most"; else fail "waited the whole 30 s for SUBNET UP"; fi
+if grep -q "SUBNET UP" "$WORK/opensm.log"; then pass "opensm reached SUBNET UP"; else fail "no SUBNET UP"; cat "$WORK/opensm.log" | tail -20; fi
+if grep -q " ERR " "$WORK/opensm.log"; then fail "opensm logged errors"; grep " ERR " "$WORK/opensm.log" | head; else pass "opensm logged no ERR"; fi
+expect_line "State: Active" "host1 port 1 Active"
+expect_no_line "State: Initializing" "no port left in Init"
+expect_line "SM lid: 1" "SM LID in sysfs"
+expect_line "Base lid: 1" "opensm gave its own port LID 1"
+expect_line "NodeRecords 7" "saquery: a NodeRecord per CA port and switch"
+expect_line "PathRecords 49" "saquery -p: 7 x 7 PathRecords"
+expect_line "LinkRecords 14" "saquery LR: both directions of 7 cables"
+expect_line "NodeDescription.........host3 HCA-1" "saquery -N finds host3"
+expect_line "MCMemberRecords" "saquery -g ran"
+if awk -F. '/PortXmitPkts/ { if ($NF + 0 > 0) ok = 1 } END { exit !ok }' "$WORK/out"; then
+	pass "perfquery -x of a remote port: traffic counted"; else fail "remote counters did not grow"; fi
+expect_line "ibqueryerrors rc=0" "ibqueryerrors runs"
+expect_line 'Switch	: 0x0002c90200000100 ports 8 "ibemu leaf switch 1" enhanced port 0 lid' "ibswitches after the sweep"
+expect_line "active link lines 14" "iblinkinfo: every cable Active (7 cables, seen from both ends)"
+expect_line "opensm rc=0" "opensm exits cleanly"
+finish
