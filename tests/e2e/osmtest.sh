@@ -1,0 +1,33 @@
+#!/bin/bash
+# osmtest against opensm's SA on the default fabric: -f c builds the
+# inventory (NodeRecord, PortInfoRecord, PathRecord... GetTables, RMPP,
+# ENOSPC in osmtest's receiver thread), -f a validates it, including the
+# wrong-SM_Key check and ServiceRecord Set/Get/Delete. (ibsim hangs on -f a.)
+. "$(dirname "$0")/lib.sh"
+
+cat >"$WORK/run.sh" <<'SCRIPT'
+set -u
+W=$1
+OSM_CACHE_DIR=$W/cache opensm -d2 -f "$W/opensm.log" >/dev/null 2>&1 &
+osm=$!
+n=0
+until grep -q "SUBNET UP" "$W/opensm.log" 2>/dev/null || [ $n -ge 300 ]; do
+	n=$((n + 1)); timeout 0.1 tail -f /dev/null
+done
+cd "$W"
+timeout 120 osmtest -f c -i "$W/inventory" >"$W/c.log" 2>&1; echo "osmtest -f c rc=$?"
+timeout 120 osmtest -f a -i "$W/inventory" >"$W/a.log" 2>&1; echo "osmtest -f a rc=$?"
+grep -c '^' "$W/inventory" | sed 's/^/inventory lines /'
+kill $osm
+wait $osm
+SCRIPT
+mkdir -p "$WORK/cache"
+ibemu_run -- bash "$WORK/run.sh" "$WORK"
+expect_line "osmtest -f c rc=0" "osmtest -f c exits 0"
+expect_line "osmtest -f a rc=0" "osmtest -f a exits 0"
+if grep -q 'TEST "Create Inventory" PASS' "$WORK/c.log"; then pass "Create Inventory PASS"; else fail "Create Inventory"; tail -20 "$WORK/c.log"; fi
+if grep -q 'TEST "All Validations" PASS' "$WORK/a.log"; then pass "All Validations PASS"; else fail "All Validations"; tail -20 "$WORK/a.log"; fi
+# 7 NodeRecords and 49 PathRecords must all be in the inventory.
+if [ "$(grep -c '^DEFINE_NODE' "$WORK/inventory")" = 7 ]; then pass "7 nodes in the inventory"; else fail "inventory nodes: $(grep -c '^DEFINE_NODE' "$WORK/inventory")"; fi
+if [ "$(grep -c '^DEFINE_PATH' "$WORK/inventory")" = 49 ]; then pass "49 paths in the inventory"; else fail "inventory paths: $(grep -c '^DEFINE_PATH' "$WORK/inventory")"; fi
+finish
