@@ -40,6 +40,7 @@ static int usage(FILE *out)
 		"  run [OPTION...] [--] [CMD [ARG...]]  run CMD (default: $SHELL) with\n"
 		"                                      emulated /dev/infiniband and sysfs\n"
 		"  topo check FILE                     validate a topology file\n"
+		"  topo gen fattree RADIX              print a two-level fat tree\n"
 		"  --version                           print the version\n"
 		"\n"
 		"Run `ibemu run --help` for the options of run.\n");
@@ -66,8 +67,19 @@ static int cmd_topo(int argc, char **argv)
 	struct fabric_counts c;
 	struct fabric *f;
 
+	if (argc == 4 && !strcmp(argv[1], "gen") && !strcmp(argv[2], "fattree")) {
+		char *end;
+		unsigned long radix = strtoul(argv[3], &end, 10);
+
+		if (*end || topo_gen_fattree2(stdout, (unsigned)radix) < 0) {
+			fprintf(stderr, "ibemu topo gen fattree: RADIX must be an even number 2..254\n");
+			return 2;
+		}
+		return 0;
+	}
 	if (argc != 3 || strcmp(argv[1], "check")) {
-		fprintf(stderr, "Usage: ibemu topo check FILE\n");
+		fprintf(stderr, "Usage: ibemu topo check FILE\n"
+			"       ibemu topo gen fattree RADIX   (two-level fat tree)\n");
 		return 2;
 	}
 	f = load_fabric(argv[2]);

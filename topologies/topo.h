@@ -30,6 +30,10 @@ struct fabric *topo_load_file(const char *path, GError **err);
 struct fabric *topo_load_string(const char *text, const char *name,
 				GError **err);
 
+/* gen.c: write a two-level fat tree of @radix-port switches; -1 if bad. */
+#include <stdio.h>
+int topo_gen_fattree2(FILE *out, unsigned radix);
+
 /* The built-in default fabric (topologies/default.net). */
 extern const char topo_default_text[];
 struct fabric *topo_load_default(void);

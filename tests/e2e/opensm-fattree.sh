@@ -1,0 +1,33 @@
+#!/bin/bash
+# opensm on a 2-level fat tree of 36-port switches (topologies/fattree-648.net,
+# from `ibemu topo gen fattree 36`): 648 HCAs, 54 switches, 1296 cables.
+# SUBNET UP, every cable Active, and saquery returns all 702 NodeRecords.
+. "$(dirname "$0")/lib.sh"
+
+NET="$TOPOLOGIES/fattree-648.net"
+"$IBEMU" topo gen fattree 36 >"$WORK/gen.net"
+expect_same "$NET" "$WORK/gen.net" "the shipped fat tree is what the generator writes"
+
+cat >"$WORK/run.sh" <<'SCRIPT'
+set -u
+W=$1
+OSM_CACHE_DIR=$W/cache opensm -d2 -f "$W/opensm.log" >/dev/null 2>&1 &
+osm=$!
+n=0
+until grep -q "SUBNET UP" "$W/opensm.log" 2>/dev/null || [ $n -ge 600 ]; do
+	n=$((n + 1)); timeout 0.1 tail -f /dev/null
+done
+echo "NodeRecords $(saquery | grep -c 'NodeRecord dump')"
+echo "active ends $(iblinkinfo | grep -c 'Active/  LinkUp')"
+ibstat ibemu0 | grep -E 'State|Base lid'
+kill $osm
+wait $osm
+SCRIPT
+mkdir -p "$WORK/cache"
+ibemu_run --topology "$NET" -- bash "$WORK/run.sh" "$WORK"
+if grep -q "SUBNET UP" "$WORK/opensm.log"; then pass "SUBNET UP on 648 HCAs"; else fail "no SUBNET UP"; fi
+if grep -q " ERR " "$WORK/opensm.log"; then fail "opensm logged errors"; grep " ERR " "$WORK/opensm.log" | head -5; else pass "opensm logged no ERR"; fi
+expect_line "NodeRecords 702" "saquery: 648 + 54 NodeRecords"
+expect_line "active ends 2592" "iblinkinfo: both ends of all 1296 cables Active"
+expect_line "State: Active" "the host's port is Active"
+finish
