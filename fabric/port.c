@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "fabric/port.h"
+#include "fabric/trap.h"
 
 void port_init_defaults(struct port *p)
 {
@@ -76,6 +77,8 @@ static void link_up(struct port *p)
 	p->state = r->state = PORT_INIT;
 	port_changed(p);
 	port_changed(r);
+	trap_link_state_changed(p);
+	trap_link_state_changed(r);
 }
 
 static void link_down(struct port *p, unsigned local_phys)
@@ -87,10 +90,12 @@ static void link_down(struct port *p, unsigned local_phys)
 	p->phys_state = (uint8_t)local_phys;
 	p->state = PORT_DOWN;
 	port_changed(p);
+	trap_link_state_changed(p);
 	if (p->remote && p->remote->phys_state != PHYS_DISABLED) {
 		p->remote->phys_state = PHYS_POLLING;
 		p->remote->state = PORT_DOWN;
 		port_changed(p->remote);
+		trap_link_state_changed(p->remote);
 	}
 }
 
