@@ -224,17 +224,14 @@ static bool kernel_rmpp(const struct umad_agent *a)
 	return a->rmpp_version && !(a->flags & UMAD_REG_USER_RMPP);
 }
 
-/*
- * recv_handler(): the header a received MAD is read with (§4.7). A kernel-
- * RMPP agent gets an RMPP transfer reassembled, hdr_len + D bytes long
- * (§6.5); any other agent gets its first segment as a plain MAD (§6.7).
- */
-static void deliver_to_agent(struct umad_agent *a, const struct mad_pkt *pkt)
+static size_t class_hdr_len(uint8_t mgmt_class);
+
+/* recv_handler(): the header a received MAD is read with (§4.7). */
+static void deliver_packet(struct umad_agent *a, const struct mad_pkt *pkt,
+			   const uint8_t *data, size_t len)
 {
 	struct umad_file *file = a->file;
 	struct port *ip = port_info_port(file->dev->port);
-	bool whole = pkt->rmpp && kernel_rmpp(a);
-	size_t len = whole ? g_bytes_get_size(pkt->rmpp) : MAD_SIZE;
 	struct queued_packet *up = packet_new(len);
 
 	up->hdr.id = a->id;
@@ -246,11 +243,57 @@ static void deliver_to_agent(struct umad_agent *a, const struct mad_pkt *pkt)
 	if (pkt->grh)
 		memcpy(up->hdr.gid, pkt->sgid, 16);
 	up->hdr.pkey_index = (uint16_t)pkey_index_of(file->dev->port, pkt->pkey);
-	if (whole)
-		memcpy(up->data, g_bytes_get_data(pkt->rmpp, NULL), len);
-	else
-		memcpy(up->data, pkt->mad, MAD_SIZE);
+	memcpy(up->data, data, len);
 	queue_packet(file, up);
+}
+
+/*
+ * A user-RMPP agent sees the wire: every segment of a transfer with the
+ * RMPP header the kernel's sender gave it (mad_rmpp.c send_next_seg).
+ */
+static void deliver_segments(struct umad_agent *a, const struct mad_pkt *pkt)
+{
+	gsize total;
+	const uint8_t *msg = g_bytes_get_data(pkt->rmpp, &total);
+	size_t hdr_len = class_hdr_len(msg[1]), seg_data = MAD_SIZE - hdr_len;
+	size_t d = total - hdr_len, segs = d ? (d + seg_data - 1) / seg_data : 1;
+	size_t pad = segs * seg_data - d, i;
+
+	for (i = 1; i <= segs; i++) {
+		uint8_t seg[MAD_SIZE] = { 0 };
+		size_t off = (i - 1) * seg_data, n = MIN(seg_data, d - off);
+		uint32_t v = htobe32((uint32_t)i);
+
+		memcpy(seg, msg, hdr_len);
+		memcpy(seg + hdr_len, msg + hdr_len + off, n);
+		seg[26] = (uint8_t)((msg[26] & ~(RMPP_FLAG_FIRST | RMPP_FLAG_LAST)) |
+				    (i == 1 ? RMPP_FLAG_FIRST : 0) |
+				    (i == segs ? RMPP_FLAG_LAST : 0));
+		memcpy(seg + 28, &v, 4);
+		if (i == segs && i != 1) {
+			v = htobe32((uint32_t)(RMPP_SEG_PAYLOAD - pad));
+			memcpy(seg + 32, &v, 4);
+		} else if (i != 1) {
+			memset(seg + 32, 0, 4);
+		}
+		deliver_packet(a, pkt, seg, MAD_SIZE);
+	}
+}
+
+/*
+ * A kernel-RMPP agent gets an RMPP transfer reassembled, hdr_len + D bytes
+ * long (§6.5); a user-RMPP agent its segments; any other agent the first
+ * segment as a plain MAD, later ones being unmatched (§6.7).
+ */
+static void deliver_to_agent(struct umad_agent *a, const struct mad_pkt *pkt)
+{
+	if (pkt->rmpp && kernel_rmpp(a))
+		deliver_packet(a, pkt, g_bytes_get_data(pkt->rmpp, NULL),
+			       g_bytes_get_size(pkt->rmpp));
+	else if (pkt->rmpp && (a->flags & UMAD_REG_USER_RMPP))
+		deliver_segments(a, pkt);
+	else
+		deliver_packet(a, pkt, pkt->mad, MAD_SIZE);
 }
 
 static void send_free(struct umad_send *s)
@@ -506,7 +549,7 @@ static void send_timer(struct timer *t, void *ctx)
 }
 
 /* The class data offset used by the kernel's length checks (hdr_len). */
-static unsigned class_hdr_len(uint8_t mgmt_class)
+static size_t class_hdr_len(uint8_t mgmt_class)
 {
 	if (mgmt_class == UMAD_CLASS_SUBN_ADM)
 		return 56;	/* IB_MGMT_SA_HDR */

@@ -11,6 +11,7 @@
 
 #include "emulator/umad.h"
 #include "emulator/umad_abi.h"
+#include "fabric/configure.h"
 #include "fabric/port.h"
 #include "testfab.h"
 
@@ -292,6 +293,45 @@ static void test_old_header(void **state)
 	assert_int_equal(buf[56 + 3], 0x81);
 }
 
+/* A 3-segment vendor RMPP send from a kernel-RMPP agent to a user-RMPP
+ * agent on the same port (HCA loopback): the receiver sees 3 segments. */
+static void test_user_rmpp_sees_segments(void **state)
+{
+	struct env *e = *state;
+	struct umad_abi_reg_req2 r2 = { .qpn = 1, .mgmt_class = 0x31,
+					.mgmt_class_version = 1, .flags = UMAD_REG_USER_RMPP,
+					.oui = 0x001405, .rmpp_version = 1 };
+	struct umad_abi_reg_req r1 = { .qpn = 1, .mgmt_class = 0x31,
+				       .mgmt_class_version = 1, .rmpp_version = 1,
+				       .oui = { 0x00, 0x14, 0x05 } };
+	size_t out, d = 2 * 216 + 100, i;
+	uint8_t buf[64 + 40 + 2 * 216 + 100] = { 0 }, rd[64 + 256];
+	struct umad_abi_hdr *hdr = (void *)buf;
+	uint8_t *mad = buf + 64;
+
+	fabric_configure(e->f, umad_dev_port(e->dev));
+	enable_pkey(e->a);
+	r2.method_mask[0] = 1u << 2;	/* Set */
+	assert_int_equal(umad_ioctl(e->b, UMAD_IOC_REGISTER_AGENT2, &r2, &out), 0);
+	assert_int_equal(umad_ioctl(e->a, UMAD_IOC_REGISTER_AGENT, &r1, &out), 0);
+	hdr->qpn = htobe32(1);
+	hdr->qkey = htobe32(0x80010000);
+	hdr->lid = htobe16(umad_dev_port(e->dev)->lid);
+	mad[0] = 1; mad[1] = 0x31; mad[2] = 1; mad[3] = 0x02;
+	mad[24] = 1; mad[25] = 1; mad[26] = 1;	/* RMPP Active */
+	mad[38] = 0x14; mad[39] = 0x05;
+	for (i = 0; i < d; i++)
+		mad[40 + i] = (uint8_t)i;
+	assert_int_equal(umad_write(e->a, buf, sizeof(buf)), sizeof(buf));
+	for (i = 1; i <= 3; i++) {
+		assert_int_equal(umad_read(e->b, rd, sizeof(rd)), 64 + 256);
+		assert_int_equal(rd[64 + 31], i);			/* SegmentNumber */
+		assert_int_equal(rd[64 + 26] & 7, 1 | (i == 1 ? 2 : 0) | (i == 3 ? 4 : 0));
+		assert_int_equal(rd[64 + 40], (uint8_t)((i - 1) * 216));	/* its data */
+	}
+	assert_false(umad_readable(e->b));
+}
+
 static void test_issm(void **state)
 {
 	struct env *e = *state;
@@ -317,6 +357,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_timeout_and_retries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unsolicited_and_unclaimed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_old_header, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_user_rmpp_sees_segments, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_issm, setup, teardown),
 	};
 
