@@ -704,8 +704,14 @@ ssize_t umad_write(struct umad_file *file, const void *buf, size_t count)
 	pkt.pkey = p->pkeys[file->use_pkey_index && hdr.pkey_index < p->npkeys ?
 			    hdr.pkey_index : 0];
 	pkt.grh = hdr.grh_present;
-	if (pkt.grh)
+	if (pkt.grh) {
+		/* The source GID is the port's GID 0: prefix and port GUID. */
+		uint64_t pfx = htobe64(ip->gid_prefix), guid = htobe64(p->guid);
+
 		memcpy(pkt.dgid, hdr.gid, 16);
+		memcpy(pkt.sgid, &pfx, 8);
+		memcpy(pkt.sgid + 8, &guid, 8);
+	}
 	pkt.sqp = mad_is_smp(pkt.mad) ? 0 : 1;
 
 	g_debug("umad%u: send agent %u class 0x%02x method 0x%02x attr 0x%04x mod 0x%x tid 0x%016" G_GINT64_MODIFIER "x dlid 0x%x timeout %u retries %u",

@@ -75,6 +75,7 @@ struct port_counters {
 	uint32_t xmit_constraint_err, rcv_constraint_err;
 	uint32_t local_link_integrity_err, excessive_buf_overrun_err;
 	uint32_t vl15_dropped, xmit_wait;
+	uint64_t xmit_data_sl[16], rcv_data_sl[16];	/* per SL, in words */
 	/*
 	 * PortCounters shows the data counters less these, so that clearing
 	 * it leaves PortCountersExtended as it was (they are separate views).

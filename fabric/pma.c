@@ -18,8 +18,10 @@
 #define PMA_CAP_XMIT_WAIT		0x1000
 
 void pma_count(struct port *out, struct port *in, unsigned packets,
-	       unsigned dwords, bool multicast)
+	       unsigned dwords, unsigned sl, bool multicast)
 {
+	out->counters.xmit_data_sl[sl & 15] += (uint64_t)packets * dwords;
+	in->counters.rcv_data_sl[sl & 15] += (uint64_t)packets * dwords;
 	out->counters.xmit_pkts += packets;
 	out->counters.xmit_data += (uint64_t)packets * dwords;
 	in->counters.rcv_pkts += packets;
@@ -60,6 +62,10 @@ static void gather(struct node *n, unsigned sel, struct port_counters *c)
 		ADD(base_xmit_data); ADD(base_rcv_data); ADD(base_xmit_pkts);
 		ADD(base_rcv_pkts);
 #undef ADD
+		for (unsigned sl = 0; sl < 16; sl++) {
+			c->xmit_data_sl[sl] += p->xmit_data_sl[sl];
+			c->rcv_data_sl[sl] += p->rcv_data_sl[sl];
+		}
 	}
 }
 
@@ -209,6 +215,29 @@ void pma_process(struct node *n, struct port *in, const uint8_t *req,
 				      mad_get_field((void *)rd, 0, IB_PC_EXT_COUNTER_SELECT_F));
 			ext_counters_get(&c, d);
 		}
+		break;
+	case IB_GSI_PORT_XMIT_DATA_SL:
+	case IB_GSI_PORT_RCV_DATA_SL:
+		if (!select_ports(n, in, &sel)) {
+			status = UMAD_STATUS_INVALID_ATTR_VALUE;
+			goto out;
+		}
+		gather(n, sel, &c);
+		mad_set_field(d, 0, IB_PC_PORT_SELECT_F, sel);
+		for (i = 0; i < 16; i++) {
+			if (mad_attr_id(req) == IB_GSI_PORT_XMIT_DATA_SL)
+				mad_set_field(d, 0, IB_PC_XMT_DATA_SL0_F + i, sat(c.xmit_data_sl[i], 32));
+			else
+				mad_set_field(d, 0, IB_PC_RCV_DATA_SL0_F + i, sat(c.rcv_data_sl[i], 32));
+		}
+		break;
+	case IB_GSI_PORT_RCV_ERROR_DETAILS:
+	case IB_GSI_PORT_XMIT_DISCARD_DETAILS:
+		/* Nothing in the simulation makes these errors yet: all 0. */
+		if (!select_ports(n, in, &sel))
+			status = UMAD_STATUS_INVALID_ATTR_VALUE;
+		else
+			mad_set_field(d, 0, IB_PC_PORT_SELECT_F, sel);
 		break;
 	case UMAD_ATTR_CLASS_PORT_INFO:
 		status = set ? UMAD_STATUS_ATTR_NOT_SUPPORTED : class_port_info(n, d);

@@ -13,8 +13,8 @@
 void pma_process(struct node *n, struct port *in, const uint8_t *req,
 		 uint8_t *resp);
 
-/* Count one packet of @dwords 32-bit words leaving @out for @in. */
+/* Count @packets of @dwords 32-bit words on SL @sl leaving @out for @in. */
 void pma_count(struct port *out, struct port *in, unsigned packets,
-	       unsigned dwords, bool multicast);
+	       unsigned dwords, unsigned sl, bool multicast);
 
 #endif

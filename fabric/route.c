@@ -66,7 +66,7 @@ static void transmit(struct fabric *f, struct port *out, struct mad_pkt *p)
 	p->hops_left--;
 	/* An RMPP transfer crosses the cable as 256-byte segments. */
 	pma_count(out, r, p->rmpp ? (unsigned)((g_bytes_get_size(p->rmpp) + 255) / 256) : 1,
-		  MAD_PACKET_DWORDS, p->dlid >= 0xc000 && p->dlid != LID_PERMISSIVE);
+		  MAD_PACKET_DWORDS, p->sl, p->dlid >= 0xc000 && p->dlid != LID_PERMISSIVE);
 	enqueue(f, r, p);
 }
 

@@ -24,6 +24,9 @@ echo "PortInfoRecords $(saquery PIR 2>/dev/null | grep -c 'PortInfoRecord dump')
 saquery 'host3 HCA-1' | grep -E 'lid|NodeDescription'
 echo "MCMemberRecords $(saquery -g 2>/dev/null | grep -c 'MCMemberRecord group dump')"
 perfquery -x 5 1 | grep -E 'PortXmitPkts|PortRcvPkts'
+perfquery -X 5 1 | grep XmtDataSL0
+dump_fts 2>/dev/null | grep 'valid lids dumped'
+ibtracert -G 0x0002c90300000101 0x0002c90300000106 | grep -E '^(From|To)|->'
 ibqueryerrors; echo "ibqueryerrors rc=$?"
 ibswitches
 iblinkinfo | grep -c Active | sed 's/^/active link lines /'
@@ -50,6 +53,11 @@ expect_line "MCMemberRecords" "saquery -g ran"
 if awk -F. '/PortXmitPkts/ { if ($NF + 0 > 0) ok = 1 } END { exit !ok }' "$WORK/out"; then
 	pass "perfquery -x of a remote port: traffic counted"; else fail "remote counters did not grow"; fi
 expect_line "ibqueryerrors rc=0" "ibqueryerrors runs"
+if [ "$(grep -c '^7 valid lids dumped' "$WORK/out")" = 2 ]; then pass "dump_fts: both switches route all 7 LIDs"; else fail "dump_fts"; fi
+expect_line 'From ca {0x0002c90300000100} portnum 1 lid 1-1 "host1 HCA-1"' "ibtracert by GUID (resolved through the SA) starts at host1"
+expect_line 'To ca {0x0002c90300000105} portnum 1' "and follows opensm's routes to host3"
+if awk -F. '/XmtDataSL0/ { if ($NF + 0 > 0) ok = 1 } END { exit !ok }' "$WORK/out"; then
+	pass "perfquery -X: per-SL data counted"; else fail "perfquery -X"; fi
 expect_line 'Switch	: 0x0002c90200000100 ports 8 "ibemu leaf switch 1" enhanced port 0 lid' "ibswitches after the sweep"
 expect_line "active link lines 14" "iblinkinfo: every cable Active (7 cables, seen from both ends)"
 expect_line "opensm rc=0" "opensm exits cleanly"
