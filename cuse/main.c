@@ -2,8 +2,10 @@
 /*
  * ibemu: the command line.
  *
- *   ibemu run [--topology FILE] [--attach NODE]... [-v] [--] [COMMAND...]
- *   ibemu topo check FILE
+ *   ibemu run [--topology FILE] [--attach NODE]... [--configured] [--seed N]
+ *             [--name NAME] [--scenario FILE] [-v] [--] [COMMAND...]
+ *   ibemu ctl [--name NAME | --socket PATH] COMMAND...
+ *   ibemu topo check FILE | topo gen fattree RADIX
  *
  * `run` is namespace mode: the fabric, the umad devices and the mock sysfs
  * exist for COMMAND and its children, and ibemu exits with its status.
@@ -21,6 +23,8 @@
 #include <glib-unix.h>
 
 #include "cuse/fusefs.h"
+#include "emulator/ctl.h"
+#include "emulator/scenario.h"
 #include "cuse/nsmode.h"
 #include "cuse/sysfs.h"
 #include "emulator/umad.h"
@@ -39,6 +43,7 @@ static int usage(FILE *out)
 		"Commands:\n"
 		"  run [OPTION...] [--] [CMD [ARG...]]  run CMD (default: $SHELL) with\n"
 		"                                      emulated /dev/infiniband and sysfs\n"
+		"  ctl [--name N] COMMAND...           steer a running emulator (ibemu ctl help)\n"
 		"  topo check FILE                     validate a topology file\n"
 		"  topo gen fattree RADIX              print a two-level fat tree\n"
 		"  --version                           print the version\n"
@@ -90,6 +95,79 @@ static int cmd_topo(int argc, char **argv)
 	       argv[2], c.nodes, c.switches, c.cas, c.routers, c.links, c.ports);
 	fabric_free(f);
 	return 0;
+}
+
+/* Where control sockets live: /run/ibemu for root, else /tmp/ibemu-UID. */
+static char *ctl_dir(void)
+{
+	return getuid() == 0 ? g_strdup("/run/ibemu") :
+	       g_strdup_printf("/tmp/ibemu-%u", getuid());
+}
+
+static char *ctl_path_for(const char *name)
+{
+	char *dir = ctl_dir(), *file = g_strdup_printf("%s.sock", name);
+	char *path = g_build_filename(dir, file, NULL);
+
+	g_free(dir);
+	g_free(file);
+	return path;
+}
+
+/* --socket, then $IBEMU_CTL (set inside `ibemu run`), then --name, then
+ * the only emulator running for this user. */
+static char *find_ctl(const char *socket_path, const char *name)
+{
+	char *dir, *found = NULL;
+	const char *e;
+	GDir *d;
+	unsigned n = 0;
+
+	if (socket_path)
+		return g_strdup(socket_path);
+	if (name)
+		return ctl_path_for(name);
+	if ((e = getenv("IBEMU_CTL")) && *e)
+		return g_strdup(e);
+	dir = ctl_dir();
+	d = g_dir_open(dir, 0, NULL);
+	while (d && (e = g_dir_read_name(d)))
+		if (g_str_has_suffix(e, ".sock") && ++n == 1)
+			found = g_build_filename(dir, e, NULL);
+	if (d)
+		g_dir_close(d);
+	g_free(dir);
+	if (n == 1)
+		return found;
+	g_free(found);
+	fprintf(stderr, n ? "ibemu ctl: %u emulators are running; say which with --name\n" :
+		"ibemu ctl: no emulator is running (start one with ibemu run)\n", n);
+	return NULL;
+}
+
+static int cmd_ctl(int argc, char **argv)
+{
+	const char *socket_path = NULL, *name = NULL;
+	char *path;
+	int i = 1, ret;
+
+	while (i + 1 < argc && (!strcmp(argv[i], "--name") || !strcmp(argv[i], "--socket"))) {
+		if (!strcmp(argv[i], "--name"))
+			name = argv[i + 1];
+		else
+			socket_path = argv[i + 1];
+		i += 2;
+	}
+	if (i >= argc) {
+		fprintf(stderr, "Usage: ibemu ctl [--name NAME | --socket PATH] COMMAND... (ibemu ctl help)\n");
+		return 2;
+	}
+	path = find_ctl(socket_path, name);
+	if (!path)
+		return 1;
+	ret = ctl_client(path, argc - i, argv + i);
+	g_free(path);
+	return ret;
 }
 
 struct run_state {
@@ -152,6 +230,12 @@ static int cmd_run(int argc, char **argv)
 	gchar *topology = NULL, **attach = NULL, **cmd = NULL;
 	gint verbose = 0;
 	gboolean verbose_flag = FALSE, configured = FALSE;
+	gchar *name = NULL, *scenario_file = NULL, *seed_str = NULL, *ctl_sock = NULL;
+	struct ctl_env env = { 0 };
+	struct ctl_server *ctl = NULL;
+	struct scenario *sc = NULL;
+	gchar **envp = NULL;
+	guint32 seed;
 	GOptionEntry entries[] = {
 		{ "topology", 't', 0, G_OPTION_ARG_FILENAME, &topology,
 		  "Topology file (ibnetdiscover or ibsim net format)", "FILE" },
@@ -159,6 +243,12 @@ static int cmd_run(int argc, char **argv)
 		  "Node (id or GUID) whose ports are this host's; repeatable (default: the first CA)", "NODE" },
 		{ "configured", 'c', 0, G_OPTION_ARG_NONE, &configured,
 		  "Start as if a subnet manager had run: LIDs, routes, ports Active", NULL },
+		{ "seed", 0, 0, G_OPTION_ARG_STRING, &seed_str,
+		  "Seed of every random choice (default: a new one; see ibemu ctl seed)", "N" },
+		{ "name", 'n', 0, G_OPTION_ARG_STRING, &name,
+		  "Name of this emulator for ibemu ctl --name (default: run-PID)", "NAME" },
+		{ "scenario", 's', 0, G_OPTION_ARG_FILENAME, &scenario_file,
+		  "Run the timed steps of a scenario file from the start", "FILE" },
 		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose_flag,
 		  "Log more (repeat -v via IBEMU_DEBUG=1 for a trace of every MAD)", NULL },
 		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &cmd, NULL, "[--] [CMD [ARG...]]" },
@@ -192,8 +282,47 @@ static int cmd_run(int argc, char **argv)
 	f = load_fabric(topology);
 	if (!f)
 		goto out;
+	if (seed_str) {
+		char *end;
+
+		seed = (guint32)g_ascii_strtoull(seed_str, &end, 0);
+		if (*end) {
+			fprintf(stderr, "ibemu run: --seed wants a number\n");
+			ret = 2;
+			goto out;
+		}
+	} else {
+		seed = g_random_int();
+	}
+	if (scenario_file) {
+		sc = scenario_load(scenario_file, &err);
+		if (!sc) {
+			fprintf(stderr, "ibemu: %s\n", err->message);
+			goto out;
+		}
+	}
 	tq = timerq_new(timerq_monotonic_clock, NULL);
+	f->tq = tq;
+	fault_set_clear(&f->faults);
+	fault_set_init(&f->faults, seed);
+	if (verbose || sc)
+		fprintf(stderr, "ibemu: seed %u\n", seed);
 	host = umad_host_new(f, tq);
+	env.fabric = f;
+	env.tq = tq;
+	env.scenarios = g_ptr_array_new_with_free_func((GDestroyNotify)scenario_free);
+	{
+		char *n = name ? g_strdup(name) : g_strdup_printf("run-%d", getpid());
+
+		ctl_sock = ctl_path_for(n);
+		g_free(n);
+	}
+	ctl = ctl_server_new(&env, ctl_sock, &err);
+	if (!ctl) {
+		fprintf(stderr, "ibemu: %s\n", err->message);
+		goto out;
+	}
+	envp = g_environ_setenv(g_get_environ(), "IBEMU_CTL", ctl_sock, TRUE);
 	if (attach_nodes(f, host, attach) < 0)
 		goto out;
 	if (configured)
@@ -215,8 +344,13 @@ static int cmd_run(int argc, char **argv)
 		goto out;
 	}
 
+	if (sc) {
+		scenario_start(sc, &env);
+		g_ptr_array_add(env.scenarios, sc);
+		sc = NULL;
+	}
 	rs.loop = g_main_loop_new(NULL, FALSE);
-	if (!g_spawn_async(NULL, cmd && cmd[0] ? cmd : default_cmd, NULL,
+	if (!g_spawn_async(NULL, cmd && cmd[0] ? cmd : default_cmd, envp,
 			   G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD |
 			   G_SPAWN_CHILD_INHERITS_STDIN,
 			   NULL, NULL, &rs.child, &err)) {
@@ -238,6 +372,10 @@ static int cmd_run(int argc, char **argv)
 out:
 	if (err)
 		g_error_free(err);
+	ctl_server_free(ctl);
+	if (env.scenarios)
+		g_ptr_array_free(env.scenarios, TRUE);
+	scenario_free(sc);
 	fusefs_free(fs);
 	vfs_free(vfs);
 	umad_host_free(host);
@@ -247,6 +385,11 @@ out:
 		g_main_loop_unref(rs.loop);
 	g_option_context_free(ctx);
 	g_free(topology);
+	g_free(name);
+	g_free(scenario_file);
+	g_free(seed_str);
+	g_free(ctl_sock);
+	g_strfreev(envp);
 	g_strfreev(attach);
 	g_strfreev(cmd);
 	return ret;
@@ -267,6 +410,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "topo"))
 		return cmd_topo(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "ctl"))
+		return cmd_ctl(argc - 1, argv + 1);
 	fprintf(stderr, "ibemu: unknown command \"%s\"\n", argv[1]);
 	return usage(stderr);
 }

@@ -17,6 +17,7 @@ struct fabric *fabric_new(void)
 	f->by_id = g_hash_table_new(g_str_hash, g_str_equal);
 	f->by_guid = g_hash_table_new(g_int64_hash, g_int64_equal);
 	g_queue_init(&f->events);
+	fault_set_init(&f->faults, 0);
 	return f;
 }
 
@@ -45,6 +46,7 @@ void fabric_free(struct fabric *f)
 	if (!f)
 		return;
 	fabric_events_clear(f);
+	fault_set_clear(&f->faults);
 	for (i = 0; i < f->nodes->len; i++)
 		node_free(g_ptr_array_index(f->nodes, i));
 	g_ptr_array_free(f->nodes, TRUE);

@@ -19,7 +19,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fabric/fault.h"
 #include "fabric/packet.h"
+#include "lib/timerq.h"
 
 enum node_type {
 	NODE_CA = 1,
@@ -139,6 +141,7 @@ struct port {
 	struct port_counters counters;
 
 	struct port_upper upper;	/* .deliver NULL when not attached */
+	bool cable_cut;		/* link taken down by the control plane */
 };
 
 struct switch_state {
@@ -177,10 +180,14 @@ struct fabric {
 	GHashTable *by_id;	/* id -> node */
 	GHashTable *by_guid;	/* &node->guid -> node */
 	GQueue events;		/* packets in flight, see route.c */
+	GList *delayed;		/* packets held back by delay rules */
 	bool draining;
+	struct fault_set faults;
+	struct timerq *tq;	/* for delays; set by the owner */
 	uint64_t delivered, dropped;	/* statistics for tests and dumps */
 };
 
+/* @tq may be NULL when nothing will be delayed (parsing, checks). */
 struct fabric *fabric_new(void);
 void fabric_free(struct fabric *f);
 

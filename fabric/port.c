@@ -64,7 +64,8 @@ void port_changed(struct port *p)
 
 static bool link_trainable(const struct port *p)
 {
-	return p->remote && p->phys_state != PHYS_DISABLED &&
+	return p->remote && !p->cable_cut && !p->node->off && !p->remote->node->off &&
+	       p->phys_state != PHYS_DISABLED &&
 	       p->remote->phys_state != PHYS_DISABLED;
 }
 
@@ -155,6 +156,34 @@ void port_set_phys(struct port *p, unsigned phys)
 			link_up(p);
 		else
 			port_changed(p);
+	}
+}
+
+void port_cable_set(struct port *p, bool up)
+{
+	if (!p->remote || p->num == 0)
+		return;
+	p->cable_cut = p->remote->cable_cut = !up;
+	if (!up && p->phys_state == PHYS_LINKUP)
+		link_down(p, PHYS_POLLING);
+	else if (up && p->phys_state != PHYS_LINKUP && link_trainable(p))
+		link_up(p);
+}
+
+void node_power(struct node *n, bool on)
+{
+	unsigned i;
+
+	if (n->off == !on)
+		return;
+	n->off = !on;
+	for (i = 1; i <= n->nports; i++) {
+		struct port *p = &n->ports[i];
+
+		if (!on && p->phys_state == PHYS_LINKUP)
+			link_down(p, PHYS_POLLING);
+		else if (on && link_trainable(p))
+			link_up(p);
 	}
 }
 

@@ -21,6 +21,11 @@ void port_set_state(struct port *p, unsigned state);
 bool port_phys_change_valid(const struct port *p, unsigned phys);
 void port_set_phys(struct port *p, unsigned phys);
 
+/* The control plane pulls or restores the cable at @p (both ends). */
+void port_cable_set(struct port *p, bool up);
+/* Power a node off (it answers nothing; its cables go dark) or on. */
+void node_power(struct node *n, bool on);
+
 /* Tell the attached host (if any) that this port's visible state changed. */
 void port_changed(struct port *p);
 

@@ -20,6 +20,9 @@
 struct event {
 	struct port *port;	/* where the packet arrives */
 	struct mad_pkt pkt;
+	bool faulted;		/* a fault rule already acted on it here */
+	struct timer timer;	/* while held back by a delay rule */
+	struct fabric *f;
 };
 
 static void drop(struct fabric *f, const struct mad_pkt *p, const char *why,
@@ -31,13 +34,53 @@ static void drop(struct fabric *f, const struct mad_pkt *p, const char *why,
 		mad_tid(p->mad), at ? at->node->id : "?", at ? at->num : 0, why);
 }
 
+static struct event *event_new(struct fabric *f, struct port *at,
+				const struct mad_pkt *p, bool faulted)
+{
+	struct event *ev = g_new0(struct event, 1);
+
+	ev->f = f;
+	ev->port = at;
+	ev->faulted = faulted;
+	mad_pkt_copy(&ev->pkt, p);
+	return ev;
+}
+
+static void event_free(struct event *ev)
+{
+	mad_pkt_release(&ev->pkt);
+	g_free(ev);
+}
+
 static void enqueue(struct fabric *f, struct port *at, const struct mad_pkt *p)
 {
-	struct event *ev = g_new(struct event, 1);
+	g_queue_push_tail(&f->events, event_new(f, at, p, false));
+}
 
-	ev->port = at;
-	mad_pkt_copy(&ev->pkt, p);
+static void delayed_arrival(struct timer *t, void *ctx)
+{
+	struct event *ev = ctx;
+	struct fabric *f = ev->f;
+
+	(void)t;
+	f->delayed = g_list_remove(f->delayed, ev);
 	g_queue_push_tail(&f->events, ev);
+	fabric_drain(f);
+}
+
+/* Hold @p back for @ms before it arrives at @in (a delay rule). */
+static void delay(struct fabric *f, struct port *in, const struct mad_pkt *p,
+		  unsigned ms)
+{
+	struct event *ev = event_new(f, in, p, true);
+
+	if (!f->tq) {
+		g_queue_push_tail(&f->events, ev);
+		return;
+	}
+	timer_init(&ev->timer, delayed_arrival, ev);
+	f->delayed = g_list_prepend(f->delayed, ev);
+	timerq_arm(f->tq, &ev->timer, (uint64_t)ms * 1000);
 }
 
 /* Put @p on the cable at @out. IBA 7.2: which states may carry what. */
@@ -196,9 +239,20 @@ static void local_receive(struct fabric *f, struct port *in, struct mad_pkt *p,
 	uint8_t resp[MAD_SIZE];
 	uint8_t method = mad_method(p->mad);
 
+	struct fault_rule *r;
+
 	/* validate_mad(): base version 1, SMPs on QP0 only, GMPs on QP1. */
 	if (p->mad[0] != 1 || mad_is_smp(p->mad) != (p->dqp == 0)) {
 		drop(f, p, "invalid MAD for QP", in);
+		return;
+	}
+	/* A "status" rule: the node answers with that MAD status instead. */
+	r = fault_check(&f->faults, in, p, true);
+	if (r) {
+		memcpy(resp, p->mad, MAD_SIZE);
+		resp[3] = UMAD_METHOD_GET_RESP;
+		mad_set_status(resp, (uint16_t)r->arg);
+		respond(f, in, p, resp, by_lid);
 		return;
 	}
 	if ((mad_is_smp(p->mad) && !mad_is_response(p->mad)) ||
@@ -239,7 +293,34 @@ static void local_receive(struct fabric *f, struct port *in, struct mad_pkt *p,
 	respond(f, in, p, resp, by_lid);
 }
 
-static void arrive(struct fabric *f, struct port *in, struct mad_pkt *p)
+/* Apply the fault rules to @p arriving at @in; false if it goes no further. */
+static bool apply_faults(struct fabric *f, struct port *in, struct mad_pkt *p)
+{
+	struct fault_rule *r = fault_check(&f->faults, in, p, false);
+
+	if (!r)
+		return true;
+	switch (r->action) {
+	case FAULT_DROP:
+		drop(f, p, "fault rule", in);
+		return false;
+	case FAULT_DELAY:
+		delay(f, in, p, r->arg);
+		return false;
+	case FAULT_DUPLICATE:
+		g_queue_push_tail(&f->events, event_new(f, in, p, true));
+		return true;
+	case FAULT_CORRUPT:
+		p->mad[r->arg % MAD_SIZE] ^= 0xff;
+		return true;
+	case FAULT_STATUS:
+		break;
+	}
+	return true;
+}
+
+static void arrive(struct fabric *f, struct port *in, struct mad_pkt *p,
+		   bool faulted)
 {
 	struct node *n = in->node;
 	bool sw = node_is_switch(n);
@@ -250,6 +331,8 @@ static void arrive(struct fabric *f, struct port *in, struct mad_pkt *p)
 		drop(f, p, "node is powered off", in);
 		return;
 	}
+	if (!faulted && !apply_faults(f, in, p))
+		return;
 	if (mad_class(p->mad) == UMAD_CLASS_SUBN_DIRECTED_ROUTE &&
 	    (p->dlid == LID_PERMISSIVE || port_owns_lid(host_port(n, in), p->dlid))) {
 		bool by_lid = p->dlid != LID_PERMISSIVE;
@@ -295,9 +378,8 @@ void fabric_drain(struct fabric *f)
 		return;
 	f->draining = true;
 	while ((ev = g_queue_pop_head(&f->events))) {
-		arrive(f, ev->port, &ev->pkt);
-		mad_pkt_release(&ev->pkt);
-		g_free(ev);
+		arrive(f, ev->port, &ev->pkt, ev->faulted);
+		event_free(ev);
 	}
 	f->draining = false;
 }
@@ -306,9 +388,14 @@ void fabric_events_clear(struct fabric *f)
 {
 	struct event *ev;
 
-	while ((ev = g_queue_pop_head(&f->events))) {
-		mad_pkt_release(&ev->pkt);
-		g_free(ev);
+	while ((ev = g_queue_pop_head(&f->events)))
+		event_free(ev);
+	while (f->delayed) {
+		ev = f->delayed->data;
+		if (f->tq)
+			timerq_cancel(f->tq, &ev->timer);
+		f->delayed = g_list_delete_link(f->delayed, f->delayed);
+		event_free(ev);
 	}
 }
 

@@ -34,6 +34,9 @@ struct fabric *topo_load_string(const char *text, const char *name,
 #include <stdio.h>
 int topo_gen_fattree2(FILE *out, unsigned radix);
 
+/* dump.c: the fabric as it is now, in this format. */
+void topo_dump(struct fabric *f, GString *out);
+
 /* The built-in default fabric (topologies/default.net). */
 extern const char topo_default_text[];
 struct fabric *topo_load_default(void);

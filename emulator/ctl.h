@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control plane: a table of commands, one small handler each, run on
+ * the event loop from the control socket (`ibemu ctl ...`) or from a
+ * scenario file. Commands never take the emulator down: bad input gets an
+ * error line and changes nothing.
+ *
+ *   status | nodes | port NODE/PORT | dump | seed | events
+ *   link down|up NODE/PORT     node off|on NODE
+ *   counters NODE/PORT [set|bump FIELD N]
+ *   fault add ACTION [ARG] [--node N] [--port P] [--class C] [--method M]
+ *             [--attr A] [--mod X] [--dr|--lid] [--prob P] [--count N] [--nth N]
+ *   fault list | fault del ID
+ *   scenario FILE
+ * Every command takes --json.
+ */
+#ifndef IBEMU_EMULATOR_CTL_H
+#define IBEMU_EMULATOR_CTL_H
+
+#include <glib.h>
+
+#include "fabric/fabric.h"
+
+struct ctl_env {
+	struct fabric *fabric;
+	struct timerq *tq;
+	GPtrArray *scenarios;	/* struct scenario *, owned */
+};
+
+/* Run one command; its output (or error text) goes to @out. 0 or -1. */
+int ctl_run(struct ctl_env *env, char **argv, GString *out);
+
+/* The socket server. @path is created (0600); connections from other
+ * users are refused by their peer credentials. */
+struct ctl_server;
+struct ctl_server *ctl_server_new(struct ctl_env *env, const char *path, GError **err);
+void ctl_server_free(struct ctl_server *s);
+
+/* Client side: send @argv to the emulator at @path, print the answer. */
+int ctl_client(const char *path, int argc, char **argv);
+
+#endif

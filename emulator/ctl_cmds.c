@@ -1,0 +1,516 @@
+/* SPDX-License-Identifier: MIT */
+/* The control commands: one table, one handler each (see ctl.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emulator/ctl.h"
+#include "emulator/scenario.h"
+#include "fabric/port.h"
+#include "topologies/topo.h"
+
+struct ctl_cmd;
+typedef int (*ctl_fn)(struct ctl_env *env, char **argv, bool json, GString *out);
+
+struct ctl_cmd {
+	const char *name, *sub;	/* sub NULL: no subcommand */
+	ctl_fn fn;
+	const char *usage;
+};
+
+static int err(GString *out, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static int err(GString *out, const char *fmt, ...)
+{
+	va_list ap;
+
+	g_string_truncate(out, 0);
+	va_start(ap, fmt);
+	g_string_append_vprintf(out, fmt, ap);
+	va_end(ap);
+	g_string_append_c(out, '\n');
+	return -1;
+}
+
+static unsigned nargs(char **argv)
+{
+	return g_strv_length(argv);
+}
+
+/* "NODE/PORT", NODE by id or GUID. */
+static struct port *parse_port(struct ctl_env *env, const char *s, GString *out)
+{
+	const char *slash = strrchr(s, '/');
+	char *name, *end;
+	struct node *n;
+	unsigned long num;
+
+	if (!slash) {
+		err(out, "error: \"%s\" is not NODE/PORT", s);
+		return NULL;
+	}
+	name = g_strndup(s, (gsize)(slash - s));
+	n = fabric_lookup(env->fabric, name);
+	g_free(name);
+	num = strtoul(slash + 1, &end, 10);
+	if (!n || *end || slash[1] == 0 || num > n->nports) {
+		err(out, "error: no port \"%s\" in the fabric", s);
+		return NULL;
+	}
+	return &n->ports[num];
+}
+
+static struct node *parse_node(struct ctl_env *env, const char *s, GString *out)
+{
+	struct node *n = fabric_lookup(env->fabric, s);
+
+	if (!n)
+		err(out, "error: no node \"%s\" in the fabric", s);
+	return n;
+}
+
+static int cmd_status(struct ctl_env *env, char **argv, bool json, GString *out)
+{
+	struct fabric_counts c;
+
+	(void)argv;
+	fabric_count(env->fabric, &c);
+	if (json)
+		g_string_append_printf(out, "{\"nodes\": %u, \"switches\": %u, \"cas\": %u, "
+				       "\"links\": %u, \"delivered\": %" G_GUINT64_FORMAT
+				       ", \"dropped\": %" G_GUINT64_FORMAT ", \"faults\": %u, \"seed\": %u}\n",
+				       c.nodes, c.switches, c.cas, c.links, env->fabric->delivered,
+				       env->fabric->dropped, env->fabric->faults.rules->len,
+				       env->fabric->faults.seed);
+	else
+		g_string_append_printf(out, "%u nodes (%u switches, %u CAs), %u links; "
+				       "%" G_GUINT64_FORMAT " MADs delivered, %" G_GUINT64_FORMAT
+				       " dropped; %u fault rules; seed %u\n",
+				       c.nodes, c.switches, c.cas, c.links, env->fabric->delivered,
+				       env->fabric->dropped, env->fabric->faults.rules->len,
+				       env->fabric->faults.seed);
+	return 0;
+}
+
+static int cmd_nodes(struct ctl_env *env, char **argv, bool json, GString *out)
+{
+	unsigned i;
+
+	(void)argv;
+	if (json)
+		g_string_append(out, "[");
+	for (i = 0; i < env->fabric->nodes->len; i++) {
+		struct node *n = g_ptr_array_index(env->fabric->nodes, i);
+		static const char *const types[] = { "", "CA", "Switch", "Router" };
+
+		if (json)
+			g_string_append_printf(out, "%s{\"id\": \"%s\", \"type\": \"%s\", \"guid\": \"0x%016" G_GINT64_MODIFIER "x\", \"ports\": %u, \"lid\": %u, \"on\": %s}",
+					       i ? ", " : "", n->id, types[n->type], n->guid, n->nports,
+					       port_info_port(&n->ports[node_is_switch(n) ? 0 : 1])->lid,
+					       n->off ? "false" : "true");
+		else
+			g_string_append_printf(out, "%-8s %-20s 0x%016" G_GINT64_MODIFIER "x ports %u%s\n",
+					       types[n->type], n->id, n->guid, n->nports,
+					       n->off ? " (off)" : "");
+	}
+	if (json)
+		g_string_append(out, "]\n");
+	return 0;
+}
+
+static int cmd_port(struct ctl_env *env, char **argv, bool json, GString *out)
+{
+	struct port *p, *ip;
+
+	if (nargs(argv) != 2)
+		return err(out, "usage: port NODE/PORT");
+	if (!(p = parse_port(env, argv[1], out)))
+		return -1;
+	ip = port_info_port(p);
+	if (json)
+		g_string_append_printf(out, "{\"port\": \"%s/%u\", \"guid\": \"0x%016" G_GINT64_MODIFIER "x\", "
+				       "\"state\": \"%s\", \"phys_state\": \"%s\", \"lid\": %u, \"lmc\": %u, "
+				       "\"sm_lid\": %u, \"cap_mask\": \"0x%08x\", \"remote\": \"%s%s%u\"}\n",
+				       p->node->id, p->num, p->guid, port_state_name(p->state),
+				       phys_state_name(p->phys_state), ip->lid, ip->lmc, ip->sm_lid,
+				       ip->cap_mask, p->remote ? p->remote->node->id : "",
+				       p->remote ? "/" : "", p->remote ? p->remote->num : 0);
+	else
+		g_string_append_printf(out, "%s/%u guid 0x%016" G_GINT64_MODIFIER "x state %s phys %s lid %u lmc %u sm_lid %u cap_mask 0x%08x remote %s%s%u\n",
+				       p->node->id, p->num, p->guid, port_state_name(p->state),
+				       phys_state_name(p->phys_state), ip->lid, ip->lmc, ip->sm_lid,
+				       ip->cap_mask, p->remote ? p->remote->node->id : "-",
+				       p->remote ? "/" : "", p->remote ? p->remote->num : 0);
+	return 0;
+}
+
+static int cmd_dump(struct ctl_env *env, char **argv, bool json, GString *out)
+{
+	(void)argv;
+	if (json)
+		return err(out, "error: dump writes the topology format; --json is not available");
+	topo_dump(env->fabric, out);
+	return 0;
+}
+
+static int cmd_seed(struct ctl_env *env, char **argv, bool json, GString *out)
+{
+	(void)argv;
+	g_string_append_printf(out, json ? "{\"seed\": %u}\n" : "%u\n", env->fabric->faults.seed);
+	return 0;
+}
+
+static int cmd_events(struct ctl_env *env, char **argv, bool json, GString *out)
+{
+	GPtrArray *log = env->fabric->faults.log;
+	unsigned i;
+
+	(void)argv;
+	if (json)
+		g_string_append(out, "[");
+	for (i = 0; i < log->len; i++) {
+		if (json) {
+			char *e = g_strescape(g_ptr_array_index(log, i), NULL);
+
+			g_string_append_printf(out, "%s\"%s\"", i ? ", " : "", e);
+			g_free(e);
+		} else
+			g_string_append_printf(out, "%s\n", (char *)g_ptr_array_index(log, i));
+	}
+	if (json)
+		g_string_append(out, "]\n");
+	return 0;
+}
+
+static int cmd_link(struct ctl_env *env, char **argv, bool json, GString *out)
+{
+	bool up = !strcmp(argv[1], "up");
+	struct port *p;
+
+	(void)json;
+	if (nargs(argv) != 3)
+		return err(out, "usage: link down|up NODE/PORT");
+	if (!(p = parse_port(env, argv[2], out)))
+		return -1;
+	if (!p->remote)
+		return err(out, "error: %s has no cable", argv[2]);
+	port_cable_set(p, up);
+	fault_log(&env->fabric->faults, "link %s %s/%u", up ? "up" : "down", p->node->id, p->num);
+	g_string_append_printf(out, "link %s/%u %s\n", p->node->id, p->num, up ? "up" : "down");
+	return 0;
+}
+
+static int cmd_node(struct ctl_env *env, char **argv, bool json, GString *out)
+{
+	bool on = !strcmp(argv[1], "on");
+	struct node *n;
+
+	(void)json;
+	if (nargs(argv) != 3)
+		return err(out, "usage: node off|on NODE");
+	if (!(n = parse_node(env, argv[2], out)))
+		return -1;
+	node_power(n, on);
+	fault_log(&env->fabric->faults, "node %s %s", on ? "on" : "off", n->id);
+	g_string_append_printf(out, "node %s %s\n", n->id, on ? "on" : "off");
+	return 0;
+}
+
+#define COUNTER(name, field) { name, G_STRUCT_OFFSET(struct port_counters, field) }
+static const struct { const char *name; glong offset; } counter_fields[] = {
+	COUNTER("SymbolErrorCounter", symbol_err),
+	COUNTER("LinkErrorRecoveryCounter", link_err_recovery),
+	COUNTER("LinkDownedCounter", link_downed),
+	COUNTER("PortRcvErrors", rcv_err),
+	COUNTER("PortRcvRemotePhysicalErrors", rcv_remote_phys_err),
+	COUNTER("PortRcvSwitchRelayErrors", rcv_switch_relay_err),
+	COUNTER("PortXmitDiscards", xmit_discards),
+	COUNTER("PortXmitConstraintErrors", xmit_constraint_err),
+	COUNTER("PortRcvConstraintErrors", rcv_constraint_err),
+	COUNTER("LocalLinkIntegrityErrors", local_link_integrity_err),
+	COUNTER("ExcessiveBufferOverrunErrors", excessive_buf_overrun_err),
+	COUNTER("VL15Dropped", vl15_dropped),
+	COUNTER("PortXmitWait", xmit_wait),
+};
+
+static int cmd_counters(struct ctl_env *env, char **argv, bool json, GString *out)
+{
+	unsigned n = nargs(argv), i;
+	struct port *p;
+
+	if (n != 2 && n != 5)
+		return err(out, "usage: counters NODE/PORT [set|bump FIELD N]");
+	if (!(p = parse_port(env, argv[1], out)))
+		return -1;
+	if (n == 5) {
+		char *end;
+		unsigned long v = strtoul(argv[4], &end, 0);
+
+		if (*end || (strcmp(argv[2], "set") && strcmp(argv[2], "bump")))
+			return err(out, "usage: counters NODE/PORT [set|bump FIELD N]");
+		for (i = 0; i < G_N_ELEMENTS(counter_fields); i++)
+			if (!g_ascii_strcasecmp(argv[3], counter_fields[i].name))
+				break;
+		if (i == G_N_ELEMENTS(counter_fields))
+			return err(out, "error: no counter \"%s\" (e.g. SymbolErrorCounter)", argv[3]);
+		{
+			uint32_t *c = G_STRUCT_MEMBER_P(&p->counters, counter_fields[i].offset);
+
+			*c = argv[2][0] == 's' ? (uint32_t)v : *c + (uint32_t)v;
+		}
+		fault_log(&env->fabric->faults, "counters %s/%u %s %s %lu", p->node->id, p->num,
+			  argv[2], counter_fields[i].name, v);
+	}
+	if (json)
+		g_string_append(out, "{");
+	for (i = 0; i < G_N_ELEMENTS(counter_fields); i++)
+		g_string_append_printf(out, json ? "%s\"%s\": %u" : "%s%s %u\n",
+				       json && i ? ", " : "", counter_fields[i].name,
+				       G_STRUCT_MEMBER(uint32_t, &p->counters, counter_fields[i].offset));
+	g_string_append_printf(out, json ? ", \"PortXmitPkts\": %" G_GUINT64_FORMAT ", \"PortRcvPkts\": %" G_GUINT64_FORMAT "}\n" :
+			       "PortXmitPkts %" G_GUINT64_FORMAT "\nPortRcvPkts %" G_GUINT64_FORMAT "\n",
+			       p->counters.xmit_pkts, p->counters.rcv_pkts);
+	return 0;
+}
+
+/* Names for classes, methods and attributes in fault rules. */
+static const struct { const char *name; int value; } class_names[] = {
+	{ "smp", 0x01 }, { "lid", 0x01 }, { "dr", 0x81 }, { "sa", 0x03 },
+	{ "perf", 0x04 }, { "pma", 0x04 }, { "cm", 0x07 },
+}, method_names[] = {
+	{ "get", 0x01 }, { "set", 0x02 }, { "send", 0x03 }, { "trap", 0x05 },
+	{ "report", 0x06 }, { "trap_repress", 0x07 }, { "gettable", 0x12 },
+	{ "getmulti", 0x14 }, { "delete", 0x15 }, { "getresp", 0x81 },
+	{ "gettableresp", 0x92 },
+}, attr_names[] = {
+	{ "NodeDescription", 0x10 }, { "NodeDesc", 0x10 }, { "NodeInfo", 0x11 },
+	{ "SwitchInfo", 0x12 }, { "GUIDInfo", 0x14 }, { "PortInfo", 0x15 },
+	{ "P_KeyTable", 0x16 }, { "PKeyTable", 0x16 }, { "SLtoVLMappingTable", 0x17 },
+	{ "VLArbitrationTable", 0x18 }, { "LinearForwardingTable", 0x19 },
+	{ "LFT", 0x19 }, { "MulticastForwardingTable", 0x1b }, { "MFT", 0x1b },
+	{ "SMInfo", 0x20 }, { "LedInfo", 0x31 }, { "Notice", 0x02 },
+	{ "ClassPortInfo", 0x01 }, { "PortCounters", 0x12 },
+	{ "PortCountersExtended", 0x1d }, { "NodeRecord", 0x11 },
+	{ "PathRecord", 0x35 }, { "MCMemberRecord", 0x38 },
+};
+
+#define LOOKUP(table, s, v) lookup_name(table, G_N_ELEMENTS(table), s, v)
+static bool lookup_name(const void *table, unsigned n, const char *s, int *v)
+{
+	const struct { const char *name; int value; } *t = table;
+	char *end;
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (!g_ascii_strcasecmp(t[i].name, s)) {
+			*v = t[i].value;
+			return true;
+		}
+	*v = (int)strtol(s, &end, 0);
+	return *s && !*end && *v >= 0;
+}
+
+static int cmd_fault_add(struct ctl_env *env, char **argv, bool json, GString *out)
+{
+	static const char *const actions[] = { "drop", "delay", "duplicate", "corrupt", "status" };
+	struct fault_rule *r = g_new(struct fault_rule, 1);
+	unsigned i, n = nargs(argv);
+	char *end;
+
+	fault_rule_defaults(r);
+	if (n < 3)
+		goto usage;
+	for (i = 0; i < G_N_ELEMENTS(actions) && strcmp(argv[2], actions[i]); i++)
+		;
+	if (i == G_N_ELEMENTS(actions))
+		goto usage;
+	r->action = i;
+	i = 3;
+	if (r->action == FAULT_DELAY || r->action == FAULT_STATUS || r->action == FAULT_CORRUPT) {
+		bool optional = r->action == FAULT_CORRUPT;
+
+		if (i < n && argv[i][0] != '-') {
+			r->arg = (unsigned)strtoul(argv[i], &end, 0);
+			if (*end) {
+				g_free(r);
+				return err(out, "error: bad value \"%s\" for %s", argv[i], argv[2]);
+			}
+			i++;
+		} else if (!optional) {
+			g_free(r);
+			return err(out, "error: %s needs a value (%s)", argv[2],
+				   r->action == FAULT_DELAY ? "milliseconds" : "a MAD status such as 0x1c");
+		} else
+			r->arg = 64;	/* the first byte of attribute data */
+	}
+	for (; i < n; i++) {
+		const char *o = argv[i], *v = i + 1 < n ? argv[i + 1] : NULL;
+		int x;
+
+		if (!strcmp(o, "--dr")) { r->route = 1; continue; }
+		if (!strcmp(o, "--lid")) { r->route = 0; continue; }
+		if (!v)
+			goto usage;
+		i++;
+		if (!strcmp(o, "--node")) {
+			if (!(r->node = parse_node(env, v, out))) {
+				g_free(r);
+				return -1;
+			}
+		} else if (!strcmp(o, "--port")) {
+			r->port = (int)strtol(v, &end, 10);
+			if (*end) goto bad_value;
+		} else if (!strcmp(o, "--class")) {
+			if (!LOOKUP(class_names, v, &x)) goto bad_value;
+			r->mgmt_class = x;
+		} else if (!strcmp(o, "--method")) {
+			if (!LOOKUP(method_names, v, &x)) goto bad_value;
+			r->method = x;
+		} else if (!strcmp(o, "--attr")) {
+			if (!LOOKUP(attr_names, v, &x)) goto bad_value;
+			r->attr = x;
+		} else if (!strcmp(o, "--mod")) {
+			r->attr_mod = (int64_t)strtoul(v, &end, 0);
+			if (*end) goto bad_value;
+		} else if (!strcmp(o, "--prob")) {
+			r->prob = g_ascii_strtod(v, &end);
+			if (*end || r->prob < 0 || r->prob > 1) goto bad_value;
+		} else if (!strcmp(o, "--count")) {
+			r->count = (unsigned)strtoul(v, &end, 10);
+			if (*end) goto bad_value;
+		} else if (!strcmp(o, "--nth")) {
+			r->nth = (unsigned)strtoul(v, &end, 10);
+			if (*end) goto bad_value;
+		} else
+			goto usage;
+		continue;
+bad_value:
+		g_free(r);
+		return err(out, "error: bad value \"%s\" for %s", v ? v : argv[i], o);
+	}
+	fault_add(&env->fabric->faults, r);
+	fault_log(&env->fabric->faults, "fault add %u %s", r->id, fault_action_name(r->action));
+	g_string_append_printf(out, json ? "{\"id\": %u}\n" : "fault %u added\n", r->id);
+	return 0;
+usage:
+	g_free(r);
+	return err(out, "usage: fault add drop|delay MS|duplicate|corrupt [BYTE]|status CODE "
+		   "[--node N] [--port P] [--class C] [--method M] [--attr A] [--mod X] "
+		   "[--dr|--lid] [--prob P] [--count N] [--nth N]");
+}
+
+static int cmd_fault_list(struct ctl_env *env, char **argv, bool json, GString *out)
+{
+	GPtrArray *rules = env->fabric->faults.rules;
+	unsigned i;
+
+	(void)argv;
+	if (json)
+		g_string_append(out, "[");
+	for (i = 0; i < rules->len; i++) {
+		struct fault_rule *r = g_ptr_array_index(rules, i);
+
+		g_string_append_printf(out, json ?
+				       "%s{\"id\": %u, \"action\": \"%s\", \"arg\": %u, \"node\": \"%s\", \"port\": %d, \"class\": %d, \"method\": %d, \"attr\": %d, \"prob\": %g, \"count\": %u, \"nth\": %u, \"matches\": %u, \"hits\": %u}" :
+				       "%s%u %s %u node %s port %d class %d method %d attr %d prob %g count %u nth %u: matches %u hits %u\n",
+				       json && i ? ", " : "", r->id, fault_action_name(r->action), r->arg,
+				       r->node ? r->node->id : "*", r->port, r->mgmt_class, r->method,
+				       r->attr, r->prob, r->count, r->nth, r->matches, r->hits);
+	}
+	if (json)
+		g_string_append(out, "]\n");
+	return 0;
+}
+
+static int cmd_fault_del(struct ctl_env *env, char **argv, bool json, GString *out)
+{
+	char *end;
+	unsigned long id;
+
+	(void)json;
+	if (nargs(argv) != 3)
+		return err(out, "usage: fault del ID");
+	id = strtoul(argv[2], &end, 10);
+	if (*end || !fault_del(&env->fabric->faults, (unsigned)id))
+		return err(out, "error: no fault rule %s", argv[2]);
+	fault_log(&env->fabric->faults, "fault del %lu", id);
+	g_string_append_printf(out, "fault %lu deleted\n", id);
+	return 0;
+}
+
+static int cmd_scenario(struct ctl_env *env, char **argv, bool json, GString *out)
+{
+	GError *e = NULL;
+	struct scenario *sc;
+
+	(void)json;
+	if (nargs(argv) != 2)
+		return err(out, "usage: scenario FILE");
+	sc = scenario_load(argv[1], &e);
+	if (!sc) {
+		err(out, "error: %s", e->message);
+		g_error_free(e);
+		return -1;
+	}
+	scenario_start(sc, env);
+	g_ptr_array_add(env->scenarios, sc);
+	g_string_append_printf(out, "scenario %s started (%u steps)\n", argv[1], scenario_steps(sc));
+	return 0;
+}
+
+static const struct ctl_cmd commands[] = {
+	{ "status", NULL, cmd_status, "status" },
+	{ "nodes", NULL, cmd_nodes, "nodes" },
+	{ "port", NULL, cmd_port, "port NODE/PORT" },
+	{ "dump", NULL, cmd_dump, "dump" },
+	{ "seed", NULL, cmd_seed, "seed" },
+	{ "events", NULL, cmd_events, "events" },
+	{ "link", "down", cmd_link, "link down NODE/PORT" },
+	{ "link", "up", cmd_link, "link up NODE/PORT" },
+	{ "node", "off", cmd_node, "node off NODE" },
+	{ "node", "on", cmd_node, "node on NODE" },
+	{ "counters", NULL, cmd_counters, "counters NODE/PORT [set|bump FIELD N]" },
+	{ "fault", "add", cmd_fault_add, "fault add ACTION ... (see ibemu ctl help)" },
+	{ "fault", "list", cmd_fault_list, "fault list" },
+	{ "fault", "del", cmd_fault_del, "fault del ID" },
+	{ "scenario", NULL, cmd_scenario, "scenario FILE" },
+};
+
+int ctl_run(struct ctl_env *env, char **argv, GString *out)
+{
+	GPtrArray *args = g_ptr_array_new();
+	bool json = false;
+	unsigned i;
+	int ret;
+
+	for (i = 0; argv[i]; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = true;
+		else
+			g_ptr_array_add(args, argv[i]);
+	}
+	g_ptr_array_add(args, NULL);
+	argv = (char **)args->pdata;
+	if (!argv[0] || !strcmp(argv[0], "help")) {
+		for (i = 0; i < G_N_ELEMENTS(commands); i++)
+			g_string_append_printf(out, "%s\n", commands[i].usage);
+		g_ptr_array_free(args, TRUE);
+		return argv[0] ? 0 : -1;
+	}
+	for (i = 0; i < G_N_ELEMENTS(commands); i++) {
+		const struct ctl_cmd *c = &commands[i];
+
+		if (strcmp(c->name, argv[0]))
+			continue;
+		if (c->sub && (!argv[1] || strcmp(c->sub, argv[1])))
+			continue;
+		ret = c->fn(env, argv, json, out);
+		g_ptr_array_free(args, TRUE);
+		return ret;
+	}
+	ret = err(out, "error: unknown command \"%s%s%s\" (try: ibemu ctl help)", argv[0],
+		  argv[1] ? " " : "", argv[1] ? argv[1] : "");
+	g_ptr_array_free(args, TRUE);
+	return ret;
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Scenario files: control commands on the emulator's clock.
+ *
+ *   # comment
+ *   at 2s link down leaf1/7
+ *   at 2500ms fault add drop --node leaf2 --attr NodeInfo --count 3
+ *   at 5s link up leaf1/7
+ *
+ * Times count from when the scenario starts (ibemu run --scenario, or
+ * `ibemu ctl scenario FILE`). Each step runs as `ibemu ctl` would run it;
+ * its result goes to the log, and the step to the event log.
+ */
+#ifndef IBEMU_EMULATOR_SCENARIO_H
+#define IBEMU_EMULATOR_SCENARIO_H
+
+#include <glib.h>
+
+struct ctl_env;
+struct scenario;
+
+/* Errors read "file:line: what is wrong". */
+struct scenario *scenario_load(const char *path, GError **err);
+void scenario_start(struct scenario *sc, struct ctl_env *env);
+unsigned scenario_steps(const struct scenario *sc);
+void scenario_free(struct scenario *sc);
+
+#endif

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/* Fault rules; see fault.h. */
+#include "config.h"
+
+#include <stdarg.h>
+
+#include "fabric/fabric.h"
+#include "fabric/fault.h"
+
+void fault_set_init(struct fault_set *fs, uint32_t seed)
+{
+	fs->rules = g_ptr_array_new_with_free_func(g_free);
+	fs->next_id = 1;
+	fs->seed = seed;
+	fs->rand = g_rand_new_with_seed(seed);
+	fs->log = g_ptr_array_new_with_free_func(g_free);
+}
+
+void fault_set_clear(struct fault_set *fs)
+{
+	if (fs->rules)
+		g_ptr_array_free(fs->rules, TRUE);
+	if (fs->log)
+		g_ptr_array_free(fs->log, TRUE);
+	if (fs->rand)
+		g_rand_free(fs->rand);
+	memset(fs, 0, sizeof(*fs));
+}
+
+void fault_rule_defaults(struct fault_rule *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->port = r->mgmt_class = r->method = r->attr = r->route = FAULT_ANY;
+	r->attr_mod = FAULT_ANY;
+	r->prob = 1.0;
+}
+
+unsigned fault_add(struct fault_set *fs, struct fault_rule *r)
+{
+	r->id = fs->next_id++;
+	g_ptr_array_add(fs->rules, r);
+	return r->id;
+}
+
+bool fault_del(struct fault_set *fs, unsigned id)
+{
+	unsigned i;
+
+	for (i = 0; i < fs->rules->len; i++)
+		if (((struct fault_rule *)g_ptr_array_index(fs->rules, i))->id == id) {
+			g_ptr_array_remove_index(fs->rules, i);
+			return true;
+		}
+	return false;
+}
+
+const char *fault_action_name(enum fault_action a)
+{
+	static const char *const names[] = { "drop", "delay", "duplicate",
+					     "corrupt", "status" };
+
+	return names[a];
+}
+
+void fault_log(struct fault_set *fs, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	g_ptr_array_add(fs->log, g_strdup_printf("%u %s", fs->log->len + 1, msg));
+	g_debug("event: %s", msg);
+	g_free(msg);
+}
+
+static bool matches(const struct fault_rule *r, const struct port *in,
+		    const struct mad_pkt *p)
+{
+	const uint8_t *m = p->mad;
+
+	return (!r->node || r->node == in->node) &&
+	       (r->port == FAULT_ANY || r->port == in->num) &&
+	       (r->mgmt_class == FAULT_ANY || r->mgmt_class == mad_class(m)) &&
+	       (r->method == FAULT_ANY || r->method == mad_method(m)) &&
+	       (r->attr == FAULT_ANY || r->attr == mad_attr_id(m)) &&
+	       (r->attr_mod == FAULT_ANY || r->attr_mod == mad_attr_mod(m)) &&
+	       (r->route == FAULT_ANY ||
+		r->route == (mad_class(m) == UMAD_CLASS_SUBN_DIRECTED_ROUTE));
+}
+
+struct fault_rule *fault_check(struct fault_set *fs, struct port *in,
+			       struct mad_pkt *p, bool local)
+{
+	unsigned i;
+
+	if (!fs->rules)
+		return NULL;
+	for (i = 0; i < fs->rules->len; i++) {
+		struct fault_rule *r = g_ptr_array_index(fs->rules, i);
+
+		if ((r->action == FAULT_STATUS) != local || !matches(r, in, p))
+			continue;
+		if (local && mad_is_response(p->mad))
+			continue;	/* a status answers requests */
+		r->matches++;
+		if (r->nth && r->matches != r->nth)
+			continue;
+		if (r->count && r->hits >= r->count)
+			continue;
+		/* Draw only for rules that need it, so others don't shift it. */
+		if (r->prob < 1.0 && g_rand_double(fs->rand) >= r->prob)
+			continue;
+		r->hits++;
+		/* No TID: tools draw theirs at random; the log must replay. */
+		fault_log(fs, "rule %u %s %u: class 0x%02x method 0x%02x attr 0x%04x mod 0x%x at %s/%u",
+			  r->id, fault_action_name(r->action), r->arg, mad_class(p->mad),
+			  mad_method(p->mad), mad_attr_id(p->mad), mad_attr_mod(p->mad),
+			  in->node->id, in->num);
+		return r;
+	}
+	return NULL;
+}

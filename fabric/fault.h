@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fault rules, consulted for every packet as it arrives at a node: match on
+ * node, port, class, method, attribute, modifier, DR or LID-routed; act by
+ * drop, delay, duplicate, corrupt or answering with a MAD status; limited
+ * by probability, count and "the Nth match". Every random choice comes from
+ * one seeded generator, and every fault applied is written to the event
+ * log, so a run can be replayed exactly.
+ */
+#ifndef IBEMU_FABRIC_FAULT_H
+#define IBEMU_FABRIC_FAULT_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fabric/packet.h"
+
+struct fabric;
+struct node;
+struct port;
+
+enum fault_action {
+	FAULT_DROP,
+	FAULT_DELAY,
+	FAULT_DUPLICATE,
+	FAULT_CORRUPT,
+	FAULT_STATUS,
+};
+
+#define FAULT_ANY (-1)
+
+struct fault_rule {
+	unsigned id;
+	enum fault_action action;
+	unsigned arg;		/* delay ms, status code, corrupt byte offset */
+	struct node *node;	/* where the packet arrives; NULL = any */
+	int port;		/* arrival port number, or FAULT_ANY */
+	int mgmt_class, method, attr;	/* or FAULT_ANY */
+	int64_t attr_mod;	/* or FAULT_ANY */
+	int route;		/* 0 LID-routed only, 1 DR only, FAULT_ANY */
+	double prob;		/* 1.0 = always */
+	unsigned count;		/* act this many times at most; 0 = unlimited */
+	unsigned nth;		/* act on the Nth match only; 0 = every */
+	unsigned matches, hits;	/* statistics */
+};
+
+struct fault_set {
+	GPtrArray *rules;	/* struct fault_rule * */
+	unsigned next_id;
+	GRand *rand;
+	uint32_t seed;
+	GPtrArray *log;		/* char *: the event log */
+};
+
+void fault_set_init(struct fault_set *fs, uint32_t seed);
+void fault_set_clear(struct fault_set *fs);
+/* Takes @r (its id is assigned); returns the id. */
+unsigned fault_add(struct fault_set *fs, struct fault_rule *r);
+bool fault_del(struct fault_set *fs, unsigned id);
+void fault_rule_defaults(struct fault_rule *r);
+const char *fault_action_name(enum fault_action a);
+/* Append a line to the event log (link and node events use it too). */
+void fault_log(struct fault_set *fs, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+/*
+ * What to do with @p arriving at @in: the first rule that acts decides.
+ * @local: the packet is addressed to this node; only then do "status"
+ * rules apply (the node answers with that status), and only otherwise the
+ * others. Returns the rule, or NULL to deliver normally.
+ */
+struct fault_rule *fault_check(struct fault_set *fs, struct port *in,
+			       struct mad_pkt *p, bool local);
+
+#endif

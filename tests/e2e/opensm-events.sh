@@ -1,0 +1,62 @@
+#!/bin/bash
+# Events from the control plane reach opensm as on hardware: a cable pulled
+# (Trap 128, re-sweep, host2 leaves the SA) and put back (SUBNET UP again,
+# host2 back); a node powered off and on; injected error counters show in
+# ibqueryerrors. Then a scenario file pulls and restores a cable on the
+# emulator's clock.
+. "$(dirname "$0")/lib.sh"
+export IBEMU W="$WORK"
+
+cat >"$WORK/run.sh" <<'SCRIPT'
+set -u
+c() { "$IBEMU" ctl "$@"; }
+ups() { grep -c "SUBNET UP" "$W/opensm.log" 2>/dev/null; }
+wait_ups() {
+	n=0
+	until [ "$(ups)" -ge "$1" ] || [ $n -ge 300 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null; done
+}
+nr() { saquery | grep -c 'NodeRecord dump'; }
+OSM_CACHE_DIR=$W/cache opensm -d2 -f "$W/opensm.log" >/dev/null 2>&1 &
+osm=$!
+wait_ups 1
+echo "start $(nr)"
+c link down leaf1/2 >/dev/null; wait_ups 2; echo "cable out $(nr)"
+c link up leaf1/2 >/dev/null; wait_ups 3; echo "cable in $(nr)"
+c node off host4 >/dev/null; wait_ups 4; echo "host4 off $(nr)"
+c node on host4 >/dev/null; wait_ups 5; echo "host4 on $(nr)"
+c counters leaf1/2 set SymbolErrorCounter 1234 >/dev/null
+c counters leaf2/7 bump LinkDownedCounter 3 >/dev/null
+ibqueryerrors 2>&1 | grep -E 'SymbolErrorCounter|LinkDownedCounter'
+c events | grep -E 'link|node|counters'
+kill $osm
+wait $osm
+SCRIPT
+mkdir -p "$WORK/cache"
+ibemu_run -- bash "$WORK/run.sh"
+expect_line "start 7" "seven NodeRecords at first"
+expect_line "cable out 6" "host2 leaves the SA when its cable is pulled"
+expect_line "cable in 7" "and comes back with it"
+expect_line "host4 off 6" "a powered-off node leaves the SA"
+expect_line "host4 on 7" "and comes back when powered on"
+[ "$(grep -c 'num:128' "$WORK/opensm.log")" -ge 4 ] && pass "opensm got Trap 128 for each change" || fail "traps: $(grep -c 'num:128' "$WORK/opensm.log")"
+expect_line "SymbolErrorCounter == 1234" "ibqueryerrors reports the injected SymbolErrorCounter"
+expect_line "LinkDownedCounter" "and the bumped LinkDownedCounter"
+expect_line "link down leaf1/2" "event log: link down"
+expect_line "node off host4" "event log: node off"
+
+# A scenario: the cable goes out at 200 ms and comes back at 400 ms.
+printf 'at 200ms link down leaf1/1\nat 400ms link up leaf1/1\n' >"$WORK/flap.scn"
+ibemu_run --scenario "$WORK/flap.scn" -- bash -c '
+st() { cat /sys/class/infiniband/ibemu0/ports/1/state; }
+n=0; until [ "$(st)" = "1: DOWN" ] || [ $n -ge 100 ]; do n=$((n + 1)); timeout 0.05 tail -f /dev/null; done; echo "then $(st)"
+n=0; until [ "$(st)" = "2: INIT" ] || [ $n -ge 100 ]; do n=$((n + 1)); timeout 0.05 tail -f /dev/null; done; echo "then $(st)"
+"$IBEMU" ctl events'
+expect_line "then 1: DOWN" "the scenario pulled host1's cable"
+expect_line "then 2: INIT" "and put it back"
+expect_line "1 link down leaf1/1" "in the event log, in order"
+expect_line "2 link up leaf1/1" "both steps"
+printf 'at soon link down leaf1/1\n' >"$WORK/bad.scn"
+ibemu_run --scenario "$WORK/bad.scn" -- true
+expect_rc 1 "a malformed scenario stops the start"
+grep -q "bad.scn:1: want" "$WORK/log" "$WORK/out" && pass "with file:line" || fail "scenario error text"
+finish
