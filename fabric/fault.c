@@ -114,8 +114,8 @@ struct fault_rule *fault_check(struct fault_set *fs, struct port *in,
 			continue;
 		r->hits++;
 		/* No TID: tools draw theirs at random; the log must replay. */
-		fault_log(fs, "rule %u %s %u: class 0x%02x method 0x%02x attr 0x%04x mod 0x%x at %s/%u",
-			  r->id, fault_action_name(r->action), r->arg, mad_class(p->mad),
+		fault_log(fs, "rule %u %s %u on match %u: class 0x%02x method 0x%02x attr 0x%04x mod 0x%x at %s/%u",
+			  r->id, fault_action_name(r->action), r->arg, r->matches, mad_class(p->mad),
 			  mad_method(p->mad), mad_attr_id(p->mad), mad_attr_mod(p->mad),
 			  in->node->id, in->num);
 		return r;
