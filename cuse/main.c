@@ -5,6 +5,7 @@
  *   ibemu run [--topology FILE] [--attach NODE]... [--configured] [--seed N]
  *             [--name NAME] [--scenario FILE] [-v] [--] [COMMAND...]
  *   ibemu ctl [--name NAME | --socket PATH] COMMAND...
+ *   ibemu exec [--name NAME] [--] COMMAND... | ibemu shell [--name NAME]
  *   ibemu topo check FILE | topo gen fattree RADIX
  *
  * `run` is namespace mode: the fabric, the umad devices and the mock sysfs
@@ -13,10 +14,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -44,6 +48,8 @@ static int usage(FILE *out)
 		"  run [OPTION...] [--] [CMD [ARG...]]  run CMD (default: $SHELL) with\n"
 		"                                      emulated /dev/infiniband and sysfs\n"
 		"  ctl [--name N] COMMAND...           steer a running emulator (ibemu ctl help)\n"
+		"  exec [--name N] [--] CMD...         run CMD in a running emulator's namespace\n"
+		"  shell [--name N]                    a shell in a running emulator's namespace\n"
 		"  topo check FILE                     validate a topology file\n"
 		"  topo gen fattree RADIX              print a two-level fat tree\n"
 		"  --version                           print the version\n"
@@ -168,6 +174,75 @@ static int cmd_ctl(int argc, char **argv)
 	ret = ctl_client(path, argc - i, argv + i);
 	g_free(path);
 	return ret;
+}
+
+/* Join the namespaces of process @pid: its user namespace when it is not
+ * ours (namespace mode without root), then its mount namespace. */
+static int join_namespaces(int pid)
+{
+	static const struct { const char *name; int type; } ns[] = {
+		{ "user", CLONE_NEWUSER }, { "mnt", CLONE_NEWNS },
+	};
+	struct stat mine, theirs;
+	unsigned i;
+
+	for (i = 0; i < G_N_ELEMENTS(ns); i++) {
+		char path[64];
+		int fd;
+
+		snprintf(path, sizeof(path), "/proc/%d/ns/%s", pid, ns[i].name);
+		if (ns[i].type == CLONE_NEWUSER) {
+			char self[64];
+
+			snprintf(self, sizeof(self), "/proc/self/ns/%s", ns[i].name);
+			if (stat(path, &theirs) == 0 && stat(self, &mine) == 0 &&
+			    theirs.st_ino == mine.st_ino)
+				continue;	/* the same user namespace */
+		}
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || setns(fd, ns[i].type) < 0) {
+			fprintf(stderr, "ibemu: cannot join the emulator's %s namespace: %s\n",
+				ns[i].name, g_strerror(errno));
+			return -1;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+/* ibemu exec [--name N] [--] CMD...; ibemu shell [--name N] */
+static int cmd_exec(int argc, char **argv, bool shell)
+{
+	const char *name = NULL;
+	char *path, *pid_text, *cwd = g_get_current_dir();
+	char *pid_argv[] = { (char *)"pid", NULL };
+	char *sh[] = { getenv("SHELL") ? getenv("SHELL") : (char *)"/bin/sh", NULL };
+	char **cmd;
+	int i = 1;
+
+	if (i + 1 < argc && !strcmp(argv[i], "--name")) {
+		name = argv[i + 1];
+		i += 2;
+	}
+	if (i < argc && !strcmp(argv[i], "--"))
+		i++;
+	cmd = shell ? sh : argv + i;
+	if (!cmd[0]) {
+		fprintf(stderr, "Usage: ibemu exec [--name NAME] [--] COMMAND...\n");
+		return 2;
+	}
+	path = find_ctl(NULL, name);
+	if (!path)
+		return 1;
+	pid_text = ctl_ask(path, 1, pid_argv);
+	if (!pid_text || join_namespaces(atoi(pid_text)) < 0)
+		return 1;
+	g_setenv("IBEMU_CTL", path, TRUE);
+	if (chdir(cwd) < 0)
+		(void)chdir("/");
+	execvp(cmd[0], cmd);
+	fprintf(stderr, "ibemu: cannot run %s: %s\n", cmd[0], g_strerror(errno));
+	return 127;
 }
 
 struct run_state {
@@ -412,6 +487,8 @@ int main(int argc, char **argv)
 		return cmd_topo(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "ctl"))
 		return cmd_ctl(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "exec") || !strcmp(argv[1], "shell"))
+		return cmd_exec(argc - 1, argv + 1, !strcmp(argv[1], "shell"));
 	fprintf(stderr, "ibemu: unknown command \"%s\"\n", argv[1]);
 	return usage(stderr);
 }

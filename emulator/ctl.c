@@ -179,18 +179,19 @@ void ctl_server_free(struct ctl_server *srv)
 	g_free(srv);
 }
 
-int ctl_client(const char *path, int argc, char **argv)
+/* Send @argv, return the raw answer (status byte first) or NULL. */
+static GString *exchange(const char *path, int argc, char **argv)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	GString *req = g_string_new(NULL), *ans = g_string_new(NULL);
 	char buf[4096];
 	ssize_t n;
-	int fd, i, ret;
+	int fd, i;
 
 	for (i = 0; i < argc; i++) {
 		if (strchr(argv[i], '\t') || strchr(argv[i], '\n')) {
 			fprintf(stderr, "ibemu ctl: arguments cannot contain tabs or newlines\n");
-			return 2;
+			goto fail;
 		}
 		g_string_append_printf(req, "%s%s", i ? "\t" : "", argv[i]);
 	}
@@ -199,22 +200,54 @@ int ctl_client(const char *path, int argc, char **argv)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		fprintf(stderr, "ibemu ctl: cannot reach the emulator at %s: %s\n", path, g_strerror(errno));
-		return 1;
+		if (fd >= 0)
+			close(fd);
+		goto fail;
 	}
 	if (write(fd, req->str, req->len) != (ssize_t)req->len) {
 		fprintf(stderr, "ibemu ctl: cannot send: %s\n", g_strerror(errno));
-		return 1;
+		close(fd);
+		goto fail;
 	}
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
 		g_string_append_len(ans, buf, n);
 	close(fd);
 	if (!ans->len) {
 		fprintf(stderr, "ibemu ctl: no answer from %s\n", path);
-		return 1;
+		goto fail;
 	}
-	ret = ans->str[0] == '0' ? 0 : 1;
-	fputs(ans->str + 1, ret ? stderr : stdout);
+	g_string_free(req, TRUE);
+	return ans;
+fail:
 	g_string_free(req, TRUE);
 	g_string_free(ans, TRUE);
+	return NULL;
+}
+
+int ctl_client(const char *path, int argc, char **argv)
+{
+	GString *ans = exchange(path, argc, argv);
+	int ret;
+
+	if (!ans)
+		return 1;
+	ret = ans->str[0] == '0' ? 0 : 1;
+	fputs(ans->str + 1, ret ? stderr : stdout);
+	g_string_free(ans, TRUE);
 	return ret;
+}
+
+char *ctl_ask(const char *path, int argc, char **argv)
+{
+	GString *ans = exchange(path, argc, argv);
+
+	if (!ans)
+		return NULL;
+	if (ans->str[0] != '0') {
+		fputs(ans->str + 1, stderr);
+		g_string_free(ans, TRUE);
+		return NULL;
+	}
+	g_string_erase(ans, 0, 1);
+	return g_string_free(ans, FALSE);
 }

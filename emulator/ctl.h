@@ -5,7 +5,7 @@
  * scenario file. Commands never take the emulator down: bad input gets an
  * error line and changes nothing.
  *
- *   status | nodes | port NODE/PORT | dump | seed | events
+ *   status | nodes | port NODE/PORT | dump | seed | events | pid
  *   link down|up NODE/PORT     node off|on NODE
  *   counters NODE/PORT [set|bump FIELD N]
  *   fault add ACTION [ARG] [--node N] [--port P] [--class C] [--method M]
@@ -38,5 +38,7 @@ void ctl_server_free(struct ctl_server *s);
 
 /* Client side: send @argv to the emulator at @path, print the answer. */
 int ctl_client(const char *path, int argc, char **argv);
+/* Client side: ask and return the answer text (NULL on error). */
+char *ctl_ask(const char *path, int argc, char **argv);
 
 #endif

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "emulator/ctl.h"
 #include "emulator/scenario.h"
@@ -151,6 +152,14 @@ static int cmd_dump(struct ctl_env *env, char **argv, bool json, GString *out)
 	if (json)
 		return err(out, "error: dump writes the topology format; --json is not available");
 	topo_dump(env->fabric, out);
+	return 0;
+}
+
+static int cmd_pid(struct ctl_env *env, char **argv, bool json, GString *out)
+{
+	(void)env;
+	(void)argv;
+	g_string_append_printf(out, json ? "{\"pid\": %d}\n" : "%d\n", (int)getpid());
 	return 0;
 }
 
@@ -465,6 +474,7 @@ static const struct ctl_cmd commands[] = {
 	{ "port", NULL, cmd_port, "port NODE/PORT" },
 	{ "dump", NULL, cmd_dump, "dump" },
 	{ "seed", NULL, cmd_seed, "seed" },
+	{ "pid", NULL, cmd_pid, "pid" },
 	{ "events", NULL, cmd_events, "events" },
 	{ "link", "down", cmd_link, "link down NODE/PORT" },
 	{ "link", "up", cmd_link, "link up NODE/PORT" },
