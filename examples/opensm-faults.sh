@@ -1,0 +1,22 @@
+#!/bin/bash
+# opensm on the default fabric, then a pulled cable, a powered-off node and
+# injected error counters, and how the SM and the diags see them.
+#   ibemu run -- examples/opensm-faults.sh
+set -eu
+W=$(mktemp -d)
+ups() { grep -c "SUBNET UP" "$W/opensm.log" 2>/dev/null || true; }
+wait_ups() { n=0; until [ "$(ups)" -ge "$1" ] || [ $n -ge 300 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null || true; done; }
+
+OSM_CACHE_DIR=$W opensm -d2 -f "$W/opensm.log" >/dev/null 2>&1 &
+osm=$!
+wait_ups 1
+echo "== SUBNET UP: $(saquery | grep -c 'NodeRecord dump') NodeRecords"
+ibemu ctl link down leaf1/2; wait_ups 2
+echo "== cable out: $(saquery | grep -c 'NodeRecord dump') NodeRecords"
+ibemu ctl link up leaf1/2; wait_ups 3
+echo "== cable back: $(saquery | grep -c 'NodeRecord dump') NodeRecords"
+ibemu ctl counters leaf2/7 set SymbolErrorCounter 500
+ibqueryerrors | grep -A1 "leaf switch 2" || true
+ibemu ctl events
+kill $osm; wait $osm || true
+rm -rf "$W"
