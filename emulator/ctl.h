@@ -7,9 +7,12 @@
  *
  *   status | nodes | port NODE/PORT | dump | seed | events | pid
  *   link down|up NODE/PORT     node off|on NODE
+ *   port disable|enable NODE/PORT
+ *   guid NODE[/PORT] GUID      lid NODE/PORT LID [LMC]
  *   counters NODE/PORT [set|bump FIELD N]
  *   fault add ACTION [ARG] [--node N] [--port P] [--class C] [--method M]
- *             [--attr A] [--mod X] [--dr|--lid] [--prob P] [--count N] [--nth N]
+ *             [--attr A] [--mod X] [--dr|--lid] [--slid L] [--dlid L] [--tid T]
+ *             [--after MS] [--before MS] [--prob P] [--count N] [--nth N]
  *   fault list | fault del ID
  *   scenario FILE
  * Every command takes --json.

@@ -210,6 +210,84 @@ static int cmd_link(struct ctl_env *env, char **argv, bool json, GString *out)
 	return 0;
 }
 
+static int cmd_port_phys(struct ctl_env *env, char **argv, bool json, GString *out)
+{
+	bool enable = !strcmp(argv[1], "enable");
+	struct port *p;
+
+	(void)json;
+	if (nargs(argv) != 3)
+		return err(out, "usage: port disable|enable NODE/PORT");
+	if (!(p = parse_port(env, argv[2], out)))
+		return -1;
+	if (p->num == 0)
+		return err(out, "error: port 0 cannot be disabled");
+	/* As PortInfo:PortPhysicalState 3 (Disabled) / 2 (Polling) would. */
+	port_set_phys(p, enable ? PHYS_POLLING : PHYS_DISABLED);
+	fault_log(&env->fabric->faults, "port %s %s/%u", argv[1], p->node->id, p->num);
+	g_string_append_printf(out, "port %s/%u %sd\n", p->node->id, p->num, argv[1]);
+	return 0;
+}
+
+/* guid NODE 0x... (node GUID) or guid NODE/PORT 0x... (a CA port's GUID) */
+static int cmd_guid(struct ctl_env *env, char **argv, bool json, GString *out)
+{
+	struct port *p = NULL;
+	struct node *n;
+	uint64_t guid;
+	char *end;
+
+	(void)json;
+	if (nargs(argv) != 3)
+		return err(out, "usage: guid NODE[/PORT] GUID");
+	guid = g_ascii_strtoull(argv[2], &end, 0);
+	if (*end || !guid)
+		return err(out, "error: bad GUID \"%s\"", argv[2]);
+	if (strchr(argv[1], '/')) {
+		if (!(p = parse_port(env, argv[1], out)))
+			return -1;
+		if (node_is_switch(p->node))
+			return err(out, "error: switch ports carry the switch GUID; change the node's");
+		p->guid = p->guids[0] = guid;
+		port_changed(p);
+	} else {
+		if (!(n = parse_node(env, argv[1], out)))
+			return -1;
+		fabric_set_node_guid(env->fabric, n, guid);
+	}
+	/* Duplicate GUIDs are allowed on purpose: SMs must cope with them. */
+	fault_log(&env->fabric->faults, "guid %s %s", argv[1], argv[2]);
+	g_string_append_printf(out, "%s guid %s\n", argv[1], argv[2]);
+	return 0;
+}
+
+/* lid NODE/PORT LID [LMC]: as if an SM had set it (switches: port 0). */
+static int cmd_lid(struct ctl_env *env, char **argv, bool json, GString *out)
+{
+	unsigned n = nargs(argv);
+	unsigned long lid, lmc = 0;
+	struct port *p, *ip;
+	char *end;
+
+	(void)json;
+	if (n != 3 && n != 4)
+		return err(out, "usage: lid NODE/PORT LID [LMC]");
+	if (!(p = parse_port(env, argv[1], out)))
+		return -1;
+	lid = strtoul(argv[2], &end, 0);
+	if (*end || lid >= 0xc000)
+		return err(out, "error: \"%s\" is not a unicast LID", argv[2]);
+	if (n == 4 && ((lmc = strtoul(argv[3], &end, 0)) > 7 || *end))
+		return err(out, "error: LMC is 0..7");
+	ip = port_info_port(p);
+	ip->lid = (uint16_t)lid;
+	ip->lmc = (uint8_t)lmc;
+	port_changed(ip);
+	fault_log(&env->fabric->faults, "lid %s %lu lmc %lu", argv[1], lid, lmc);
+	g_string_append_printf(out, "%s lid %lu lmc %lu\n", argv[1], lid, lmc);
+	return 0;
+}
+
 static int cmd_node(struct ctl_env *env, char **argv, bool json, GString *out)
 {
 	bool on = !strcmp(argv[1], "on");
@@ -382,6 +460,21 @@ static int cmd_fault_add(struct ctl_env *env, char **argv, bool json, GString *o
 		} else if (!strcmp(o, "--mod")) {
 			r->attr_mod = (int64_t)strtoul(v, &end, 0);
 			if (*end) goto bad_value;
+		} else if (!strcmp(o, "--slid") || !strcmp(o, "--dlid")) {
+			long lid = strtol(v, &end, 0);
+
+			if (*end || lid < 0 || lid > 0xffff) goto bad_value;
+			*(o[2] == 's' ? &r->slid : &r->dlid) = (int)lid;
+		} else if (!strcmp(o, "--tid")) {
+			r->tid = (int64_t)(strtoull(v, &end, 0) & 0xffffffff);
+			if (*end) goto bad_value;
+		} else if (!strcmp(o, "--after") || !strcmp(o, "--before")) {
+			/* Milliseconds from now, on the emulator's clock. */
+			uint64_t t = strtoull(v, &end, 10) * 1000 +
+				     (env->tq ? timerq_now(env->tq) : 0);
+
+			if (*end) goto bad_value;
+			*(o[2] == 'a' ? &r->after_us : &r->before_us) = t;
 		} else if (!strcmp(o, "--prob")) {
 			r->prob = g_ascii_strtod(v, &end);
 			if (*end || r->prob < 0 || r->prob > 1) goto bad_value;
@@ -406,7 +499,8 @@ usage:
 	g_free(r);
 	return err(out, "usage: fault add drop|delay MS|duplicate|corrupt [BYTE]|status CODE "
 		   "[--node N] [--port P] [--class C] [--method M] [--attr A] [--mod X] "
-		   "[--dr|--lid] [--prob P] [--count N] [--nth N]");
+		   "[--dr|--lid] [--slid L] [--dlid L] [--tid T] [--after MS] [--before MS] "
+		   "[--prob P] [--count N] [--nth N]");
 }
 
 static int cmd_fault_list(struct ctl_env *env, char **argv, bool json, GString *out)
@@ -471,13 +565,18 @@ static int cmd_scenario(struct ctl_env *env, char **argv, bool json, GString *ou
 static const struct ctl_cmd commands[] = {
 	{ "status", NULL, cmd_status, "status" },
 	{ "nodes", NULL, cmd_nodes, "nodes" },
-	{ "port", NULL, cmd_port, "port NODE/PORT" },
 	{ "dump", NULL, cmd_dump, "dump" },
 	{ "seed", NULL, cmd_seed, "seed" },
 	{ "pid", NULL, cmd_pid, "pid" },
 	{ "events", NULL, cmd_events, "events" },
 	{ "link", "down", cmd_link, "link down NODE/PORT" },
 	{ "link", "up", cmd_link, "link up NODE/PORT" },
+	{ "port", "disable", cmd_port_phys, "port disable NODE/PORT" },
+	{ "port", "enable", cmd_port_phys, "port enable NODE/PORT" },
+	/* after its subcommands: the first entry that matches runs */
+	{ "port", NULL, cmd_port, "port NODE/PORT" },
+	{ "guid", NULL, cmd_guid, "guid NODE[/PORT] GUID" },
+	{ "lid", NULL, cmd_lid, "lid NODE/PORT LID [LMC]" },
 	{ "node", "off", cmd_node, "node off NODE" },
 	{ "node", "on", cmd_node, "node on NODE" },
 	{ "counters", NULL, cmd_counters, "counters NODE/PORT [set|bump FIELD N]" },

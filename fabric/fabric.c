@@ -109,6 +109,21 @@ struct node *fabric_find(struct fabric *f, const char *id)
 	return g_hash_table_lookup(f->by_id, id);
 }
 
+void fabric_set_node_guid(struct fabric *f, struct node *n, uint64_t guid)
+{
+	unsigned i;
+
+	if (g_hash_table_lookup(f->by_guid, &n->guid) == n)
+		g_hash_table_remove(f->by_guid, &n->guid);
+	n->guid = guid;
+	/* With duplicates, lookups find the first holder; that is fine. */
+	if (!g_hash_table_contains(f->by_guid, &n->guid))
+		g_hash_table_insert(f->by_guid, &n->guid, n);
+	if (node_is_switch(n))
+		for (i = 0; i <= n->nports; i++)
+			n->ports[i].guid = n->ports[i].guids[0] = guid;
+}
+
 struct node *fabric_find_guid(struct fabric *f, uint64_t guid)
 {
 	unsigned i, j;

@@ -195,6 +195,8 @@ void fabric_free(struct fabric *f);
 struct node *fabric_add_node(struct fabric *f, enum node_type type,
 			     const char *id, uint8_t nports, uint64_t guid);
 struct node *fabric_find(struct fabric *f, const char *id);
+/* Change a node's GUID (its switch ports' too), keeping lookups right. */
+void fabric_set_node_guid(struct fabric *f, struct node *n, uint64_t guid);
 struct node *fabric_find_guid(struct fabric *f, uint64_t guid);
 /* By id, or by node or port GUID written as 0x...; NULL if none. */
 struct node *fabric_lookup(struct fabric *f, const char *name);

@@ -31,7 +31,8 @@ void fault_rule_defaults(struct fault_rule *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->port = r->mgmt_class = r->method = r->attr = r->route = FAULT_ANY;
-	r->attr_mod = FAULT_ANY;
+	r->slid = r->dlid = FAULT_ANY;
+	r->attr_mod = r->tid = FAULT_ANY;
 	r->prob = 1.0;
 }
 
@@ -87,11 +88,14 @@ static bool matches(const struct fault_rule *r, const struct port *in,
 	       (r->attr == FAULT_ANY || r->attr == mad_attr_id(m)) &&
 	       (r->attr_mod == FAULT_ANY || r->attr_mod == mad_attr_mod(m)) &&
 	       (r->route == FAULT_ANY ||
-		r->route == (mad_class(m) == UMAD_CLASS_SUBN_DIRECTED_ROUTE));
+		r->route == (mad_class(m) == UMAD_CLASS_SUBN_DIRECTED_ROUTE)) &&
+	       (r->slid == FAULT_ANY || r->slid == p->slid) &&
+	       (r->dlid == FAULT_ANY || r->dlid == p->dlid) &&
+	       (r->tid == FAULT_ANY || r->tid == (int64_t)(mad_tid(m) & 0xffffffff));
 }
 
 struct fault_rule *fault_check(struct fault_set *fs, struct port *in,
-			       struct mad_pkt *p, bool local)
+			       struct mad_pkt *p, bool local, uint64_t now_us)
 {
 	unsigned i;
 
@@ -104,6 +108,9 @@ struct fault_rule *fault_check(struct fault_set *fs, struct port *in,
 			continue;
 		if (local && mad_is_response(p->mad))
 			continue;	/* a status answers requests */
+		if ((r->after_us && now_us < r->after_us) ||
+		    (r->before_us && now_us >= r->before_us))
+			continue;
 		r->matches++;
 		if (r->nth && r->matches != r->nth)
 			continue;

@@ -39,6 +39,9 @@ struct fault_rule {
 	int mgmt_class, method, attr;	/* or FAULT_ANY */
 	int64_t attr_mod;	/* or FAULT_ANY */
 	int route;		/* 0 LID-routed only, 1 DR only, FAULT_ANY */
+	int slid, dlid;		/* LRH source/destination LID, or FAULT_ANY */
+	int64_t tid;		/* low 32 TID bits, or FAULT_ANY */
+	uint64_t after_us, before_us;	/* window on the clock; 0 = open */
 	double prob;		/* 1.0 = always */
 	unsigned count;		/* act this many times at most; 0 = unlimited */
 	unsigned nth;		/* act on the Nth match only; 0 = every */
@@ -64,12 +67,13 @@ const char *fault_action_name(enum fault_action a);
 void fault_log(struct fault_set *fs, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
 /*
+ * @now_us: the fabric's clock (0 when it has none), for time windows.
  * What to do with @p arriving at @in: the first rule that acts decides.
  * @local: the packet is addressed to this node; only then do "status"
  * rules apply (the node answers with that status), and only otherwise the
  * others. Returns the rule, or NULL to deliver normally.
  */
 struct fault_rule *fault_check(struct fault_set *fs, struct port *in,
-			       struct mad_pkt *p, bool local);
+			       struct mad_pkt *p, bool local, uint64_t now_us);
 
 #endif

@@ -247,7 +247,7 @@ static void local_receive(struct fabric *f, struct port *in, struct mad_pkt *p,
 		return;
 	}
 	/* A "status" rule: the node answers with that MAD status instead. */
-	r = fault_check(&f->faults, in, p, true);
+	r = fault_check(&f->faults, in, p, true, f->tq ? timerq_now(f->tq) : 0);
 	if (r) {
 		memcpy(resp, p->mad, MAD_SIZE);
 		resp[3] = UMAD_METHOD_GET_RESP;
@@ -296,7 +296,8 @@ static void local_receive(struct fabric *f, struct port *in, struct mad_pkt *p,
 /* Apply the fault rules to @p arriving at @in; false if it goes no further. */
 static bool apply_faults(struct fabric *f, struct port *in, struct mad_pkt *p)
 {
-	struct fault_rule *r = fault_check(&f->faults, in, p, false);
+	struct fault_rule *r = fault_check(&f->faults, in, p, false,
+					   f->tq ? timerq_now(f->tq) : 0);
 
 	if (!r)
 		return true;

@@ -5,7 +5,7 @@
 # back to the same fabric; other users are refused; the same seed replays
 # the same faults and another seed does not.
 . "$(dirname "$0")/lib.sh"
-export IBEMU
+export IBEMU TOOLS
 
 export W="$WORK"
 ibemu_run --seed 42 -- bash -c '
@@ -22,6 +22,13 @@ c fault del 7; echo "nodel rc=$?"
 after=$(c fault list; c dump)
 [ "$before" = "$after" ] && echo "unchanged after bad input"
 c dump >"$W/dump.net"
+c port disable leaf1/1 >/dev/null; echo "disabled: $(cat /sys/class/infiniband/ibemu0/ports/1/phys_state) / $(c port leaf1/1)"
+c port enable leaf1/1 >/dev/null; echo "enabled: $(cat /sys/class/infiniband/ibemu0/ports/1/phys_state)"
+c guid host3 0x1234 >/dev/null; smpquery -D nodeinfo 0,1,7,1 | grep "^Guid"
+c lid host1/1 9 >/dev/null; ibstat ibemu0 1 | grep "Base lid"
+c fault add drop --node host4 --tid 0x42 >/dev/null
+echo "tid rule: $("$TOOLS/umad_timeout" 200 0 0,1,7,2)"
+smpquery -D nodedesc 0,1,7,2 | sed "s/^/other tids: /"
 su nobody -s /bin/sh -c "$IBEMU ctl status" 2>&1; echo "other user rc=$?"'
 expect_line "6 nodes (2 switches, 4 CAs), 7 links" "status"
 expect_line '"seed": 42' "status --json"
@@ -35,6 +42,12 @@ expect_line "nodel rc=1" "deleting a missing rule refused"
 expect_line "unchanged after bad input" "bad input changed nothing"
 grep -q 'unknown command "bogus"' "$WORK/log" && pass "errors say what is wrong" || fail "error text"
 expect_line "other user rc=1" "another user is refused"
+expect_line "disabled: 2: Polling / leaf1/1 guid 0x0002c90200000100 state DOWN phys Disabled" "port disable: Disabled here, Polling at host1"
+expect_line "enabled: 5: LinkUp" "port enable retrains the link"
+expect_line "Guid:............................0x0000000000001234" "a changed GUID shows in NodeInfo"
+expect_line "Base lid: 9" "a changed LID shows in sysfs"
+expect_line "tid rule: status=110" "a rule on one TID drops it"
+expect_line "other tids: Node Description:.....................host4 HCA-1" "and lets other TIDs through"
 
 # The dump loads back to the same fabric: ibnetdiscover agrees exactly.
 ibemu_run -- ibnetdiscover

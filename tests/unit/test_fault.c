@@ -131,6 +131,20 @@ static void test_route_filter_and_status(void **state)
 	assert_int_equal(mad_status(captured(&e->cap, 0)->mad) & 0x7fff, 0);
 }
 
+static void test_time_window(void **state)
+{
+	struct env *e = *state;
+	struct fault_rule *r = rule(e, FAULT_DROP, 0, "host3", FAULT_ANY);
+
+	r->after_us = 100000;
+	r->before_us = 200000;
+	assert_int_equal(ask(e, UMAD_SM_ATTR_NODE_INFO, 1), 1);	/* not yet */
+	e->clock.now_us = 150000;
+	assert_int_equal(ask(e, UMAD_SM_ATTR_NODE_INFO, 1), 0);	/* inside */
+	e->clock.now_us = 200000;
+	assert_int_equal(ask(e, UMAD_SM_ATTR_NODE_INFO, 1), 1);	/* over */
+}
+
 static unsigned run_with_seed(struct env *e, uint32_t seed, GString *log)
 {
 	struct fault_rule *r;
@@ -169,6 +183,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_duplicate_and_corrupt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_delay_on_the_clock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_route_filter_and_status, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_time_window, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seed_replays, setup, teardown),
 	};
 
