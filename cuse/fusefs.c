@@ -196,6 +196,10 @@ static void on_interrupt(fuse_req_t req, void *data)
 		p->fs->idle = g_idle_add(flush_interrupted, p->fs);
 }
 
+/*
+ * Hold @req for a later reply. NULL if it was interrupted already: then it
+ * has been answered EINTR here, outside the interrupt callback.
+ */
 static struct parked *park(fuse_req_t req, struct fusefs *fs)
 {
 	struct parked *p = g_new0(struct parked, 1);
@@ -203,6 +207,11 @@ static struct parked *park(fuse_req_t req, struct fusefs *fs)
 	p->req = req;
 	p->fs = fs;
 	fuse_req_interrupt_func(req, on_interrupt, p);
+	if (p->interrupted) {
+		fuse_reply_err(req, EINTR);
+		g_free(p);
+		return NULL;
+	}
 	return p;
 }
 
@@ -314,11 +323,8 @@ static void open_issm(fuse_req_t req, struct vnode *v, struct fuse_file_info *fi
 	}
 	/* Block until the holder closes (down_interruptible, §7). */
 	p = park(req, fs);
-	if (p->interrupted) {
-		fuse_reply_err(req, EINTR);
-		g_free(p);
+	if (!p)
 		return;
-	}
 	p->dev = v->ctx;
 	p->size = (size_t)fi->flags;
 	g_queue_push_tail(&fs->issm_waiters, p);
@@ -387,11 +393,8 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	/* A blocking read waits here until a packet or an interrupt. */
 	p = park(req, fs);
-	if (p->interrupted) {
-		fuse_reply_err(req, EINTR);
-		g_free(p);
+	if (!p)
 		return;
-	}
 	p->uf = uf;
 	p->size = size;
 	g_queue_push_tail(&uf->reads, p);

@@ -12,6 +12,10 @@ TESTNAME=$(basename "$0" .sh)
 FAILS=0
 PASSES=0
 
+# Sourced by scripts that run inside `ibemu run` (they get W=$WORK).
+INSIDE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/inside.sh"
+export INSIDE
+
 # ibemu_run [ibemu run options] -- command...: output in $WORK/out, log in $WORK/log
 ibemu_run() {
 	timeout 120 "$IBEMU" run -v "$@" >"$WORK/out" 2>"$WORK/log"

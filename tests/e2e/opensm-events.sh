@@ -9,16 +9,10 @@ export IBEMU W="$WORK"
 
 cat >"$WORK/run.sh" <<'SCRIPT'
 set -u
+. "$INSIDE"
 c() { "$IBEMU" ctl "$@"; }
-ups() { grep -c "SUBNET UP" "$W/opensm.log" 2>/dev/null; }
-wait_ups() {
-	n=0
-	until [ "$(ups)" -ge "$1" ] || [ $n -ge 300 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null; done
-}
 nr() { saquery | grep -c 'NodeRecord dump'; }
-OSM_CACHE_DIR=$W/cache opensm -d2 -f "$W/opensm.log" >/dev/null 2>&1 &
-osm=$!
-wait_ups 1
+start_opensm
 echo "start $(nr)"
 c link down leaf1/2 >/dev/null; wait_ups 2; echo "cable out $(nr)"
 c link up leaf1/2 >/dev/null; wait_ups 3; echo "cable in $(nr)"
@@ -28,10 +22,8 @@ c counters leaf1/2 set SymbolErrorCounter 1234 >/dev/null
 c counters leaf2/7 bump LinkDownedCounter 3 >/dev/null
 ibqueryerrors 2>&1 | grep -E 'SymbolErrorCounter|LinkDownedCounter'
 c events | grep -E 'link|node|counters'
-kill $osm
-wait $osm
+stop_opensm
 SCRIPT
-mkdir -p "$WORK/cache"
 ibemu_run -- bash "$WORK/run.sh"
 expect_line "start 7" "seven NodeRecords at first"
 expect_line "cable out 6" "host2 leaves the SA when its cable is pulled"

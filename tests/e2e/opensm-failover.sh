@@ -10,22 +10,17 @@ printf 'sminfo_polling_timeout 300\npolling_retry_number 2\n' >"$WORK/opensm.con
 cat >"$WORK/run.sh" <<'SCRIPT'
 set -u
 W=$1
-wait_for() {	# wait_for FILE PATTERN: bounded (30 s)
-	n=0
-	until grep -q "$2" "$1" 2>/dev/null || [ $n -ge 300 ]; do
-		n=$((n + 1)); timeout 0.1 tail -f /dev/null
-	done
-}
+. "$INSIDE"
 OSM_CACHE_DIR=$W/a opensm -F "$W/opensm.conf" -d2 -g 0x0002c90300000101 -p 15 -f "$W/a.log" >/dev/null 2>&1 &
 a=$!
-wait_for "$W/a.log" "SUBNET UP"
+wait_log "$W/a.log" "SUBNET UP"
 OSM_CACHE_DIR=$W/b opensm -F "$W/opensm.conf" -d2 -g 0x0002c90300000106 -p 1 -f "$W/b.log" >/dev/null 2>&1 &
 b=$!
-wait_for "$W/b.log" "Entering STANDBY state"
+wait_log "$W/b.log" "Entering STANDBY state"
 echo "first: $(sminfo -C ibemu0)"
 kill $a
 wait $a
-wait_for "$W/b.log" "SUBNET UP"
+wait_log "$W/b.log" "SUBNET UP"
 n=0
 until [ "$(cat /sys/class/infiniband/ibemu0/ports/1/sm_lid)" != "0x1" ] || [ $n -ge 300 ]; do
 	n=$((n + 1)); timeout 0.1 tail -f /dev/null

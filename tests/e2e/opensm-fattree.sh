@@ -11,19 +11,13 @@ expect_same "$NET" "$WORK/gen.net" "the shipped fat tree is what the generator w
 cat >"$WORK/run.sh" <<'SCRIPT'
 set -u
 W=$1
-OSM_CACHE_DIR=$W/cache opensm -d2 -f "$W/opensm.log" >/dev/null 2>&1 &
-osm=$!
-n=0
-until grep -q "SUBNET UP" "$W/opensm.log" 2>/dev/null || [ $n -ge 600 ]; do
-	n=$((n + 1)); timeout 0.1 tail -f /dev/null
-done
+. "$INSIDE"
+start_opensm
 echo "NodeRecords $(saquery | grep -c 'NodeRecord dump')"
 echo "active ends $(iblinkinfo | grep -c 'Active/  LinkUp')"
 ibstat ibemu0 | grep -E 'State|Base lid'
-kill $osm
-wait $osm
+stop_opensm
 SCRIPT
-mkdir -p "$WORK/cache"
 ibemu_run --topology "$NET" -- bash "$WORK/run.sh" "$WORK"
 if grep -q "SUBNET UP" "$WORK/opensm.log"; then pass "SUBNET UP on 648 HCAs"; else fail "no SUBNET UP"; fi
 if grep -q " ERR " "$WORK/opensm.log"; then fail "opensm logged errors"; grep " ERR " "$WORK/opensm.log" | head -5; else pass "opensm logged no ERR"; fi

@@ -8,15 +8,11 @@
 cat >"$WORK/run.sh" <<'SCRIPT'
 set -u
 W=$1
-OSM_CACHE_DIR=$W/cache opensm -d2 -D 0x07 --perfmgr --perfmgr_sweep_time_s 1 \
-	-f "$W/opensm.log" >/dev/null 2>&1 &
-osm=$!
-n=0
-until [ "$(grep -c 'pc_recv_process: Processing received MAD status 0x0' "$W/opensm.log" 2>/dev/null)" -ge 7938 ] ||
-	[ $n -ge 400 ]; do
-	n=$((n + 1)); timeout 0.1 tail -f /dev/null
-done
-echo "PerfMgr answers $(grep -c 'pc_recv_process: Processing received MAD status 0x0' "$W/opensm.log")"
+. "$INSIDE"
+start_opensm -D 0x07 --perfmgr --perfmgr_sweep_time_s 1
+ans='pc_recv_process: Processing received MAD status 0x0'
+wait_log "$W/opensm.log" "$ans" 7938
+echo "PerfMgr answers $(log_count "$W/opensm.log" "$ans")"
 echo "errors before stop $(grep -c ' ERR ' "$W/opensm.log")"
 # With verbose logging and PerfMgr on, opensm 3.3.23's own threads can lock
 # up on SIGTERM (all on userspace futexes, none waiting on a device): the
@@ -24,7 +20,6 @@ echo "errors before stop $(grep -c ' ERR ' "$W/opensm.log")"
 kill -9 $osm
 wait $osm 2>/dev/null
 SCRIPT
-mkdir -p "$WORK/cache"
 ibemu_run --topology "$TOPOLOGIES/fattree-648.net" -- bash "$WORK/run.sh" "$WORK"
 n=$(sed -n 's/^PerfMgr answers //p' "$WORK/out")
 if [ "${n:-0}" -ge 7938 ]; then pass "PerfMgr got $n answers (three sweeps of 2646 ports)"; else fail "PerfMgr answers: ${n:-none}"; fi

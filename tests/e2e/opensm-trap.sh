@@ -8,14 +8,8 @@
 cat >"$WORK/run.sh" <<'SCRIPT'
 set -u
 W=$1
-ups() { grep -c "SUBNET UP" "$W/opensm.log" 2>/dev/null; }
-wait_ups() {	# wait until opensm has logged SUBNET UP $1 times (30 s bound)
-	n=0
-	until [ "$(ups)" -ge "$1" ] || [ $n -ge 300 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null; done
-}
-OSM_CACHE_DIR=$W/cache opensm -d2 -f "$W/opensm.log" >/dev/null 2>&1 &
-osm=$!
-wait_ups 1
+. "$INSIDE"
+start_opensm
 echo "before NodeRecords $(saquery | grep -c 'NodeRecord dump')"
 ibportstate -D 0,1 2 disable >/dev/null
 wait_ups 2
@@ -24,10 +18,8 @@ ibportstate -D 0,1 2 enable >/dev/null
 wait_ups 3
 echo "enabled NodeRecords $(saquery | grep -c 'NodeRecord dump')"
 smpquery -D portinfo 0,1 2 | grep -E '^(LinkState|PhysLinkState)'
-kill $osm
-wait $osm
+stop_opensm
 SCRIPT
-mkdir -p "$WORK/cache"
 ibemu_run -- bash "$WORK/run.sh" "$WORK"
 expect_line "before NodeRecords 7" "seven NodeRecords at first"
 if [ "$(grep -c 'num:128 (Link state change) Producer:2 (Switch) from LID:2' "$WORK/opensm.log")" -ge 2 ]; then

@@ -8,20 +8,14 @@
 cat >"$WORK/run.sh" <<'SCRIPT'
 set -u
 W=$1
-OSM_CACHE_DIR=$W/cache opensm -d2 -f "$W/opensm.log" >/dev/null 2>&1 &
-osm=$!
-n=0
-until grep -q "SUBNET UP" "$W/opensm.log" 2>/dev/null || [ $n -ge 300 ]; do
-	n=$((n + 1)); timeout 0.1 tail -f /dev/null
-done
+. "$INSIDE"
+start_opensm
 cd "$W"
 timeout 120 osmtest -f c -i "$W/inventory" >"$W/c.log" 2>&1; echo "osmtest -f c rc=$?"
 timeout 120 osmtest -f a -i "$W/inventory" >"$W/a.log" 2>&1; echo "osmtest -f a rc=$?"
 grep -c '^' "$W/inventory" | sed 's/^/inventory lines /'
-kill $osm
-wait $osm
+stop_opensm
 SCRIPT
-mkdir -p "$WORK/cache"
 ibemu_run -- bash "$WORK/run.sh" "$WORK"
 expect_line "osmtest -f c rc=0" "osmtest -f c exits 0"
 expect_line "osmtest -f a rc=0" "osmtest -f a exits 0"

@@ -1,0 +1,36 @@
+# Helpers for test scripts that run *inside* `ibemu run` (sourced there):
+# start opensm and wait, with a bound, for what it logs. $W is the test's
+# work directory. No sleeps: every wait polls a condition for at most 30 s.
+
+# log_count FILE PATTERN: how many lines of FILE match PATTERN (0 if none)
+log_count() {
+	grep -c "$2" "$1" 2>/dev/null || true
+}
+
+# wait_log FILE PATTERN [N]: until PATTERN appears N (default 1) times
+wait_log() {
+	local n=0
+	until [ "$(log_count "$1" "$2")" -ge "${3:-1}" ] || [ $n -ge 300 ]; do
+		n=$((n + 1))
+		timeout 0.1 tail -f /dev/null
+	done
+}
+
+# start_opensm [OPENSM ARGS...]: opensm logging to $W/opensm.log, its pid
+# in $osm; returns once it has logged SUBNET UP.
+start_opensm() {
+	mkdir -p "$W/cache"
+	OSM_CACHE_DIR=$W/cache opensm -d2 -f "$W/opensm.log" "$@" >/dev/null 2>&1 &
+	osm=$!
+	wait_log "$W/opensm.log" "SUBNET UP"
+}
+
+# wait_ups N: until opensm has logged SUBNET UP N times (re-sweeps)
+wait_ups() {
+	wait_log "$W/opensm.log" "SUBNET UP" "$1"
+}
+
+stop_opensm() {
+	kill $osm
+	wait $osm
+}
