@@ -10,8 +10,10 @@
  *   port disable|enable NODE/PORT
  *   guid NODE[/PORT] GUID      lid NODE/PORT LID [LMC]
  *   counters NODE/PORT [set|bump FIELD N]
- *   fault add ACTION [ARG] [--node N] [--port P] [--class C] [--method M]
- *             [--attr A] [--mod X] [--dr|--lid] [--slid L] [--dlid L] [--tid T]
+ *   fault add drop|delay MS [--jitter MS]|duplicate|reorder [MS]|corrupt [BYTE]|
+ *             status CODE [--node N] [--port P] [--class C] [--method M]
+ *             [--attr A] [--mod X] [--dr|--lid] [--dir req|resp]
+ *             [--slid L] [--dlid L] [--tid T]
  *             [--after MS] [--before MS] [--prob P] [--count N] [--nth N]
  *   fault list | fault del ID
  *   scenario FILE

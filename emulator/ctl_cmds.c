@@ -400,7 +400,8 @@ static bool lookup_name(const void *table, unsigned n, const char *s, int *v)
 
 static int cmd_fault_add(struct ctl_env *env, char **argv, bool json, GString *out)
 {
-	static const char *const actions[] = { "drop", "delay", "duplicate", "corrupt", "status" };
+	static const char *const actions[] = { "drop", "delay", "duplicate", "corrupt",
+					       "status", "reorder" };
 	struct fault_rule *r = g_new(struct fault_rule, 1);
 	unsigned i, n = nargs(argv);
 	char *end;
@@ -414,8 +415,9 @@ static int cmd_fault_add(struct ctl_env *env, char **argv, bool json, GString *o
 		goto usage;
 	r->action = i;
 	i = 3;
-	if (r->action == FAULT_DELAY || r->action == FAULT_STATUS || r->action == FAULT_CORRUPT) {
-		bool optional = r->action == FAULT_CORRUPT;
+	if (r->action == FAULT_DELAY || r->action == FAULT_STATUS ||
+	    r->action == FAULT_CORRUPT || r->action == FAULT_REORDER) {
+		bool optional = r->action == FAULT_CORRUPT || r->action == FAULT_REORDER;
 
 		if (i < n && argv[i][0] != '-') {
 			r->arg = (unsigned)strtoul(argv[i], &end, 0);
@@ -428,8 +430,10 @@ static int cmd_fault_add(struct ctl_env *env, char **argv, bool json, GString *o
 			g_free(r);
 			return err(out, "error: %s needs a value (%s)", argv[2],
 				   r->action == FAULT_DELAY ? "milliseconds" : "a MAD status such as 0x1c");
-		} else
+		} else if (r->action == FAULT_CORRUPT)
 			r->arg = 64;	/* the first byte of attribute data */
+		else
+			r->arg = 100;	/* reorder: hold at most 100 ms */
 	}
 	for (; i < n; i++) {
 		const char *o = argv[i], *v = i + 1 < n ? argv[i + 1] : NULL;
@@ -460,6 +464,16 @@ static int cmd_fault_add(struct ctl_env *env, char **argv, bool json, GString *o
 		} else if (!strcmp(o, "--mod")) {
 			r->attr_mod = (int64_t)strtoul(v, &end, 0);
 			if (*end) goto bad_value;
+		} else if (!strcmp(o, "--jitter")) {
+			r->jitter = (unsigned)strtoul(v, &end, 10);
+			if (*end) goto bad_value;
+		} else if (!strcmp(o, "--dir")) {
+			if (!strcmp(v, "req"))
+				r->direction = 0;
+			else if (!strcmp(v, "resp"))
+				r->direction = 1;
+			else
+				goto bad_value;
 		} else if (!strcmp(o, "--slid") || !strcmp(o, "--dlid")) {
 			long lid = strtol(v, &end, 0);
 
@@ -497,10 +511,10 @@ bad_value:
 	return 0;
 usage:
 	g_free(r);
-	return err(out, "usage: fault add drop|delay MS|duplicate|corrupt [BYTE]|status CODE "
-		   "[--node N] [--port P] [--class C] [--method M] [--attr A] [--mod X] "
-		   "[--dr|--lid] [--slid L] [--dlid L] [--tid T] [--after MS] [--before MS] "
-		   "[--prob P] [--count N] [--nth N]");
+	return err(out, "usage: fault add drop|delay MS [--jitter MS]|duplicate|reorder [MS]|"
+		   "corrupt [BYTE]|status CODE [--node N] [--port P] [--class C] [--method M] "
+		   "[--attr A] [--mod X] [--dr|--lid] [--dir req|resp] [--slid L] [--dlid L] "
+		   "[--tid T] [--after MS] [--before MS] [--prob P] [--count N] [--nth N]");
 }
 
 static int cmd_fault_list(struct ctl_env *env, char **argv, bool json, GString *out)

@@ -31,7 +31,7 @@ void fault_rule_defaults(struct fault_rule *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->port = r->mgmt_class = r->method = r->attr = r->route = FAULT_ANY;
-	r->slid = r->dlid = FAULT_ANY;
+	r->slid = r->dlid = r->direction = FAULT_ANY;
 	r->attr_mod = r->tid = FAULT_ANY;
 	r->prob = 1.0;
 }
@@ -58,9 +58,16 @@ bool fault_del(struct fault_set *fs, unsigned id)
 const char *fault_action_name(enum fault_action a)
 {
 	static const char *const names[] = { "drop", "delay", "duplicate",
-					     "corrupt", "status" };
+					     "corrupt", "status", "reorder" };
 
 	return names[a];
+}
+
+unsigned fault_delay_ms(struct fault_set *fs, const struct fault_rule *r)
+{
+	if (!r->jitter)
+		return r->arg;
+	return r->arg + (unsigned)g_rand_int_range(fs->rand, 0, (gint32)r->jitter + 1);
 }
 
 void fault_log(struct fault_set *fs, const char *fmt, ...)
@@ -89,6 +96,7 @@ static bool matches(const struct fault_rule *r, const struct port *in,
 	       (r->attr_mod == FAULT_ANY || r->attr_mod == mad_attr_mod(m)) &&
 	       (r->route == FAULT_ANY ||
 		r->route == (mad_class(m) == UMAD_CLASS_SUBN_DIRECTED_ROUTE)) &&
+	       (r->direction == FAULT_ANY || r->direction == mad_is_response(m)) &&
 	       (r->slid == FAULT_ANY || r->slid == p->slid) &&
 	       (r->dlid == FAULT_ANY || r->dlid == p->dlid) &&
 	       (r->tid == FAULT_ANY || r->tid == (int64_t)(mad_tid(m) & 0xffffffff));

@@ -26,6 +26,7 @@ enum fault_action {
 	FAULT_DUPLICATE,
 	FAULT_CORRUPT,
 	FAULT_STATUS,
+	FAULT_REORDER,	/* held until the next packet reaches the node */
 };
 
 #define FAULT_ANY (-1)
@@ -33,7 +34,10 @@ enum fault_action {
 struct fault_rule {
 	unsigned id;
 	enum fault_action action;
-	unsigned arg;		/* delay ms, status code, corrupt byte offset */
+	unsigned arg;		/* delay ms, status code, corrupt byte offset,
+				 * reorder: longest hold in ms */
+	unsigned jitter;	/* delay: plus 0..jitter ms, drawn */
+	int direction;		/* 0 requests only, 1 responses only, FAULT_ANY */
 	struct node *node;	/* where the packet arrives; NULL = any */
 	int port;		/* arrival port number, or FAULT_ANY */
 	int mgmt_class, method, attr;	/* or FAULT_ANY */
@@ -63,6 +67,8 @@ unsigned fault_add(struct fault_set *fs, struct fault_rule *r);
 bool fault_del(struct fault_set *fs, unsigned id);
 void fault_rule_defaults(struct fault_rule *r);
 const char *fault_action_name(enum fault_action a);
+/* The delay a rule gives now (draws the jitter). */
+unsigned fault_delay_ms(struct fault_set *fs, const struct fault_rule *r);
 /* Append a line to the event log (link and node events use it too). */
 void fault_log(struct fault_set *fs, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 

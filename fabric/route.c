@@ -21,6 +21,7 @@ struct event {
 	struct port *port;	/* where the packet arrives */
 	struct mad_pkt pkt;
 	bool faulted;		/* a fault rule already acted on it here */
+	bool reorder;		/* held until the next packet reaches the node */
 	struct timer timer;	/* while held back by a delay rule */
 	struct fabric *f;
 };
@@ -69,18 +70,36 @@ static void delayed_arrival(struct timer *t, void *ctx)
 }
 
 /* Hold @p back for @ms before it arrives at @in (a delay rule). */
-static void delay(struct fabric *f, struct port *in, const struct mad_pkt *p,
-		  unsigned ms)
+static struct event *delay(struct fabric *f, struct port *in,
+			   const struct mad_pkt *p, unsigned ms)
 {
 	struct event *ev = event_new(f, in, p, true);
 
 	if (!f->tq) {
 		g_queue_push_tail(&f->events, ev);
-		return;
+		return ev;
 	}
 	timer_init(&ev->timer, delayed_arrival, ev);
-	f->delayed = g_list_prepend(f->delayed, ev);
+	f->delayed = g_list_append(f->delayed, ev);
 	timerq_arm(f->tq, &ev->timer, (uint64_t)ms * 1000);
+	return ev;
+}
+
+/* Packets held by reorder rules at @n go in after the one just processed. */
+static void release_reordered(struct fabric *f, struct node *n, struct event *done)
+{
+	GList *l, *next;
+
+	for (l = f->delayed; l; l = next) {
+		struct event *ev = l->data;
+
+		next = l->next;
+		if (!ev->reorder || ev == done || ev->port->node != n)
+			continue;
+		timerq_cancel(f->tq, &ev->timer);
+		f->delayed = g_list_delete_link(f->delayed, l);
+		g_queue_push_tail(&f->events, ev);
+	}
 }
 
 /* Put @p on the cable at @out. IBA 7.2: which states may carry what. */
@@ -306,7 +325,10 @@ static bool apply_faults(struct fabric *f, struct port *in, struct mad_pkt *p)
 		drop(f, p, "fault rule", in);
 		return false;
 	case FAULT_DELAY:
-		delay(f, in, p, r->arg);
+		delay(f, in, p, fault_delay_ms(&f->faults, r));
+		return false;
+	case FAULT_REORDER:
+		delay(f, in, p, r->arg ? r->arg : 100)->reorder = true;
 		return false;
 	case FAULT_DUPLICATE:
 		g_queue_push_tail(&f->events, event_new(f, in, p, true));
@@ -380,6 +402,8 @@ void fabric_drain(struct fabric *f)
 	f->draining = true;
 	while ((ev = g_queue_pop_head(&f->events))) {
 		arrive(f, ev->port, &ev->pkt, ev->faulted);
+		if (f->delayed)
+			release_reordered(f, ev->port->node, ev);
 		event_free(ev);
 	}
 	f->draining = false;

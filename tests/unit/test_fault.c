@@ -145,6 +145,48 @@ static void test_time_window(void **state)
 	assert_int_equal(ask(e, UMAD_SM_ATTR_NODE_INFO, 1), 1);	/* over */
 }
 
+static void test_reorder_jitter_direction(void **state)
+{
+	struct env *e = *state;
+	struct mad_pkt a = dr_smp(1, UMAD_SM_ATTR_NODE_INFO, 0, 3, to_host3);
+	struct mad_pkt b = dr_smp(1, UMAD_SM_ATTR_NODE_DESC, 0, 3, to_host3);
+	struct fault_rule *r = rule(e, FAULT_REORDER, 100, "host3", UMAD_SM_ATTR_NODE_INFO);
+	uint64_t delivered;
+	unsigned i;
+
+	/* NodeInfo is held at host3 until NodeDesc arrives, which overtakes it. */
+	g_array_set_size(e->cap.pkts, 0);
+	fabric_send(e->f, e->host, &a);
+	assert_int_equal(e->cap.pkts->len, 0);
+	fabric_send(e->f, e->host, &b);
+	assert_int_equal(e->cap.pkts->len, 2);
+	assert_int_equal(mad_attr_id(captured(&e->cap, 0)->mad), UMAD_SM_ATTR_NODE_DESC);
+	assert_int_equal(mad_attr_id(captured(&e->cap, 1)->mad), UMAD_SM_ATTR_NODE_INFO);
+	/* With nothing behind it, a held packet goes after its longest hold. */
+	assert_int_equal(ask(e, UMAD_SM_ATTR_NODE_INFO, 1), 0);
+	e->clock.now_us += 100000;
+	timerq_run(e->tq);
+	assert_int_equal(e->cap.pkts->len, 1);
+	fault_del(&e->f->faults, r->id);
+
+	/* Jitter: delays of 50..60 ms, drawn from the seeded generator. */
+	r = rule(e, FAULT_DELAY, 50, "host3", FAULT_ANY);
+	r->jitter = 10;
+	for (i = 0; i < 20; i++) {
+		unsigned ms = fault_delay_ms(&e->f->faults, r);
+
+		assert_true(ms >= 50 && ms <= 60);
+	}
+	fault_del(&e->f->faults, r->id);
+
+	/* Direction: drop responses only; the request is still answered. */
+	r = rule(e, FAULT_DROP, 0, NULL, FAULT_ANY);
+	r->direction = 1;
+	delivered = e->f->delivered;
+	assert_int_equal(ask(e, UMAD_SM_ATTR_NODE_DESC, 1), 0);
+	assert_int_equal(e->f->delivered, delivered + 1);	/* host3's SMA */
+}
+
 static unsigned run_with_seed(struct env *e, uint32_t seed, GString *log)
 {
 	struct fault_rule *r;
@@ -184,6 +226,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_delay_on_the_clock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_route_filter_and_status, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_time_window, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reorder_jitter_direction, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seed_replays, setup, teardown),
 	};
 
