@@ -181,6 +181,7 @@ struct fabric {
 	GHashTable *by_guid;	/* &node->guid -> node */
 	GQueue events;		/* packets in flight, see route.c */
 	GList *delayed;		/* packets held back by delay rules */
+	uint64_t processed;	/* packets processed so far (orders holds) */
 	bool draining;
 	struct fault_set faults;
 	struct timerq *tq;	/* for delays; set by the owner */

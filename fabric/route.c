@@ -22,6 +22,7 @@ struct event {
 	struct mad_pkt pkt;
 	bool faulted;		/* a fault rule already acted on it here */
 	bool reorder;		/* held until the next packet reaches the node */
+	uint64_t held_during;	/* number of the event that held it */
 	struct timer timer;	/* while held back by a delay rule */
 	struct fabric *f;
 };
@@ -85,8 +86,11 @@ static struct event *delay(struct fabric *f, struct port *in,
 	return ev;
 }
 
-/* Packets held by reorder rules at @n go in after the one just processed. */
-static void release_reordered(struct fabric *f, struct node *n, struct event *done)
+/*
+ * Packets that reorder rules held at @n go in behind the one just processed
+ * there: it has overtaken them. Not those it made the rule hold itself.
+ */
+static void release_reordered(struct fabric *f, struct node *n)
 {
 	GList *l, *next;
 
@@ -94,7 +98,7 @@ static void release_reordered(struct fabric *f, struct node *n, struct event *do
 		struct event *ev = l->data;
 
 		next = l->next;
-		if (!ev->reorder || ev == done || ev->port->node != n)
+		if (!ev->reorder || ev->held_during >= f->processed || ev->port->node != n)
 			continue;
 		timerq_cancel(f->tq, &ev->timer);
 		f->delayed = g_list_delete_link(f->delayed, l);
@@ -327,9 +331,13 @@ static bool apply_faults(struct fabric *f, struct port *in, struct mad_pkt *p)
 	case FAULT_DELAY:
 		delay(f, in, p, fault_delay_ms(&f->faults, r));
 		return false;
-	case FAULT_REORDER:
-		delay(f, in, p, r->arg ? r->arg : 100)->reorder = true;
+	case FAULT_REORDER: {
+		struct event *ev = delay(f, in, p, r->arg ? r->arg : 100);
+
+		ev->reorder = true;
+		ev->held_during = f->processed;
 		return false;
+	}
 	case FAULT_DUPLICATE:
 		g_queue_push_tail(&f->events, event_new(f, in, p, true));
 		return true;
@@ -401,9 +409,10 @@ void fabric_drain(struct fabric *f)
 		return;
 	f->draining = true;
 	while ((ev = g_queue_pop_head(&f->events))) {
+		f->processed++;
 		arrive(f, ev->port, &ev->pkt, ev->faulted);
 		if (f->delayed)
-			release_reordered(f, ev->port->node, ev);
+			release_reordered(f, ev->port->node);
 		event_free(ev);
 	}
 	f->draining = false;
