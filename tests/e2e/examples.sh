@@ -1,9 +1,16 @@
 #!/bin/bash
-# The files under examples/ keep working: the opensm fault walk-through
-# runs to the end, and the scenario example loads and runs its first steps.
+# The files under examples/ keep working: the libibumad C program (also
+# linked statically), the Python program that drives the device without
+# libibumad, the opensm fault walk-through, and the scenario example.
 . "$(dirname "$0")/lib.sh"
 EX="$(cd "$(dirname "$0")/../../examples" && pwd)"
 BIN=$(dirname "$IBEMU")
+
+ibemu_run -- sh -c "'$BIN/examples/nodeinfo' 0,1,7,1; '$BIN/examples/nodeinfo-static' 0,1; python3 '$EX/umad_nodeinfo.py' 0,1,7,2"
+expect_rc 0 "the C and Python examples"
+expect_line "CA node GUID 0x0002c90300000105, 1 ports, SMP arrived on port 1" "nodeinfo: host3 three hops away"
+expect_line "Switch node GUID 0x0002c90200000100, 8 ports, SMP arrived on port 1" "the static binary reaches leaf1"
+expect_line "CA node GUID 0x0002c90300000107, 1 ports (from Python, no libibumad)" "Python drives the device itself"
 
 ibemu_run -- env PATH="$BIN:$PATH" bash "$EX/opensm-faults.sh"
 expect_rc 0 "examples/opensm-faults.sh"
