@@ -52,6 +52,7 @@ static int usage(FILE *out)
 		"  shell [--name N]                    a shell in a running emulator's namespace\n"
 		"  topo check FILE                     validate a topology file\n"
 		"  topo gen fattree RADIX              print a two-level fat tree\n"
+		"  topo dot FILE                       the fabric as a Graphviz graph\n"
 		"  --version                           print the version\n"
 		"\n"
 		"Run `ibemu run --help` for the options of run.\n");
@@ -88,8 +89,20 @@ static int cmd_topo(int argc, char **argv)
 		}
 		return 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "dot")) {
+		GString *out = g_string_new(NULL);
+
+		if (!(f = load_fabric(argv[2])))
+			return 1;
+		topo_dot(f, out, false);
+		fputs(out->str, stdout);
+		g_string_free(out, TRUE);
+		fabric_free(f);
+		return 0;
+	}
 	if (argc != 3 || strcmp(argv[1], "check")) {
 		fprintf(stderr, "Usage: ibemu topo check FILE\n"
+			"       ibemu topo dot FILE            (Graphviz; render with dot -Tpng)\n"
 			"       ibemu topo gen fattree RADIX   (two-level fat tree)\n");
 		return 2;
 	}

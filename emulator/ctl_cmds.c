@@ -148,10 +148,16 @@ static int cmd_port(struct ctl_env *env, char **argv, bool json, GString *out)
 
 static int cmd_dump(struct ctl_env *env, char **argv, bool json, GString *out)
 {
-	(void)argv;
+	bool dot = argv[1] && !strcmp(argv[1], "--dot");
+
 	if (json)
 		return err(out, "error: dump writes the topology format; --json is not available");
-	topo_dump(env->fabric, out);
+	if (argv[1] && !dot)
+		return err(out, "usage: dump [--dot]");
+	if (dot)
+		topo_dot(env->fabric, out, true);
+	else
+		topo_dump(env->fabric, out);
 	return 0;
 }
 
@@ -579,7 +585,7 @@ static int cmd_scenario(struct ctl_env *env, char **argv, bool json, GString *ou
 static const struct ctl_cmd commands[] = {
 	{ "status", NULL, cmd_status, "status" },
 	{ "nodes", NULL, cmd_nodes, "nodes" },
-	{ "dump", NULL, cmd_dump, "dump" },
+	{ "dump", NULL, cmd_dump, "dump [--dot]" },
 	{ "seed", NULL, cmd_seed, "seed" },
 	{ "pid", NULL, cmd_pid, "pid" },
 	{ "events", NULL, cmd_events, "events" },

@@ -19,6 +19,7 @@
 #define IBEMU_TOPOLOGIES_TOPO_H
 
 #include <glib.h>
+#include <stdbool.h>
 
 #include "fabric/fabric.h"
 
@@ -36,6 +37,9 @@ int topo_gen_fattree2(FILE *out, unsigned radix);
 
 /* dump.c: the fabric as it is now, in this format. */
 void topo_dump(struct fabric *f, GString *out);
+
+/* dot.c: the fabric as a Graphviz graph; @live adds states, LIDs, faults. */
+void topo_dot(struct fabric *f, GString *out, bool live);
 
 /* The built-in default fabric (topologies/default.net). */
 extern const char topo_default_text[];
