@@ -74,11 +74,31 @@ static struct fabric *load_fabric(const char *topology)
 	return f;
 }
 
+static bool wants_help(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			return false;
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return true;
+	}
+	return false;
+}
+
 static int cmd_topo(int argc, char **argv)
 {
 	struct fabric_counts c;
 	struct fabric *f;
 
+	if (wants_help(argc, argv)) {
+		printf("Usage: ibemu topo check FILE           validate; print node, link, port counts\n"
+		       "       ibemu topo dot FILE             the fabric as a Graphviz graph\n"
+		       "       ibemu topo gen fattree RADIX    a two-level fat tree of RADIX-port switches\n"
+		       "FILE is in the ibnetdiscover or ibsim net format (man 5 ibemu-topology).\n");
+		return 0;
+	}
 	if (argc == 4 && !strcmp(argv[1], "gen") && !strcmp(argv[2], "fattree")) {
 		char *end;
 		unsigned long radix = strtoul(argv[3], &end, 10);
@@ -170,6 +190,12 @@ static int cmd_ctl(int argc, char **argv)
 	char *path;
 	int i = 1, ret;
 
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("Usage: ibemu ctl [--name NAME | --socket PATH] COMMAND [ARG...] [--json]\n"
+		       "Steer a running emulator; `ibemu ctl help` lists its commands.\n"
+		       "Inside ibemu run/exec/shell no --name is needed ($IBEMU_CTL).\n");
+		return 0;
+	}
 	while (i + 1 < argc && (!strcmp(argv[i], "--name") || !strcmp(argv[i], "--socket"))) {
 		if (!strcmp(argv[i], "--name"))
 			name = argv[i + 1];
@@ -233,6 +259,13 @@ static int cmd_exec(int argc, char **argv, bool shell)
 	char **cmd;
 	int i = 1;
 
+	if (wants_help(argc, argv)) {
+		printf("Usage: ibemu exec [--name NAME] [--] COMMAND [ARG...]\n"
+		       "       ibemu shell [--name NAME]\n"
+		       "Run a command (or $SHELL) in a running emulator's namespaces, with its\n"
+		       "devices, sysfs and fabric; ibemu ctl works there without --name.\n");
+		return 0;
+	}
 	if (i + 1 < argc && !strcmp(argv[i], "--name")) {
 		name = argv[i + 1];
 		i += 2;
@@ -319,6 +352,7 @@ static int cmd_run(int argc, char **argv)
 	gint verbose = 0;
 	gboolean verbose_flag = FALSE, configured = FALSE;
 	gchar *name = NULL, *scenario_file = NULL, *seed_str = NULL, *ctl_sock = NULL;
+	gchar *log_path = NULL;
 	struct ctl_env env = { 0 };
 	struct ctl_server *ctl = NULL;
 	struct scenario *sc = NULL;
@@ -337,12 +371,16 @@ static int cmd_run(int argc, char **argv)
 		  "Name of this emulator for ibemu ctl --name (default: run-PID)", "NAME" },
 		{ "scenario", 's', 0, G_OPTION_ARG_FILENAME, &scenario_file,
 		  "Run the timed steps of a scenario file from the start", "FILE" },
+		{ "log", 0, 0, G_OPTION_ARG_FILENAME, &log_path,
+		  "Write the log to FILE instead of standard error", "FILE" },
 		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose_flag,
 		  "Log more (repeat -v via IBEMU_DEBUG=1 for a trace of every MAD)", NULL },
 		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &cmd, NULL, "[--] [CMD [ARG...]]" },
 		{ NULL }
 	};
 	GOptionContext *ctx = g_option_context_new("- run a command on an emulated fabric");
+
+	g_set_prgname("ibemu run");
 	struct run_state rs = { 0 };
 	struct timerq *tq = NULL;
 	struct umad_host *host = NULL;
@@ -366,6 +404,10 @@ static int cmd_run(int argc, char **argv)
 	if (getenv("IBEMU_DEBUG"))
 		verbose = 2;
 	log_init(verbose);
+	if (log_path && log_to_file(log_path) < 0) {
+		fprintf(stderr, "ibemu: cannot write the log to %s: %s\n", log_path, g_strerror(errno));
+		goto out;
+	}
 
 	f = load_fabric(topology);
 	if (!f)
@@ -476,6 +518,7 @@ out:
 	g_free(name);
 	g_free(scenario_file);
 	g_free(seed_str);
+	g_free(log_path);
 	g_free(ctl_sock);
 	g_strfreev(envp);
 	g_strfreev(attach);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 
 #include "lib/log.h"
@@ -8,6 +9,7 @@
 G_DEFINE_QUARK(ibemu-error, ibemu_error)
 
 static int verbosity;
+static FILE *log_file;	/* NULL: stderr */
 
 static void handler(const gchar *domain, GLogLevelFlags level,
 		    const gchar *msg, gpointer data)
@@ -17,7 +19,7 @@ static void handler(const gchar *domain, GLogLevelFlags level,
 		return;
 	if ((level & (G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO)) && verbosity < 1)
 		return;
-	fprintf(stderr, "ibemu[%s]: %s%s\n", domain ? domain : "main",
+	fprintf(log_file ? log_file : stderr, "ibemu[%s]: %s%s\n", domain ? domain : "main",
 		level & (G_LOG_LEVEL_WARNING | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_ERROR) ?
 		"warning: " : "", msg);
 }
@@ -26,4 +28,17 @@ void log_init(int v)
 {
 	verbosity = v;
 	g_log_set_default_handler(handler, NULL);
+}
+
+int log_to_file(const char *path)
+{
+	FILE *f = fopen(path, "ae");
+
+	if (!f)
+		return -errno;
+	setvbuf(f, NULL, _IOLBF, 0);
+	if (log_file)
+		fclose(log_file);
+	log_file = f;
+	return 0;
 }

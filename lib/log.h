@@ -13,5 +13,7 @@
 GQuark ibemu_error_quark(void);
 
 void log_init(int verbosity);
+/* Log to @path instead of stderr; -errno if it cannot be opened. */
+int log_to_file(const char *path);
 
 #endif
