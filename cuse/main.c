@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -306,6 +307,48 @@ static void on_child_exit(GPid pid, gint status, gpointer data)
 	g_main_loop_quit(rs->loop);
 }
 
+/*
+ * Processes the command left running (daemons it started: `opensm &`) would
+ * keep using devices that are about to vanish, and spin on their errors.
+ * As their subreaper we inherit them; end them: SIGTERM, then SIGKILL after
+ * at most 2 s.
+ */
+static void end_leftovers(void)
+{
+	unsigned round;
+
+	for (round = 0; round < 21; round++) {
+		GDir *d = g_dir_open("/proc", 0, NULL);
+		const char *e;
+		unsigned left = 0;
+
+		while (d && (e = g_dir_read_name(d))) {
+			char path[64], *stat = NULL, *p;
+			int pid = atoi(e), ppid;
+
+			if (pid <= 0)
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+			if (!g_file_get_contents(path, &stat, NULL, NULL))
+				continue;
+			p = strrchr(stat, ')');	/* the name may hold spaces */
+			if (p && sscanf(p + 2, "%*c %d", &ppid) == 1 && ppid == getpid()) {
+				left++;
+				kill(pid, round < 20 ? SIGTERM : SIGKILL);
+				waitpid(pid, NULL, WNOHANG);
+			}
+			g_free(stat);
+		}
+		if (d)
+			g_dir_close(d);
+		if (!left)
+			return;
+		if (round == 0)
+			g_message("ending %u process(es) the command left running", left);
+		g_usleep(100000);	/* teardown, not synchronisation */
+	}
+}
+
 static gboolean forward_signal(gpointer data)
 {
 	struct run_state *rs = data;
@@ -480,6 +523,7 @@ static int cmd_run(int argc, char **argv)
 		sc = NULL;
 	}
 	rs.loop = g_main_loop_new(NULL, FALSE);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	if (!g_spawn_async(NULL, cmd && cmd[0] ? cmd : default_cmd, envp,
 			   G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD |
 			   G_SPAWN_CHILD_INHERITS_STDIN,
@@ -495,6 +539,7 @@ static int cmd_run(int argc, char **argv)
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
 	g_main_loop_run(rs.loop);
+	end_leftovers();
 	if (WIFEXITED(rs.status))
 		ret = WEXITSTATUS(rs.status);
 	else if (WIFSIGNALED(rs.status))

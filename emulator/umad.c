@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "emulator/agent.h"
@@ -643,6 +644,27 @@ static bool dr_send_valid(struct umad_file *file, const uint8_t *mad)
 				p->node->nports, &out) != SMI_DISCARD;
 }
 
+/* The per-MAD trace line (STYLE.md "Logging"): what, to where, how long. */
+static void trace_send(struct umad_dev *d, struct umad_agent *a,
+		       const struct mad_pkt *pkt, const struct umad_abi_hdr *hdr)
+{
+	GString *to = g_string_new(NULL);
+	unsigned h;
+
+	if (mad_class(pkt->mad) == UMAD_CLASS_SUBN_DIRECTED_ROUTE) {
+		g_string_append(to, "DR path 0");
+		for (h = 1; h <= dr_hop_cnt(pkt->mad) && h < UMAD_SMP_MAX_HOPS; h++)
+			g_string_append_printf(to, ",%u", dr_initial_path((uint8_t *)pkt->mad)[h]);
+	} else {
+		g_string_append_printf(to, "dlid 0x%x qp %u", pkt->dlid, pkt->dqp);
+	}
+	g_debug("umad%u: send agent %u class 0x%02x method 0x%02x attr 0x%04x mod 0x%x tid 0x%016" G_GINT64_MODIFIER "x %s timeout %u retries %u",
+		d->index, a->id, mad_class(pkt->mad), mad_method(pkt->mad),
+		mad_attr_id(pkt->mad), mad_attr_mod(pkt->mad), mad_tid(pkt->mad),
+		to->str, hdr->timeout_ms, hdr->retries);
+	g_string_free(to, TRUE);
+}
+
 ssize_t umad_write(struct umad_file *file, const void *buf, size_t count)
 {
 	unsigned hsz = umad_hdr_size(file);
@@ -714,10 +736,8 @@ ssize_t umad_write(struct umad_file *file, const void *buf, size_t count)
 	}
 	pkt.sqp = mad_is_smp(pkt.mad) ? 0 : 1;
 
-	g_debug("umad%u: send agent %u class 0x%02x method 0x%02x attr 0x%04x mod 0x%x tid 0x%016" G_GINT64_MODIFIER "x dlid 0x%x timeout %u retries %u",
-		d->index, a->id, mad_class(pkt.mad), mad_method(pkt.mad),
-		mad_attr_id(pkt.mad), mad_attr_mod(pkt.mad), mad_tid(pkt.mad),
-		pkt.dlid, hdr.timeout_ms, hdr.retries);
+	if (g_log_get_debug_enabled() || getenv("IBEMU_DEBUG"))
+		trace_send(d, a, &pkt, &hdr);
 
 	if (!response && hdr.timeout_ms) {
 		s = g_new0(struct umad_send, 1);
