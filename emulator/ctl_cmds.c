@@ -433,9 +433,11 @@ static int cmd_fault_add(struct ctl_env *env, char **argv, bool json, GString *o
 			}
 			i++;
 		} else if (!optional) {
+			const char *want = r->action == FAULT_DELAY ? "milliseconds" :
+					   "a MAD status such as 0x1c";
+
 			g_free(r);
-			return err(out, "error: %s needs a value (%s)", argv[2],
-				   r->action == FAULT_DELAY ? "milliseconds" : "a MAD status such as 0x1c");
+			return err(out, "error: %s needs a value (%s)", argv[2], want);
 		} else if (r->action == FAULT_CORRUPT)
 			r->arg = 64;	/* the first byte of attribute data */
 		else
