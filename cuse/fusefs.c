@@ -636,6 +636,13 @@ int fusefs_mount(struct fusefs *fs, const char *dir, GError **err)
 	}
 	/* The session now owns fd (closed by fuse_session_destroy). */
 	fs->watch = g_unix_fd_add(fs->fd, G_IO_IN, on_fuse_fd, fs);
+	/*
+	 * GLib "blocks" a non-recursive source while dispatching it by taking
+	 * its fd out of the poll set and back, and each change wakes the
+	 * context: two eventfd writes and a read per FUSE request. Our
+	 * handlers never run the loop, so skip that.
+	 */
+	g_source_set_can_recurse(g_main_context_find_source_by_id(NULL, fs->watch), TRUE);
 	return 0;
 }
 
