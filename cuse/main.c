@@ -88,6 +88,45 @@ static bool wants_help(int argc, char **argv)
 	return false;
 }
 
+static bool parse_uints(char **argv, unsigned n, unsigned *v)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		char *end;
+
+		v[i] = (unsigned)strtoul(argv[i], &end, 10);
+		if (!*argv[i] || *end)
+			return false;
+	}
+	return true;
+}
+
+/* ibemu topo gen KIND ARGS...: write a generated topology to stdout. */
+static int topo_gen(int argc, char **argv)
+{
+	unsigned v[4] = { 0, 0, 1, 1 };
+	int r = -1;
+
+	if (!strcmp(argv[0], "fattree") && argc == 2 && parse_uints(argv + 1, 1, v))
+		r = topo_gen_fattree2(stdout, v[0]);
+	else if (!strcmp(argv[0], "fattree3") && argc == 3 && parse_uints(argv + 1, 2, v))
+		r = topo_gen_fattree3(stdout, v[0], v[1]);
+	else if ((!strcmp(argv[0], "torus") || !strcmp(argv[0], "mesh")) &&
+		 (argc == 3 || argc == 4) && parse_uints(argv + 1, (unsigned)argc - 1, v))
+		r = topo_gen_grid(stdout, argv[0][0] == 't', v, 1);
+	else if (!strcmp(argv[0], "dragonfly") && argc == 4 && parse_uints(argv + 1, 3, v))
+		r = topo_gen_dragonfly(stdout, v[0], v[1], v[2]);
+	if (r < 0) {
+		fprintf(stderr, "Usage: ibemu topo gen fattree RADIX            (two levels; RADIX even)\n"
+			"       ibemu topo gen fattree3 RADIX PODS      (three levels; RADIX a multiple of 4)\n"
+			"       ibemu topo gen torus|mesh X Y [Z]        (one HCA a switch)\n"
+			"       ibemu topo gen dragonfly ROUTERS HOSTS GLOBAL\n");
+		return 2;
+	}
+	return 0;
+}
+
 static int cmd_topo(int argc, char **argv)
 {
 	struct fabric_counts c;
@@ -97,19 +136,13 @@ static int cmd_topo(int argc, char **argv)
 		printf("Usage: ibemu topo check FILE           validate; print node, link, port counts\n"
 		       "       ibemu topo dot FILE             the fabric as a Graphviz graph\n"
 		       "       ibemu topo gen fattree RADIX    a two-level fat tree of RADIX-port switches\n"
+		       "       ibemu topo gen fattree3 RADIX PODS | torus X Y [Z] | mesh X Y [Z] |\n"
+		       "                      dragonfly ROUTERS HOSTS GLOBAL\n"
 		       "FILE is in the ibnetdiscover or ibsim net format (man 5 ibemu-topology).\n");
 		return 0;
 	}
-	if (argc == 4 && !strcmp(argv[1], "gen") && !strcmp(argv[2], "fattree")) {
-		char *end;
-		unsigned long radix = strtoul(argv[3], &end, 10);
-
-		if (*end || topo_gen_fattree2(stdout, (unsigned)radix) < 0) {
-			fprintf(stderr, "ibemu topo gen fattree: RADIX must be an even number 2..254\n");
-			return 2;
-		}
-		return 0;
-	}
+	if (argc >= 3 && !strcmp(argv[1], "gen"))
+		return topo_gen(argc - 2, argv + 2);
 	if (argc == 3 && !strcmp(argv[1], "dot")) {
 		GString *out = g_string_new(NULL);
 

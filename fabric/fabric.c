@@ -28,6 +28,7 @@ static void node_free(struct node *n)
 	for (i = 0; i <= n->nports; i++) {
 		g_free(n->ports[i].pkeys);
 		g_free(n->ports[i].vlarb);
+		g_free(n->ports[i].mlnx_epi);
 	}
 	if (n->sw) {
 		g_free(n->sw->lft);

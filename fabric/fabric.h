@@ -77,7 +77,7 @@ struct port_counters {
 	uint32_t xmit_constraint_err, rcv_constraint_err;
 	uint32_t local_link_integrity_err, excessive_buf_overrun_err;
 	uint32_t vl15_dropped, xmit_wait;
-	uint64_t xmit_data_sl[16], rcv_data_sl[16];	/* per SL, in words */
+	uint32_t xmit_data_sl[16], rcv_data_sl[16];	/* per SL, words; saturate */
 	/*
 	 * PortCounters shows the data counters less these, so that clearing
 	 * it leaves PortCountersExtended as it was (they are separate views).
@@ -137,7 +137,7 @@ struct port {
 	uint64_t guids[GUIDS_PER_PORT];	/* GUIDInfo; [0] is the port GUID */
 	uint8_t sl2vl[8];	/* SLtoVL, two SLs a byte (per output port) */
 	uint8_t *vlarb;		/* 4 blocks x 64 bytes, allocated on first Set */
-	uint8_t mlnx_epi[64];	/* Mellanox ExtendedPortInfo, opaque */
+	uint8_t *mlnx_epi;	/* Mellanox ExtendedPortInfo (64 bytes), on first Set */
 	struct port_counters counters;
 
 	struct port_upper upper;	/* .deliver NULL when not attached */

@@ -17,11 +17,20 @@
 #define PMA_CAP_EXT_WIDTH		0x0200
 #define PMA_CAP_XMIT_WAIT		0x1000
 
+static uint32_t sat(uint64_t v, unsigned bits)
+{
+	uint64_t max = (bits >= 32) ? 0xffffffffull : (1ull << bits) - 1;
+
+	return (uint32_t)(v > max ? max : v);
+}
+
 void pma_count(struct port *out, struct port *in, unsigned packets,
 	       unsigned dwords, unsigned sl, bool multicast)
 {
-	out->counters.xmit_data_sl[sl & 15] += (uint64_t)packets * dwords;
-	in->counters.rcv_data_sl[sl & 15] += (uint64_t)packets * dwords;
+	out->counters.xmit_data_sl[sl & 15] = sat(out->counters.xmit_data_sl[sl & 15] +
+						  (uint64_t)packets * dwords, 32);
+	in->counters.rcv_data_sl[sl & 15] = sat(in->counters.rcv_data_sl[sl & 15] +
+						(uint64_t)packets * dwords, 32);
 	out->counters.xmit_pkts += packets;
 	out->counters.xmit_data += (uint64_t)packets * dwords;
 	in->counters.rcv_pkts += packets;
@@ -35,12 +44,6 @@ void pma_count(struct port *out, struct port *in, unsigned packets,
 	}
 }
 
-static uint32_t sat(uint64_t v, unsigned bits)
-{
-	uint64_t max = (bits >= 32) ? 0xffffffffull : (1ull << bits) - 1;
-
-	return (uint32_t)(v > max ? max : v);
-}
 
 /* The counters PortSelect names: one port, or every port (0xFF). */
 static void gather(struct node *n, unsigned sel, struct port_counters *c)
@@ -63,8 +66,8 @@ static void gather(struct node *n, unsigned sel, struct port_counters *c)
 		ADD(base_rcv_pkts);
 #undef ADD
 		for (unsigned sl = 0; sl < 16; sl++) {
-			c->xmit_data_sl[sl] += p->xmit_data_sl[sl];
-			c->rcv_data_sl[sl] += p->rcv_data_sl[sl];
+			c->xmit_data_sl[sl] = sat((uint64_t)c->xmit_data_sl[sl] + p->xmit_data_sl[sl], 32);
+			c->rcv_data_sl[sl] = sat((uint64_t)c->rcv_data_sl[sl] + p->rcv_data_sl[sl], 32);
 		}
 	}
 }

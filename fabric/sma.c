@@ -498,7 +498,8 @@ static uint16_t mlnx_epi_get(struct smp_ctx *c)
 		return ST_UNSUPPORTED;
 	if (!p)
 		return ST_INVALID;
-	memcpy(c->data, p->mlnx_epi, 64);
+	if (p->mlnx_epi)
+		memcpy(c->data, p->mlnx_epi, 64);
 	return ST_OK;
 }
 
@@ -510,6 +511,8 @@ static uint16_t mlnx_epi_set(struct smp_ctx *c)
 		return ST_UNSUPPORTED;
 	if (!p)
 		return ST_INVALID;
+	if (!p->mlnx_epi)
+		p->mlnx_epi = g_malloc(64);
 	memcpy(p->mlnx_epi, c->req, 64);
 	return ST_OK;
 }

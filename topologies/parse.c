@@ -193,7 +193,8 @@ static bool parse_header(struct parser *ps, GMatchInfo *mi, const char *file,
 		fail(err, file, line, "node \"%s\" is defined twice", id);
 		goto out;
 	}
-	if (fabric_find_guid(ps->f, guid)) {
+	/* Node GUIDs only: a hash lookup (port GUIDs would mean a scan). */
+	if (g_hash_table_contains(ps->f->by_guid, &guid)) {
 		fail(err, file, line, "node \"%s\": GUID 0x%016" G_GINT64_MODIFIER "x is already used", id, guid);
 		goto out;
 	}
