@@ -576,24 +576,48 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 	return writev(fd, iov, count);
 }
 
+/*
+ * A libibumad round trip is three requests in a row (write, poll, read).
+ * After answering one, look for the next for a short while before going
+ * back to sleep in the main loop: the client's next request then finds us
+ * awake instead of waiting for a wake-up (docs/performance.md).
+ */
+#define FUSE_SPIN_US 50
+#define FUSE_BATCH 64	/* then back to the loop: timers, ctl, other fds */
+
 static gboolean on_fuse_fd(gint fd, GIOCondition cond, gpointer data)
 {
 	struct fusefs *fs = data;
+	int64_t idle_until;
+	unsigned batch = 0;
 	int n;
 
-	(void)fd;
 	(void)cond;
-	n = fuse_session_receive_buf(fs->se, &fs->buf);
-	if (n == -EINTR || n == -EAGAIN)
-		return G_SOURCE_CONTINUE;
-	if (n <= 0) {
-		g_message("FUSE connection closed (%s)", n ? g_strerror(-n) : "unmounted");
-		fs->watch = 0;
-		return G_SOURCE_REMOVE;
-	}
-	fuse_session_process_buf(fs->se, &fs->buf);
-	return G_SOURCE_CONTINUE;
+	do {
+		n = fuse_session_receive_buf(fs->se, &fs->buf);
+		if (n == -EINTR || n == -EAGAIN)
+			return G_SOURCE_CONTINUE;
+		if (n <= 0) {
+			g_message("FUSE connection closed (%s)", n ? g_strerror(-n) : "unmounted");
+			fs->watch = 0;
+			return G_SOURCE_REMOVE;
+		}
+		fuse_session_process_buf(fs->se, &fs->buf);
+		/* Timers and other sources must not starve: spin only briefly. */
+		if (++batch >= FUSE_BATCH)
+			return G_SOURCE_CONTINUE;
+		idle_until = g_get_monotonic_time() + FUSE_SPIN_US;
+		for (;;) {
+			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+			if (poll(&pfd, 1, 0) > 0)
+				break;
+			if (g_get_monotonic_time() >= idle_until)
+				return G_SOURCE_CONTINUE;
+		}
+	} while (1);
 }
+
 
 struct fusefs *fusefs_new(struct vfs *vfs, struct umad_host *host)
 {
