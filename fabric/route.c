@@ -249,6 +249,19 @@ static void respond(struct fabric *f, struct port *in, const struct mad_pkt *req
 	}
 }
 
+static bool pkey_accepted(const struct port *p, uint16_t pkey)
+{
+	unsigned i;
+
+	for (i = 0; i < p->npkeys; i++) {
+		uint16_t t = p->pkeys[i];
+
+		if (t && (t & 0x7fff) == (pkey & 0x7fff) && ((t | pkey) & 0x8000))
+			return true;
+	}
+	return false;
+}
+
 /*
  * The node's own processing of a MAD addressed to it (umad-spec §4.6):
  * validation, firmware (SMA), then the attached host's agents, then the
@@ -267,6 +280,17 @@ static void local_receive(struct fabric *f, struct port *in, struct mad_pkt *p,
 	/* validate_mad(): base version 1, SMPs on QP0 only, GMPs on QP1. */
 	if (p->mad[0] != 1 || mad_is_smp(p->mad) != (p->dqp == 0)) {
 		drop(f, p, "invalid MAD for QP", in);
+		return;
+	}
+	/*
+	 * P_Key check of GMPs (IBA 9.2.7, C9-42): the packet's P_Key must be
+	 * in the receiving port's table, and one of the two a full member.
+	 * A violation is dropped and counted in PortInfo:P_KeyViolations.
+	 */
+	if (p->dqp != 0 && !pkey_accepted(hp, p->pkey)) {
+		if (hp->pkey_violations < 0xffff)
+			hp->pkey_violations++;
+		drop(f, p, "P_Key not in the port's table", hp);
 		return;
 	}
 	/* A "status" rule: the node answers with that MAD status instead. */

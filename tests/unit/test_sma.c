@@ -211,6 +211,40 @@ static void test_lid_routed(void **state)
 	assert_int_equal(r->slid, e->host->lid);
 }
 
+/* GMPs with a P_Key the receiver does not hold are dropped and counted. */
+static void test_pkey_check(void **state)
+{
+	struct env *e = *state;
+	struct port *host3 = &fabric_find(e->f, "host3")->ports[1];
+	struct mad_pkt p = lid_smp(1, 0x12 /* PortCounters */, 0, 0, 0);
+	uint64_t dropped;
+
+	fabric_configure(e->f, e->host);
+	p.mad[1] = UMAD_CLASS_PERF_MGMT;
+	p.slid = e->host->lid;
+	p.dlid = host3->lid;
+	p.sqp = p.dqp = 1;
+	p.pkey = 0xffff;
+	assert_int_equal(status15(ask(e, p)), 0);	/* the default P_Key passes */
+	p.pkey = 0x8001;
+	dropped = e->f->dropped;
+	g_array_set_size(e->cap.pkts, 0);
+	fabric_send(e->f, e->host, &p);
+	assert_int_equal(e->cap.pkts->len, 0);
+	assert_int_equal(e->f->dropped, dropped + 1);
+	assert_int_equal(host3->pkey_violations, 1);
+	/* Two limited members cannot talk; a full member may talk to one.
+	 * (The answer carries the same P_Key back: host1 must hold it too.) */
+	host3->pkeys[1] = 0x0001;
+	e->host->pkeys[1] = 0x8001;
+	assert_int_equal(status15(ask(e, p)), 0);	/* 0x8001 to 0x0001 */
+	p.pkey = 0x0001;
+	g_array_set_size(e->cap.pkts, 0);
+	fabric_send(e->f, e->host, &p);
+	assert_int_equal(e->cap.pkts->len, 0);
+	assert_int_equal(host3->pkey_violations, 2);
+}
+
 static void test_dead_end_and_mkey(void **state)
 {
 	static const uint8_t dead[] = { 1, 3 };
@@ -245,6 +279,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_portinfo_set, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tables, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lid_routed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pkey_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dead_end_and_mkey, setup, teardown),
 	};
 
