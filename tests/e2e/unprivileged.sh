@@ -16,22 +16,23 @@ chmod 755 "$WORK"
 cp "$IBEMU" "$WORK/ibemu"
 chmod 755 "$WORK/ibemu"
 
+# as_nobody MODE COMMAND: run COMMAND as nobody, with /dev/fuse replaced (in
+# a private mount namespace only) by a node of the same device with MODE.
+as_nobody() {
+	unshare -m sh -c "
+		mkdir -p '$WORK/dev' && mount -t tmpfs tmpfs '$WORK/dev' &&
+		mknod '$WORK/dev/fuse' c 10 229 && chmod $1 '$WORK/dev/fuse' &&
+		mount --bind '$WORK/dev/fuse' /dev/fuse &&
+		su nobody -s /bin/sh -c 'cd / && $2'" >"$WORK/out" 2>&1
+	RC=$?
+}
+
 # No access to /dev/fuse: one clear line, non-zero status.
-unshare -m sh -c "
-	mkdir -p '$WORK/dev' && mount -t tmpfs tmpfs '$WORK/dev' &&
-	mknod '$WORK/dev/fuse' c 10 229 && chmod 600 '$WORK/dev/fuse' &&
-	mount --bind '$WORK/dev/fuse' /dev/fuse &&
-	su nobody -s /bin/sh -c 'cd / && $WORK/ibemu run -- true'" >"$WORK/out" 2>&1
-RC=$?
+as_nobody 600 "$WORK/ibemu run -- true"
 expect_rc 1 "refused without /dev/fuse access"
 expect_line "ibemu: cannot open /dev/fuse: Permission denied" "says why in one line"
 
-unshare -m sh -c "
-	mkdir -p '$WORK/dev' && mount -t tmpfs tmpfs '$WORK/dev' &&
-	mknod '$WORK/dev/fuse' c 10 229 && chmod 666 '$WORK/dev/fuse' &&
-	mount --bind '$WORK/dev/fuse' /dev/fuse &&
-	su nobody -s /bin/sh -c 'cd / && timeout 60 $WORK/ibemu run -- sh -c \"id -un; ibstat -l; smpquery -D nodedesc 0,1,7,1\"'" >"$WORK/out" 2>&1
-RC=$?
+as_nobody 666 "timeout 60 $WORK/ibemu run -- sh -c \"id -un; ibstat -l; smpquery -D nodedesc 0,1,7,1\""
 expect_rc 0 "ibemu run as nobody"
 expect_line "root" "root inside the user namespace"
 expect_line "ibemu0" "ibstat sees the device"
