@@ -1,0 +1,32 @@
+#!/bin/bash
+# The emulator itself SIGKILLed: its clients see errors instead of hanging,
+# nothing is left on the host (no mounts, no staging directories), and an
+# emulator started again under the same name replaces the stale control
+# socket and works.
+. "$(dirname "$0")/lib.sh"
+
+NAME="e2e-kill-$$"
+before=$(ls -d /tmp/ibemu.* 2>/dev/null | wc -l)
+"$IBEMU" run --name "$NAME" -- bash -c "
+	exec 3<>/dev/infiniband/umad0
+	echo ready >'$WORK/ready'
+	n=0; until [ -e '$WORK/killed' ] || [ \$n -ge 300 ]; do n=\$((n + 1)); timeout 0.1 tail -f /dev/null; done
+	ibstat -l >'$WORK/after' 2>&1; echo \"ibstat rc=\$?\" >>'$WORK/after'" >"$WORK/run1" 2>&1 &
+n=0
+until [ -e "$WORK/ready" ] || [ $n -ge 100 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null; done
+pid=$("$IBEMU" ctl --name "$NAME" pid)
+kill -9 "$pid"
+touch "$WORK/killed"
+wait
+if grep -q "ibstat rc=0" "$WORK/after"; then fail "a client still saw devices"; else pass "clients get errors once the emulator is gone"; fi
+after=$(ls -d /tmp/ibemu.* 2>/dev/null | wc -l)
+[ "$after" = "$before" ] && pass "no staging directory left in /tmp" || fail "staging dirs: $before -> $after"
+grep -q " /dev/infiniband \| /sys/class/infiniband " /proc/mounts && fail "host mounts left" || pass "no mount left on the host"
+if [ "$(id -u)" = 0 ]; then SOCK=/run/ibemu/$NAME.sock; else SOCK=/tmp/ibemu-$(id -u)/$NAME.sock; fi
+[ -S "$SOCK" ] && pass "the killed emulator's socket is left behind" || fail "no stale socket to test the restart with"
+
+ibemu_run --name "$NAME" -- bash -c '"$IBEMU" ctl --name '"$NAME"' status; ibstat -l'
+expect_rc 0 "a new emulator under the same name starts"
+expect_line "6 nodes (2 switches, 4 CAs)" "its control socket answers"
+expect_line "ibemu0" "its devices work"
+finish
