@@ -32,7 +32,13 @@ expect_line "round 2: 64 of 64 clients got 10 right answers" "and again"
 read -r _ f0 f1 f2 < <(grep '^fds' "$WORK/out")
 [ -n "$f0" ] && [ "$f0" = "$f1" ] && [ "$f1" = "$f2" ] && pass "no fd left open by 128 clients ($f0)" || fail "fds $f0 $f1 $f2"
 growth=$(sed -n 's/^rss growth \(-*[0-9]*\) KB/\1/p' "$WORK/out")
-[ -n "$growth" ] && [ "$growth" -lt 2048 ] && pass "memory stays put after round 1 (${growth} KB)" || fail "memory grew ${growth:-?} KB"
+if [ -n "${ASAN_OPTIONS:-}" ]; then
+	# ASan keeps freed memory in quarantine: RSS says nothing there. The
+	# plain build (always run by CI too) makes this check.
+	echo "note: memory growth not checked under ASan (${growth} KB, quarantine)"
+else
+	[ -n "$growth" ] && [ "$growth" -lt 2048 ] && pass "memory stays put after round 1 (${growth} KB)" || fail "memory grew ${growth:-?} KB"
+fi
 
 ibemu_run -- python3 -c '
 import os, signal, errno, time
