@@ -630,16 +630,12 @@ static bool dr_send_valid(struct umad_file *file, const uint8_t *mad)
 
 	if (dr_hop_cnt(mad) >= UMAD_SMP_MAX_HOPS)
 		return false;
-	if (dr_d_bit(mad)) {
-		/* C14-13:1 -- a DR response leaves by its return path. */
-		uint8_t hc = dr_hop_cnt(mad);
-
-		return !hc || dr_hop_ptr(mad) != hc + 1 || node_is_switch(p->node) ||
-		       mad[192 + hc] == p->num;
-	}
-	if (dr_slid(mad) != LID_PERMISSIVE)
+	if (!dr_d_bit(mad) && dr_slid(mad) != LID_PERMISSIVE)
 		return true;	/* LID-routed first part: no source check */
 	memcpy(copy, mad, MAD_SIZE);
+	if (dr_d_bit(mad))
+		return smi_send_returning(copy, node_is_switch(p->node), p->num,
+					  p->node->nports, &out) != SMI_DISCARD;
 	return smi_send_request(copy, node_is_switch(p->node), p->num,
 				p->node->nports, &out) != SMI_DISCARD;
 }

@@ -223,7 +223,7 @@ static void respond(struct fabric *f, struct port *in, const struct mad_pkt *req
 		lid_send(f, in, &r);
 		return;
 	}
-	act = smi_send_response(r.mad, node_is_switch(n), n->nports, by_lid, &out);
+	act = smi_send_response(r.mad, node_is_switch(n), in->num, n->nports, by_lid, &out);
 	switch (act) {
 	case SMI_FORWARD:
 		r.slid = r.dlid = LID_PERMISSIVE;
@@ -484,19 +484,22 @@ void fabric_send(struct fabric *f, struct port *port, const struct mad_pkt *pkt)
 		}
 	} else if (mad_class(p.mad) == UMAD_CLASS_SUBN_DIRECTED_ROUTE &&
 		   dr_d_bit(p.mad) && p.dlid == LID_PERMISSIVE) {
-		/* A host agent (an SM) answering a DR request: C14-13:1. */
-		uint8_t hop_cnt = dr_hop_cnt(p.mad);
-
-		if (hop_cnt && dr_hop_ptr(p.mad) == hop_cnt + 1) {
-			p.mad[6] = hop_cnt;
-			out = dr_return_path(p.mad)[hop_cnt];
-			if (out >= 1 && out <= n->nports)
-				transmit(f, &n->ports[out], &p);
-			else
-				drop(f, &p, "bad return path", port);
-		} else {
-			p.mad[6] = 0;
+		/* A host agent (an SM) answering a DR request. */
+		switch (smi_send_returning(p.mad, node_is_switch(n), port->num,
+					   n->nports, &out)) {
+		case SMI_FORWARD:
+			transmit(f, &n->ports[out], &p);
+			break;
+		case SMI_LOCAL:
 			deliver_up(f, port, &p);
+			break;
+		case SMI_LID_ROUTE:
+			p.dlid = (uint16_t)out;
+			p.slid = port_info_port(port)->lid;
+			lid_send(f, port, &p);
+			break;
+		default:
+			drop(f, &p, "directed route response invalid at source", port);
 		}
 	} else {
 		lid_send(f, port, &p);

@@ -133,25 +133,39 @@ enum smi_action smi_send_request(uint8_t *smp, bool is_switch, unsigned port,
 	return SMI_DISCARD;
 }
 
-enum smi_action smi_send_response(uint8_t *smp, bool is_switch,
+enum smi_action smi_send_returning(uint8_t *smp, bool is_switch, unsigned port,
+				   unsigned nports, unsigned *out)
+{
+	uint8_t hop_ptr = dr_hop_ptr(smp), hop_cnt = dr_hop_cnt(smp);
+	uint8_t *rpath = dr_return_path(smp);
+
+	if (!dr_d_bit(smp) || hop_cnt >= UMAD_SMP_MAX_HOPS)
+		return SMI_DISCARD;
+	/* C14-13:1 and C14-13:2 -- leave by the return path; a CA only by
+	 * the port it sends from */
+	if ((hop_cnt && hop_ptr == hop_cnt + 1) || (hop_ptr >= 2 && hop_ptr <= hop_cnt)) {
+		if (hop_ptr <= hop_cnt && !is_switch)
+			return SMI_DISCARD;
+		smp[6] = --hop_ptr;
+		if (!valid_port(rpath[hop_ptr], nports) || (!is_switch && rpath[hop_ptr] != port))
+			return SMI_DISCARD;
+		*out = rpath[hop_ptr];
+		return SMI_FORWARD;
+	}
+	/* C14-13:3 -- the DR part ends here */
+	if (hop_ptr == 1)
+		return dr_part_start(smp, is_switch, out);
+	/* C14-13:4 -- already home; C14-13:5 -- unreasonable hop pointer */
+	return hop_ptr == 0 ? SMI_LOCAL : SMI_DISCARD;
+}
+
+enum smi_action smi_send_response(uint8_t *smp, bool is_switch, unsigned port,
 				  unsigned nports, bool arrived_by_lid,
 				  unsigned *out)
 {
-	uint8_t hop_cnt = dr_hop_cnt(smp);
-	uint8_t *rpath = dr_return_path(smp);
-
 	smp[4] |= DR_STATUS_D >> 8;
-	smp[6] = hop_cnt + 1;
+	smp[6] = dr_hop_cnt(smp) + 1;
 	if (arrived_by_lid && dr_dlid(smp) != LID_PERMISSIVE)
 		return SMI_REPLY_LID;
-	/* C14-13:1 -- leave by the port the request came in on */
-	if (hop_cnt) {
-		smp[6] = hop_cnt;
-		if (!valid_port(rpath[hop_cnt], nports))
-			return SMI_DISCARD;
-		*out = rpath[hop_cnt];
-		return SMI_FORWARD;
-	}
-	/* C14-13:3 with hop_cnt 0 -- back to the local requester */
-	return dr_part_start(smp, is_switch, out);
+	return smi_send_returning(smp, is_switch, port, nports, out);
 }

@@ -29,10 +29,18 @@ enum smi_action smi_recv(uint8_t *smp, bool is_switch, unsigned in_port,
 enum smi_action smi_send_request(uint8_t *smp, bool is_switch, unsigned port,
 				 unsigned nports, unsigned *out);
 /*
- * Turn a request handled here into its response (sets the D bit) and route
- * it back. @arrived_by_lid: the request reached us LID-routed (DrDLID leg).
+ * A host or firmware agent at @port sends a returning (D bit set) SMP:
+ * C14-13 as the kernel applies it when sending. DISCARD here is the
+ * kernel's write() EINVAL.
  */
-enum smi_action smi_send_response(uint8_t *smp, bool is_switch,
+enum smi_action smi_send_returning(uint8_t *smp, bool is_switch, unsigned port,
+				   unsigned nports, unsigned *out);
+/*
+ * Turn a request handled here, which arrived on @port, into its response
+ * (sets the D bit) and route it back. @arrived_by_lid: the request reached
+ * us LID-routed (DrDLID leg).
+ */
+enum smi_action smi_send_response(uint8_t *smp, bool is_switch, unsigned port,
 				  unsigned nports, bool arrived_by_lid,
 				  unsigned *out);
 

@@ -49,7 +49,7 @@ static void test_walk_out_and_back(void **state)
 
 	/* The responder sends it back the way it came (C14-13). */
 	p.mad[3] = 0x81;
-	assert_int_equal(smi_send_response(p.mad, false, 1, false, &out), SMI_FORWARD);
+	assert_int_equal(smi_send_response(p.mad, false, 1, 1, false, &out), SMI_FORWARD);
 	assert_true(dr_d_bit(p.mad));
 	assert_int_equal(out, 1);
 	assert_int_equal(smi_recv(p.mad, true, 2, 8, &out), SMI_FORWARD);
@@ -96,7 +96,7 @@ static void test_combined_route(void **state)
 	assert_int_equal(out, 7);
 	assert_int_equal(smi_recv(p.mad, true, 7, 8, &out), SMI_FORWARD);
 	assert_int_equal(smi_recv(p.mad, false, 1, 1, &out), SMI_LOCAL);
-	assert_int_equal(smi_send_response(p.mad, false, 1, false, &out), SMI_FORWARD);
+	assert_int_equal(smi_send_response(p.mad, false, 1, 1, false, &out), SMI_FORWARD);
 	assert_int_equal(smi_recv(p.mad, true, 1, 8, &out), SMI_FORWARD);
 	/* At the start of the DR part the response is LID-routed to DrSLID. */
 	assert_int_equal(smi_recv(p.mad, true, 7, 8, &out), SMI_LID_ROUTE);
@@ -121,11 +121,42 @@ static void test_drdlid(void **state)
 	assert_int_equal(out, 9);
 	/* At the destination, hop_ptr is hop_cnt + 1 (C14-9:4). */
 	assert_int_equal(smi_recv(p.mad, false, 1, 1, &out), SMI_LOCAL);
-	assert_int_equal(smi_send_response(p.mad, false, 1, true, &out), SMI_REPLY_LID);
+	assert_int_equal(smi_send_response(p.mad, false, 1, 1, true, &out), SMI_REPLY_LID);
 	/* Back at the switch the DR part resumes (C14-13:1). */
 	assert_int_equal(smi_recv(p.mad, true, 2, 8, &out), SMI_FORWARD);
 	assert_int_equal(out, 4);
 	assert_int_equal(smi_recv(p.mad, false, 1, 1, &out), SMI_LOCAL);
+}
+
+/* An SM at a CA port answers a DR request (C14-13, as at write time). */
+static void test_host_agent_response(void **state)
+{
+	static const uint8_t path[] = { 3, 1 };
+	struct mad_pkt p = dr_smp(0x81, 0x20, 0, 2, path);
+	unsigned out = 0;
+
+	(void)state;
+	p.mad[4] = 0x80;	/* D */
+	p.mad[6] = 3;		/* hop_cnt + 1, as received */
+	dr_return_path(p.mad)[2] = 1;
+	dr_return_path(p.mad)[1] = 5;
+	struct mad_pkt q = p;
+	assert_int_equal(smi_send_returning(q.mad, false, 1, 1, &out), SMI_FORWARD);
+	assert_int_equal(out, 1);
+	assert_int_equal(dr_hop_ptr(q.mad), 2);
+	/* Not by another port of the CA (the kernel's write() EINVAL). */
+	q = p;
+	assert_int_equal(smi_send_returning(q.mad, false, 2, 2, &out), SMI_DISCARD);
+	/* A CA is no intermediate hop (C14-13:2); home is local (C14-13:4). */
+	q = p;
+	q.mad[6] = 2;
+	assert_int_equal(smi_send_returning(q.mad, false, 1, 1, &out), SMI_DISCARD);
+	q.mad[6] = 0;
+	assert_int_equal(smi_send_returning(q.mad, false, 1, 1, &out), SMI_LOCAL);
+	/* Without the D bit it is no response at all. */
+	q = p;
+	q.mad[4] = 0;
+	assert_int_equal(smi_send_returning(q.mad, false, 1, 1, &out), SMI_DISCARD);
 }
 
 int main(void)
@@ -136,6 +167,7 @@ int main(void)
 		cmocka_unit_test(test_discards),
 		cmocka_unit_test(test_combined_route),
 		cmocka_unit_test(test_drdlid),
+		cmocka_unit_test(test_host_agent_response),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
