@@ -45,11 +45,20 @@ void pma_count(struct port *out, struct port *in, unsigned packets,
 }
 
 
-/* The counters PortSelect names: one port, or every port (0xFF). */
+/* The ports PortSelect names: one, or every port (0xFF, AllPortSelect). */
+static void port_range(const struct node *n, unsigned sel, unsigned *first,
+		       unsigned *last)
+{
+	*first = sel == 0xff ? 1 : sel;
+	*last = sel == 0xff ? n->nports : sel;
+}
+
+/* The counters PortSelect names, summed. */
 static void gather(struct node *n, unsigned sel, struct port_counters *c)
 {
-	unsigned i, first = sel == 0xff ? 1 : sel, last = sel == 0xff ? n->nports : sel;
+	unsigned i, first, last;
 
+	port_range(n, sel, &first, &last);
 	memset(c, 0, sizeof(*c));
 	for (i = first; i <= last; i++) {
 		const struct port_counters *p = &n->ports[i].counters;
@@ -195,8 +204,9 @@ void pma_process(struct node *n, struct port *in, const uint8_t *req,
 			goto out;
 		}
 		if (set) {
-			unsigned first = sel == 0xff ? 1 : sel, last = sel == 0xff ? n->nports : sel;
+			unsigned first, last;
 
+			port_range(n, sel, &first, &last);
 			for (i = first; i <= last; i++) {
 				if (mad_attr_id(req) == IB_GSI_PORT_COUNTERS)
 					port_counters_clear(&n->ports[i].counters,
