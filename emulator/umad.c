@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <poll.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "emulator/agent.h"
@@ -15,6 +14,7 @@
 #include "emulator/umad.h"
 #include "fabric/port.h"
 #include "fabric/smi.h"
+#include "lib/log.h"
 
 #define IB_MGMT_RMPP_HDR	36
 #define RMPP_FLAG_ACTIVE	0x01
@@ -732,7 +732,7 @@ ssize_t umad_write(struct umad_file *file, const void *buf, size_t count)
 	}
 	pkt.sqp = mad_is_smp(pkt.mad) ? 0 : 1;
 
-	if (g_log_get_debug_enabled() || getenv("IBEMU_DEBUG"))
+	if (log_tracing())
 		trace_send(d, a, &pkt, &hdr);
 
 	if (!response && hdr.timeout_ms) {

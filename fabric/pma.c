@@ -9,6 +9,7 @@
 #include <infiniband/mad.h>
 
 #include "fabric/pma.h"
+#include "lib/log.h"
 
 #define PMA_DATA 64	/* PerfMgt data follows 40 reserved bytes */
 
@@ -260,6 +261,7 @@ void pma_process(struct node *n, struct port *in, const uint8_t *req,
 	}
 out:
 	mad_set_status(resp, status);
-	g_debug("PMA %s: %s attr 0x%04x port %u -> status 0x%04x", n->id,
-		set ? "Set" : "Get", mad_attr_id(req), sel, status);
+	if (log_tracing())
+		g_debug("PMA %s: %s attr 0x%04x port %u -> status 0x%04x", n->id,
+			set ? "Set" : "Get", mad_attr_id(req), sel, status);
 }

@@ -14,6 +14,7 @@
 
 #include "fabric/port.h"
 #include "fabric/sma.h"
+#include "lib/log.h"
 
 #define ST_OK		0
 #define ST_BAD_VERSION	UMAD_STATUS_BAD_VERSION
@@ -612,8 +613,9 @@ enum sma_result sma_process(struct node *n, struct port *in,
 		status = a->get(&c);
 	/* The D bit of a DR response is set by smi_send_response(). */
 	mad_set_status(resp, status);
-	g_debug("SMA %s: %s %s(0x%04x) mod 0x%x -> status 0x%04x", n->id,
-		method == UMAD_METHOD_GET ? "Get" : "Set",
-		a ? a->name : "?", mad_attr_id(req), c.mod, status);
+	if (log_tracing())
+		g_debug("SMA %s: %s %s(0x%04x) mod 0x%x -> status 0x%04x", n->id,
+			method == UMAD_METHOD_GET ? "Get" : "Set",
+			a ? a->name : "?", mad_attr_id(req), c.mod, status);
 	return SMA_REPLY;
 }

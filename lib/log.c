@@ -30,6 +30,11 @@ void log_init(int v)
 	g_log_set_default_handler(handler, NULL);
 }
 
+bool log_tracing(void)
+{
+	return verbosity >= 2;
+}
+
 int log_to_file(const char *path)
 {
 	FILE *f = fopen(path, "ae");

@@ -8,11 +8,14 @@
 #define IBEMU_LIB_LOG_H
 
 #include <glib.h>
+#include <stdbool.h>
 
 #define IBEMU_ERROR (ibemu_error_quark())
 GQuark ibemu_error_quark(void);
 
 void log_init(int verbosity);
+/* Is the per-MAD trace on? Hot paths ask before formatting a line. */
+bool log_tracing(void);
 /* Log to @path instead of stderr; -errno if it cannot be opened. */
 int log_to_file(const char *path);
 
