@@ -119,9 +119,11 @@ static bool parse_u64(const char *s, uint64_t *v)
 static void comment_link_speed(const char *c, uint8_t *w, uint8_t *sp,
 			       uint8_t *esp)
 {
-	GRegex *re = g_regex_new("\\b(\\d+)x(SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR)\\b",
-				 0, 0, NULL);
+	static GRegex *re;	/* compiled once, like parse_text()'s */
 	GMatchInfo *mi;
+
+	if (!re)
+		re = g_regex_new("\\b(\\d+)x(SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR)\\b", 0, 0, NULL);
 
 	if (g_regex_match(re, c, 0, &mi)) {
 		char *wd = g_match_info_fetch(mi, 1), *spd = g_match_info_fetch(mi, 2);
@@ -132,7 +134,6 @@ static void comment_link_speed(const char *c, uint8_t *w, uint8_t *sp,
 		g_free(spd);
 	}
 	g_match_info_free(mi);
-	g_regex_unref(re);
 }
 
 static bool parse_directive(struct parser *ps, const char *key, const char *val,
