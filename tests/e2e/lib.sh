@@ -45,6 +45,11 @@ expect_line() {
 	if grep -qF -- "$1" "$WORK/out"; then pass "$2"; else fail "$2: no line with '$1'"; fi
 }
 
+# expect_match ERE what: some line of the output matches the extended regex.
+expect_match() {
+	if grep -qE -- "$1" "$WORK/out"; then pass "$2"; else fail "$2: no line matching '$1'"; fi
+}
+
 expect_no_line() {
 	if grep -qF -- "$1" "$WORK/out"; then fail "$2: unexpected '$1'"; else pass "$2"; fi
 }
