@@ -36,14 +36,18 @@ expect_line "LinkDownedCounter" "and the bumped LinkDownedCounter"
 expect_line "link down leaf1/2" "event log: link down"
 expect_line "node off host4" "event log: node off"
 
-# A scenario: the cable goes out at 200 ms and comes back at 400 ms.
+# A scenario: the cable goes out at 200 ms and comes back at 400 ms. The
+# 200 ms DOWN window is too short to catch by polling on a loaded machine, so
+# the test waits for the second step in the event log and then reads what the
+# flap left: the state back in INIT and LinkDownedCounter 1 on host1's PMA
+# (asked through port 2, whose cable stays in).
 printf 'at 200ms link down leaf1/1\nat 400ms link up leaf1/1\n' >"$WORK/flap.scn"
-ibemu_run --scenario "$WORK/flap.scn" -- bash -c '
-st() { cat /sys/class/infiniband/ibemu0/ports/1/state; }
-n=0; until [ "$(st)" = "1: DOWN" ] || [ $n -ge 100 ]; do n=$((n + 1)); timeout 0.05 tail -f /dev/null; done; echo "then $(st)"
-n=0; until [ "$(st)" = "2: INIT" ] || [ $n -ge 100 ]; do n=$((n + 1)); timeout 0.05 tail -f /dev/null; done; echo "then $(st)"
+ibemu_run --configured --scenario "$WORK/flap.scn" -- bash -c '
+n=0; until "$IBEMU" ctl events | grep -q "link up" || [ $n -ge 200 ]; do n=$((n + 1)); timeout 0.05 tail -f /dev/null; done
+echo "then $(cat /sys/class/infiniband/ibemu0/ports/1/state)"
+perfquery -P 2 $(cat /sys/class/infiniband/ibemu0/ports/2/lid) 1 | grep LinkDowned
 "$IBEMU" ctl events'
-expect_line "then 1: DOWN" "the scenario pulled host1's cable"
+expect_line "LinkDownedCounter:...............1" "the scenario pulled host1's cable"
 expect_line "then 2: INIT" "and put it back"
 expect_line "1 link down leaf1/1" "in the event log, in order"
 expect_line "2 link up leaf1/1" "both steps"
