@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * FUSE adapter. Interface: FUSE low-level ops for VN_DIR (lookup, getattr,
- * readdir), VN_ATTR (open/read: text made per read), VN_UMAD (open, read,
- * write, ioctl, poll, release over emulator/umad.h) and VN_ISSM (open and
- * release only: read and write give EINVAL, as the kernel's issm fops).
+ * readdir) and VN_ATTR (open/read: text made per read); the device files
+ * VN_UMAD and VN_ISSM are devfile.c's, shared with CUSE mode.
  */
 #include "config.h"
 
@@ -20,26 +19,10 @@
 #include <fuse_lowlevel.h>
 #include <glib-unix.h>
 
+#include "cuse/devfile.h"
 #include "cuse/fusefs.h"
 
 #define TTL 86400.0	/* the tree never changes shape while we run */
-
-struct parked {
-	fuse_req_t req;
-	size_t size;		/* read size, for parked reads */
-	struct ufile *uf;	/* parked read */
-	struct umad_dev *dev;	/* parked issm open */
-	bool interrupted;
-	struct fusefs *fs;
-};
-
-/* Per open umad file: fi->fh points here (STYLE.md "Memory and lifetime"). */
-struct ufile {
-	struct fusefs *fs;
-	struct umad_file *file;
-	struct fuse_pollhandle *ph;
-	GQueue reads;		/* struct parked *, blocking reads */
-};
 
 struct fusefs {
 	struct vfs *vfs;
@@ -48,10 +31,8 @@ struct fusefs {
 	struct fuse_buf buf;
 	int fd;
 	guint watch;
-	guint idle;		/* pending flush of interrupted requests */
 	GHashTable *stream_opens;	/* unique ids of device FUSE_OPENs */
-	GQueue issm_waiters;	/* struct parked * */
-	GQueue all_reads;	/* every parked read, for interrupts */
+	struct devfiles *df;
 };
 
 static struct fusefs *req_fs(fuse_req_t req)
@@ -151,226 +132,44 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	g_free(buf);
 }
 
-/* ---- parked requests and interrupts ------------------------------- */
+/* ---- files ------------------------------------------------------------ */
 
-/* Answer EINTR to the interrupted requests parked on @q. */
-static void flush_queue(struct fusefs *fs, GQueue *q, bool reads)
+static struct vnode *file_vnode(fuse_req_t req, fuse_ino_t ino)
 {
-	GList *l, *next;
+	struct vnode *v = vfs_get(req_fs(req)->vfs, ino);
 
-	for (l = q->head; l; l = next) {
-		struct parked *p = l->data;
-
-		next = l->next;
-		if (!p->interrupted)
-			continue;
-		g_queue_delete_link(q, l);
-		if (reads)
-			g_queue_remove(&p->uf->reads, p);
-		fuse_reply_err(p->req, EINTR);
-		g_free(p);
-	}
-}
-
-static gboolean flush_interrupted(gpointer data)
-{
-	struct fusefs *fs = data;
-
-	fs->idle = 0;
-	flush_queue(fs, &fs->all_reads, true);
-	flush_queue(fs, &fs->issm_waiters, false);
-	return G_SOURCE_REMOVE;
-}
-
-/*
- * libfuse may call this with the request locked, from inside
- * fuse_req_interrupt_func(): never reply here, reply from an idle callback.
- */
-static void on_interrupt(fuse_req_t req, void *data)
-{
-	struct parked *p = data;
-
-	(void)req;
-	p->interrupted = true;
-	if (!p->fs->idle)
-		p->fs->idle = g_idle_add(flush_interrupted, p->fs);
-}
-
-/*
- * Hold @req for a later reply. NULL if it was interrupted already: then it
- * has been answered EINTR here, outside the interrupt callback.
- */
-static struct parked *park(fuse_req_t req, struct fusefs *fs)
-{
-	struct parked *p = g_new0(struct parked, 1);
-
-	p->req = req;
-	p->fs = fs;
-	fuse_req_interrupt_func(req, on_interrupt, p);
-	if (p->interrupted) {
-		fuse_reply_err(req, EINTR);
-		g_free(p);
-		return NULL;
-	}
-	return p;
-}
-
-/* ---- umad files ------------------------------------------------------- */
-
-/*
- * The kernel's read() fails with ENOSPC *and* leaves the header (with the
- * length needed) and the first segment in the caller's buffer (§4.8); a
- * FUSE error reply carries no data. So: find the buffer of the blocked
- * read(2) in /proc/<tid>/syscall and write it there (ARCHITECTURE.md).
- * Needs ptrace rights over the reader: namespace mode's clients are our
- * descendants.
- */
-static bool poke_reader(fuse_req_t req, size_t size, const void *data, size_t len)
-{
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	char path[64], line[256] = "";
-	unsigned long nr, fd, addr, count;
-	struct iovec local = { (void *)data, len }, remote;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/syscall", ctx->pid);
-	f = fopen(path, "r");
-	if (f) {
-		if (!fgets(line, sizeof(line), f))
-			line[0] = 0;
-		fclose(f);
-	}
-	if (sscanf(line, "%lu 0x%lx 0x%lx 0x%lx", &nr, &fd, &addr, &count) != 4 ||
-	    nr != 0 /* read */ || count != size) {
-		g_warning("cannot give thread %d the header of a long read (%s): it sees ENOSPC without it",
-			  ctx->pid, line[0] ? "not in read(2)" : g_strerror(errno));
-		return false;
-	}
-	remote.iov_base = (void *)addr;
-	remote.iov_len = len;
-	if (process_vm_writev(ctx->pid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
-		g_warning("cannot write the header of a long read into thread %d: %s",
-			  ctx->pid, g_strerror(errno));
-		return false;
-	}
-	return true;
-}
-
-static void reply_read(fuse_req_t req, struct ufile *uf, size_t size)
-{
-	uint8_t *buf = g_malloc(size);
-	ssize_t n = umad_read(uf->file, buf, size);
-
-	if (n == -ENOSPC)
-		poke_reader(req, size, buf, umad_hdr_size(uf->file) + 256);
-	if (n < 0)
-		fuse_reply_err(req, (int)-n);
-	else
-		fuse_reply_buf(req, (char *)buf, (size_t)n);
-	g_free(buf);
-}
-
-/* A packet was queued: answer blocked reads, then notify pollers. */
-static void ufile_wakeup(void *ctx)
-{
-	struct ufile *uf = ctx;
-	struct parked *p;
-
-	while (umad_readable(uf->file) && (p = g_queue_pop_head(&uf->reads))) {
-		g_queue_remove(&uf->fs->all_reads, p);
-		if (!p->interrupted)
-			reply_read(p->req, uf, p->size);
-		else
-			fuse_reply_err(p->req, EINTR);
-		g_free(p);
-	}
-	if (uf->ph && umad_readable(uf->file)) {
-		fuse_lowlevel_notify_poll(uf->ph);
-		fuse_pollhandle_destroy(uf->ph);
-		uf->ph = NULL;
-	}
-}
-
-static void open_umad(fuse_req_t req, struct vnode *v, struct fuse_file_info *fi)
-{
-	struct ufile *uf = g_new0(struct ufile, 1);
-
-	uf->fs = req_fs(req);
-	uf->file = umad_open(v->ctx);
-	g_queue_init(&uf->reads);
-	umad_set_wakeup(uf->file, ufile_wakeup, uf);
-	fi->fh = (uint64_t)(uintptr_t)uf;
-	fi->direct_io = 1;
-	fi->nonseekable = 1;
-	fuse_reply_open(req, fi);
-}
-
-static void open_issm(fuse_req_t req, struct vnode *v, struct fuse_file_info *fi)
-{
-	struct fusefs *fs = req_fs(req);
-	struct parked *p;
-
-	fi->direct_io = 1;
-	fi->nonseekable = 1;
-	fi->fh = 0;
-	if (umad_issm_open(v->ctx) == 0) {
-		fuse_reply_open(req, fi);
-		return;
-	}
-	if (fi->flags & O_NONBLOCK) {
-		fuse_reply_err(req, EAGAIN);
-		return;
-	}
-	/* Block until the holder closes (down_interruptible, §7). */
-	p = park(req, fs);
-	if (!p)
-		return;
-	p->dev = v->ctx;
-	p->size = (size_t)fi->flags;
-	g_queue_push_tail(&fs->issm_waiters, p);
+	if (!v)
+		fuse_reply_err(req, ENOENT);
+	return v;
 }
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct vnode *v = vfs_get(req_fs(req)->vfs, ino);
+	struct vnode *v = file_vnode(req, ino);
 
-	if (!v) {
-		fuse_reply_err(req, ENOENT);
+	if (!v)
 		return;
-	}
-	switch (v->kind) {
-	case VN_DIR:
+	if (v->kind == VN_DIR) {
 		fuse_reply_err(req, EISDIR);
-		return;
-	case VN_ATTR:
+	} else if (v->kind == VN_ATTR) {
 		if ((fi->flags & O_ACCMODE) != O_RDONLY) {
 			fuse_reply_err(req, EACCES);
 			return;
 		}
 		fi->direct_io = 1;
 		fuse_reply_open(req, fi);
-		return;
-	case VN_UMAD:
-		open_umad(req, v, fi);
-		return;
-	case VN_ISSM:
-		open_issm(req, v, fi);
-		return;
+	} else {
+		devfile_open(req_fs(req)->df, req, v, fi);
 	}
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	struct fusefs *fs = req_fs(req);
-	struct vnode *v = vfs_get(fs->vfs, ino);
-	struct ufile *uf = (struct ufile *)(uintptr_t)fi->fh;
-	struct parked *p;
+	struct vnode *v = file_vnode(req, ino);
 
-	if (!v) {
-		fuse_reply_err(req, ENOENT);
+	if (!v)
 		return;
-	}
 	if (v->kind == VN_ATTR) {
 		char *text = v->show(v);
 		size_t len = strlen(text);
@@ -382,145 +181,60 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		g_free(text);
 		return;
 	}
-	if (v->kind != VN_UMAD) {
-		fuse_reply_err(req, EINVAL);
-		return;
-	}
-	if (umad_readable(uf->file) || size < umad_hdr_size(uf->file) ||
-	    (fi->flags & O_NONBLOCK)) {
-		reply_read(req, uf, size);
-		return;
-	}
-	/* A blocking read waits here until a packet or an interrupt. */
-	p = park(req, fs);
-	if (!p)
-		return;
-	p->uf = uf;
-	p->size = size;
-	g_queue_push_tail(&uf->reads, p);
-	g_queue_push_tail(&fs->all_reads, p);
+	devfile_read(req_fs(req)->df, req, v, size, fi);
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
 		     off_t off, struct fuse_file_info *fi)
 {
-	struct vnode *v = vfs_get(req_fs(req)->vfs, ino);
-	ssize_t n;
+	struct vnode *v = file_vnode(req, ino);
 
 	(void)off;
-	if (!v || v->kind != VN_UMAD) {
-		fuse_reply_err(req, v && v->kind == VN_ISSM ? EINVAL : EACCES);
+	if (!v)
 		return;
-	}
-	n = umad_write(((struct ufile *)(uintptr_t)fi->fh)->file, buf, size);
-	if (n < 0)
-		fuse_reply_err(req, (int)-n);
+	if (v->kind == VN_DIR || v->kind == VN_ATTR)
+		fuse_reply_err(req, EACCES);
 	else
-		fuse_reply_write(req, (size_t)n);
+		devfile_write(req, v, buf, size, fi);
 }
 
 static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		     struct fuse_file_info *fi, unsigned flags, const void *in_buf,
 		     size_t in_bufsz, size_t out_bufsz)
 {
-	struct vnode *v = vfs_get(req_fs(req)->vfs, ino);
-	uint8_t buf[64] = { 0 };
-	size_t out_len = 0;
-	int ret;
+	struct vnode *v = file_vnode(req, ino);
 
 	(void)arg;
 	(void)flags;
-	if (!v || v->kind != VN_UMAD) {
-		fuse_reply_err(req, ENOTTY);
+	if (!v)
 		return;
-	}
-	/* Restricted ioctls: the kernel sized in/out from the command. */
-	if (in_bufsz > sizeof(buf) || out_bufsz > sizeof(buf)) {
+	if (v->kind == VN_DIR || v->kind == VN_ATTR)
 		fuse_reply_err(req, ENOTTY);
-		return;
-	}
-	if (in_bufsz)
-		memcpy(buf, in_buf, in_bufsz);
-	ret = umad_ioctl(((struct ufile *)(uintptr_t)fi->fh)->file, cmd, buf, &out_len);
-	out_len = MIN(out_len, out_bufsz);
-	if (ret < 0 && !out_len)
-		fuse_reply_err(req, -ret);
 	else
-		/* An error with data (REGISTER_AGENT2 flags) works too. */
-		fuse_reply_ioctl(req, ret, out_len ? buf : NULL, out_len);
+		devfile_ioctl(req, v, cmd, fi, in_buf, in_bufsz, out_bufsz);
 }
 
 static void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		    struct fuse_pollhandle *ph)
 {
-	struct vnode *v = vfs_get(req_fs(req)->vfs, ino);
-	struct ufile *uf = (struct ufile *)(uintptr_t)fi->fh;
-	unsigned revents = POLLOUT | POLLWRNORM;
+	struct vnode *v = file_vnode(req, ino);
 
-	if (!v || v->kind != VN_UMAD) {
+	if (!v) {
 		if (ph)
 			fuse_pollhandle_destroy(ph);
-		fuse_reply_poll(req, POLLIN | POLLOUT);
 		return;
 	}
-	if (umad_readable(uf->file))
-		revents |= POLLIN | POLLRDNORM;
-	/* Keep the handle only when we will have something to say. */
-	if (ph && !(revents & POLLIN)) {
-		if (uf->ph)
-			fuse_pollhandle_destroy(uf->ph);
-		uf->ph = ph;
-	} else if (ph) {
-		fuse_pollhandle_destroy(ph);
-	}
-	fuse_reply_poll(req, revents);
-}
-
-static void wake_issm_waiter(struct fusefs *fs, struct umad_dev *d)
-{
-	GList *l;
-
-	for (l = fs->issm_waiters.head; l; l = l->next) {
-		struct parked *p = l->data;
-		struct fuse_file_info fi = { .direct_io = 1, .nonseekable = 1 };
-
-		if (p->dev != d || p->interrupted)
-			continue;
-		g_queue_delete_link(&fs->issm_waiters, l);
-		if (umad_issm_open(d) == 0)
-			fuse_reply_open(p->req, &fi);
-		else
-			fuse_reply_err(p->req, EAGAIN);
-		g_free(p);
-		return;
-	}
+	devfile_poll(req, v, fi, ph);
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct fusefs *fs = req_fs(req);
-	struct vnode *v = vfs_get(fs->vfs, ino);
-	struct ufile *uf = (struct ufile *)(uintptr_t)fi->fh;
+	struct vnode *v = vfs_get(req_fs(req)->vfs, ino);
 
-	if (v && v->kind == VN_UMAD && uf) {
-		struct parked *p;
-
-		/* The kernel holds the file during a read, so none is parked
-		 * unless it was interrupted and not yet answered. */
-		while ((p = g_queue_pop_head(&uf->reads))) {
-			g_queue_remove(&fs->all_reads, p);
-			fuse_reply_err(p->req, EINTR);
-			g_free(p);
-		}
-		if (uf->ph)
-			fuse_pollhandle_destroy(uf->ph);
-		umad_release(uf->file);
-		g_free(uf);
-	} else if (v && v->kind == VN_ISSM) {
-		umad_issm_close(v->ctx);
-		wake_issm_waiter(fs, v->ctx);
-	}
-	fuse_reply_err(req, 0);
+	if (v && v->kind != VN_DIR && v->kind != VN_ATTR)
+		devfile_release(req_fs(req)->df, req, v, fi);
+	else
+		fuse_reply_err(req, 0);
 }
 
 static const struct fuse_lowlevel_ops ops = {
@@ -627,8 +341,7 @@ struct fusefs *fusefs_new(struct vfs *vfs, struct umad_host *host)
 	fs->host = host;
 	fs->fd = -1;
 	fs->stream_opens = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-	g_queue_init(&fs->issm_waiters);
-	g_queue_init(&fs->all_reads);
+	fs->df = devfiles_new();
 	return fs;
 }
 
@@ -676,14 +389,11 @@ void fusefs_free(struct fusefs *fs)
 		return;
 	if (fs->watch)
 		g_source_remove(fs->watch);
-	if (fs->idle)
-		g_source_remove(fs->idle);
 	if (fs->se)
 		fuse_session_destroy(fs->se);
 	else if (fs->fd >= 0)
 		close(fs->fd);
-	g_queue_clear_full(&fs->all_reads, g_free);
-	g_queue_clear_full(&fs->issm_waiters, g_free);
+	devfiles_free(fs->df);
 	g_hash_table_destroy(fs->stream_opens);
 	free(fs->buf.mem);
 	g_free(fs);
