@@ -27,6 +27,7 @@
 
 #include <glib-unix.h>
 
+#include "cuse/emu.h"
 #include "cuse/fusefs.h"
 #include "emulator/ctl.h"
 #include "emulator/scenario.h"
@@ -58,21 +59,6 @@ static int usage(FILE *out)
 		"\n"
 		"Run `ibemu run --help` for the options of run.\n");
 	return out == stderr ? 2 : 0;
-}
-
-static struct fabric *load_fabric(const char *topology)
-{
-	GError *err = NULL;
-	struct fabric *f;
-
-	if (!topology)
-		return topo_load_default();
-	f = topo_load_file(topology, &err);
-	if (!f) {
-		fprintf(stderr, "ibemu: %s\n", err->message);
-		g_error_free(err);
-	}
-	return f;
 }
 
 static bool wants_help(int argc, char **argv)
@@ -146,7 +132,7 @@ static int cmd_topo(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "dot")) {
 		GString *out = g_string_new(NULL);
 
-		if (!(f = load_fabric(argv[2])))
+		if (!(f = emu_load_fabric(argv[2])))
 			return 1;
 		topo_dot(f, out, false);
 		fputs(out->str, stdout);
@@ -160,7 +146,7 @@ static int cmd_topo(int argc, char **argv)
 			"       ibemu topo gen fattree RADIX   (two-level fat tree)\n");
 		return 2;
 	}
-	f = load_fabric(argv[2]);
+	f = emu_load_fabric(argv[2]);
 	if (!f)
 		return 1;
 	fabric_count(f, &c);
@@ -168,23 +154,6 @@ static int cmd_topo(int argc, char **argv)
 	       argv[2], c.nodes, c.switches, c.cas, c.routers, c.links, c.ports);
 	fabric_free(f);
 	return 0;
-}
-
-/* Where control sockets live: /run/ibemu for root, else /tmp/ibemu-UID. */
-static char *ctl_dir(void)
-{
-	return getuid() == 0 ? g_strdup("/run/ibemu") :
-	       g_strdup_printf("/tmp/ibemu-%u", getuid());
-}
-
-static char *ctl_path_for(const char *name)
-{
-	char *dir = ctl_dir(), *file = g_strdup_printf("%s.sock", name);
-	char *path = g_build_filename(dir, file, NULL);
-
-	g_free(dir);
-	g_free(file);
-	return path;
 }
 
 /* --socket, then $IBEMU_CTL (set inside `ibemu run`), then --name, then
@@ -199,10 +168,10 @@ static char *find_ctl(const char *socket_path, const char *name)
 	if (socket_path)
 		return g_strdup(socket_path);
 	if (name)
-		return ctl_path_for(name);
+		return emu_ctl_path(name);
 	if ((e = getenv("IBEMU_CTL")) && *e)
 		return g_strdup(e);
-	dir = ctl_dir();
+	dir = emu_ctl_dir();
 	d = g_dir_open(dir, 0, NULL);
 	while (d && (e = g_dir_read_name(d)))
 		if (g_str_has_suffix(e, ".sock") && ++n == 1)
@@ -391,83 +360,28 @@ static gboolean forward_signal(gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
-static int attach_nodes(struct fabric *f, struct umad_host *h, char **names)
-{
-	unsigned i;
-
-	for (i = 0; names && names[i]; i++) {
-		struct node *n = fabric_lookup(f, names[i]);
-
-		if (!n) {
-			fprintf(stderr, "ibemu: --attach %s: no such node in the topology\n", names[i]);
-			return -1;
-		}
-		if (n->type == NODE_ROUTER) {
-			fprintf(stderr, "ibemu: --attach %s: routers cannot be attached\n", names[i]);
-			return -1;
-		}
-		umad_host_attach(h, n);
-	}
-	if (names && names[0])
-		return 0;
-	for (i = 0; i < f->nodes->len; i++) {
-		struct node *n = g_ptr_array_index(f->nodes, i);
-
-		if (n->type == NODE_CA) {
-			umad_host_attach(h, n);
-			return 0;
-		}
-	}
-	fprintf(stderr, "ibemu: the topology has no CA to attach; use --attach\n");
-	return -1;
-}
-
 static int cmd_run(int argc, char **argv)
 {
-	gchar *topology = NULL, **attach = NULL, **cmd = NULL;
-	gint verbose = 0;
-	gboolean verbose_flag = FALSE, configured = FALSE;
-	gchar *name = NULL, *scenario_file = NULL, *seed_str = NULL, *ctl_sock = NULL;
-	gchar *log_path = NULL;
-	struct ctl_env env = { 0 };
-	struct ctl_server *ctl = NULL;
-	struct scenario *sc = NULL;
-	gchar **envp = NULL;
-	guint32 seed;
-	GOptionEntry entries[] = {
-		{ "topology", 't', 0, G_OPTION_ARG_FILENAME, &topology,
-		  "Topology file (ibnetdiscover or ibsim net format)", "FILE" },
-		{ "attach", 'a', 0, G_OPTION_ARG_STRING_ARRAY, &attach,
-		  "Node (id or GUID) whose ports are this host's; repeatable (default: the first CA)", "NODE" },
-		{ "configured", 'c', 0, G_OPTION_ARG_NONE, &configured,
-		  "Start as if a subnet manager had run: LIDs, routes, ports Active", NULL },
-		{ "seed", 0, 0, G_OPTION_ARG_STRING, &seed_str,
-		  "Seed of every random choice (default: a new one; see ibemu ctl seed)", "N" },
-		{ "name", 'n', 0, G_OPTION_ARG_STRING, &name,
-		  "Name of this emulator for ibemu ctl --name (default: run-PID)", "NAME" },
-		{ "scenario", 's', 0, G_OPTION_ARG_FILENAME, &scenario_file,
-		  "Run the timed steps of a scenario file from the start", "FILE" },
-		{ "log", 0, 0, G_OPTION_ARG_FILENAME, &log_path,
-		  "Write the log to FILE instead of standard error", "FILE" },
-		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose_flag,
-		  "Log more (repeat -v via IBEMU_DEBUG=1 for a trace of every MAD)", NULL },
+	struct emu_opts o = { 0 };
+	gchar **cmd = NULL, **envp = NULL;
+	GOptionEntry *entries = emu_option_entries(&o);
+	GOptionEntry rest[] = {
 		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &cmd, NULL, "[--] [CMD [ARG...]]" },
 		{ NULL }
 	};
 	GOptionContext *ctx = g_option_context_new("- run a command on an emulated fabric");
-
-	g_set_prgname("ibemu run");
+	char *default_name = g_strdup_printf("run-%d", getpid());
+	char *default_cmd[] = { getenv("SHELL") ? getenv("SHELL") : (char *)"/bin/sh", NULL };
 	struct run_state rs = { 0 };
-	struct timerq *tq = NULL;
-	struct umad_host *host = NULL;
-	struct fabric *f = NULL;
+	struct emu e = { 0 };
 	struct vfs *vfs = NULL;
 	struct fusefs *fs = NULL;
 	GError *err = NULL;
-	char *default_cmd[] = { getenv("SHELL") ? getenv("SHELL") : (char *)"/bin/sh", NULL };
 	int ret = 1;
 
+	g_set_prgname("ibemu run");
 	g_option_context_add_main_entries(ctx, entries, NULL);
+	g_option_context_add_main_entries(ctx, rest, NULL);
 	g_option_context_set_strict_posix(ctx, TRUE);
 	if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
 		fprintf(stderr, "ibemu run: %s\n", err->message);
@@ -476,63 +390,10 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (cmd && cmd[0] && !strcmp(cmd[0], "--"))
 		memmove(cmd, cmd + 1, g_strv_length(cmd) * sizeof(*cmd));
-	verbose = verbose_flag ? 1 : 0;
-	if (getenv("IBEMU_DEBUG"))
-		verbose = 2;
-	log_init(verbose);
-	if (log_path && log_to_file(log_path) < 0) {
-		fprintf(stderr, "ibemu: cannot write the log to %s: %s\n", log_path, g_strerror(errno));
+	if ((ret = emu_setup(&e, &o, default_name)) != 0)
 		goto out;
-	}
-
-	f = load_fabric(topology);
-	if (!f)
-		goto out;
-	if (seed_str) {
-		char *end;
-
-		seed = (guint32)g_ascii_strtoull(seed_str, &end, 0);
-		if (*end) {
-			fprintf(stderr, "ibemu run: --seed wants a number\n");
-			ret = 2;
-			goto out;
-		}
-	} else {
-		seed = g_random_int();
-	}
-	if (scenario_file) {
-		sc = scenario_load(scenario_file, &err);
-		if (!sc) {
-			fprintf(stderr, "ibemu: %s\n", err->message);
-			goto out;
-		}
-	}
-	tq = timerq_new(timerq_monotonic_clock, NULL);
-	f->tq = tq;
-	fault_set_clear(&f->faults);
-	fault_set_init(&f->faults, seed);
-	if (verbose || sc)
-		fprintf(stderr, "ibemu: seed %u\n", seed);
-	host = umad_host_new(f, tq);
-	env.fabric = f;
-	env.tq = tq;
-	env.scenarios = g_ptr_array_new_with_free_func((GDestroyNotify)scenario_free);
-	{
-		char *n = name ? g_strdup(name) : g_strdup_printf("run-%d", getpid());
-
-		ctl_sock = ctl_path_for(n);
-		g_free(n);
-	}
-	ctl = ctl_server_new(&env, ctl_sock, &err);
-	if (!ctl) {
-		fprintf(stderr, "ibemu: %s\n", err->message);
-		goto out;
-	}
-	envp = g_environ_setenv(g_get_environ(), "IBEMU_CTL", ctl_sock, TRUE);
-	if (attach_nodes(f, host, attach) < 0)
-		goto out;
-	if (configured)
-		fabric_configure(f, umad_dev_port(umad_host_dev(host, 0)));
+	ret = 1;
+	envp = g_environ_setenv(g_get_environ(), "IBEMU_CTL", e.ctl_sock, TRUE);
 
 	/* Namespaces first: a user namespace needs a single thread. */
 	if (ns_enter(&err) < 0) {
@@ -542,19 +403,14 @@ static int cmd_run(int argc, char **argv)
 	vfs = vfs_new();
 	sysfs_build(vfs, vfs_dir(vfs, vfs->root, "infiniband"),
 		    vfs_dir(vfs, vfs->root, "infiniband_mad"),
-		    vfs_dir(vfs, vfs->root, "dev"), host);
-	fs = fusefs_new(vfs, host);
-	g_source_attach(timerq_source_new(tq), NULL);
-	if (ns_mount(fs, &err) < 0) {
+		    vfs_dir(vfs, vfs->root, "dev"), e.host);
+	fs = fusefs_new(vfs, e.host);
+	if (ns_mount(fs, true, &err) < 0) {
 		fprintf(stderr, "ibemu: %s\n", err->message);
 		goto out;
 	}
 
-	if (sc) {
-		scenario_start(sc, &env);
-		g_ptr_array_add(env.scenarios, sc);
-		sc = NULL;
-	}
+	emu_start_scenario(&e);
 	rs.loop = g_main_loop_new(NULL, FALSE);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	if (!g_spawn_async(NULL, cmd && cmd[0] ? cmd : default_cmd, envp,
@@ -580,26 +436,16 @@ static int cmd_run(int argc, char **argv)
 out:
 	if (err)
 		g_error_free(err);
-	ctl_server_free(ctl);
-	if (env.scenarios)
-		g_ptr_array_free(env.scenarios, TRUE);
-	scenario_free(sc);
 	fusefs_free(fs);
 	vfs_free(vfs);
-	umad_host_free(host);
-	timerq_free(tq);
-	fabric_free(f);
+	emu_teardown(&e);
 	if (rs.loop)
 		g_main_loop_unref(rs.loop);
 	g_option_context_free(ctx);
-	g_free(topology);
-	g_free(name);
-	g_free(scenario_file);
-	g_free(seed_str);
-	g_free(log_path);
-	g_free(ctl_sock);
+	g_free(entries);
+	g_free(default_name);
+	emu_opts_clear(&o);
 	g_strfreev(envp);
-	g_strfreev(attach);
 	g_strfreev(cmd);
 	return ret;
 }

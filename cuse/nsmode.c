@@ -162,7 +162,7 @@ static int build_sys_class(const char *stage, const char *fsdir, GError **err)
 		g_free(p);
 	}
 	/* A lower-only overlay is read-only: /sys/class/net etc. stay visible. */
-	if (mount("overlay", "/sys/class", "overlay", MS_RDONLY, opts) < 0) {
+	if (mount("ibemu", "/sys/class", "overlay", MS_RDONLY, opts) < 0) {
 		fail(err, "cannot overlay /sys/class", errno);
 		goto out;
 	}
@@ -188,6 +188,7 @@ out:
 
 struct setup {
 	const char *stage, *fsdir;
+	bool with_dev;
 	GError *err;
 	gint done;
 	int ret;
@@ -197,17 +198,17 @@ static gpointer setup_thread(gpointer data)
 {
 	struct setup *s = data;
 
-	s->ret = build_dev(s->stage, s->fsdir, &s->err) < 0 ||
+	s->ret = (s->with_dev && build_dev(s->stage, s->fsdir, &s->err) < 0) ||
 		 build_sys_class(s->stage, s->fsdir, &s->err) < 0 ? -1 : 0;
 	g_atomic_int_set(&s->done, 1);
 	g_main_context_wakeup(NULL);
 	return NULL;
 }
 
-int ns_mount(struct fusefs *fs, GError **err)
+int ns_mount(struct fusefs *fs, bool with_dev, GError **err)
 {
 	char stage[] = "/tmp/ibemu.XXXXXX";
-	struct setup s = { .stage = stage };
+	struct setup s = { .stage = stage, .with_dev = with_dev };
 	char *fsdir = NULL;
 	GThread *t;
 	int ret = -1;

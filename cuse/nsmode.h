@@ -16,7 +16,11 @@ struct fusefs;
 
 /* Enter the namespaces. Must run before any thread exists. */
 int ns_enter(GError **err);
-/* Mount @fs and place its dev/, infiniband/, infiniband_mad/ dirs. */
-int ns_mount(struct fusefs *fs, GError **err);
+/*
+ * Mount @fs and place its infiniband/ and infiniband_mad/ dirs over
+ * /sys/class, and with @with_dev its dev/ at /dev/infiniband. CUSE mode
+ * calls it in the host's own mount namespace without @with_dev.
+ */
+int ns_mount(struct fusefs *fs, bool with_dev, GError **err);
 
 #endif

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What `ibemu run` (namespace mode) and `ibemu start` (CUSE mode) set up
+ * alike: the fabric from its topology, the seed, the attached nodes, the
+ * umad host, the control socket and the scenario.
+ */
+#ifndef IBEMU_CUSE_EMU_H
+#define IBEMU_CUSE_EMU_H
+
+#include <glib.h>
+
+#include "emulator/ctl.h"
+#include "emulator/scenario.h"
+#include "emulator/umad.h"
+#include "lib/timerq.h"
+
+struct emu_opts {
+	gchar *topology, **attach, *name, *scenario_file, *seed_str, *log_path;
+	gboolean configured, verbose;
+};
+
+struct emu {
+	struct fabric *f;
+	struct timerq *tq;
+	struct umad_host *host;
+	struct ctl_env env;
+	struct ctl_server *ctl;
+	char *ctl_sock;
+	struct scenario *sc;
+};
+
+/* The options both commands take, for g_option_context_add_main_entries;
+ * g_free the array. */
+GOptionEntry *emu_option_entries(struct emu_opts *o);
+void emu_opts_clear(struct emu_opts *o);
+
+/* Where control sockets live: /run/ibemu for root, else /tmp/ibemu-UID. */
+char *emu_ctl_dir(void);
+char *emu_ctl_path(const char *name);
+
+/* The topology file's fabric, or the built-in default for NULL; errors
+ * are printed. */
+struct fabric *emu_load_fabric(const char *topology);
+
+/* Everything up to the front-end. Errors are printed; returns 0, or the
+ * exit status to end with. */
+int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name);
+/* The scenario's clock starts now. */
+void emu_start_scenario(struct emu *e);
+void emu_teardown(struct emu *e);
+
+#endif
