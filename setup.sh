@@ -6,7 +6,8 @@ cd "$(dirname "$0")"
 
 PKGS="build-essential autoconf automake libtool pkg-config \
 libglib2.0-dev libfuse3-dev fuse3 libibumad-dev libibmad-dev libcmocka-dev \
-infiniband-diags opensm ibsim-utils libumad2sim0 python3 valgrind graphviz man-db"
+infiniband-diags opensm ibsim-utils libumad2sim0 python3 valgrind graphviz man-db \
+qemu-system-x86 busybox-static cpio kmod xz-utils"
 
 missing=""
 for p in $PKGS; do
@@ -19,6 +20,10 @@ if [ -n "$missing" ]; then
 	$SUDO apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
 fi
+
+# The CUSE tier boots Debian's kernel in qemu: fetch and unpack it once
+# (into /var/cache/ibemu-vm; nothing is installed on the host).
+tests/vm/setup-vm --prepare
 
 [ -x configure ] || autoreconf -fi
 [ -f Makefile ] || ./configure -q

@@ -67,6 +67,35 @@ char *emu_ctl_path(const char *name)
 	return path;
 }
 
+char *emu_find_ctl(const char *socket_path, const char *name)
+{
+	char *dir, *found = NULL;
+	const char *e;
+	GDir *d;
+	unsigned n = 0;
+
+	if (socket_path)
+		return g_strdup(socket_path);
+	if (name)
+		return emu_ctl_path(name);
+	if ((e = getenv("IBEMU_CTL")) && *e)
+		return g_strdup(e);
+	dir = emu_ctl_dir();
+	d = g_dir_open(dir, 0, NULL);
+	while (d && (e = g_dir_read_name(d)))
+		if (g_str_has_suffix(e, ".sock") && ++n == 1)
+			found = g_build_filename(dir, e, NULL);
+	if (d)
+		g_dir_close(d);
+	g_free(dir);
+	if (n == 1)
+		return found;
+	g_free(found);
+	fprintf(stderr, n ? "ibemu: %u emulators are running; say which with --name\n" :
+		"ibemu: no emulator is running (start one with ibemu run or ibemu start)\n", n);
+	return NULL;
+}
+
 struct fabric *emu_load_fabric(const char *topology)
 {
 	GError *err = NULL;

@@ -37,6 +37,10 @@ void emu_opts_clear(struct emu_opts *o);
 /* Where control sockets live: /run/ibemu for root, else /tmp/ibemu-UID. */
 char *emu_ctl_dir(void);
 char *emu_ctl_path(const char *name);
+/* The socket to talk to: @socket_path, then @name's, then $IBEMU_CTL (set
+ * inside `ibemu run`), then the only emulator running for this user;
+ * NULL (said on stderr) if none or several. */
+char *emu_find_ctl(const char *socket_path, const char *name);
 
 /* The topology file's fabric, or the built-in default for NULL; errors
  * are printed. */

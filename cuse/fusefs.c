@@ -299,27 +299,24 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 #define FUSE_SPIN_US 50
 #define FUSE_BATCH 64	/* then back to the loop: timers, ctl, other fds */
 
-static gboolean on_fuse_fd(gint fd, GIOCondition cond, gpointer data)
+bool fusefs_serve(struct fuse_session *se, struct fuse_buf *buf, int fd)
 {
-	struct fusefs *fs = data;
 	int64_t idle_until;
 	unsigned batch = 0;
 	int n;
 
-	(void)cond;
 	do {
-		n = fuse_session_receive_buf(fs->se, &fs->buf);
+		n = fuse_session_receive_buf(se, buf);
 		if (n == -EINTR || n == -EAGAIN)
-			return G_SOURCE_CONTINUE;
+			return true;
 		if (n <= 0) {
 			g_message("FUSE connection closed (%s)", n ? g_strerror(-n) : "unmounted");
-			fs->watch = 0;
-			return G_SOURCE_REMOVE;
+			return false;
 		}
-		fuse_session_process_buf(fs->se, &fs->buf);
+		fuse_session_process_buf(se, buf);
 		/* Timers and other sources must not starve: spin only briefly. */
 		if (++batch >= FUSE_BATCH)
-			return G_SOURCE_CONTINUE;
+			return true;
 		idle_until = g_get_monotonic_time() + FUSE_SPIN_US;
 		for (;;) {
 			struct pollfd pfd = { .fd = fd, .events = POLLIN };
@@ -327,11 +324,21 @@ static gboolean on_fuse_fd(gint fd, GIOCondition cond, gpointer data)
 			if (poll(&pfd, 1, 0) > 0)
 				break;
 			if (g_get_monotonic_time() >= idle_until)
-				return G_SOURCE_CONTINUE;
+				return true;
 		}
 	} while (1);
 }
 
+static gboolean on_fuse_fd(gint fd, GIOCondition cond, gpointer data)
+{
+	struct fusefs *fs = data;
+
+	(void)cond;
+	if (fusefs_serve(fs->se, &fs->buf, fd))
+		return G_SOURCE_CONTINUE;
+	fs->watch = 0;
+	return G_SOURCE_REMOVE;
+}
 
 struct fusefs *fusefs_new(struct vfs *vfs, struct umad_host *host)
 {

@@ -27,6 +27,7 @@
 
 #include <glib-unix.h>
 
+#include "cuse/commands.h"
 #include "cuse/emu.h"
 #include "cuse/fusefs.h"
 #include "emulator/ctl.h"
@@ -49,6 +50,9 @@ static int usage(FILE *out)
 		"Commands:\n"
 		"  run [OPTION...] [--] [CMD [ARG...]]  run CMD (default: $SHELL) with\n"
 		"                                      emulated /dev/infiniband and sysfs\n"
+		"  start [OPTION...]                   CUSE mode: /dev/infiniband/umadN for the\n"
+		"                                      whole host, until ibemu stop (root)\n"
+		"  stop [--name N]                     stop what ibemu start started\n"
 		"  ctl [--name N] COMMAND...           steer a running emulator (ibemu ctl help)\n"
 		"  exec [--name N] [--] CMD...         run CMD in a running emulator's namespace\n"
 		"  shell [--name N]                    a shell in a running emulator's namespace\n"
@@ -156,37 +160,6 @@ static int cmd_topo(int argc, char **argv)
 	return 0;
 }
 
-/* --socket, then $IBEMU_CTL (set inside `ibemu run`), then --name, then
- * the only emulator running for this user. */
-static char *find_ctl(const char *socket_path, const char *name)
-{
-	char *dir, *found = NULL;
-	const char *e;
-	GDir *d;
-	unsigned n = 0;
-
-	if (socket_path)
-		return g_strdup(socket_path);
-	if (name)
-		return emu_ctl_path(name);
-	if ((e = getenv("IBEMU_CTL")) && *e)
-		return g_strdup(e);
-	dir = emu_ctl_dir();
-	d = g_dir_open(dir, 0, NULL);
-	while (d && (e = g_dir_read_name(d)))
-		if (g_str_has_suffix(e, ".sock") && ++n == 1)
-			found = g_build_filename(dir, e, NULL);
-	if (d)
-		g_dir_close(d);
-	g_free(dir);
-	if (n == 1)
-		return found;
-	g_free(found);
-	fprintf(stderr, n ? "ibemu ctl: %u emulators are running; say which with --name\n" :
-		"ibemu ctl: no emulator is running (start one with ibemu run)\n", n);
-	return NULL;
-}
-
 static int cmd_ctl(int argc, char **argv)
 {
 	const char *socket_path = NULL, *name = NULL;
@@ -210,7 +183,7 @@ static int cmd_ctl(int argc, char **argv)
 		fprintf(stderr, "Usage: ibemu ctl [--name NAME | --socket PATH] COMMAND... (ibemu ctl help)\n");
 		return 2;
 	}
-	path = find_ctl(socket_path, name);
+	path = emu_find_ctl(socket_path, name);
 	if (!path)
 		return 1;
 	ret = ctl_client(path, argc - i, argv + i);
@@ -280,7 +253,7 @@ static int cmd_exec(int argc, char **argv, bool shell)
 		fprintf(stderr, "Usage: ibemu exec [--name NAME] [--] COMMAND...\n");
 		return 2;
 	}
-	path = find_ctl(NULL, name);
+	path = emu_find_ctl(NULL, name);
 	if (!path)
 		return 1;
 	pid_text = ctl_ask(path, 1, pid_argv);
@@ -463,6 +436,10 @@ int main(int argc, char **argv)
 		return usage(stdout);
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "start"))
+		return cmd_start(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "stop"))
+		return cmd_stop(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "topo"))
 		return cmd_topo(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "ctl"))

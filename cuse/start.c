@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CUSE mode's commands:
+ *
+ *   ibemu start [run's fabric options] [--foreground] [--mode MODE] [--group GROUP]
+ *   ibemu stop [--name NAME]
+ *
+ * `start` registers /dev/infiniband/umadN and issmN with CUSE, places the
+ * mock sysfs over /sys/class, and (unless --foreground) returns once all of
+ * that is in place, leaving a daemon that serves them until `stop`,
+ * SIGTERM, SIGINT or SIGHUP. Every exit path removes the mounts; the
+ * devices go with the CUSE connections; a start after a crash first
+ * removes what the crashed daemon left mounted.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib-unix.h>
+
+#include "cuse/commands.h"
+#include "cuse/cusedev.h"
+#include "cuse/emu.h"
+#include "cuse/fusefs.h"
+#include "cuse/hostmode.h"
+#include "cuse/sysfs.h"
+#include "lib/log.h"
+
+#define DEVICES_TIMEOUT_MS 10000
+#define STOP_TIMEOUT_MS 10000
+
+static gboolean on_stop_signal(gpointer data)
+{
+	g_message("stopping on a signal");
+	g_main_loop_quit(data);
+	return G_SOURCE_CONTINUE;
+}
+
+/*
+ * Fork; the parent waits until the child says the devices are ready (one
+ * byte on @ready) and exits 0, or exits with the child's status when it
+ * ends before that. The child returns the pipe's write end.
+ */
+static int daemonize(void)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+		fprintf(stderr, "ibemu: cannot start the daemon: %s\n", g_strerror(errno));
+		exit(1);
+	}
+	if (pid == 0) {
+		close(p[0]);
+		setsid();
+		return p[1];
+	}
+	close(p[1]);
+	if (read(p[0], &c, 1) == 1)
+		exit(0);
+	for (;;) {
+		int status;
+
+		if (waitpid(pid, &status, 0) == pid)
+			exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+		if (errno != EINTR)
+			exit(1);
+	}
+}
+
+/* The daemon's standard streams leave the terminal once it is ready. */
+static void detach_stdio(void)
+{
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	dup2(fd, STDIN_FILENO);
+	dup2(fd, STDOUT_FILENO);
+	dup2(fd, STDERR_FILENO);
+	close(fd);
+}
+
+static int parse_group(const char *text, gid_t *gid)
+{
+	struct group *g;
+	char *end;
+
+	*gid = (gid_t)strtoul(text, &end, 10);
+	if (*text && !*end)
+		return 0;
+	if (!(g = getgrnam(text)))
+		return -1;
+	*gid = g->gr_gid;
+	return 0;
+}
+
+/* A daemon of this name that still answers is running: say so. */
+static bool already_running(const char *name)
+{
+	char *pid_argv[] = { (char *)"pid", NULL };
+	char *path = emu_ctl_path(name), *pid;
+	int saved = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+	/* ctl_ask reports a dead socket on stderr: not an error here. */
+	dup2(null, STDERR_FILENO);
+	pid = ctl_ask(path, 1, pid_argv);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	close(null);
+	g_free(path);
+	if (pid)
+		fprintf(stderr, "ibemu start: %s is running already (pid %s); ibemu stop%s%s first\n",
+			name, g_strstrip(pid), strcmp(name, "ibemu") ? " --name " : "",
+			strcmp(name, "ibemu") ? name : "");
+	g_free(pid);
+	return pid != NULL;
+}
+
+int cmd_start(int argc, char **argv)
+{
+	struct emu_opts o = { 0 };
+	gboolean foreground = FALSE;
+	gchar *mode_str = NULL, *group_str = NULL, *names = NULL, *log_default = NULL;
+	GOptionEntry *entries = emu_option_entries(&o);
+	GOptionEntry more[] = {
+		{ "foreground", 'f', 0, G_OPTION_ARG_NONE, &foreground,
+		  "Stay in the foreground, logging to standard error", NULL },
+		{ "mode", 'm', 0, G_OPTION_ARG_STRING, &mode_str,
+		  "Mode of the device nodes, in octal (default: 0600, as ib_umad's)", "MODE" },
+		{ "group", 'g', 0, G_OPTION_ARG_STRING, &group_str,
+		  "Group of the device nodes (default: root)", "GROUP" },
+		{ NULL }
+	};
+	GOptionContext *ctx = g_option_context_new("- serve CUSE umad devices to the whole host");
+	struct emu e = { 0 };
+	struct vfs *vfs = NULL;
+	struct fusefs *fs = NULL;
+	struct cusedevs *cd = NULL;
+	struct vnode *devdir;
+	GMainLoop *loop = NULL;
+	GError *err = NULL;
+	gid_t gid = (gid_t)-1;
+	int mode = -1, ready = -1, ret = 1;
+	unsigned stale;
+
+	g_set_prgname("ibemu start");
+	g_option_context_add_main_entries(ctx, entries, NULL);
+	g_option_context_add_main_entries(ctx, more, NULL);
+	if (!g_option_context_parse(ctx, &argc, &argv, &err) || argc > 1) {
+		fprintf(stderr, "ibemu start: %s\n", err ? err->message : "unexpected arguments");
+		ret = 2;
+		goto out;
+	}
+	if (mode_str) {
+		char *end;
+
+		mode = (int)strtol(mode_str, &end, 8);
+		if (!*mode_str || *end || mode < 0 || mode > 07777) {
+			fprintf(stderr, "ibemu start: --mode wants an octal mode such as 0660\n");
+			ret = 2;
+			goto out;
+		}
+	}
+	if (group_str && parse_group(group_str, &gid) < 0) {
+		fprintf(stderr, "ibemu start: --group %s: no such group\n", group_str);
+		ret = 2;
+		goto out;
+	}
+	if (already_running(o.name ? o.name : "ibemu"))
+		goto out;
+	if ((stale = host_unmount()))
+		fprintf(stderr, "ibemu: removed %u mount(s) an ibemu that is gone left over /sys/class\n", stale);
+	if (host_preflight(&err) < 0) {
+		fprintf(stderr, "ibemu start: %s\n", err->message);
+		goto out;
+	}
+	if (!o.log_path && !foreground)
+		o.log_path = log_default = g_strdup_printf("/run/ibemu/%s.log", o.name ? o.name : "ibemu");
+	g_mkdir_with_parents("/run/ibemu", 0755);
+	if (!foreground)
+		ready = daemonize();
+	if ((ret = emu_setup(&e, &o, "ibemu")) != 0)
+		goto out;
+	ret = 1;
+
+	vfs = vfs_new();
+	devdir = vfs_dir(vfs, vfs->root, "dev");
+	sysfs_build(vfs, vfs_dir(vfs, vfs->root, "infiniband"),
+		    vfs_dir(vfs, vfs->root, "infiniband_mad"), devdir, e.host);
+	fs = fusefs_new(vfs, e.host);
+	cd = cusedevs_new();
+	if (cusedevs_add_dir(cd, devdir, &err) < 0 ||
+	    cusedevs_wait(cd, DEVICES_TIMEOUT_MS, mode, gid, &err) < 0 ||
+	    host_mount(fs, &err) < 0) {
+		fprintf(stderr, "ibemu start: %s\n", err->message);
+		goto out;
+	}
+	names = cusedevs_names(cd);
+	g_message("serving /dev/infiniband/{%s} and /sys/class/infiniband{,_mad} (pid %d)",
+		  names, getpid());
+	emu_start_scenario(&e);
+	loop = g_main_loop_new(NULL, FALSE);
+	g_unix_signal_add(SIGTERM, on_stop_signal, loop);
+	g_unix_signal_add(SIGINT, on_stop_signal, loop);
+	g_unix_signal_add(SIGHUP, on_stop_signal, loop);
+	signal(SIGPIPE, SIG_IGN);
+	if (ready >= 0) {
+		printf("ibemu: started (pid %d): /dev/infiniband/{%s}; log %s; stop with ibemu stop\n",
+		       getpid(), names, o.log_path);
+		fflush(stdout);
+		detach_stdio();
+		if (write(ready, "", 1) != 1)
+			g_warning("cannot tell the starting command we are ready");
+		close(ready);
+		ready = -1;
+	}
+	g_main_loop_run(loop);
+	ret = 0;
+out:
+	/* Mounts first: they point into our FUSE connection. */
+	if (fs)
+		host_unmount();
+	cusedevs_free(cd);
+	fusefs_free(fs);
+	vfs_free(vfs);
+	emu_teardown(&e);
+	if (loop)
+		g_main_loop_unref(loop);
+	if (err)
+		g_error_free(err);
+	g_option_context_free(ctx);
+	g_free(entries);
+	if (o.log_path == log_default)
+		o.log_path = NULL;
+	g_free(log_default);
+	emu_opts_clear(&o);
+	g_free(mode_str);
+	g_free(group_str);
+	g_free(names);
+	return ret;
+}
+
+int cmd_stop(int argc, char **argv)
+{
+	char *pid_argv[] = { (char *)"pid", NULL };
+	const char *name = NULL;
+	char *path, *pid_text;
+	int64_t deadline;
+	pid_t pid;
+
+	if (argc == 3 && !strcmp(argv[1], "--name"))
+		name = argv[2];
+	else if (argc != 1) {
+		printf("Usage: ibemu stop [--name NAME]\n"
+		       "Stop the emulator `ibemu start` left running (the only one, or NAME).\n");
+		return argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) ? 0 : 2;
+	}
+	if (!(path = emu_find_ctl(NULL, name)))
+		return 1;
+	pid_text = ctl_ask(path, 1, pid_argv);
+	g_free(path);
+	if (!pid_text || (pid = atoi(pid_text)) <= 0) {
+		fprintf(stderr, "ibemu stop: the emulator does not answer%s\n",
+			host_unmount() ? "; removed the mounts it left" : "");
+		g_free(pid_text);
+		return 1;
+	}
+	g_free(pid_text);
+	if (kill(pid, SIGTERM) < 0) {
+		fprintf(stderr, "ibemu stop: cannot signal %d: %s\n", pid, g_strerror(errno));
+		return 1;
+	}
+	/* Teardown, not synchronisation: wait for it to be gone, bounded. */
+	deadline = g_get_monotonic_time() + STOP_TIMEOUT_MS * 1000;
+	while (kill(pid, 0) == 0 && g_get_monotonic_time() < deadline)
+		g_usleep(10000);
+	if (kill(pid, 0) == 0) {
+		fprintf(stderr, "ibemu stop: %d did not end within %d s; killing it\n", pid,
+			STOP_TIMEOUT_MS / 1000);
+		kill(pid, SIGKILL);
+		host_unmount();
+		return 1;
+	}
+	printf("ibemu: stopped %d\n", pid);
+	return 0;
+}

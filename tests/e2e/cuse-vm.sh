@@ -1,0 +1,56 @@
+#!/bin/bash
+# CUSE mode, for real: this kernel has no CUSE, so tests/vm/run-in-vm boots
+# Debian's stock kernel in qemu over this host's root filesystem and runs
+# tests/vm/cuse-tier.sh there. `ibemu start` registers /dev/infiniband/umadN
+# and issmN as character devices for the whole (virtual) host; unmodified
+# ibstat, ibstatus, opensm, smpquery, ibnetdiscover and saquery, a static
+# libibumad program and a Python program with plain open/ioctl/write/read
+# use them; `ibemu stop`, a crash and SIGINT leave nothing behind. When the
+# VM cannot start, this fails with the reason (run-in-vm exits 125).
+. "$(dirname "$0")/lib.sh"
+SRC="$(cd "$(dirname "$0")/../.." && pwd)"
+BIN=$(dirname "$IBEMU")
+
+timeout 900 "$VMDIR/run-in-vm" --timeout 600 -- \
+	bash "$VMDIR/cuse-tier.sh" "$IBEMU" "$BIN" "$SRC" >"$WORK/out" 2>"$WORK/log"
+RC=$?
+expect_rc 0 "the VM ran the CUSE tier"
+expect_line "== done" "to its end"
+
+expect_line "no-cuse: ibemu start: /dev/cuse: No such file or directory: load the module (modprobe cuse)" \
+	"without /dev/cuse: a clear refusal"
+expect_line "not-root: ibemu start: CUSE mode needs root" "not root: refused"
+expect_line "real-ib: ibemu start: this host has InfiniBand devices already (umad0)" \
+	"real InfiniBand present: refused"
+
+expect_line "start rc=0" "ibemu start returned once the devices were there"
+for d in umad0 umad1 issm0 issm1; do
+	expect_line "node: crw-rw---- root adm $d" "/dev/infiniband/$d: a character device, --mode 0660 --group adm"
+done
+expect_line "again: ibemu start: ibemu is running already" "a second start is refused"
+expect_line "ibstat state: Initializing" "ibstat reads the merged sysfs (no SM yet)"
+expect_line "ibstatus: 	default gid:	 fe80:0000:0000:0000:0002:c903:0000:0101" "ibstatus too"
+expect_line "opensm: SUBNET UP" "opensm brings the subnet up through the character devices"
+expect_line "ibstat after sm: State Active" "ports Active"
+expect_line "ibstat after sm: Base lid 1" "with the LID opensm gave"
+expect_line "smpquery: Node Description:.............ibemu leaf switch 1" "smpquery by directed route"
+expect_line "ibnetdiscover nodes: 6" "ibnetdiscover finds the six nodes"
+expect_line "saquery NodeRecords: 7" "saquery: kernel RMPP through CUSE"
+expect_line "saquery: 		NodeDescription.........host3 HCA-1" "saquery by name"
+expect_line "static: CA node GUID 0x0002c90300000105, 1 ports, SMP arrived on port 1" \
+	"a statically linked libibumad program"
+expect_line "python: CA node GUID 0x0002c90300000107, 1 ports (from Python, no libibumad)" \
+	"plain open/ioctl/write/read from Python"
+
+expect_line "stop rc=0" "ibemu stop"
+for when in "after stop" "after kill" "after sigint"; do
+	[ "$when" = "after kill" ] && continue
+	expect_line "$when devices: " "$when: no device left"
+	expect_line "$when mounts: 0" "$when: no mount left"
+	expect_line "$when processes: 0" "$when: no process left"
+done
+expect_line "after kill mounts: 3" "a killed daemon leaves its three mounts"
+expect_line "restart: removed 3 mount(s)" "which the next start removes"
+expect_line "after restart: Node Description:.....................host1 HCA-1" "and then serves again"
+expect_line "foreground rc=0" "--foreground ends cleanly on SIGINT"
+finish

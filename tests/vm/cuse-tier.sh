@@ -1,0 +1,77 @@
+#!/bin/bash
+# The CUSE tier, run inside the VM by tests/e2e/cuse-vm.sh (through
+# run-in-vm): `ibemu start` makes real character devices, unmodified tools
+# use them, `ibemu stop` leaves nothing behind; the refusals and the
+# recovery after a crash. Prints "step: result" lines the host side checks.
+# Usage: cuse-tier.sh IBEMU BUILDDIR SRCDIR
+set -u
+IBEMU=$1 BIN=$2 SRC=$3
+W=$(mktemp -d)
+cd "$W" || exit 1
+
+# wait_for SECONDS COMMAND...: until COMMAND succeeds, at most SECONDS.
+wait_for() {
+	local end=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -lt "$end" ] || return 1
+		timeout 0.2 tail -f /dev/null
+	done
+	return 0	# an until loop returns its body's last status
+}
+leftovers() {
+	echo "devices: $(ls /dev/infiniband 2>/dev/null | tr '\n' ' ')"
+	echo "mounts: $(grep -cE ' /sys/class(/| )' /proc/self/mountinfo)"
+	echo "processes: $(pgrep -xc ibemu)"
+}
+
+echo "== refusals"
+rm /dev/cuse
+"$IBEMU" start 2>&1 | sed 's/^/no-cuse: /'
+mknod -m 600 /dev/cuse c 10 203
+su nobody -s /bin/sh -c "$IBEMU start" 2>&1 | sed 's/^/not-root: /'
+mkdir -p /dev/infiniband && mknod /dev/infiniband/umad0 c 231 0
+"$IBEMU" start 2>&1 | sed 's/^/real-ib: /'
+rm -r /dev/infiniband
+
+echo "== start"
+"$IBEMU" start --mode 0660 --group adm --log "$W/ibemu.log" -v; echo "start rc=$?"
+ls -l /dev/infiniband | awk 'NR > 1 { print "node:", $1, $3, $4, $NF }'
+"$IBEMU" start 2>&1 | sed 's/^/again: /'
+ibstat ibemu0 1 | sed -n 's/^\t*State: /ibstat state: /p'
+ibstatus | grep -m1 'default gid' | sed 's/^/ibstatus: /'
+
+echo "== opensm"
+mkdir -p "$W/cache"
+OSM_CACHE_DIR=$W/cache opensm -d2 -f "$W/opensm.log" >/dev/null 2>&1 &
+osm=$!
+wait_for 240 grep -q "SUBNET UP" "$W/opensm.log" && echo "opensm: SUBNET UP"
+ibstat ibemu0 1 | sed -n 's/^\t*\(State\|Base lid\|SM lid\): /ibstat after sm: \1 /p'
+smpquery -D nodedesc 0,1 | sed 's/^/smpquery: /'
+ibnetdiscover | grep -E '^(Switch|Ca)' | wc -l | sed 's/^/ibnetdiscover nodes: /'
+saquery | grep -c 'NodeRecord dump' | sed 's/^/saquery NodeRecords: /'
+saquery 'host3 HCA-1' | grep -m1 'NodeDescription' | sed 's/^/saquery: /'
+"$BIN/examples/nodeinfo-static" 0,1,7,1 | sed 's/^/static: /'
+python3 "$SRC/examples/umad_nodeinfo.py" 0,1,7,2 | sed 's/^/python: /'
+kill $osm; wait $osm
+
+echo "== stop"
+"$IBEMU" stop; echo "stop rc=$?"
+leftovers | sed 's/^/after stop /'
+
+echo "== crash"
+"$IBEMU" start --configured >/dev/null; echo "start rc=$?"
+kill -9 "$(pgrep -x ibemu)"
+wait_for 10 sh -c '! pgrep -x ibemu >/dev/null'
+leftovers | sed 's/^/after kill /'
+"$IBEMU" start --configured 2>&1 | grep -o 'removed [0-9]* mount(s)' | sed 's/^/restart: /'
+smpquery -D nodedesc 0 | sed 's/^/after restart: /'
+"$IBEMU" stop >/dev/null; echo "stop rc=$?"
+
+echo "== foreground, SIGINT"
+"$IBEMU" start --foreground --configured 2>"$W/fg.log" &
+fg=$!
+wait_for 30 test -c /dev/infiniband/umad0 && echo "foreground: devices up"
+kill -INT $fg; wait $fg; echo "foreground rc=$?"
+leftovers | sed 's/^/after sigint /'
+echo "== done"
