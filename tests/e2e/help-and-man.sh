@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 MAN="$(cd "$(dirname "$0")/../../docs" && pwd)/ibemu.1"
 
-for c in "run --help" "ctl --help" "exec --help" "shell --help" "topo --help" "--help"; do
+for c in "run --help" "start --help" "stop --help" "ctl --help" "exec --help" "shell --help" "topo --help" "--help"; do
 	"$IBEMU" $c >"$WORK/out" 2>&1 && [ -s "$WORK/out" ] && pass "ibemu $c" || fail "ibemu $c"
 done
 "$IBEMU" --version >"$WORK/out"
@@ -16,6 +16,10 @@ man -l "$MAN" >"$WORK/man" 2>/dev/null || fail "man cannot format ibemu.1"
 missing=""
 for o in $(cat "$WORK/opts"); do grep -q -- "$o" "$WORK/man" || missing="$missing $o"; done
 [ -z "$missing" ] && pass "the man page names every run option ($(wc -l <"$WORK/opts"))" || fail "not in the man page:$missing"
+"$IBEMU" start --help | grep -o -- '--[a-z-]*' | sort -u | grep -v -- '--help' >"$WORK/opts"
+missing=""
+for o in $(cat "$WORK/opts"); do grep -q -- "$o" "$WORK/man" || missing="$missing $o"; done
+[ -z "$missing" ] && pass "and every start option ($(wc -l <"$WORK/opts"))" || fail "start options not in the man page:$missing"
 
 ibemu_run --log "$WORK/ibemu.log" -- bash -c 'IBEMU_CTL=$IBEMU_CTL "$IBEMU" ctl help'
 missing=""
