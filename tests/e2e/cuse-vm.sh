@@ -5,7 +5,8 @@
 # and issmN as character devices for the whole (virtual) host; unmodified
 # ibstat, ibstatus, opensm, smpquery, ibnetdiscover and saquery, a static
 # libibumad program and a Python program with plain open/ioctl/write/read
-# use them; `ibemu stop`, a crash and SIGINT leave nothing behind. When the
+# use them; `ibemu stop`, a crash and SIGINT leave nothing behind; the
+# systemd unit's start and stop commands work as systemd runs them. When the
 # VM cannot start, this fails with the reason (run-in-vm exits 125).
 . "$(dirname "$0")/lib.sh"
 SRC="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -53,4 +54,16 @@ expect_line "after kill mounts: 3" "a killed daemon leaves its three mounts"
 expect_line "restart: removed 3 mount(s)" "which the next start removes"
 expect_line "after restart: Node Description:.....................host1 HCA-1" "and then serves again"
 expect_line "foreground rc=0" "--foreground ends cleanly on SIGINT"
+
+expect_line "unit start rc=0" "the systemd unit's ExecStart"
+expect_line "unit: main pid 1, crw-rw-rw-" "leaves one daemon, with IBEMU_OPTS applied"
+expect_line "unit smpquery: Node Description:.....................host1 HCA-1" "serving"
+expect_line "unit stop rc=0" "its ExecStop"
+expect_line "after unit stop mounts: 0" "cleans up"
+sed "s|@bindir@|$BIN|g" "$SRC/cuse/ibemu.service.in" >"$WORK/ibemu.service"
+if systemd-analyze verify --man=no "$WORK/ibemu.service" >"$WORK/out" 2>&1; then
+	pass "systemd-analyze verify accepts the unit"
+else
+	fail "systemd-analyze verify: $(cat "$WORK/out")"
+fi
 finish

@@ -74,4 +74,14 @@ fg=$!
 wait_for 30 test -c /dev/infiniband/umad0 && echo "foreground: devices up"
 kill -INT $fg; wait $fg; echo "foreground rc=$?"
 leftovers | sed 's/^/after sigint /'
+echo "== systemd unit"
+# The unit's own ExecStart and ExecStop, run as systemd runs them for
+# Type=forking: the start command returns once ready, $IBEMU_OPTS split.
+sed "s|@bindir@|$(dirname "$IBEMU")|g" "$SRC/cuse/ibemu.service.in" >"$W/ibemu.service"
+IBEMU_OPTS="--configured --mode 0666"
+eval "$(sed -n 's/^ExecStart=//p' "$W/ibemu.service")" >/dev/null; echo "unit start rc=$?"
+echo "unit: main pid $(pgrep -xc ibemu), $(ls -l /dev/infiniband/umad0 | cut -c1-10)"
+smpquery -D nodedesc 0 | sed 's/^/unit smpquery: /'
+eval "$(sed -n 's/^ExecStop=//p' "$W/ibemu.service")" >/dev/null; echo "unit stop rc=$?"
+leftovers | sed 's/^/after unit stop /'
 echo "== done"
