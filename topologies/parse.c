@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fabric/port.h"
+#include "lib/progress.h"
 #include "topologies/topo.h"
 
 #define MAX_INCLUDE_DEPTH 8
@@ -392,6 +393,8 @@ static bool parse_text(struct parser *ps, const char *text, const char *file,
 {
 	static GRegex *re_header, *re_port, *re_set;
 	char **lines = g_strsplit(text, "\n", -1);
+	struct progress *prog;
+	char *what;
 	bool ok = true;
 	unsigned i;
 
@@ -401,10 +404,15 @@ static bool parse_text(struct parser *ps, const char *text, const char *file,
 		re_set = g_regex_new("^([a-z]+)\\s*=\\s*([^\\s(]+)", 0, 0, NULL);
 	}
 	ps->cur = NULL;
+	what = g_strdup_printf("reading %s", file);
+	prog = progress_new(what, "lines", g_strv_length(lines));
 	for (i = 0; ok && lines[i]; i++) {
 		char *l = g_strstrip(lines[i]);
 		unsigned lineno = i + 1;
 		GMatchInfo *mi = NULL;
+
+		if (!(i & 1023))
+			progress_update(prog, i);
 
 		if (*l == 0) {
 			ps->cur = NULL;	/* a blank line ends the record */
@@ -436,6 +444,8 @@ static bool parse_text(struct parser *ps, const char *text, const char *file,
 		}
 		g_match_info_free(mi);
 	}
+	progress_done(prog);
+	g_free(what);
 	g_strfreev(lines);
 	return ok;
 }
@@ -449,6 +459,7 @@ static bool same_or_unset(uint8_t a, uint8_t b)
 static bool make_links(struct parser *ps, GError **err)
 {
 	GHashTable *decl = g_hash_table_new(NULL, NULL);	/* port -> decl */
+	struct progress *prog = progress_new("connecting ports", "cables", ps->links->len);
 	bool ok = true;
 	unsigned i;
 
@@ -458,6 +469,8 @@ static bool make_links(struct parser *ps, GError **err)
 		struct port *a = &l->n->ports[l->port], *b;
 		struct link_decl *other;
 
+		if (!(i & 1023))
+			progress_update(prog, i);
 		if (!r) {
 			g_set_error(err, TOPO_ERROR, 1, "%s: node \"%s\" is not defined", l->where, l->remote);
 			ok = false;
@@ -516,6 +529,7 @@ static bool make_links(struct parser *ps, GError **err)
 			}
 		}
 	}
+	progress_done(prog);
 	g_hash_table_destroy(decl);
 	return ok;
 }

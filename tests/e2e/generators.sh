@@ -22,4 +22,16 @@ expect_line "Usage: ibemu topo gen" "with the usage"
 ibemu_run --topology "$WORK/t.net" -- ibnetdiscover
 [ "$(grep -c '^Switch' "$WORK/out")" = 9 ] && pass "ibnetdiscover finds the 9 torus switches" || fail "torus switches"
 [ "$(grep -c '^Ca' "$WORK/out")" = 9 ] && pass "and the 9 HCAs" || fail "torus HCAs"
+
+# Progress while loading a big fabric: on a terminal (script(1) gives one),
+# one line rewritten in place and wiped at the end; none into a pipe.
+# IBEMU_PROGRESS=always drops the half-second delay before it shows.
+"$IBEMU" topo gen fattree3 36 6 >"$WORK/big.net"
+IBEMU_PROGRESS=always script -qec "'$IBEMU' topo check '$WORK/big.net'" /dev/null >"$WORK/out" 2>&1
+expect_line "reading $WORK/big.net: 0 of 16096 lines (0%)" "a terminal sees the progress of reading"
+expect_line "connecting ports: 0 of 11664 cables" "and of connecting ports"
+grep -q "$(printf '\r\033\[K')$WORK/big.net: 2214 nodes" "$WORK/out" &&
+	pass "wiped before the result" || fail "the progress line was not wiped"
+IBEMU_PROGRESS=always "$IBEMU" topo check "$WORK/big.net" >"$WORK/out" 2>&1
+expect_no_line "reading" "a pipe sees none"
 finish
