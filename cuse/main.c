@@ -285,42 +285,55 @@ static void on_child_exit(GPid pid, gint status, gpointer data)
 /*
  * Processes the command left running (daemons it started: `opensm &`) would
  * keep using devices that are about to vanish, and spin on their errors.
- * As their subreaper we inherit them; end them: SIGTERM, then SIGKILL after
- * at most 2 s.
+ * As their subreaper we inherit them, and their children when they die
+ * first (`timeout opensm`): SIGTERM each until 2 s have passed, then
+ * SIGKILL, reaping as they go, until none is left (5 s at most).
  */
+static unsigned signal_children(int sig)
+{
+	GDir *d = g_dir_open("/proc", 0, NULL);
+	const char *e;
+	unsigned left = 0;
+
+	while (d && (e = g_dir_read_name(d))) {
+		char path[64], *stat = NULL, *p;
+		int pid = atoi(e), ppid;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		if (!g_file_get_contents(path, &stat, NULL, NULL))
+			continue;
+		p = strrchr(stat, ')');	/* the name may hold spaces */
+		if (p && sscanf(p + 2, "%*c %d", &ppid) == 1 && ppid == getpid()) {
+			left++;
+			kill(pid, sig);
+		}
+		g_free(stat);
+	}
+	if (d)
+		g_dir_close(d);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	return left;
+}
+
 static void end_leftovers(void)
 {
-	unsigned round;
+	int64_t start = g_get_monotonic_time(), t;
+	unsigned left;
+	bool said = false;
 
-	for (round = 0; round < 21; round++) {
-		GDir *d = g_dir_open("/proc", 0, NULL);
-		const char *e;
-		unsigned left = 0;
-
-		while (d && (e = g_dir_read_name(d))) {
-			char path[64], *stat = NULL, *p;
-			int pid = atoi(e), ppid;
-
-			if (pid <= 0)
-				continue;
-			snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-			if (!g_file_get_contents(path, &stat, NULL, NULL))
-				continue;
-			p = strrchr(stat, ')');	/* the name may hold spaces */
-			if (p && sscanf(p + 2, "%*c %d", &ppid) == 1 && ppid == getpid()) {
-				left++;
-				kill(pid, round < 20 ? SIGTERM : SIGKILL);
-				waitpid(pid, NULL, WNOHANG);
-			}
-			g_free(stat);
-		}
-		if (d)
-			g_dir_close(d);
-		if (!left)
-			return;
-		if (round == 0)
+	while ((left = signal_children((t = g_get_monotonic_time() - start) < 2000000 ?
+				      SIGTERM : SIGKILL))) {
+		if (!said)
 			g_message("ending %u process(es) the command left running", left);
-		g_usleep(100000);	/* teardown, not synchronisation */
+		said = true;
+		if (t > 5000000) {
+			g_warning("%u process(es) the command left did not end", left);
+			return;
+		}
+		g_usleep(50000);	/* teardown, not synchronisation */
 	}
 }
 
