@@ -624,10 +624,11 @@ int ctl_run(struct ctl_env *env, char **argv, GString *out)
 	g_ptr_array_add(args, NULL);
 	argv = (char **)args->pdata;
 	if (!argv[0] || !strcmp(argv[0], "help")) {
+		ret = argv[0] ? 0 : -1;	/* argv is args' storage */
 		for (i = 0; i < G_N_ELEMENTS(commands); i++)
 			g_string_append_printf(out, "%s\n", commands[i].usage);
 		g_ptr_array_free(args, TRUE);
-		return argv[0] ? 0 : -1;
+		return ret;
 	}
 	for (i = 0; i < G_N_ELEMENTS(commands); i++) {
 		const struct ctl_cmd *c = &commands[i];

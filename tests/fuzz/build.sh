@@ -1,0 +1,38 @@
+#!/bin/bash
+# build.sh SRCDIR BUILDDIR OUTDIR: the libFuzzer targets, built with clang,
+# ASan and UBSan from the emulator's sources (everything but the FUSE/CUSE
+# front-ends, which fuzz_umad reaches through emulator/umad.c's API).
+# Skips the work when OUTDIR's binaries are newer than every source.
+set -eu
+SRC=$(cd "$1" && pwd) BUILD=$(cd "$2" && pwd) OUT=$3
+CC=${FUZZ_CC:-clang}
+TARGETS="topo mad umad ctl"
+command -v "$CC" >/dev/null || { echo "build.sh: $CC not found (apt-get install clang)" >&2; exit 1; }
+mkdir -p "$OUT/obj"
+OUT=$(cd "$OUT" && pwd)
+SOURCES=$(cd "$SRC" && ls lib/*.c fabric/*.c topologies/*.c emulator/*.c)
+
+fresh=yes
+for t in $TARGETS; do [ -x "$OUT/fuzz_$t" ] || fresh=no; done
+if [ $fresh = yes ] && [ -z "$(cd "$SRC" && find lib fabric topologies emulator tests/fuzz \
+	-newer "$OUT/fuzz_topo" \( -name '*.[ch]' -o -name '*.net' \) | head -1)" ]; then
+	exit 0
+fi
+
+FLAGS="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined"
+CPP="-I$SRC -I$BUILD -DFUSE_USE_VERSION=35 -DTOPO_DEFAULT_FILE=\"$SRC/topologies/default.net\"
+$(pkg-config --cflags glib-2.0 libibumad libibmad)"
+LIBS="$(pkg-config --libs glib-2.0 libibmad libibumad)"
+objs=""
+for s in $SOURCES; do
+	o="$OUT/obj/$(echo "$s" | tr / _).o"
+	# shellcheck disable=SC2086
+	"$CC" $FLAGS -fsanitize=fuzzer-no-link $CPP -c "$SRC/$s" -o "$o" &
+	objs="$objs $o"
+	[ "$(jobs -r | wc -l)" -lt "$(nproc)" ] || wait -n
+done
+wait
+for t in $TARGETS; do
+	# shellcheck disable=SC2086
+	"$CC" $FLAGS -fsanitize=fuzzer $CPP "$SRC/tests/fuzz/fuzz_$t.c" $objs $LIBS -o "$OUT/fuzz_$t"
+done

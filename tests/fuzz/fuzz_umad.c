@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer target: what a process can do to a umad device, as a sequence
+ * of operations on two open files of host1's port 1 in a configured
+ * fabric: REGISTER_AGENT(2) with any request, UNREGISTER, ENABLE_PKEY,
+ * writes of any bytes and length (MADs, kernel-RMPP messages of many
+ * segments, user-RMPP segments), reads of any size (ENOSPC included), time
+ * passing (send timeouts, retries, RMPP), close and reopen. Sends that
+ * loop back to the other file exercise the RMPP receiver. Each input
+ * starts from a fresh fabric.
+ *
+ * Op byte: low 3 bits the operation, bit 3 the file; operands follow.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "emulator/umad.h"
+#include "emulator/umad_abi.h"
+#include "fabric/configure.h"
+#include "lib/timerq.h"
+#include "topologies/topo.h"
+
+struct input {
+	const uint8_t *p;
+	size_t left;
+};
+
+/* The next @n bytes (zeros past the end). */
+static void take(struct input *in, void *buf, size_t n)
+{
+	size_t k = MIN(n, in->left);
+
+	memset(buf, 0, n);
+	memcpy(buf, in->p, k);
+	in->p += k;
+	in->left -= k;
+}
+
+static unsigned take16(struct input *in)
+{
+	uint8_t b[2];
+
+	take(in, b, 2);
+	return (unsigned)b[0] | (unsigned)b[1] << 8;
+}
+
+static uint64_t clock_now(void *ctx)
+{
+	return *(uint64_t *)ctx;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct input in = { data, size };
+	uint64_t now = 1;
+	struct fabric *f = topo_load_default();
+	struct timerq *tq = timerq_new(clock_now, &now);
+	struct umad_host *h = umad_host_new(f, tq);
+	struct umad_file *file[2];
+	struct umad_dev *dev;
+	static uint8_t buf[70000];
+	unsigned ops = 0;
+
+	umad_host_attach(h, fabric_find(f, "host1"));
+	dev = umad_host_dev(h, 0);
+	fabric_configure(f, umad_dev_port(dev));
+	file[0] = umad_open(dev);
+	file[1] = umad_open(dev);
+	while (in.left && ops++ < 256) {
+		uint8_t op;
+		struct umad_file **fp;
+		size_t out_len, n;
+
+		take(&in, &op, 1);
+		fp = &file[(op >> 3) & 1];
+		switch (op & 7) {
+		case 0:
+			take(&in, buf, sizeof(struct umad_abi_reg_req));
+			umad_ioctl(*fp, UMAD_IOC_REGISTER_AGENT, buf, &out_len);
+			break;
+		case 1:
+			take(&in, buf, sizeof(struct umad_abi_reg_req2));
+			umad_ioctl(*fp, UMAD_IOC_REGISTER_AGENT2, buf, &out_len);
+			break;
+		case 2:
+			take(&in, buf, 4);
+			umad_ioctl(*fp, op & 0x10 ? UMAD_IOC_UNREGISTER_AGENT : UMAD_IOC_ENABLE_PKEY,
+				   buf, &out_len);
+			break;
+		case 3:	/* a write: a header and up to 64 KiB (RMPP) */
+			n = take16(&in);
+			take(&in, buf, n);
+			umad_write(*fp, buf, n);
+			break;
+		case 4:
+			umad_read(*fp, buf, take16(&in) % sizeof(buf));
+			break;
+		case 5:	/* time passes: up to 25 s */
+			take(&in, buf, 1);
+			now += (uint64_t)buf[0] * 100000;
+			timerq_run(tq);
+			break;
+		case 6:
+			umad_release(*fp);
+			*fp = umad_open(dev);
+			break;
+		case 7:
+			umad_issm_open(dev) == 0 ? (void)0 : umad_issm_close(dev);
+			break;
+		}
+	}
+	umad_release(file[0]);
+	umad_release(file[1]);
+	umad_host_free(h);
+	timerq_free(tq);
+	fabric_free(f);
+	return 0;
+}
