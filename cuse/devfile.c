@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -112,25 +113,48 @@ static struct parked *park(fuse_req_t req, struct devfiles *df)
  * Needs ptrace rights over the reader: namespace mode's clients are our
  * descendants; CUSE mode's daemon runs as root (CAP_SYS_PTRACE).
  */
+/* The reader's syscall line: "0 0xFD 0xBUF 0xCOUNT ..." once it sleeps in
+ * read(2); "running" while it has not yet got there. */
+static bool reader_syscall(pid_t tid, char *line, size_t len)
+{
+	char path[64];
+	FILE *f;
+	bool ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", tid);
+	if (!(f = fopen(path, "r")))
+		return false;
+	ok = fgets(line, (int)len, f) != NULL;
+	fclose(f);
+	return ok;
+}
+
 static bool poke_reader(fuse_req_t req, size_t size, const void *data, size_t len)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	char path[64], line[256] = "";
+	char line[256] = "";
 	unsigned long nr, fd, addr, count;
 	struct iovec local = { (void *)data, len }, remote;
-	FILE *f;
+	unsigned tries;
 
-	snprintf(path, sizeof(path), "/proc/%d/syscall", ctx->pid);
-	f = fopen(path, "r");
-	if (f) {
-		if (!fgets(line, sizeof(line), f))
-			line[0] = 0;
-		fclose(f);
+	/*
+	 * The request can reach us before the reader has gone to sleep (it
+	 * was preempted on its way: one CPU, or a loaded machine); give it a
+	 * few milliseconds to get there.
+	 */
+	for (tries = 0; tries < 400; tries++) {
+		if (!reader_syscall(ctx->pid, line, sizeof(line)) ||
+		    strncmp(line, "running", 7))
+			break;
+		if (tries)
+			g_usleep(25);
+		else
+			sched_yield();
 	}
 	if (sscanf(line, "%lu 0x%lx 0x%lx 0x%lx", &nr, &fd, &addr, &count) != 4 ||
 	    nr != 0 /* read */ || count != size) {
 		g_warning("cannot give thread %d the header of a long read (%s): it sees ENOSPC without it",
-			  ctx->pid, line[0] ? "not in read(2)" : g_strerror(errno));
+			  ctx->pid, line[0] ? g_strchomp(line) : g_strerror(errno));
 		return false;
 	}
 	remote.iov_base = (void *)addr;

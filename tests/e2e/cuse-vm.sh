@@ -38,6 +38,7 @@ expect_line "smpquery: Node Description:.............ibemu leaf switch 1" "smpqu
 expect_line "ibnetdiscover nodes: 6" "ibnetdiscover finds the six nodes"
 expect_line "saquery NodeRecords: 7" "saquery: kernel RMPP through CUSE"
 expect_line "saquery: 		NodeDescription.........host3 HCA-1" "saquery by name"
+expect_line "long-read header failures: 0" "every ENOSPC read got its header (poked into the reader)"
 expect_line "static: CA node GUID 0x0002c90300000105, 1 ports, SMP arrived on port 1" \
 	"a statically linked libibumad program"
 expect_line "python: CA node GUID 0x0002c90300000107, 1 ports (from Python, no libibumad)" \
