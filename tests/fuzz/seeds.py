@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Write the binary seed inputs of tests/fuzz/corpus/{mad,umad} (the text
+seeds of topo/ and ctl/ are written by hand). Run from tests/fuzz/ after
+changing a target's input format; the outputs are committed."""
+import struct
+
+def mad(cls, method, attr, mod=0, hops=0, path=(), version=1, tid=0x1234, data=b""):
+    m = bytearray(256)
+    m[0], m[1], m[2], m[3] = 1, cls, version, method
+    m[7] = hops
+    m[8:16] = struct.pack(">Q", tid)
+    m[16:18] = struct.pack(">H", attr)
+    m[20:24] = struct.pack(">I", mod)
+    if cls == 0x81:
+        m[32:36] = b"\xff\xff\xff\xff"
+        for i, p in enumerate(path):
+            m[128 + 1 + i] = p
+    m[64:64 + len(data)] = data
+    return bytes(m)
+
+def umad_hdr(agent, timeout_ms, retries, lid, qpn=0, qkey=0):
+    h = struct.pack("<IIIII", agent, 0, timeout_ms, retries, 0)
+    h += struct.pack(">IIH", qpn, qkey, lid) + bytes(2 + 4 + 16)
+    h += struct.pack(">I", 0) + struct.pack("<H", 0) + bytes(6)
+    assert len(h) == 64
+    return h
+
+def reg_req(cls, version, rmpp=0, methods=0, qpn=0):
+    return struct.pack("<I4I", 0, methods, 0, 0, 0) + bytes([qpn, cls, version, 0, 0, 0, rmpp])
+
+def write(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+# fuzz_mad: byte 0 picks the DLID (0 -> permissive, directed route).
+write("corpus/mad/dr-nodeinfo", b"\x00" + mad(0x81, 1, 0x0011, hops=2, path=(1, 1)))
+write("corpus/mad/lr-portinfo", b"\x01" + mad(0x01, 1, 0x0015, mod=1))
+write("corpus/mad/dr-portinfo-set", b"\x00" + mad(0x81, 2, 0x0015, mod=1, hops=1, path=(1,)))
+write("corpus/mad/pma-portcounters", b"\x02" + mad(0x04, 1, 0x0012, data=b"\x00\x01"))
+write("corpus/mad/pma-bad-pkey", b"\x82" + mad(0x04, 1, 0x0012, data=b"\x00\x01"))
+
+# fuzz_umad: ops (low 3 bits) on file (bit 3), with operands.
+def op_write(hdr, payload, file=0):
+    data = hdr + payload
+    return bytes([3 | file << 3]) + struct.pack("<H", len(data)) + data
+
+dr = mad(0x81, 1, 0x0011, hops=1, path=(1,))
+seq = bytes([0]) + reg_req(0x81, 1)
+seq += op_write(umad_hdr(0, 100, 1, 0xffff), dr)
+seq += bytes([5, 10]) + bytes([4]) + struct.pack("<H", 320)
+write("corpus/umad/dr-nodeinfo", seq)
+
+sa = bytearray(mad(0x03, 0x12, 0x0011, version=2))  # SA GetTable NodeRecord
+sa[36] = 1; sa[37] = 0x04 | 0x01  # RMPP version 1, active, DATA... left for the fuzzer
+seq = bytes([0]) + reg_req(0x03, 2, rmpp=1)
+seq += bytes([8]) + reg_req(0x03, 2, rmpp=1, methods=1 << 0x12)
+seq += op_write(umad_hdr(0, 200, 2, 1, qpn=1, qkey=0x80010000), bytes(sa) + bytes(1000))
+seq += bytes([5, 1]) + bytes([12]) + struct.pack("<H", 100) + bytes([12]) + struct.pack("<H", 2000)
+write("corpus/umad/rmpp-loopback", seq)
+
+seq = bytes([7, 7, 2 | 0x10]) + struct.pack("<I", 0) + bytes([6, 14])
+write("corpus/umad/issm-close-reopen", seq)
