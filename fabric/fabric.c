@@ -26,6 +26,11 @@ static void node_free(struct node *n)
 	unsigned i;
 
 	for (i = 0; i <= n->nports; i++) {
+		struct timer *t = n->ports[i].mkey_lease_timer;
+
+		if (t && timer_armed(t))
+			timerq_cancel(n->fabric->tq, t);
+		g_free(t);
 		g_free(n->ports[i].pkeys);
 		g_free(n->ports[i].vlarb);
 		g_free(n->ports[i].mlnx_epi);

@@ -120,8 +120,9 @@ struct port {
 	uint16_t lid, sm_lid;
 	uint8_t lmc, sm_sl;
 	uint64_t mkey, gid_prefix;
-	uint16_t mkey_lease;
+	uint16_t mkey_lease;	/* seconds; 0 = the lease never ends */
 	uint8_t mkey_protect;
+	struct timer *mkey_lease_timer;	/* on first violation with a lease */
 	uint32_t cap_mask;
 
 	uint8_t mtu_cap, neighbor_mtu;

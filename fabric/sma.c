@@ -14,6 +14,7 @@
 
 #include "fabric/port.h"
 #include "fabric/sma.h"
+#include "fabric/trap.h"
 #include "lib/log.h"
 
 #define ST_OK		0
@@ -556,22 +557,57 @@ const char *sma_attr_name(uint16_t id)
 	return NULL;
 }
 
+/* IBA 14.2.4.2: the lease ran out with no SMP bearing the key: the
+ * protection goes (M_KeyProtectBits 0), the key stays. */
+static void mkey_lease_expired(struct timer *t, void *ctx)
+{
+	struct port *ip = ctx;
+
+	(void)t;
+	ip->mkey_protect = 0;
+	g_message("%s port %u: M_Key lease of %u s expired, protection off", ip->node->id,
+		  ip->num, ip->mkey_lease);
+}
+
+static void mkey_lease_start(struct port *ip)
+{
+	struct timerq *tq = ip->node->fabric->tq;
+
+	if (!ip->mkey_lease || !tq)
+		return;	/* lease 0: protection never expires */
+	if (!ip->mkey_lease_timer) {
+		ip->mkey_lease_timer = g_new0(struct timer, 1);
+		timer_init(ip->mkey_lease_timer, mkey_lease_expired, ip);
+	}
+	if (!timer_armed(ip->mkey_lease_timer))
+		timerq_arm(tq, ip->mkey_lease_timer, (uint64_t)ip->mkey_lease * 1000000);
+}
+
 /*
  * M_Key check (IBA 14.2.4, umad-spec §5.4). Returns false when the SMP is to
- * be dropped silently; sets hide_mkey for protect level 1 Gets.
+ * be dropped silently; sets hide_mkey for protect level 1 Gets. A failed
+ * check counts in M_KeyViolations, starts the lease and raises Trap 256;
+ * the right key stops the lease.
  */
 static bool mkey_allows(struct smp_ctx *c, const uint8_t *req, uint8_t method)
 {
 	struct port *ip = port_info_port(c->in);
 
-	if (!ip->mkey || smp_mkey(req) == ip->mkey)
+	if (!ip->mkey)
 		return true;
+	if (smp_mkey(req) == ip->mkey) {
+		if (ip->mkey_lease_timer && timer_armed(ip->mkey_lease_timer))
+			timerq_cancel(ip->node->fabric->tq, ip->mkey_lease_timer);
+		return true;
+	}
 	if (method == UMAD_METHOD_GET && ip->mkey_protect <= 1) {
 		c->hide_mkey = ip->mkey_protect == 1;
 		return true;
 	}
 	if (ip->mkey_violations < 0xffff)
 		ip->mkey_violations++;
+	mkey_lease_start(ip);
+	trap_bad_mkey(ip, c->in, req);
 	return false;
 }
 

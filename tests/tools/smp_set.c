@@ -6,7 +6,8 @@
  *
  *   smp_set DRPATH ATTR MOD HEX   e.g. smp_set 0,1 0x19 0 "ff ff 00 ..."
  *
- * Missing trailing bytes of the 64-byte attribute are zero.
+ * Missing trailing bytes of the 64-byte attribute are zero. $SMP_MKEY, when
+ * set, is the M_Key the SMP carries (default 0).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +37,8 @@ int main(int argc, char **argv)
 		data[i++] = (uint8_t)v;
 	}
 	port = mad_rpc_open_port(NULL, 0, classes, 2);
+	if (port && getenv("SMP_MKEY"))
+		smp_mkey_set(port, strtoull(getenv("SMP_MKEY"), NULL, 0));
 	if (!port || str2drpath(&portid.drpath, argv[1], 0, 0) < 0) {
 		fprintf(stderr, "smp_set: cannot open port or parse path\n");
 		return 1;

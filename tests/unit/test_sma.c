@@ -15,6 +15,7 @@ struct env {
 	struct fabric *f;
 	struct capture cap;
 	struct port *host;
+	struct timerq *tq;	/* when a test gives the fabric one */
 };
 
 static int setup(void **state)
@@ -33,7 +34,8 @@ static int teardown(void **state)
 	struct env *e = *state;
 
 	g_array_free(e->cap.pkts, TRUE);
-	fabric_free(e->f);
+	fabric_free(e->f);	/* cancels its timers: before the queue goes */
+	timerq_free(e->tq);
 	g_free(e);
 	return 0;
 }
@@ -270,6 +272,64 @@ static void test_dead_end_and_mkey(void **state)
 	assert_int_equal(status15(ask(e, p)), 0);
 }
 
+/*
+ * A wrong M_Key makes the port raise Trap 256 to its SM (here host1 itself,
+ * the SM LID --configured gives) and starts the lease: when it runs out with
+ * no SMP bearing the key, protection goes (IBA 14.2.4.2); the right key
+ * stops it.
+ */
+static void test_mkey_lease_and_trap(void **state)
+{
+	struct env *e = *state;
+	struct test_clock clock = { .now_us = 1 };
+	struct mad_pkt p = dr_smp(1, UMAD_SM_ATTR_NODE_INFO, 0, 0, NULL);
+	struct mad_pkt *trap;
+	uint8_t *d;
+
+	e->f->tq = e->tq = timerq_new(test_clock_now, &clock);
+	fabric_configure(e->f, e->host);
+	e->host->mkey = 0x1122334455667788ull;
+	e->host->mkey_protect = 2;
+	e->host->mkey_lease = 2;
+	p.mad[24] = 0xee;	/* a wrong key */
+	g_array_set_size(e->cap.pkts, 0);
+	fabric_send(e->f, e->host, &p);
+	assert_int_equal(e->cap.pkts->len, 1);	/* no answer, the trap */
+	trap = captured(&e->cap, 0);
+	assert_int_equal(mad_method(trap->mad), UMAD_METHOD_TRAP);
+	assert_int_equal(mad_attr_id(trap->mad), UMAD_ATTR_NOTICE);
+	d = smp_data(trap->mad);
+	assert_int_equal(mad_get_field(d, 0, IB_NOTICE_TRAP_NUMBER_F), 256);
+	assert_int_equal(mad_get_field(d, 0, IB_NOTICE_TYPE_F), 2);	/* security */
+	assert_int_equal(mad_get_field(d, 0, IB_NOTICE_ISSUER_LID_F), e->host->lid);
+	assert_int_equal(d[10 + 6], 1);				/* Method: Get */
+	assert_int_equal(d[10 + 9], UMAD_SM_ATTR_NODE_INFO);	/* AttributeID */
+	assert_int_equal(d[10 + 14], 0xee);			/* the key given */
+	assert_int_equal(d[10 + 22], 0x80);			/* DR, 0 hops */
+	assert_int_equal(e->host->mkey_violations, 1);
+
+	/* 1.9 s: still protected; 2.1 s: the lease has run out. */
+	clock.now_us += 1900000;
+	timerq_run(e->f->tq);
+	assert_int_equal(e->host->mkey_protect, 2);
+	clock.now_us += 200000;
+	timerq_run(e->f->tq);
+	assert_int_equal(e->host->mkey_protect, 0);
+	p.mad[24] = 0;
+	assert_int_equal(status15(ask(e, p)), 0);	/* a Get without the key */
+
+	/* The right key while the lease runs stops it. */
+	e->host->mkey_protect = 2;
+	p.mad[24] = 0xee;
+	g_array_set_size(e->cap.pkts, 0);
+	fabric_send(e->f, e->host, &p);
+	memcpy(p.mad + 24, "\x11\x22\x33\x44\x55\x66\x77\x88", 8);
+	assert_int_equal(status15(ask(e, p)), 0);
+	clock.now_us += 5000000;
+	timerq_run(e->f->tq);
+	assert_int_equal(e->host->mkey_protect, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -281,6 +341,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lid_routed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pkey_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dead_end_and_mkey, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mkey_lease_and_trap, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
