@@ -189,8 +189,17 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 	}
 	if (attach_nodes(e->f, e->host, o->attach) < 0)
 		return 1;
-	if (o->configured)
+	if (o->configured) {
+		unsigned need = fabric_lids_needed(e->f);
+
+		if (need > FABRIC_MAX_UCAST_LID) {
+			fprintf(stderr, "ibemu: --configured: this fabric has %u switches and cabled CA ports, "
+				"more than the %u unicast LIDs (1..0x%x); start without --configured\n",
+				need, FABRIC_MAX_UCAST_LID, FABRIC_MAX_UCAST_LID);
+			return 1;
+		}
 		fabric_configure(e->f, umad_dev_port(umad_host_dev(e->host, 0)));
+	}
 	g_source_attach(timerq_source_new(e->tq), NULL);
 	return 0;
 }

@@ -204,7 +204,9 @@ static GString *exchange(const char *path, int argc, char **argv)
 			close(fd);
 		goto fail;
 	}
-	if (write(fd, req->str, req->len) != (ssize_t)req->len) {
+	/* A refusal (too many clients) is written before our request is
+	 * read and the socket closed: no SIGPIPE, read the refusal instead. */
+	if (send(fd, req->str, req->len, MSG_NOSIGNAL) != (ssize_t)req->len && errno != EPIPE) {
 		fprintf(stderr, "ibemu ctl: cannot send: %s\n", g_strerror(errno));
 		close(fd);
 		goto fail;

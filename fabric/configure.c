@@ -14,12 +14,32 @@ static bool lid_taken(GHashTable *used, unsigned lid)
 	return g_hash_table_contains(used, GUINT_TO_POINTER(lid));
 }
 
+/* The next free unicast LID, or 0 once 1..0xBFFF are all taken. */
 static uint16_t next_lid(GHashTable *used, unsigned *cursor)
 {
-	while (lid_taken(used, *cursor))
+	while (*cursor <= FABRIC_MAX_UCAST_LID && lid_taken(used, *cursor))
 		(*cursor)++;
+	if (*cursor > FABRIC_MAX_UCAST_LID)
+		return 0;
 	g_hash_table_add(used, GUINT_TO_POINTER(*cursor));
 	return (uint16_t)(*cursor)++;
+}
+
+unsigned fabric_lids_needed(const struct fabric *f)
+{
+	unsigned i, j, n = 0;
+
+	for (i = 0; i < f->nodes->len; i++) {
+		const struct node *nd = g_ptr_array_index(f->nodes, i);
+
+		if (node_is_switch(nd)) {
+			n++;
+			continue;
+		}
+		for (j = 1; j <= nd->nports; j++)
+			n += nd->ports[j].remote != NULL;
+	}
+	return n;
 }
 
 static void assign_lids(struct fabric *f, unsigned *max)

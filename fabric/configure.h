@@ -10,7 +10,12 @@
 
 #include "fabric/fabric.h"
 
-/* Returns the highest LID assigned. @sm may be NULL (SM LID stays 0). */
+#define FABRIC_MAX_UCAST_LID 0xbfff	/* 0xc000 and up are multicast */
+
+/* Returns the highest LID assigned. @sm may be NULL (SM LID stays 0).
+ * Ports past the 49151 unicast LIDs get none: check fabric_lids_needed(). */
 unsigned fabric_configure(struct fabric *f, struct port *sm);
+/* How many LIDs the sweep gives: one per switch, one per cabled CA port. */
+unsigned fabric_lids_needed(const struct fabric *f);
 
 #endif
