@@ -177,6 +177,12 @@ int cmd_start(int argc, char **argv)
 		ret = 2;
 		goto out;
 	}
+	/* Inside `ibemu run` the mounts we would clear are that run's. */
+	if (getenv("IBEMU_CTL")) {
+		fprintf(stderr, "ibemu start: this is inside an emulator's namespace (IBEMU_CTL is set); "
+			"start CUSE mode from the host\n");
+		goto out;
+	}
 	if (already_running(o.name ? o.name : "ibemu"))
 		goto out;
 	if ((stale = host_unmount()))

@@ -61,6 +61,12 @@ expect_line "unit: main pid 1, crw-rw-rw-" "leaves one daemon, with IBEMU_OPTS a
 expect_line "unit smpquery: Node Description:.....................host1 HCA-1" "serving"
 expect_line "unit stop rc=0" "its ExecStop"
 expect_line "after unit stop mounts: 0" "cleans up"
+# On this host: inside a namespace-mode run, start refuses (it would take
+# that run's mounts for a crashed daemon's).
+ibemu_run -- sh -c '"$IBEMU" start 2>&1'
+expect_rc 1 "ibemu start inside ibemu run"
+expect_line "ibemu start: this is inside an emulator's namespace (IBEMU_CTL is set)" "is refused"
+
 sed "s|@bindir@|$BIN|g" "$SRC/cuse/ibemu.service.in" >"$WORK/ibemu.service"
 if systemd-analyze verify --man=no "$WORK/ibemu.service" >"$WORK/out" 2>&1; then
 	pass "systemd-analyze verify accepts the unit"
