@@ -11,6 +11,8 @@
 
 #include <glib.h>
 
+#include "tests/fuzz/fuzz.h"
+
 #include "emulator/ctl.h"
 #include "emulator/scenario.h"
 #include "lib/timerq.h"

@@ -12,6 +12,8 @@
 
 #include <glib.h>
 
+#include "tests/fuzz/fuzz.h"
+
 #include "fabric/configure.h"
 #include "fabric/route.h"
 #include "topologies/topo.h"

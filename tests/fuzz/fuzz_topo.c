@@ -11,6 +11,8 @@
 
 #include <glib.h>
 
+#include "tests/fuzz/fuzz.h"
+
 #include "topologies/topo.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

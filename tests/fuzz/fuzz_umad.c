@@ -17,6 +17,8 @@
 
 #include <glib.h>
 
+#include "tests/fuzz/fuzz.h"
+
 #include "emulator/umad.h"
 #include "emulator/umad_abi.h"
 #include "fabric/configure.h"
