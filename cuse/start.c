@@ -152,6 +152,7 @@ int cmd_start(int argc, char **argv)
 	GError *err = NULL;
 	gid_t gid = (gid_t)-1;
 	int mode = -1, ready = -1, ret = 1;
+	sigset_t stops;
 	unsigned stale;
 
 	g_set_prgname("ibemu start");
@@ -194,6 +195,17 @@ int cmd_start(int argc, char **argv)
 	if (!o.log_path && !foreground)
 		o.log_path = log_default = g_strdup_printf("/run/ibemu/%s.log", o.name ? o.name : "ibemu");
 	g_mkdir_with_parents("/run/ibemu", 0755);
+	/*
+	 * Hold the stop signals until their handlers are in place: a SIGINT
+	 * during set-up must stop us once we can clean up, not be lost (a
+	 * background job of a script has SIGINT ignored until GLib's handler
+	 * replaces that; a blocked signal stays pending even so).
+	 */
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGINT);
+	sigaddset(&stops, SIGHUP);
+	sigprocmask(SIG_BLOCK, &stops, NULL);
 	if (!foreground)
 		ready = daemonize();
 	if ((ret = emu_setup(&e, &o, "ibemu")) != 0)
@@ -220,6 +232,7 @@ int cmd_start(int argc, char **argv)
 	g_unix_signal_add(SIGTERM, on_stop_signal, loop);
 	g_unix_signal_add(SIGINT, on_stop_signal, loop);
 	g_unix_signal_add(SIGHUP, on_stop_signal, loop);
+	sigprocmask(SIG_UNBLOCK, &stops, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (ready >= 0) {
 		printf("ibemu: started (pid %d): /dev/infiniband/{%s}; log %s; stop with ibemu stop\n",

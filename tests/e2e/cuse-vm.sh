@@ -45,7 +45,8 @@ expect_line "python: CA node GUID 0x0002c90300000107, 1 ports (from Python, no l
 	"plain open/ioctl/write/read from Python"
 
 expect_line "stop rc=0" "ibemu stop"
-for when in "after stop" "after kill" "after sigint"; do
+expect_line "early sigint rc=0" "a SIGINT during set-up is held, then ends it cleanly"
+for when in "after stop" "after kill" "after sigint" "after early sigint"; do
 	[ "$when" = "after kill" ] && continue
 	expect_line "$when devices: " "$when: no device left"
 	expect_line "$when mounts: 0" "$when: no mount left"

@@ -72,9 +72,21 @@ smpquery -D nodedesc 0 | sed 's/^/after restart: /'
 echo "== foreground, SIGINT"
 "$IBEMU" start --foreground --configured 2>"$W/fg.log" &
 fg=$!
-wait_for 30 test -c /dev/infiniband/umad0 && echo "foreground: devices up"
+wait_for 60 test -c /dev/infiniband/umad0 && wait_for 60 test -d /sys/class/infiniband/ibemu0 &&
+	echo "foreground: devices up"
 kill -INT $fg; wait $fg; echo "foreground rc=$?"
 leftovers | sed 's/^/after sigint /'
+# SIGINT while it is still setting up (loading a 2,214-node fabric; a
+# script's background job starts with SIGINT ignored): held until it can
+# clean up, then it stops.
+"$IBEMU" topo gen fattree3 36 6 >"$W/big.net"
+"$IBEMU" start --foreground --topology "$W/big.net" 2>"$W/fg2.log" &
+fg=$!
+wait_for 30 pgrep -x ibemu >/dev/null
+kill -INT $fg
+if wait_for 60 sh -c "! kill -0 $fg 2>/dev/null"; then wait $fg; echo "early sigint rc=$?"; fi
+leftovers | sed 's/^/after early sigint /'
+
 echo "== systemd unit"
 # The unit's own ExecStart and ExecStop, run as systemd runs them for
 # Type=forking: the start command returns once ready, $IBEMU_OPTS split.
