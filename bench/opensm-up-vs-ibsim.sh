@@ -5,18 +5,12 @@
 #
 #   bench/opensm-up-vs-ibsim.sh [ROUNDS] [GENERATOR ARGS...]
 #   bench/opensm-up-vs-ibsim.sh 3 fattree 36        # 648 HCAs, 54 switches
-set -u
 ROUNDS=${1:-3}; shift || true
 GEN=${*:-fattree 36}
-IBEMU=${IBEMU:-$(cd "$(dirname "$0")/.." && pwd)/ibemu}
-W=$(mktemp -d)
+. "$(dirname "$0")/lib.sh"
 NAME=osmup-$$
-trap 'kill $SIM 2>/dev/null; wait; rm -rf "$W"' EXIT
-"$IBEMU" topo gen $GEN >"$W/net"
-HCA=$(grep -m1 '^Ca' "$W/net" | sed 's/^Ca[^"]*"\([^"]*\)".*/\1/')
-nodes=$(grep -c '^\(Ca\|Switch\)' "$W/net")
+gen_fabric $GEN
 echo "fabric: topo gen $GEN ($nodes nodes), both attached at $HCA, $ROUNDS rounds"
-PRE=/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so
 
 # up_ms LOG CMD...: run opensm (CMD) until LOG says SUBNET UP (at most
 # 300 s), then stop it; print the milliseconds it took.
@@ -33,13 +27,9 @@ up_ms() {
 	echo $(( ($(date +%s%N) - s) / 1000000 ))
 	kill $osm 2>/dev/null; wait $osm 2>/dev/null
 }
-median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 for r in $(seq "$ROUNDS"); do
 	# A fresh ibsim each round: its fabric keeps what the last opensm set.
-	export IBSIM_SOCKNAME=$NAME-$r SIM_HOST=$HCA
-	ibsim -s -n -N $((nodes + 16)) -S $(grep -c '^Switch' "$W/net") -P $((nodes * 40)) "$W/net" \
-		>"$W/ibsim.log" 2>&1 &
-	SIM=$!
+	start_ibsim "$NAME-$r" "$W/net" "$HCA"
 	mkdir -p "$W/c1" "$W/c2"
 	(cd "$W" && up_ms "$W/sim.osm" env LD_PRELOAD=$PRE OSM_CACHE_DIR="$W/c1" \
 		opensm -d2 -f "$W/sim.osm") >>"$W/sim.ms"
@@ -47,7 +37,4 @@ for r in $(seq "$ROUNDS"); do
 	"$IBEMU" run --topology "$W/net" --attach "$HCA" -- bash -c "$(declare -f up_ms);
 		up_ms '$W/emu.osm' env OSM_CACHE_DIR='$W/c2' opensm -d2 -f '$W/emu.osm'" >>"$W/emu.ms"
 done
-sim=$(median <"$W/sim.ms"); emu=$(median <"$W/emu.ms")
-echo "ibsim  median ${sim} ms to SUBNET UP  (all: $(tr '\n' ' ' <"$W/sim.ms"))"
-echo "ibemu  median ${emu} ms to SUBNET UP  (all: $(tr '\n' ' ' <"$W/emu.ms"))"
-awk -v e="$emu" -v s="$sim" 'BEGIN { if (s > 0) printf "ratio ibemu/ibsim: %.2f\n", e / s }'
+report "ms to SUBNET UP"

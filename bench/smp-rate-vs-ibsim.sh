@@ -7,32 +7,19 @@
 # example fabric topologies/ibsim-2sw2path4hca.net).
 #
 #   bench/smp-rate-vs-ibsim.sh [ROUNDS] [SECONDS] [CLIENTS]
-set -u
 ROUNDS=${1:-3} SECS=${2:-2} CLIENTS=${3:-8}
 HERE=$(cd "$(dirname "$0")" && pwd)
-IBEMU=${IBEMU:-$HERE/../ibemu}
+. "$HERE/lib.sh"
 NET=$HERE/../topologies/ibsim-2sw2path4hca.net
-W=$(mktemp -d)
 NAME=smprate-$$
-trap 'touch "$W/done"; kill $SIM 2>/dev/null; wait; rm -rf "$W"' EXIT
-gcc -O2 -o "$W/smp_ping" "$HERE/smp_ping.c" -libumad || exit 1
 HCA=Hca1
-
-export IBSIM_SOCKNAME=$NAME SIM_HOST=$HCA
-ibsim -s -n "$NET" >"$W/ibsim.log" 2>&1 &
-SIM=$!
-"$IBEMU" run --name "$NAME" --topology "$NET" --attach "$HCA" -- bash -c \
-	"n=0; until [ -e '$W/done' ] || [ \$n -ge 36000 ]; do n=\$((n+1)); timeout 0.1 tail -f /dev/null; done" &
-n=0
-until "$IBEMU" ctl --name "$NAME" status >/dev/null 2>&1 || [ $n -ge 600 ]; do
-	n=$((n + 1)); timeout 0.1 tail -f /dev/null
-done
-PRE=/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so
+gcc -O2 -o "$W/smp_ping" "$HERE/smp_ping.c" -libumad || exit 1
+start_ibsim "$NAME" "$NET" "$HCA"
+start_ibemu "$NAME" "$NET" "$HCA"
 rate() { sed -n 's/.*: \([0-9]*\)\/s.*/\1/p'; }
 many() {	# many PREFIX...: CLIENTS copies at once, the sum of their rates
 	for c in $(seq "$CLIENTS"); do "$@" & done | rate | awk '{s += $1} END {print s}'
 }
-median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 for r in $(seq "$ROUNDS"); do
 	for hops in "" "1 3 1"; do
 		key=${hops:+3hops}; key=${key:-local}

@@ -1,0 +1,50 @@
+# Shared by the bench scripts (sourced): a work directory cleaned up on
+# exit, a generated fabric, ibsim and an ibemu run started side by side on
+# it, and the medians they are compared by.
+set -u
+IBEMU=${IBEMU:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/ibemu}
+PRE=/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so
+W=$(mktemp -d)
+SIM=
+trap 'touch "$W/done"; [ -z "$SIM" ] || kill $SIM 2>/dev/null; wait; rm -rf "$W"' EXIT
+
+median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+
+# gen_fabric GENERATOR ARGS...: $W/net, its first CA in $HCA, $nodes nodes.
+gen_fabric() {
+	"$IBEMU" topo gen "$@" >"$W/net"
+	HCA=$(grep -m1 '^Ca' "$W/net" | sed 's/^Ca[^"]*"\([^"]*\)".*/\1/')
+	nodes=$(grep -c '^\(Ca\|Switch\)' "$W/net")
+}
+
+# start_ibsim NAME NET HCA: ibsim sized for NET, console off, in the
+# background ($SIM); clients attach at HCA by SIM_HOST.
+start_ibsim() {
+	local n
+	n=$(grep -cE '^(Ca|Hca|Switch)' "$2")
+	export IBSIM_SOCKNAME=$1 SIM_HOST=$3
+	ibsim -s -n -N $((n + 16)) -S "$(grep -c '^Switch' "$2")" -P $((n * 40)) "$2" \
+		>"$W/ibsim.log" 2>&1 &
+	SIM=$!
+}
+
+# start_ibemu NAME NET HCA: an ibemu run on NET attached at HCA that waits
+# until the script ends, joined with `ibemu exec --name NAME`; returns once
+# its control socket answers (60 s at most).
+start_ibemu() {
+	local n=0
+	"$IBEMU" run --name "$1" --topology "$2" --attach "$3" -- bash -c \
+		"n=0; until [ -e '$W/done' ] || [ \$n -ge 36000 ]; do n=\$((n+1)); timeout 0.1 tail -f /dev/null; done" &
+	until "$IBEMU" ctl --name "$1" status >/dev/null 2>&1 || [ $n -ge 600 ]; do
+		n=$((n + 1)); timeout 0.1 tail -f /dev/null
+	done
+}
+
+# report UNIT: the medians of $W/sim.ms and $W/emu.ms, every figure, the ratio.
+report() {
+	local sim emu
+	sim=$(median <"$W/sim.ms"); emu=$(median <"$W/emu.ms")
+	echo "ibsim  median ${sim} $1  (all: $(tr '\n' ' ' <"$W/sim.ms"))"
+	echo "ibemu  median ${emu} $1  (all: $(tr '\n' ' ' <"$W/emu.ms"))"
+	awk -v e="$emu" -v s="$sim" 'BEGIN { if (s > 0) printf "ratio ibemu/ibsim: %.2f\n", e / s }'
+}
