@@ -2,7 +2,8 @@
 # ibnetdiscover on the same fabric under ibsim (ibsim-utils + libumad2sim)
 # and under ibemu, interleaved, attached at the same HCA, several rounds;
 # prints the median wall time of each and the ratio ibemu / ibsim.
-# Both simulators are started first: this times discovery only.
+# Both simulators are started first: this times discovery only. Then the
+# peak resident memory of both emulators.
 #
 #   bench/discover-vs-ibsim.sh [ROUNDS] [GENERATOR ARGS...]
 #   bench/discover-vs-ibsim.sh 5 fattree3 36 6      # the 1944-HCA fat tree
@@ -22,3 +23,4 @@ for r in $(seq "$ROUNDS"); do
 	ms "$IBEMU" exec --name "$NAME" -- ibnetdiscover >>"$W/emu.ms"
 done
 report ms
+echo "peak RSS: $(peak_rss "$NAME")"

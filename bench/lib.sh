@@ -40,6 +40,13 @@ start_ibemu() {
 	done
 }
 
+# peak_rss NAME: the peak resident set (VmHWM) so far of ibsim ($SIM) and
+# of the ibemu run NAME.
+peak_rss() {
+	local mb='/VmHWM/ { printf "%.1f MB", $2 / 1024 }'
+	echo "ibsim $(awk "$mb" "/proc/$SIM/status"), ibemu $(awk "$mb" "/proc/$("$IBEMU" ctl --name "$1" pid)/status")"
+}
+
 # report UNIT: the medians of $W/sim.ms and $W/emu.ms, every figure, the ratio.
 report() {
 	local sim emu

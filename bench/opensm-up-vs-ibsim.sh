@@ -2,6 +2,9 @@
 # opensm from start to its first SUBNET UP (one full sweep: discovery, LIDs,
 # routing, LFT and port programming), under ibsim (libumad2sim) and under
 # ibemu, on the same generated fabric and HCA; interleaved rounds, medians.
+# Then, with that opensm still up, `saquery` of all NodeRecords (an RMPP
+# transfer of one record per node), and the peak resident memory of each
+# emulator.
 #
 #   bench/opensm-up-vs-ibsim.sh [ROUNDS] [GENERATOR ARGS...]
 #   bench/opensm-up-vs-ibsim.sh 3 fattree 36        # 648 HCAs, 54 switches
@@ -13,7 +16,8 @@ gen_fabric $GEN
 echo "fabric: topo gen $GEN ($nodes nodes), both attached at $HCA, $ROUNDS rounds"
 
 # up_ms LOG CMD...: run opensm (CMD) until LOG says SUBNET UP (at most
-# 300 s), then stop it; print the milliseconds it took.
+# 300 s), then time `saquery` (NodeRecords), then stop opensm; print the
+# milliseconds to SUBNET UP and those of saquery (-1 if it failed).
 up_ms() {
 	local log=$1 s n=0 osm
 	shift
@@ -24,17 +28,30 @@ up_ms() {
 	until grep -q "SUBNET UP" "$log" 2>/dev/null || [ $n -ge 30000 ]; do
 		n=$((n + 1)); timeout 0.01 tail -f /dev/null
 	done
-	echo $(( ($(date +%s%N) - s) / 1000000 ))
+	echo -n "$(( ($(date +%s%N) - s) / 1000000 )) "
+	s=$(date +%s%N)
+	if [ "$(saquery 2>/dev/null | grep -c '^NodeRecord')" -gt 0 ]; then
+		echo $(( ($(date +%s%N) - s) / 1000000 ))
+	else
+		echo -1
+	fi
 	kill $osm 2>/dev/null; wait $osm 2>/dev/null
 }
 for r in $(seq "$ROUNDS"); do
 	# A fresh ibsim each round: its fabric keeps what the last opensm set.
 	start_ibsim "$NAME-$r" "$W/net" "$HCA"
 	mkdir -p "$W/c1" "$W/c2"
-	(cd "$W" && up_ms "$W/sim.osm" env LD_PRELOAD=$PRE OSM_CACHE_DIR="$W/c1" \
-		opensm -d2 -f "$W/sim.osm") >>"$W/sim.ms"
+	(cd "$W" && LD_PRELOAD=$PRE up_ms "$W/sim.osm" env OSM_CACHE_DIR="$W/c1" \
+		opensm -d2 -f "$W/sim.osm") >>"$W/sim.both"
+	sim_rss=$(awk '/VmHWM/ { printf "%.1f MB", $2 / 1024 }' "/proc/$SIM/status")
 	kill $SIM; wait $SIM 2>/dev/null
 	"$IBEMU" run --topology "$W/net" --attach "$HCA" -- bash -c "$(declare -f up_ms);
-		up_ms '$W/emu.osm' env OSM_CACHE_DIR='$W/c2' opensm -d2 -f '$W/emu.osm'" >>"$W/emu.ms"
+		up_ms '$W/emu.osm' env OSM_CACHE_DIR='$W/c2' opensm -d2 -f '$W/emu.osm';
+		awk '/VmHWM/ { printf \"%.1f MB\n\", \$2 / 1024 }' /proc/\$('$IBEMU' ctl pid)/status >'$W/emu.rss'" \
+		>>"$W/emu.both"
 done
+cut -d' ' -f1 "$W/sim.both" >"$W/sim.ms"; cut -d' ' -f1 "$W/emu.both" >"$W/emu.ms"
 report "ms to SUBNET UP"
+cut -d' ' -f2 "$W/sim.both" >"$W/sim.ms"; cut -d' ' -f2 "$W/emu.both" >"$W/emu.ms"
+report "ms for saquery NodeRecords"
+echo "peak RSS (last round): ibsim $sim_rss, ibemu $(cat "$W/emu.rss")"

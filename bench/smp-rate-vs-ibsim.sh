@@ -1,10 +1,14 @@
 #!/bin/bash
-# SMP round trips per second, ibemu next to ibsim: bench/smp_ping (plain
-# libibumad, DR NodeInfo one at a time) under libumad2sim + ibsim and under
-# ibemu, on the same fabric and HCA; one client, then CLIENTS at once
-# (their sum). Interleaved rounds; medians. Local SMPs (0 hops) and SMPs
-# three hops away (0,1,3,1: Hca1, Switch1, Switch2, Hca2 in the ibsim
-# example fabric topologies/ibsim-2sw2path4hca.net).
+# SMP round trips per second, ibemu next to ibsim and next to the bare
+# transports they ride on. bench/smp_ping (plain libibumad, DR NodeInfo one
+# at a time) runs under libumad2sim + ibsim and under ibemu on the same
+# fabric and HCA; bench/transport_floor does the same write/poll/read
+# against a FUSE file whose server answers at once (ibemu's floor: three FUSE
+# requests per round trip) and against a socketpair echo (ibsim's floor: one
+# datagram each way). One client, then CLIENTS at once (their sum).
+# Interleaved rounds; medians. Local SMPs (0 hops) and SMPs three hops away
+# (0,1,3,1: Hca1, Switch1, Switch2, Hca2 in the ibsim example fabric
+# topologies/ibsim-2sw2path4hca.net). Needs root (the FUSE floor mounts).
 #
 #   bench/smp-rate-vs-ibsim.sh [ROUNDS] [SECONDS] [CLIENTS]
 ROUNDS=${1:-3} SECS=${2:-2} CLIENTS=${3:-8}
@@ -14,6 +18,8 @@ NET=$HERE/../topologies/ibsim-2sw2path4hca.net
 NAME=smprate-$$
 HCA=Hca1
 gcc -O2 -o "$W/smp_ping" "$HERE/smp_ping.c" -libumad || exit 1
+# shellcheck disable=SC2046
+gcc -O2 -o "$W/floor" "$HERE/transport_floor.c" $(pkg-config --cflags --libs fuse3) -lpthread || exit 1
 start_ibsim "$NAME" "$NET" "$HCA"
 start_ibemu "$NAME" "$NET" "$HCA"
 rate() { sed -n 's/.*: \([0-9]*\)\/s.*/\1/p'; }
@@ -21,17 +27,28 @@ many() {	# many PREFIX...: CLIENTS copies at once, the sum of their rates
 	for c in $(seq "$CLIENTS"); do "$@" & done | rate | awk '{s += $1} END {print s}'
 }
 for r in $(seq "$ROUNDS"); do
+	for n in 1 "$CLIENTS"; do
+		"$W/floor" socket "$SECS" "$n" | rate >>"$W/socket.$n"
+		"$W/floor" fuse "$SECS" "$n" | rate >>"$W/fuse.$n"
+	done
 	for hops in "" "1 3 1"; do
 		key=${hops:+3hops}; key=${key:-local}
-		(cd "$W" && LD_PRELOAD=$PRE "$W/smp_ping" "$SECS" $hops) | rate >>"$W/sim.$key"
-		"$IBEMU" exec --name "$NAME" -- "$W/smp_ping" "$SECS" $hops | rate >>"$W/emu.$key"
-		(cd "$W" && many env LD_PRELOAD=$PRE "$W/smp_ping" "$SECS" $hops) >>"$W/sim.$key.many"
-		many "$IBEMU" exec --name "$NAME" -- "$W/smp_ping" "$SECS" $hops >>"$W/emu.$key.many"
+		(cd "$W" && LD_PRELOAD=$PRE "$W/smp_ping" "$SECS" $hops) | rate >>"$W/sim.$key.1"
+		"$IBEMU" exec --name "$NAME" -- "$W/smp_ping" "$SECS" $hops | rate >>"$W/emu.$key.1"
+		(cd "$W" && many env LD_PRELOAD=$PRE "$W/smp_ping" "$SECS" $hops) >>"$W/sim.$key.$CLIENTS"
+		many "$IBEMU" exec --name "$NAME" -- "$W/smp_ping" "$SECS" $hops >>"$W/emu.$key.$CLIENTS"
 	done
 done
-printf "%-28s %10s %10s %8s\n" "SMP round trips/s" ibsim ibemu "ibemu/ibsim"
-for k in local 3hops local.many 3hops.many; do
-	s=$(median <"$W/sim.$k"); e=$(median <"$W/emu.$k")
-	label=$k; [ "${k%.many}" != "$k" ] && label="${k%.many}, $CLIENTS clients"
-	awk -v l="$label" -v s="$s" -v e="$e" 'BEGIN { printf "%-28s %10d %10d %8.2f\n", l, s, e, s ? e / s : 0 }'
+printf "%-22s %10s %10s %10s %10s %12s %12s\n" "round trips/s" "socket" ibsim "FUSE x3" ibemu \
+	"ibemu/ibsim" "floor/ibemu"
+for n in 1 "$CLIENTS"; do
+	for k in local 3hops; do
+		so=$(median <"$W/socket.$n"); fu=$(median <"$W/fuse.$n")
+		s=$(median <"$W/sim.$k.$n"); e=$(median <"$W/emu.$k.$n")
+		label="$k, $n client"; [ "$n" = 1 ] || label="${label}s"
+		awk -v l="$label" -v so="$so" -v s="$s" -v fu="$fu" -v e="$e" 'BEGIN {
+			printf "%-22s %10d %10d %10d %10d %12.2f %12.2f\n", l, so, s, fu, e,
+				s ? e / s : 0, e ? fu / e : 0 }'
+	done
 done
+echo "floor/ibemu: ibemu's cost per round trip over the bare FUSE transport's (issue #6: at most 1.2)"

@@ -16,22 +16,9 @@
 
 #include <infiniband/umad.h>
 
+#include "latency.h"
+
 #define MAD_SIZE 256
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv)
 {
@@ -76,7 +63,7 @@ int main(int argc, char **argv)
 		}
 		lat[n++] = now_ns() - t0;
 	}
-	qsort(lat, n, sizeof(*lat), cmp);
+	qsort(lat, n, sizeof(*lat), cmp_u64);
 	printf("%llu round trips in %.2f s: %.0f/s, p50 %.1f us, p99 %.1f us\n",
 	       (unsigned long long)n, (now_ns() - start) / 1e9, n / ((now_ns() - start) / 1e9),
 	       lat[n / 2] / 1e3, lat[n * 99 / 100] / 1e3);

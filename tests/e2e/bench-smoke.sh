@@ -1,0 +1,39 @@
+#!/bin/bash
+# The benchmarks of bench/ still run and print figures (a smoke run: one
+# short round each, its numbers are not judged; docs/performance.md has the
+# real runs). Catches a benchmark broken by a change before someone needs it.
+. "$(dirname "$0")/lib.sh"
+BENCH="$(cd "$(dirname "$0")/../../bench" && pwd)"
+
+gcc -O2 -o "$WORK/floor" "$BENCH/transport_floor.c" $(pkg-config --cflags --libs fuse3) -lpthread \
+	>"$WORK/out" 2>&1
+RC=$?
+expect_rc 0 "transport_floor builds"
+for mode in socket ioctl fuse; do
+	timeout 60 "$WORK/floor" $mode 0.2 2 2 >"$WORK/out" 2>&1
+	RC=$?
+	expect_rc 0 "transport_floor $mode, 2 clients, 2 server threads"
+	expect_match "^$mode, 2 clients: [1-9][0-9]*/s, p50 [0-9.]+ us" "it prints the $mode rate"
+done
+
+timeout 120 bash "$BENCH/smp-rate-vs-ibsim.sh" 1 0.2 2 >"$WORK/out" 2>&1
+RC=$?
+expect_rc 0 "smp-rate-vs-ibsim.sh runs"
+for row in "local, 1 client" "3hops, 1 client" "local, 2 clients" "3hops, 2 clients"; do
+	expect_match "^$row( +[1-9][0-9]*){4} +[0-9.]+ +[0-9.]+$" "smp-rate row '$row': four rates and two ratios"
+done
+
+timeout 120 bash "$BENCH/discover-vs-ibsim.sh" 1 fattree 4 >"$WORK/out" 2>&1
+RC=$?
+expect_rc 0 "discover-vs-ibsim.sh runs"
+expect_match "^ratio ibemu/ibsim: [0-9.]+$" "discovery ratio"
+expect_match "^peak RSS: ibsim [0-9.]+ MB, ibemu [0-9.]+ MB$" "peak RSS of both"
+
+timeout 120 bash "$BENCH/opensm-up-vs-ibsim.sh" 1 fattree 4 >"$WORK/out" 2>&1
+RC=$?
+expect_rc 0 "opensm-up-vs-ibsim.sh runs"
+expect_match "^ibemu  median [0-9]+ ms to SUBNET UP" "opensm to SUBNET UP under ibemu"
+expect_match "^ibsim  median [0-9]+ ms for saquery NodeRecords" "saquery NodeRecords under ibsim"
+expect_match "^ibemu  median [0-9]+ ms for saquery NodeRecords" "saquery NodeRecords under ibemu"
+expect_match "^peak RSS \(last round\): ibsim [0-9.]+ MB, ibemu [0-9.]+ MB$" "peak RSS of both"
+finish
