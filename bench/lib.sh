@@ -11,21 +11,32 @@ trap 'touch "$W/done"; [ -z "$SIM" ] || kill $SIM 2>/dev/null; wait; rm -rf "$W"
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
 # gen_fabric GENERATOR ARGS...: $W/net, its first CA in $HCA, $nodes nodes.
+# Every link is given ibsim's default speed (s=1: SDR) so that both
+# emulators present the same fabric: with ibemu's default QDR links and
+# Mellanox device ids, ibnetdiscover and opensm also ask every port for
+# MlnxExtPortInfo (the FDR10 check), half as many SMPs again. LINKS=default
+# keeps ibemu's defaults.
 gen_fabric() {
-	"$IBEMU" topo gen "$@" >"$W/net"
+	local opt='s/^\(\[[0-9]*\][^#]*"\[[0-9]*\]\)$/\1 s=1/'
+	[ "${LINKS:-}" = default ] && opt=
+	"$IBEMU" topo gen "$@" | sed "$opt" >"$W/net"
 	HCA=$(grep -m1 '^Ca' "$W/net" | sed 's/^Ca[^"]*"\([^"]*\)".*/\1/')
 	nodes=$(grep -c '^\(Ca\|Switch\)' "$W/net")
 }
 
 # start_ibsim NAME NET HCA: ibsim sized for NET, console off, in the
-# background ($SIM); clients attach at HCA by SIM_HOST.
+# background ($SIM); clients attach at HCA by SIM_HOST. Returns once its
+# socket is there (60 s at most): ibsim parses the file first.
 start_ibsim() {
-	local n
+	local n i=0
 	n=$(grep -cE '^(Ca|Hca|Switch)' "$2")
 	export IBSIM_SOCKNAME=$1 SIM_HOST=$3
 	ibsim -s -n -N $((n + 16)) -S "$(grep -c '^Switch' "$2")" -P $((n * 40)) "$2" \
 		>"$W/ibsim.log" 2>&1 &
 	SIM=$!
+	until grep -q "@$1:" /proc/net/unix || [ $i -ge 600 ]; do
+		i=$((i + 1)); timeout 0.1 tail -f /dev/null
+	done
 }
 
 # start_ibemu NAME NET HCA: an ibemu run on NET attached at HCA that waits

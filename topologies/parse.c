@@ -65,15 +65,36 @@ static bool fail(GError **err, const char *file, unsigned line,
 	return false;
 }
 
-/* "4x", "4", "12X" -> WIDTH_ bit; 0 if not a width. */
-static uint8_t parse_width(const char *s)
+/*
+ * ibsim's link options and settings (w=, s=, e=, width=, speed=,
+ * extspeed=) are enable masks in PortInfo's encodings (LinkWidthEnabled,
+ * LinkSpeedEnabled, LinkSpeedExtEnabled; IBA 14.2.5.6), and ibsim brings
+ * a link up at the best value enabled. Bare numbers are read that way;
+ * names ("4x", "QDR") are ibemu's own spelling of the same.
+ */
+static uint8_t mask_best(unsigned long mask, const uint8_t *order, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (mask & order[i])
+			return order[i];
+	return 0;
+}
+
+/* @s as a whole decimal number, or -1. */
+static long bare_number(const char *s)
 {
 	char *end;
 	unsigned long v = strtoul(s, &end, 10);
 
-	if (end == s || (*end && g_ascii_strcasecmp(end, "x")))
-		return 0;
-	switch (v) {
+	return end != s && !*end && g_ascii_isdigit(*s) && v <= 255 ? (long)v : -1;
+}
+
+/* A lane count (1, 2, 4, 8, 12) -> WIDTH_ bit; 0 if none. */
+static uint8_t lanes_width(unsigned long lanes)
+{
+	switch (lanes) {
 	case 1: return WIDTH_1X;
 	case 2: return WIDTH_2X;
 	case 4: return WIDTH_4X;
@@ -83,19 +104,41 @@ static uint8_t parse_width(const char *s)
 	}
 }
 
-/* "QDR", "FDR", or the lane rate "10", "14", "25"; false if neither. */
+/* "4x", "12X", or an ibsim mask 1..31 ("2" is 4x) -> WIDTH_ bit; 0 if
+ * not a width. */
+static uint8_t parse_width(const char *s)
+{
+	static const uint8_t best[] = { WIDTH_12X, WIDTH_8X, WIDTH_4X, WIDTH_2X, WIDTH_1X };
+	long v = bare_number(s);
+	char *end;
+
+	if (v >= 0)
+		return v <= 31 ? mask_best((unsigned long)v, best, G_N_ELEMENTS(best)) : 0;
+	v = (long)strtoul(s, &end, 10);
+	return end != s && !g_ascii_strcasecmp(end, "x") ? lanes_width((unsigned long)v) : 0;
+}
+
+/* "QDR", "FDR", the lane rate "2.5", "10", "14", "25", or an ibsim
+ * LinkSpeedEnabled mask 1..7 ("4" is QDR: @espeed is left as it was, a
+ * mask says nothing of the extended speeds); false if none. */
 static bool parse_speed(const char *s, uint8_t *speed, uint8_t *espeed)
 {
 	static const struct { const char *name, *gbps; uint8_t sp, esp; } t[] = {
-		{ "SDR", "2.5", SPEED_SDR, 0 }, { "DDR", "5", SPEED_DDR, 0 },
+		{ "SDR", "2.5", SPEED_SDR, 0 }, { "DDR", NULL, SPEED_DDR, 0 },
 		{ "QDR", "10", SPEED_QDR, 0 }, { "FDR10", NULL, SPEED_QDR, 0 },
 		{ "FDR", "14", SPEED_QDR, ESPEED_FDR },
 		{ "EDR", "25", SPEED_QDR, ESPEED_EDR },
 		{ "HDR", "50", SPEED_QDR, ESPEED_HDR },
 		{ "NDR", "100", SPEED_QDR, ESPEED_NDR },
 	};
+	static const uint8_t best[] = { SPEED_QDR, SPEED_DDR, SPEED_SDR };
+	long v = bare_number(s);
 	unsigned i;
 
+	if (v >= 1 && v <= 7) {
+		*speed = mask_best((unsigned long)v, best, G_N_ELEMENTS(best));
+		return true;
+	}
 	for (i = 0; i < G_N_ELEMENTS(t); i++)
 		if (!g_ascii_strcasecmp(s, t[i].name) ||
 		    (t[i].gbps && !strcmp(s, t[i].gbps))) {
@@ -104,6 +147,21 @@ static bool parse_speed(const char *s, uint8_t *speed, uint8_t *espeed)
 			return true;
 		}
 	return false;
+}
+
+/* e= and extspeed=: an ibsim LinkSpeedExtEnabled mask 0..15 ("2" is EDR,
+ * "0" none), or a name as for s=; false if neither. */
+static bool parse_espeed(const char *s, uint8_t *speed, uint8_t *espeed)
+{
+	static const uint8_t best[] = { ESPEED_NDR, ESPEED_HDR, ESPEED_EDR, ESPEED_FDR };
+	long v = bare_number(s);
+
+	if (v >= 0 && v <= 15) {
+		*espeed = mask_best((unsigned long)v, best, G_N_ELEMENTS(best));
+		*speed = SPEED_QDR;	/* the extended speeds need QDR enabled */
+		return true;
+	}
+	return parse_speed(s, speed, espeed);
 }
 
 static bool parse_u64(const char *s, uint64_t *v)
@@ -129,7 +187,7 @@ static void comment_link_speed(const char *c, uint8_t *w, uint8_t *sp,
 	if (g_regex_match(re, c, 0, &mi)) {
 		char *wd = g_match_info_fetch(mi, 1), *spd = g_match_info_fetch(mi, 2);
 
-		*w = parse_width(wd);
+		*w = lanes_width(strtoul(wd, NULL, 10));
 		parse_speed(spd, sp, esp);
 		g_free(wd);
 		g_free(spd);
@@ -145,12 +203,14 @@ static bool parse_directive(struct parser *ps, const char *key, const char *val,
 
 	if (!strcmp(key, "width")) {
 		if (!(ps->def_width = parse_width(val)))
-			return fail(err, file, line, "bad width \"%s\" (1x, 4x, 8x, 12x)", val);
+			return fail(err, file, line, "bad width \"%s\" (1x 2x 4x 8x 12x, or an ibsim mask 1..31)", val);
 		return true;
 	}
-	if (!strcmp(key, "speed")) {
-		if (!parse_speed(val, &sp, &esp))
-			return fail(err, file, line, "bad speed \"%s\" (SDR..NDR)", val);
+	if (!strcmp(key, "speed") || !strcmp(key, "extspeed")) {
+		sp = ps->def_speed;
+		esp = ps->def_espeed;
+		if (!(key[0] == 's' ? parse_speed : parse_espeed)(val, &sp, &esp))
+			return fail(err, file, line, "bad %s \"%s\" (SDR..NDR, or an ibsim mask)", key, val);
 		ps->def_speed = sp;
 		ps->def_espeed = esp;
 		return true;
@@ -254,7 +314,7 @@ static bool parse_options(struct link_decl *l, const char *rest,
 	unsigned i;
 
 	for (i = 0; tok[i] && ok; i++) {
-		uint8_t sp, esp;
+		uint8_t sp = l->speed, esp = l->espeed;
 
 		if (!*tok[i])
 			continue;
@@ -264,7 +324,7 @@ static bool parse_options(struct link_decl *l, const char *rest,
 			if (!(l->width = parse_width(tok[i] + 2)))
 				ok = fail(err, file, line, "bad link width \"%s\"", tok[i]);
 		} else if (g_str_has_prefix(tok[i], "s=") || g_str_has_prefix(tok[i], "e=")) {
-			if (parse_speed(tok[i] + 2, &sp, &esp)) {
+			if ((tok[i][0] == 's' ? parse_speed : parse_espeed)(tok[i] + 2, &sp, &esp)) {
 				l->speed = sp;
 				l->espeed = esp;
 			} else

@@ -92,6 +92,34 @@ static void test_ibsim_format(void **state)
 	fabric_free(f);
 }
 
+static void test_ibsim_masks(void **state)
+{
+	/* ibsim's numbers are enable masks (IBA 14.2.5.6), the best one wins:
+	 * w=2 is 4x, w=8 12x, w=3 4x; s=1 SDR, s=5 QDR; e=2 EDR; the width=,
+	 * speed= and extspeed= settings the same. */
+	struct fabric *f = load("width=1\nspeed=2\n"
+				"Switch 8 \"s1\"\n[1] \"h1\"[1] w=2 s=1\n[2] \"h1\"[2] w=8 s=5\n"
+				"[3] \"h2\"[1] w=3 e=2\n[4] \"h2\"[2]\n\n"
+				"Hca 2 \"h1\"\n\nHca 2 \"h2\"\n");
+	struct node *h1 = fabric_find(f, "h1"), *h2 = fabric_find(f, "h2");
+
+	(void)state;
+	assert_int_equal(h1->ports[1].width_active, WIDTH_4X);
+	assert_int_equal(h1->ports[1].speed_active, SPEED_SDR);
+	assert_int_equal(h1->ports[2].width_active, WIDTH_12X);
+	assert_int_equal(h1->ports[2].speed_active, SPEED_QDR);
+	assert_int_equal(h2->ports[1].width_active, WIDTH_4X);
+	assert_int_equal(h2->ports[1].espeed_active, ESPEED_EDR);
+	assert_int_equal(h2->ports[2].width_active, WIDTH_1X);	/* width=1 */
+	assert_int_equal(h2->ports[2].speed_active, SPEED_DDR);	/* speed=2 */
+	assert_int_equal(h2->ports[2].espeed_active, 0);
+	fabric_free(f);
+
+	f = load("extspeed=9\nSwitch 2 \"s\"\n[1] \"h\"[1]\n\nHca 1 \"h\"\n");
+	assert_int_equal(fabric_find(f, "h")->ports[1].espeed_active, ESPEED_NDR);
+	fabric_free(f);
+}
+
 static void test_include(void **state)
 {
 	char *dir = g_dir_make_tmp("ibemu-topo-XXXXXX", NULL);
@@ -147,6 +175,7 @@ int main(void)
 		cmocka_unit_test(test_default),
 		cmocka_unit_test(test_ibnetdiscover_format),
 		cmocka_unit_test(test_ibsim_format),
+		cmocka_unit_test(test_ibsim_masks),
 		cmocka_unit_test(test_include),
 		cmocka_unit_test(test_errors),
 	};
