@@ -254,7 +254,7 @@ static int cmd_guid(struct ctl_env *env, char **argv, bool json, GString *out)
 			return -1;
 		if (node_is_switch(p->node))
 			return err(out, "error: switch ports carry the switch GUID; change the node's");
-		p->guid = p->guids[0] = guid;
+		p->guid = guid;
 		port_changed(p);
 	} else {
 		if (!(n = parse_node(env, argv[1], out)))

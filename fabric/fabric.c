@@ -34,6 +34,7 @@ static void node_free(struct node *n)
 		g_free(n->ports[i].pkeys);
 		g_free(n->ports[i].vlarb);
 		g_free(n->ports[i].mlnx_epi);
+		g_free(n->ports[i].alias_guids);
 	}
 	if (n->sw) {
 		g_free(n->sw->lft);
@@ -127,7 +128,7 @@ void fabric_set_node_guid(struct fabric *f, struct node *n, uint64_t guid)
 		g_hash_table_insert(f->by_guid, &n->guid, n);
 	if (node_is_switch(n))
 		for (i = 0; i <= n->nports; i++)
-			n->ports[i].guid = n->ports[i].guids[0] = guid;
+			n->ports[i].guid = guid;
 }
 
 struct node *fabric_find_guid(struct fabric *f, uint64_t guid)

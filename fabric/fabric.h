@@ -135,7 +135,9 @@ struct port {
 
 	uint16_t *pkeys;	/* npkeys entries */
 	unsigned npkeys;
-	uint64_t guids[GUIDS_PER_PORT];	/* GUIDInfo; [0] is the port GUID */
+	/* GUIDInfo entries 1..7 (entry 0 is @guid), on the first Set: most
+	 * ports never get alias GUIDs, and 56 bytes a port add up at 10^5. */
+	uint64_t *alias_guids;
 	uint8_t sl2vl[8];	/* SLtoVL, two SLs a byte (per output port) */
 	uint8_t *vlarb;		/* 4 blocks x 64 bytes, allocated on first Set */
 	uint8_t *mlnx_epi;	/* Mellanox ExtendedPortInfo (64 bytes), on first Set */

@@ -43,7 +43,6 @@ void port_init_defaults(struct port *p)
 		p->npkeys = n->partition_cap;
 	p->pkeys = g_new0(uint16_t, p->npkeys);
 	p->pkeys[0] = PKEY_DEFAULT;
-	p->guids[0] = p->guid;
 	/* SL i -> VL i for the first VLs, as firmware defaults do. */
 	for (i = 0; i < 8; i++)
 		p->sl2vl[i] = (uint8_t)(((2 * i) % 8) << 4 | ((2 * i + 1) % 8));

@@ -127,7 +127,7 @@ static uint16_t guid_info_get(struct smp_ctx *c)
 	if (c->mod != 0)	/* GUIDCap is 8: one block */
 		return ST_INVALID;
 	for (i = 0; i < GUIDS_PER_PORT; i++) {
-		uint64_t v = htobe64(p->guids[i]);
+		uint64_t v = htobe64(i == 0 ? p->guid : p->alias_guids ? p->alias_guids[i - 1] : 0);
 
 		memcpy(c->data + 8 * i, &v, 8);
 	}
@@ -142,11 +142,13 @@ static uint16_t guid_info_set(struct smp_ctx *c)
 	if (c->mod != 0)
 		return ST_INVALID;
 	/* Index 0 is the port GUID and read-only. */
+	if (!p->alias_guids)
+		p->alias_guids = g_new0(uint64_t, GUIDS_PER_PORT - 1);
 	for (i = 1; i < GUIDS_PER_PORT; i++) {
 		uint64_t v;
 
 		memcpy(&v, c->req + 8 * i, 8);
-		p->guids[i] = be64toh(v);
+		p->alias_guids[i - 1] = be64toh(v);
 	}
 	return ST_OK;
 }

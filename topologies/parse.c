@@ -365,7 +365,7 @@ static bool parse_port_line(struct parser *ps, GMatchInfo *mi, const char *file,
 	if (*pguid && !node_is_switch(n)) {
 		uint64_t g = g_ascii_strtoull(pguid, NULL, 16);
 
-		n->ports[port].guid = n->ports[port].guids[0] = g;
+		n->ports[port].guid = g;
 	}
 	if (hash) {
 		uint8_t w = 0, sp = 0, esp = 0;
@@ -401,7 +401,7 @@ out:
 	return ok;
 }
 
-static bool parse_text(struct parser *ps, const char *text, const char *file,
+static bool parse_text(struct parser *ps, char *text, const char *file,
 		       const char *dir, GError **err);
 
 static bool parse_include(struct parser *ps, const char *line_text,
@@ -448,7 +448,8 @@ static bool match(GRegex *re, const char *line, GMatchInfo **mi)
 	return g_regex_match(re, line, 0, mi);
 }
 
-static bool parse_text(struct parser *ps, const char *text, const char *file,
+/* Parse @text, cutting its lines in place. */
+static bool parse_text(struct parser *ps, char *text, const char *file,
 		       const char *dir, GError **err)
 {
 	static GRegex *re_header, *re_port, *re_set;
@@ -457,7 +458,7 @@ static bool parse_text(struct parser *ps, const char *text, const char *file,
 	 * strstr(), which sanitizers check by measuring the whole rest of the
 	 * text each time, quadratic on a 50,000-node file.
 	 */
-	char *copy = g_strdup(text), *end = copy + strlen(copy), *line, *next, *p;
+	char *copy = text, *end = copy + strlen(copy), *line, *next, *p;
 	struct progress *prog;
 	unsigned i, nlines = 1;
 	char *what;
@@ -519,7 +520,6 @@ static bool parse_text(struct parser *ps, const char *text, const char *file,
 	}
 	progress_done(prog);
 	g_free(what);
-	g_free(copy);
 	return ok;
 }
 
@@ -607,8 +607,9 @@ static bool make_links(struct parser *ps, GError **err)
 	return ok;
 }
 
-struct fabric *topo_load_string(const char *text, const char *name,
-				GError **err)
+/* Load from @text, which is cut up on the way (a file's buffer is not
+ * copied: at 50,000 nodes that is 8 MB more at the peak). */
+static struct fabric *load_buffer(char *text, const char *name, GError **err)
 {
 	struct parser ps = {
 		.f = fabric_new(),
@@ -645,8 +646,17 @@ struct fabric *topo_load_file(const char *path, GError **err)
 		g_error_free(ioerr);
 		return NULL;
 	}
-	f = topo_load_string(text, path, err);
+	f = load_buffer(text, path, err);
 	g_free(text);
+	return f;
+}
+
+struct fabric *topo_load_string(const char *text, const char *name, GError **err)
+{
+	char *copy = g_strdup(text);
+	struct fabric *f = load_buffer(copy, name, err);
+
+	g_free(copy);
 	return f;
 }
 

@@ -192,8 +192,8 @@ static void test_tables(void **state)
 	memset(smp_data(p.mad), 0x11, 16);
 	r = ask(e, p);
 	/* GUID 0 is the port GUID and stays; GUID 1 takes the new value. */
-	assert_int_equal(e->host->guids[0], 0x0002c90300000101ULL);
-	assert_int_equal(e->host->guids[1], 0x1111111111111111ULL);
+	assert_int_equal(e->host->guid, 0x0002c90300000101ULL);
+	assert_int_equal(e->host->alias_guids[0], 0x1111111111111111ULL);
 }
 
 static void test_lid_routed(void **state)
