@@ -3,9 +3,11 @@
 # transports they ride on. bench/smp_ping (plain libibumad, DR NodeInfo one
 # at a time) runs under libumad2sim + ibsim and under ibemu on the same
 # fabric and HCA; bench/transport_floor does the same write/poll/read
-# against a FUSE file whose server answers at once (ibemu's floor: three FUSE
-# requests per round trip) and against a socketpair echo (ibsim's floor: one
-# datagram each way). One client, then CLIENTS at once (their sum).
+# against a FUSE file whose server answers at once, one thread looking for
+# the next request for 50 µs as ibemu's does (ibemu's floor: three FUSE
+# requests per round trip), and against a socketpair echo (ibsim's floor:
+# one datagram each way). One client, then CLIENTS at once (their sum; ibsim
+# takes at most 10 clients, the others fail to attach and count nothing).
 # Interleaved rounds; medians. Local SMPs (0 hops) and SMPs three hops away
 # (0,1,3,1: Hca1, Switch1, Switch2, Hca2 in the ibsim example fabric
 # topologies/ibsim-2sw2path4hca.net). Needs root (the FUSE floor mounts).
@@ -24,12 +26,12 @@ start_ibsim "$NAME" "$NET" "$HCA"
 start_ibemu "$NAME" "$NET" "$HCA"
 rate() { sed -n 's/.*: \([0-9]*\)\/s.*/\1/p'; }
 many() {	# many PREFIX...: CLIENTS copies at once, the sum of their rates
-	for c in $(seq "$CLIENTS"); do "$@" & done | rate | awk '{s += $1} END {print s}'
+	for c in $(seq "$CLIENTS"); do "$@" 2>/dev/null & done | rate | awk '{s += $1} END {print s}'
 }
 for r in $(seq "$ROUNDS"); do
 	for n in 1 "$CLIENTS"; do
 		"$W/floor" socket "$SECS" "$n" | rate >>"$W/socket.$n"
-		"$W/floor" fuse "$SECS" "$n" | rate >>"$W/fuse.$n"
+		"$W/floor" fuse "$SECS" "$n" 1 50 | rate >>"$W/fuse.$n"
 	done
 	for hops in "" "1 3 1"; do
 		key=${hops:+3hops}; key=${key:-local}
