@@ -57,7 +57,7 @@ static int usage(FILE *out)
 		"  exec [--name N] [--] CMD...         run CMD in a running emulator's namespace\n"
 		"  shell [--name N]                    a shell in a running emulator's namespace\n"
 		"  topo check FILE                     validate a topology file\n"
-		"  topo gen fattree RADIX              print a two-level fat tree\n"
+		"  topo gen fattree RADIX [HOSTS]      print a two-level fat tree (and more)\n"
 		"  topo dot FILE                       the fabric as a Graphviz graph\n"
 		"  --version                           print the version\n"
 		"\n"
@@ -95,21 +95,25 @@ static bool parse_uints(char **argv, unsigned n, unsigned *v)
 /* ibemu topo gen KIND ARGS...: write a generated topology to stdout. */
 static int topo_gen(int argc, char **argv)
 {
-	unsigned v[4] = { 0, 0, 1, 1 };
+	unsigned v[4] = { 0, 0, 1, 1 }, f[3] = { 0, 0, 0 };	/* f: 0 HOSTS = the default */
 	int r = -1;
 
-	if (!strcmp(argv[0], "fattree") && argc == 2 && parse_uints(argv + 1, 1, v))
-		r = topo_gen_fattree2(stdout, v[0]);
-	else if (!strcmp(argv[0], "fattree3") && argc == 3 && parse_uints(argv + 1, 2, v))
-		r = topo_gen_fattree3(stdout, v[0], v[1]);
+	if (!strcmp(argv[0], "fattree") && (argc == 2 || argc == 3) &&
+	    parse_uints(argv + 1, (unsigned)argc - 1, f) && (argc == 2 || f[1]))
+		r = topo_gen_fattree2(stdout, f[0], f[1]);
+	else if (!strcmp(argv[0], "fattree3") && (argc == 3 || argc == 4) &&
+		 parse_uints(argv + 1, (unsigned)argc - 1, f) && (argc == 3 || f[2]))
+		r = topo_gen_fattree3(stdout, f[0], f[1], f[2]);
 	else if ((!strcmp(argv[0], "torus") || !strcmp(argv[0], "mesh")) &&
 		 (argc == 3 || argc == 4) && parse_uints(argv + 1, (unsigned)argc - 1, v))
 		r = topo_gen_grid(stdout, argv[0][0] == 't', v, 1);
 	else if (!strcmp(argv[0], "dragonfly") && argc == 4 && parse_uints(argv + 1, 3, v))
 		r = topo_gen_dragonfly(stdout, v[0], v[1], v[2]);
 	if (r < 0) {
-		fprintf(stderr, "Usage: ibemu topo gen fattree RADIX            (two levels; RADIX even)\n"
-			"       ibemu topo gen fattree3 RADIX PODS      (three levels; RADIX a multiple of 4)\n"
+		fprintf(stderr, "Usage: ibemu topo gen fattree RADIX [HOSTS]    (two levels; RADIX even)\n"
+			"       ibemu topo gen fattree3 RADIX PODS [HOSTS]  (three levels; PODS x (RADIX-HOSTS)\n"
+			"                                               x RADIX/2 a multiple of RADIX)\n"
+			"         HOSTS: HCAs a leaf switch, RADIX/2 by default; more oversubscribes\n"
 			"       ibemu topo gen torus|mesh X Y [Z]        (one HCA a switch)\n"
 			"       ibemu topo gen dragonfly ROUTERS HOSTS GLOBAL\n");
 		return 2;
@@ -125,8 +129,9 @@ static int cmd_topo(int argc, char **argv)
 	if (wants_help(argc, argv)) {
 		printf("Usage: ibemu topo check FILE           validate; print node, link, port counts\n"
 		       "       ibemu topo dot FILE             the fabric as a Graphviz graph\n"
-		       "       ibemu topo gen fattree RADIX    a two-level fat tree of RADIX-port switches\n"
-		       "       ibemu topo gen fattree3 RADIX PODS | torus X Y [Z] | mesh X Y [Z] |\n"
+		       "       ibemu topo gen fattree RADIX [HOSTS]  a two-level fat tree of RADIX-port\n"
+		       "                      switches, HOSTS HCAs a leaf (RADIX/2; more oversubscribes)\n"
+		       "       ibemu topo gen fattree3 RADIX PODS [HOSTS] | torus X Y [Z] | mesh X Y [Z] |\n"
 		       "                      dragonfly ROUTERS HOSTS GLOBAL\n"
 		       "FILE is in the ibnetdiscover or ibsim net format (man 5 ibemu-topology).\n");
 		return 0;

@@ -33,8 +33,8 @@ struct fabric *topo_load_string(const char *text, const char *name,
 
 /* gen.c: write a two-level fat tree of @radix-port switches; -1 if bad. */
 #include <stdio.h>
-int topo_gen_fattree2(FILE *out, unsigned radix);
-int topo_gen_fattree3(FILE *out, unsigned radix, unsigned pods);
+int topo_gen_fattree2(FILE *out, unsigned radix, unsigned hosts);
+int topo_gen_fattree3(FILE *out, unsigned radix, unsigned pods, unsigned hosts);
 int topo_gen_grid(FILE *out, bool torus, const unsigned dim[3], unsigned hcas);
 int topo_gen_dragonfly(FILE *out, unsigned routers, unsigned hosts, unsigned global);
 

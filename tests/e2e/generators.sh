@@ -14,9 +14,23 @@ check "fattree3 36 6" "2214 nodes (270 switches, 1944 CAs, 0 routers), 5832 link
 check "torus 4 4 4" "128 nodes (64 switches, 64 CAs, 0 routers), 256 links, 512 ports"
 check "mesh 3 3" "18 nodes (9 switches, 9 CAs, 0 routers), 21 links, 54 ports"
 check "dragonfly 4 2 2" "108 nodes (36 switches, 72 CAs, 0 routers), 162 links, 324 ports"
+# Oversubscribed: 24 HCAs and 12 uplinks a leaf (2:1), so 12 spines.
+check "fattree 36 24" "912 nodes (48 switches, 864 CAs, 0 routers), 1296 links, 2592 ports"
+# 6 HCAs and 2 uplinks a leaf (3:1): 2 pods x (4 leaves + 2 aggregation) + 2 cores.
+check "fattree3 8 2 6" "62 nodes (14 switches, 48 CAs, 0 routers), 80 links, 160 ports"
 "$IBEMU" topo gen fattree 7 >/dev/null 2>"$WORK/out"; RC=$?
 expect_rc 2 "an odd radix is refused"
 expect_line "Usage: ibemu topo gen" "with the usage"
+"$IBEMU" topo gen fattree 8 8 >/dev/null 2>"$WORK/out"; RC=$?
+expect_rc 2 "a leaf with no uplink is refused"
+"$IBEMU" topo gen fattree3 8 1 5 >/dev/null 2>"$WORK/out"; RC=$?
+expect_rc 2 "aggregation uplinks that do not fill whole cores are refused"
+
+# The oversubscribed three-level tree is cabled as its header says.
+"$IBEMU" topo gen fattree3 8 2 6 >"$WORK/o.net"
+ibemu_run --topology "$WORK/o.net" -- ibnetdiscover
+[ "$(grep -c '^Switch' "$WORK/out")" = 14 ] && pass "ibnetdiscover finds its 14 switches" || fail "oversubscribed switches"
+[ "$(grep -c '^Ca' "$WORK/out")" = 48 ] && pass "and its 48 HCAs" || fail "oversubscribed HCAs"
 
 "$IBEMU" topo gen torus 3 3 >"$WORK/t.net"
 ibemu_run --topology "$WORK/t.net" -- ibnetdiscover
