@@ -119,8 +119,9 @@ static uint8_t parse_width(const char *s)
 }
 
 /* "QDR", "FDR", the lane rate "2.5", "10", "14", "25", or an ibsim
- * LinkSpeedEnabled mask 1..7 ("4" is QDR: @espeed is left as it was, a
- * mask says nothing of the extended speeds); false if none. */
+ * LinkSpeedEnabled mask 1..7 ("4" is QDR; "0" too, as ibsim takes it: @espeed
+ * is left as it was, a mask says nothing of the extended speeds); false if
+ * none. */
 static bool parse_speed(const char *s, uint8_t *speed, uint8_t *espeed)
 {
 	static const struct { const char *name, *gbps; uint8_t sp, esp; } t[] = {
@@ -135,8 +136,8 @@ static bool parse_speed(const char *s, uint8_t *speed, uint8_t *espeed)
 	long v = bare_number(s);
 	unsigned i;
 
-	if (v >= 1 && v <= 7) {
-		*speed = mask_best((unsigned long)v, best, G_N_ELEMENTS(best));
+	if (v >= 0 && v <= 7) {
+		*speed = v ? mask_best((unsigned long)v, best, G_N_ELEMENTS(best)) : SPEED_QDR;
 		return true;
 	}
 	for (i = 0; i < G_N_ELEMENTS(t); i++)
@@ -158,7 +159,8 @@ static bool parse_espeed(const char *s, uint8_t *speed, uint8_t *espeed)
 
 	if (v >= 0 && v <= 15) {
 		*espeed = mask_best((unsigned long)v, best, G_N_ELEMENTS(best));
-		*speed = SPEED_QDR;	/* the extended speeds need QDR enabled */
+		if (*espeed)
+			*speed = SPEED_QDR;	/* the extended speeds need QDR enabled */
 		return true;
 	}
 	return parse_speed(s, speed, espeed);

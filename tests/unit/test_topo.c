@@ -115,8 +115,11 @@ static void test_ibsim_masks(void **state)
 	assert_int_equal(h2->ports[2].espeed_active, 0);
 	fabric_free(f);
 
-	f = load("extspeed=9\nSwitch 2 \"s\"\n[1] \"h\"[1]\n\nHca 1 \"h\"\n");
+	f = load("extspeed=9\nSwitch 2 \"s\"\n[1] \"h\"[1]\n[2] \"g\"[1] s=1 e=0\n\n"
+		 "Hca 1 \"h\"\n\nHca 1 \"g\"\n");
 	assert_int_equal(fabric_find(f, "h")->ports[1].espeed_active, ESPEED_NDR);
+	/* e=0: no extended speed, and s=1 stays SDR */
+	assert_int_equal(fabric_find(f, "g")->ports[1].speed_active, SPEED_SDR);
 	fabric_free(f);
 }
 
