@@ -13,7 +13,6 @@ GEN=${*:-fattree 36}
 NAME=bench-$$
 
 gen_fabric $GEN
-echo "fabric: topo gen $GEN ($nodes nodes), both attached at $HCA, $ROUNDS rounds"
 start_ibsim "$NAME" "$W/net" "$HCA"
 start_ibemu "$NAME" "$W/net" "$HCA"
 

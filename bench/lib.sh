@@ -10,7 +10,21 @@ trap 'touch "$W/done"; [ -z "$SIM" ] || kill $SIM 2>/dev/null; wait; rm -rf "$W"
 
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
-# gen_fabric GENERATOR ARGS...: $W/net, its first CA in $HCA, $nodes nodes.
+# wait_for TENTHS CMD...: until CMD succeeds, TENTHS tenths of a second at
+# most (each wait a sleeping `tail`, not a busy loop).
+wait_for() {
+	local i=0 n=$1
+	shift
+	until "$@" || [ $i -ge "$n" ]; do
+		i=$((i + 1)); timeout 0.1 tail -f /dev/null
+	done
+}
+
+# vmhwm PID: its peak resident set (VmHWM) so far, "12.3 MB".
+vmhwm() { awk '/VmHWM/ { printf "%.1f MB", $2 / 1024 }' "/proc/$1/status"; }
+
+# gen_fabric GENERATOR ARGS...: $W/net, its first CA in $HCA; prints a
+# line saying what it is.
 # Every link is given ibsim's default speed (s=1: SDR) so that both
 # emulators present the same fabric: with ibemu's default QDR links and
 # Mellanox device ids, ibnetdiscover and opensm also ask every port for
@@ -21,41 +35,35 @@ gen_fabric() {
 	[ "${LINKS:-}" = default ] && opt=
 	"$IBEMU" topo gen "$@" | sed "$opt" >"$W/net"
 	HCA=$(grep -m1 '^Ca' "$W/net" | sed 's/^Ca[^"]*"\([^"]*\)".*/\1/')
-	nodes=$(grep -c '^\(Ca\|Switch\)' "$W/net")
+	echo "fabric: topo gen $* ($(grep -c '^\(Ca\|Switch\)' "$W/net") nodes), both attached at $HCA${ROUNDS:+, $ROUNDS rounds}"
 }
 
 # start_ibsim NAME NET HCA: ibsim sized for NET, console off, in the
 # background ($SIM); clients attach at HCA by SIM_HOST. Returns once its
 # socket is there (60 s at most): ibsim parses the file first.
 start_ibsim() {
-	local n i=0
+	local n
 	n=$(grep -cE '^(Ca|Hca|Switch)' "$2")
 	export IBSIM_SOCKNAME=$1 SIM_HOST=$3
 	ibsim -s -n -N $((n + 16)) -S "$(grep -c '^Switch' "$2")" -P $((n * 40)) "$2" \
 		>"$W/ibsim.log" 2>&1 &
 	SIM=$!
-	until grep -q "@$1:" /proc/net/unix || [ $i -ge 600 ]; do
-		i=$((i + 1)); timeout 0.1 tail -f /dev/null
-	done
+	wait_for 600 grep -q "@$1:" /proc/net/unix
 }
 
 # start_ibemu NAME NET HCA: an ibemu run on NET attached at HCA that waits
 # until the script ends, joined with `ibemu exec --name NAME`; returns once
 # its control socket answers (60 s at most).
 start_ibemu() {
-	local n=0
 	"$IBEMU" run --name "$1" --topology "$2" --attach "$3" -- bash -c \
 		"n=0; until [ -e '$W/done' ] || [ \$n -ge 36000 ]; do n=\$((n+1)); timeout 0.1 tail -f /dev/null; done" &
-	until "$IBEMU" ctl --name "$1" status >/dev/null 2>&1 || [ $n -ge 600 ]; do
-		n=$((n + 1)); timeout 0.1 tail -f /dev/null
-	done
+	wait_for 600 "$IBEMU" ctl --name "$1" status >/dev/null 2>&1
 }
 
 # peak_rss NAME: the peak resident set (VmHWM) so far of ibsim ($SIM) and
 # of the ibemu run NAME.
 peak_rss() {
-	local mb='/VmHWM/ { printf "%.1f MB", $2 / 1024 }'
-	echo "ibsim $(awk "$mb" "/proc/$SIM/status"), ibemu $(awk "$mb" "/proc/$("$IBEMU" ctl --name "$1" pid)/status")"
+	echo "ibsim $(vmhwm $SIM), ibemu $(vmhwm "$("$IBEMU" ctl --name "$1" pid)")"
 }
 
 # report UNIT: the medians of $W/sim.ms and $W/emu.ms, every figure, the ratio.

@@ -13,7 +13,6 @@ GEN=${*:-fattree 36}
 . "$(dirname "$0")/lib.sh"
 NAME=osmup-$$
 gen_fabric $GEN
-echo "fabric: topo gen $GEN ($nodes nodes), both attached at $HCA, $ROUNDS rounds"
 
 # up_ms LOG CMD...: run opensm (CMD) until LOG says SUBNET UP (at most
 # 300 s), then time `saquery` (NodeRecords), then stop opensm; print the
@@ -21,14 +20,12 @@ echo "fabric: topo gen $GEN ($nodes nodes), both attached at $HCA, $ROUNDS round
 # timestamps (a tight polling loop here would take CPU from both), and those
 # of saquery (-1 if it failed).
 up_ms() {
-	local log=$1 s n=0 osm
+	local log=$1 s osm
 	shift
 	: >"$log"
 	"$@" >/dev/null 2>&1 &
 	osm=$!
-	until grep -q "SUBNET UP" "$log" 2>/dev/null || [ $n -ge 3000 ]; do
-		n=$((n + 1)); timeout 0.1 tail -f /dev/null
-	done
+	wait_for 3000 grep -q "SUBNET UP" "$log"
 	# "Nov 22 20:10:01 496691 [...] 0x80 -> ...": seconds of the day, µs.
 	awk '{ split($3, t, ":"); us = ((t[1] * 60 + t[2]) * 60 + t[3]) * 1e6 + $4 }
 		NR == 1 { first = us } /SUBNET UP/ { printf "%d ", (us - first) / 1000; exit }' "$log"
@@ -46,12 +43,11 @@ for r in $(seq "$ROUNDS"); do
 	mkdir -p "$W/c1" "$W/c2"
 	(cd "$W" && LD_PRELOAD=$PRE up_ms "$W/sim.osm" env OSM_CACHE_DIR="$W/c1" \
 		opensm -d2 -f "$W/sim.osm") >>"$W/sim.both"
-	sim_rss=$(awk '/VmHWM/ { printf "%.1f MB", $2 / 1024 }' "/proc/$SIM/status")
+	sim_rss=$(vmhwm $SIM)
 	kill $SIM; wait $SIM 2>/dev/null
-	"$IBEMU" run --topology "$W/net" --attach "$HCA" -- bash -c "$(declare -f up_ms);
+	"$IBEMU" run --topology "$W/net" --attach "$HCA" -- bash -c "$(declare -f up_ms wait_for vmhwm);
 		up_ms '$W/emu.osm' env OSM_CACHE_DIR='$W/c2' opensm -d2 -f '$W/emu.osm';
-		awk '/VmHWM/ { printf \"%.1f MB\n\", \$2 / 1024 }' /proc/\$('$IBEMU' ctl pid)/status >'$W/emu.rss'" \
-		>>"$W/emu.both"
+		vmhwm \$('$IBEMU' ctl pid) >'$W/emu.rss'" >>"$W/emu.both"
 done
 cut -d' ' -f1 "$W/sim.both" >"$W/sim.ms"; cut -d' ' -f1 "$W/emu.both" >"$W/emu.ms"
 report "ms to SUBNET UP"
