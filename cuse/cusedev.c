@@ -54,15 +54,13 @@ static void cop_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_in
 {
 	struct cusedev *d = req_dev(req);
 
-	(void)off;
-	devfile_read(d->cd->df, req, d->v, size, fi);
+	devfile_read(d->cd->df, req, d->v, size, off, fi);
 }
 
 static void cop_write(fuse_req_t req, const char *buf, size_t size, off_t off,
 		      struct fuse_file_info *fi)
 {
-	(void)off;
-	devfile_write(req, req_dev(req)->v, buf, size, fi);
+	devfile_write(req, req_dev(req)->v, buf, size, off, fi);
 }
 
 static void cop_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi,

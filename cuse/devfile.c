@@ -7,18 +7,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "cuse/devfile.h"
+#include "cuse/usercall.h"
 #include "lib/log.h"
 
 struct parked {
 	fuse_req_t req;
-	size_t size;		/* read size, for parked reads */
+	size_t size;		/* parked read: the first piece's size */
+	size_t count;		/* parked read: the call's (usercall.h) */
 	struct ufile *uf;	/* parked read */
 	struct umad_dev *dev;	/* parked issm open */
 	bool interrupted;
@@ -31,6 +31,7 @@ struct ufile {
 	struct umad_file *file;
 	struct fuse_pollhandle *ph;
 	GQueue reads;		/* struct parked *, blocking reads */
+	GHashTable *xfers;	/* tid -> struct xfer *, calls in pieces */
 };
 
 struct devfiles {
@@ -106,79 +107,145 @@ static struct parked *park(fuse_req_t req, struct devfiles *df)
 /* ---- umad files ------------------------------------------------------- */
 
 /*
+ * FUSE and CUSE hand a read(2) or write(2) larger than one request to us in
+ * pieces at offsets 0, n1, n1+n2, ... of the call (usercall.h); the
+ * kernel's ib_umad moves one message per call. A request this large may be
+ * the first piece of a longer call: the smallest piece is (max_pages - 1)
+ * pages and a byte, 31 pages with CUSE's 32 (FUSE mounts have 256).
+ */
+#define SPLIT_MIN	(64 * 1024)
+
+/*
+ * The rest of one call that comes in pieces, per thread (a thread's pieces
+ * come in order, one at a time): the message being read, or how much of a
+ * write is still to be acknowledged.
+ */
+struct xfer {
+	size_t next_off;	/* the offset the next piece comes at */
+	size_t left;		/* bytes of the call still to come */
+	uint8_t *data;		/* read: the message; NULL for a write */
+	size_t len, pos;	/* read: its length, bytes given so far */
+};
+
+static void xfer_free(gpointer data)
+{
+	struct xfer *x = data;
+
+	g_free(x->data);
+	g_free(x);
+}
+
+static pid_t req_tid(fuse_req_t req)
+{
+	return fuse_req_ctx(req)->pid;
+}
+
+/*
+ * The byte count of the call a first piece of @size bytes belongs to: @size
+ * itself when it cannot be split, else the call's own count. Sets *c when
+ * it had to look (the caller clears it).
+ */
+static size_t call_count(fuse_req_t req, size_t size, bool write, struct user_call *c)
+{
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	if (size < SPLIT_MIN)
+		return size;
+	ret = user_call_get(req_tid(req), write, c);
+	if (ret < 0 || c->count < size) {
+		g_warning("cannot see the whole %s(2) of thread %d (%s): taking its first %zu bytes for all of it",
+			  write ? "write" : "read", req_tid(req),
+			  ret < 0 ? g_strerror(-ret) : "count below the request", size);
+		return size;
+	}
+	return c->count;
+}
+
+/*
  * The kernel's read() fails with ENOSPC *and* leaves the header (with the
  * length needed) and the first segment in the caller's buffer (§4.8); a
- * FUSE error reply carries no data. So: find the buffer of the blocked
- * read(2) in /proc/<tid>/syscall and write it there (ARCHITECTURE.md).
- * Needs ptrace rights over the reader: namespace mode's clients are our
- * descendants; CUSE mode's daemon runs as root (CAP_SYS_PTRACE).
+ * FUSE error reply carries no data, so write them there ourselves.
  */
-/* The reader's syscall line: "0 0xFD 0xBUF 0xCOUNT ..." once it sleeps in
- * read(2); "running" while it has not yet got there. */
-static bool reader_syscall(pid_t tid, char *line, size_t len)
+static void give_enospc_header(fuse_req_t req, size_t count, const void *data, size_t len)
 {
-	char path[64];
-	FILE *f;
-	bool ok;
+	struct user_call c;
+	int ret = user_call_get(req_tid(req), false, &c);
 
-	snprintf(path, sizeof(path), "/proc/%d/syscall", tid);
-	if (!(f = fopen(path, "r")))
-		return false;
-	ok = fgets(line, (int)len, f) != NULL;
-	fclose(f);
-	return ok;
-}
-
-static bool poke_reader(fuse_req_t req, size_t size, const void *data, size_t len)
-{
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	char line[256] = "";
-	unsigned long nr, fd, addr, count;
-	struct iovec local = { (void *)data, len }, remote;
-	unsigned tries;
-
-	/*
-	 * The request can reach us before the reader has gone to sleep (it
-	 * was preempted on its way: one CPU, or a loaded machine); give it a
-	 * few milliseconds to get there.
-	 */
-	for (tries = 0; tries < 400; tries++) {
-		if (!reader_syscall(ctx->pid, line, sizeof(line)) ||
-		    strncmp(line, "running", 7))
-			break;
-		if (tries)
-			g_usleep(25);
-		else
-			sched_yield();
-	}
-	if (sscanf(line, "%lu 0x%lx 0x%lx 0x%lx", &nr, &fd, &addr, &count) != 4 ||
-	    nr != 0 /* read */ || count != size) {
+	if (!ret && c.count != count)
+		ret = -ESRCH;	/* not the read we are answering */
+	if (!ret)
+		ret = user_call_write(req_tid(req), &c, data, len);
+	if (ret < 0)
 		g_warning("cannot give thread %d the header of a long read (%s): it sees ENOSPC without it",
-			  ctx->pid, line[0] ? g_strchomp(line) : g_strerror(errno));
-		return false;
-	}
-	remote.iov_base = (void *)addr;
-	remote.iov_len = len;
-	if (process_vm_writev(ctx->pid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
-		g_warning("cannot write the header of a long read into thread %d: %s",
-			  ctx->pid, g_strerror(errno));
-		return false;
-	}
-	return true;
+			  req_tid(req), g_strerror(-ret));
+	user_call_clear(&c);
 }
 
-static void reply_read(fuse_req_t req, struct ufile *uf, size_t size)
+/* Answer the first piece (@size bytes) of a read of @count bytes. */
+static void reply_read(fuse_req_t req, struct ufile *uf, size_t size, size_t count)
 {
-	uint8_t *buf = g_malloc(size);
-	ssize_t n = umad_read(uf->file, buf, size);
+	size_t hsz = umad_hdr_size(uf->file), need = umad_next_len(uf->file);
+	size_t blen = MIN(count, MAX(need, hsz + MAD_SIZE));
+	uint8_t *buf = g_try_malloc(blen ? blen : 1);
+	ssize_t n;
+	struct xfer *x;
 
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = umad_read(uf->file, buf, count);
 	if (n == -ENOSPC)
-		poke_reader(req, size, buf, umad_hdr_size(uf->file) + 256);
-	if (n < 0)
+		give_enospc_header(req, count, buf, hsz + MAD_SIZE);
+	if (n < 0) {
 		fuse_reply_err(req, (int)-n);
-	else
+	} else if ((size_t)n <= size) {
 		fuse_reply_buf(req, (char *)buf, (size_t)n);
+	} else {
+		/* The kernel asks for the rest at offset @size. */
+		x = g_new0(struct xfer, 1);
+		x->data = buf;
+		x->len = (size_t)n;
+		x->pos = x->next_off = size;
+		x->left = count - size;
+		g_hash_table_replace(uf->xfers, GINT_TO_POINTER(req_tid(req)), x);
+		fuse_reply_buf(req, (char *)buf, size);
+		return;
+	}
 	g_free(buf);
+}
+
+/* A later piece of a call whose first piece was answered above. */
+static struct xfer *next_piece(fuse_req_t req, struct ufile *uf, off_t off, bool write)
+{
+	struct xfer *x = g_hash_table_lookup(uf->xfers, GINT_TO_POINTER(req_tid(req)));
+
+	if (!x || (x->data == NULL) != write || x->next_off != (size_t)off) {
+		g_warning("umad: a piece at offset %lld of a %s(2) of thread %d that is not under way",
+			  (long long)off, write ? "write" : "read", req_tid(req));
+		fuse_reply_err(req, EIO);
+		return NULL;
+	}
+	return x;
+}
+
+static void read_more(fuse_req_t req, struct ufile *uf, size_t size, off_t off)
+{
+	struct xfer *x = next_piece(req, uf, off, false);
+	size_t n;
+
+	if (!x)
+		return;
+	n = MIN(size, x->len - x->pos);
+	fuse_reply_buf(req, (char *)x->data + x->pos, n);
+	x->pos += n;
+	x->next_off += n;
+	x->left -= MIN(n, x->left);
+	/* The kernel asks again only after a full piece, while the call
+	 * has room: a short (or empty) piece ends it. */
+	if (n < size || !x->left)
+		g_hash_table_remove(uf->xfers, GINT_TO_POINTER(req_tid(req)));
 }
 
 /* A packet was queued: answer blocked reads, then notify pollers. */
@@ -190,7 +257,7 @@ static void ufile_wakeup(void *ctx)
 	while (umad_readable(uf->file) && (p = g_queue_pop_head(&uf->reads))) {
 		g_queue_remove(&uf->df->all_reads, p);
 		if (!p->interrupted)
-			reply_read(p->req, uf, p->size);
+			reply_read(p->req, uf, p->size, p->count);
 		else
 			fuse_reply_err(p->req, EINTR);
 		g_free(p);
@@ -210,6 +277,7 @@ static void open_umad(struct devfiles *df, fuse_req_t req, struct vnode *v,
 	uf->df = df;
 	uf->file = umad_open(v->ctx);
 	g_queue_init(&uf->reads);
+	uf->xfers = g_hash_table_new_full(NULL, NULL, NULL, xfer_free);
 	umad_set_wakeup(uf->file, ufile_wakeup, uf);
 	fi->fh = (uint64_t)(uintptr_t)uf;
 	fi->direct_io = 1;
@@ -253,18 +321,27 @@ void devfile_open(struct devfiles *df, fuse_req_t req, struct vnode *v,
 }
 
 void devfile_read(struct devfiles *df, fuse_req_t req, struct vnode *v,
-		  size_t size, struct fuse_file_info *fi)
+		  size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct ufile *uf = (struct ufile *)(uintptr_t)fi->fh;
+	struct user_call c;
 	struct parked *p;
+	size_t count;
 
 	if (v->kind != VN_UMAD) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
+	if (off) {
+		read_more(req, uf, size, off);
+		return;
+	}
+	g_hash_table_remove(uf->xfers, GINT_TO_POINTER(req_tid(req)));
+	count = call_count(req, size, false, &c);
+	user_call_clear(&c);
 	if (umad_readable(uf->file) || size < umad_hdr_size(uf->file) ||
 	    (fi->flags & O_NONBLOCK)) {
-		reply_read(req, uf, size);
+		reply_read(req, uf, size, count);
 		return;
 	}
 	/* A blocking read waits here until a packet or an interrupt. */
@@ -273,20 +350,82 @@ void devfile_read(struct devfiles *df, fuse_req_t req, struct vnode *v,
 		return;
 	p->uf = uf;
 	p->size = size;
+	p->count = count;
 	g_queue_push_tail(&uf->reads, p);
 	g_queue_push_tail(&df->all_reads, p);
 }
 
-void devfile_write(fuse_req_t req, struct vnode *v, const char *buf, size_t size,
-		   struct fuse_file_info *fi)
+static void write_more(fuse_req_t req, struct ufile *uf, size_t size, off_t off)
 {
+	struct xfer *x = next_piece(req, uf, off, true);
+	size_t n;
+
+	if (!x)
+		return;
+	n = MIN(size, x->left);
+	x->left -= n;
+	x->next_off += n;
+	if (!x->left)
+		g_hash_table_remove(uf->xfers, GINT_TO_POINTER(req_tid(req)));
+	fuse_reply_write(req, n);
+}
+
+/*
+ * The first piece of a write longer than one request: the whole message is
+ * read out of the caller's buffers and written now, so that an error fails
+ * the call as the kernel's would; the later pieces are only acknowledged.
+ */
+static void write_whole(fuse_req_t req, struct ufile *uf, size_t size,
+			const struct user_call *c)
+{
+	uint8_t *data = c->count <= UMAD_MAX_WRITE ? g_try_malloc(c->count) : NULL;
+	struct xfer *x;
+	ssize_t n;
+	int ret;
+
+	if (!data) {
+		g_message("umad%u: a write of %zu bytes is over the limit of %u (ENOMEM)",
+			  umad_dev_index(umad_file_dev(uf->file)), c->count, UMAD_MAX_WRITE);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	ret = user_call_read(req_tid(req), c, data, c->count);
+	n = ret < 0 ? ret : umad_write(uf->file, data, c->count);
+	g_free(data);
+	if (n < 0) {
+		fuse_reply_err(req, (int)-n);
+		return;
+	}
+	x = g_new0(struct xfer, 1);
+	x->next_off = size;
+	x->left = c->count - size;
+	g_hash_table_replace(uf->xfers, GINT_TO_POINTER(req_tid(req)), x);
+	fuse_reply_write(req, size);
+}
+
+void devfile_write(fuse_req_t req, struct vnode *v, const char *buf, size_t size,
+		   off_t off, struct fuse_file_info *fi)
+{
+	struct ufile *uf = (struct ufile *)(uintptr_t)fi->fh;
+	struct user_call c;
 	ssize_t n;
 
 	if (v->kind != VN_UMAD) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	n = umad_write(((struct ufile *)(uintptr_t)fi->fh)->file, buf, size);
+	if (off) {
+		write_more(req, uf, size, off);
+		return;
+	}
+	g_hash_table_remove(uf->xfers, GINT_TO_POINTER(req_tid(req)));
+	if (call_count(req, size, true, &c) > size) {
+		write_whole(req, uf, size, &c);
+		user_call_clear(&c);
+		return;
+	}
+	user_call_clear(&c);
+	n = umad_write(uf->file, buf, size);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
@@ -378,6 +517,7 @@ void devfile_release(struct devfiles *df, fuse_req_t req, struct vnode *v,
 		}
 		if (uf->ph)
 			fuse_pollhandle_destroy(uf->ph);
+		g_hash_table_destroy(uf->xfers);
 		umad_release(uf->file);
 		g_free(uf);
 	} else if (v->kind == VN_ISSM) {

@@ -27,9 +27,9 @@ void devfiles_free(struct devfiles *df);
 void devfile_open(struct devfiles *df, fuse_req_t req, struct vnode *v,
 		  struct fuse_file_info *fi);
 void devfile_read(struct devfiles *df, fuse_req_t req, struct vnode *v,
-		  size_t size, struct fuse_file_info *fi);
+		  size_t size, off_t off, struct fuse_file_info *fi);
 void devfile_write(fuse_req_t req, struct vnode *v, const char *buf, size_t size,
-		   struct fuse_file_info *fi);
+		   off_t off, struct fuse_file_info *fi);
 /* Restricted ioctls: the kernel sized in_buf and out_bufsz from @cmd. */
 void devfile_ioctl(fuse_req_t req, struct vnode *v, unsigned int cmd,
 		   struct fuse_file_info *fi, const void *in_buf, size_t in_bufsz,

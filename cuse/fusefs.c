@@ -181,7 +181,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		g_free(text);
 		return;
 	}
-	devfile_read(req_fs(req)->df, req, v, size, fi);
+	devfile_read(req_fs(req)->df, req, v, size, off, fi);
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
@@ -189,13 +189,12 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 {
 	struct vnode *v = file_vnode(req, ino);
 
-	(void)off;
 	if (!v)
 		return;
 	if (v->kind == VN_DIR || v->kind == VN_ATTR)
 		fuse_reply_err(req, EACCES);
 	else
-		devfile_write(req, v, buf, size, fi);
+		devfile_write(req, v, buf, size, off, fi);
 }
 
 static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,

@@ -30,6 +30,8 @@ struct umad_host {
 	GPtrArray *cas;		/* struct node * in attach order */
 	GHashTable *by_hi_tid;	/* hi_tid -> struct umad_agent * */
 	uint32_t next_hi_tid;
+	unsigned recv_max;	/* packets a file's receive queue holds */
+	size_t recv_max_bytes;	/* and bytes */
 };
 
 struct umad_dev {
@@ -47,6 +49,8 @@ struct umad_file {
 	bool use_pkey_index;
 	bool already_used;
 	GQueue recv;		/* struct queued_packet * */
+	size_t recv_bytes;	/* data bytes queued, for UMAD_RECV_BYTES_MAX */
+	bool said_full;		/* the limit was logged since the queue was empty */
 	void (*wakeup)(void *);
 	void *wakeup_ctx;
 };
@@ -89,7 +93,15 @@ struct umad_host *umad_host_new(struct fabric *f, struct timerq *tq)
 	h->cas = g_ptr_array_new();
 	h->by_hi_tid = g_hash_table_new(NULL, NULL);
 	h->next_hi_tid = 1;
+	h->recv_max = UMAD_RECV_LIST_MAX;
+	h->recv_max_bytes = UMAD_RECV_BYTES_MAX;
 	return h;
+}
+
+void umad_host_set_recv_limits(struct umad_host *h, unsigned packets, size_t bytes)
+{
+	h->recv_max = packets;
+	h->recv_max_bytes = bytes;
 }
 
 void umad_host_free(struct umad_host *h)
@@ -111,7 +123,8 @@ void umad_host_free(struct umad_host *h)
 	g_free(h);
 }
 
-static bool dev_deliver(void *ctx, struct port *port, const struct mad_pkt *pkt);
+static enum upper_verdict dev_deliver(void *ctx, struct port *port,
+				      const struct mad_pkt *pkt);
 
 static void dev_changed(void *ctx, struct port *port)
 {
@@ -174,6 +187,7 @@ struct node *umad_host_ca(struct umad_host *h, unsigned k, const char **name)
 unsigned umad_dev_index(const struct umad_dev *d) { return d->index; }
 struct port *umad_dev_port(const struct umad_dev *d) { return d->port; }
 const char *umad_dev_ca_name(const struct umad_dev *d) { return d->ca_name; }
+struct umad_dev *umad_file_dev(const struct umad_file *file) { return file->dev; }
 
 /* ---- issm (§7) ------------------------------------------------------- */
 
@@ -198,16 +212,30 @@ bool umad_issm_held(const struct umad_dev *d) { return d->sm_held; }
 
 /* ---- receive queue --------------------------------------------------- */
 
-static void queue_packet(struct umad_file *file, struct queued_packet *pkt)
+/*
+ * Past MAX_UMAD_RECV_LIST_SIZE packets the kernel drops received MADs
+ * (user_mad.c queue_packet()); we also drop past UMAD_RECV_BYTES_MAX bytes,
+ * so a flood of long RMPP messages to a file nobody reads stays bounded.
+ * Send completions (timeouts) are never dropped. False: dropped.
+ */
+static bool queue_packet(struct umad_file *file, struct queued_packet *pkt)
 {
-	if (!pkt->timeout && g_queue_get_length(&file->recv) >= UMAD_RECV_LIST_MAX) {
-		g_debug("receive list of umad%u full: dropping", file->dev->index);
+	const struct umad_host *h = file->dev->host;
+
+	if (!pkt->timeout && (g_queue_get_length(&file->recv) >= h->recv_max ||
+			      file->recv_bytes + pkt->len > h->recv_max_bytes)) {
+		if (!file->said_full)
+			g_message("umad%u: receive queue full (%u packets or %zu bytes unread): dropping what arrives, as the kernel does",
+				  file->dev->index, h->recv_max, h->recv_max_bytes);
+		file->said_full = true;
 		g_free(pkt);
-		return;
+		return false;
 	}
+	file->recv_bytes += pkt->len;
 	g_queue_push_tail(&file->recv, pkt);
 	if (file->wakeup)
 		file->wakeup(file->wakeup_ctx);
+	return true;
 }
 
 static unsigned pkey_index_of(const struct port *p, uint16_t pkey)
@@ -228,7 +256,7 @@ static bool kernel_rmpp(const struct umad_agent *a)
 static size_t class_hdr_len(uint8_t mgmt_class);
 
 /* recv_handler(): the header a received MAD is read with (§4.7). */
-static void deliver_packet(struct umad_agent *a, const struct mad_pkt *pkt,
+static bool deliver_packet(struct umad_agent *a, const struct mad_pkt *pkt,
 			   const uint8_t *data, size_t len)
 {
 	struct umad_file *file = a->file;
@@ -245,15 +273,16 @@ static void deliver_packet(struct umad_agent *a, const struct mad_pkt *pkt,
 		memcpy(up->hdr.gid, pkt->sgid, 16);
 	up->hdr.pkey_index = (uint16_t)pkey_index_of(file->dev->port, pkt->pkey);
 	memcpy(up->data, data, len);
-	queue_packet(file, up);
+	return queue_packet(file, up);
 }
 
 /*
  * A user-RMPP agent sees the wire: every segment of a transfer with the
  * RMPP header the kernel's sender gave it (mad_rmpp.c send_next_seg).
  */
-static void deliver_segments(struct umad_agent *a, const struct mad_pkt *pkt)
+static bool deliver_segments(struct umad_agent *a, const struct mad_pkt *pkt)
 {
+	bool all = true;
 	gsize total;
 	const uint8_t *msg = g_bytes_get_data(pkt->rmpp, &total);
 	size_t hdr_len = class_hdr_len(msg[1]), seg_data = MAD_SIZE - hdr_len;
@@ -277,8 +306,9 @@ static void deliver_segments(struct umad_agent *a, const struct mad_pkt *pkt)
 		} else if (i != 1) {
 			memset(seg + 32, 0, 4);
 		}
-		deliver_packet(a, pkt, seg, MAD_SIZE);
+		all = deliver_packet(a, pkt, seg, MAD_SIZE) && all;
 	}
+	return all;
 }
 
 /*
@@ -286,15 +316,18 @@ static void deliver_segments(struct umad_agent *a, const struct mad_pkt *pkt)
  * long (§6.5); a user-RMPP agent its segments; any other agent the first
  * segment as a plain MAD, later ones being unmatched (§6.7).
  */
-static void deliver_to_agent(struct umad_agent *a, const struct mad_pkt *pkt)
+static enum upper_verdict deliver_to_agent(struct umad_agent *a, const struct mad_pkt *pkt)
 {
+	bool ok;
+
 	if (pkt->rmpp && kernel_rmpp(a))
-		deliver_packet(a, pkt, g_bytes_get_data(pkt->rmpp, NULL),
-			       g_bytes_get_size(pkt->rmpp));
+		ok = deliver_packet(a, pkt, g_bytes_get_data(pkt->rmpp, NULL),
+				    g_bytes_get_size(pkt->rmpp));
 	else if (pkt->rmpp && (a->flags & UMAD_REG_USER_RMPP))
-		deliver_segments(a, pkt);
+		ok = deliver_segments(a, pkt);
 	else
-		deliver_packet(a, pkt, pkt->mad, MAD_SIZE);
+		ok = deliver_packet(a, pkt, pkt->mad, MAD_SIZE);
+	return ok ? UPPER_TAKEN : UPPER_DROPPED;
 }
 
 static void send_free(struct umad_send *s)
@@ -306,7 +339,7 @@ static void send_free(struct umad_send *s)
 }
 
 /* A response arrived: find the send it answers, by hi_tid then TID+class. */
-static bool deliver_response(struct umad_dev *d, const struct mad_pkt *pkt)
+static enum upper_verdict deliver_response(struct umad_dev *d, const struct mad_pkt *pkt)
 {
 	uint64_t tid = mad_tid(pkt->mad);
 	struct umad_agent *a = g_hash_table_lookup(d->host->by_hi_tid,
@@ -315,22 +348,21 @@ static bool deliver_response(struct umad_dev *d, const struct mad_pkt *pkt)
 
 	if (!a || a->file->dev != d) {
 		g_debug("umad%u: unmatched response tid 0x%016" G_GINT64_MODIFIER "x dropped", d->index, tid);
-		return true;
+		return UPPER_DROPPED;
 	}
 	for (l = a->sends.head; l; l = l->next) {
 		struct umad_send *s = l->data;
 
 		if (s->tid == tid && mad_class(s->pkt.mad) == mad_class(pkt->mad)) {
 			send_free(s);
-			deliver_to_agent(a, pkt);
-			return true;
+			return deliver_to_agent(a, pkt);
 		}
 	}
 	g_debug("umad%u: response tid 0x%016" G_GINT64_MODIFIER "x matches no outstanding send", d->index, tid);
-	return true;	/* dropped, as the kernel drops unmatched responses */
+	return UPPER_DROPPED;	/* as the kernel drops unmatched responses */
 }
 
-static bool dev_deliver(void *ctx, struct port *port, const struct mad_pkt *pkt)
+static enum upper_verdict dev_deliver(void *ctx, struct port *port, const struct mad_pkt *pkt)
 {
 	struct umad_dev *d = ctx;
 	struct umad_agent *a;
@@ -344,9 +376,8 @@ static bool dev_deliver(void *ctx, struct port *port, const struct mad_pkt *pkt)
 	a = agent_table_find(d->agents, mad_class(pkt->mad),
 			     mad_class_version(pkt->mad), mad_method(pkt->mad), oui);
 	if (!a)
-		return false;
-	deliver_to_agent(a, pkt);
-	return true;
+		return UPPER_UNCLAIMED;
+	return deliver_to_agent(a, pkt);
 }
 
 /* ---- files ----------------------------------------------------------- */
@@ -399,6 +430,13 @@ void umad_release(struct umad_file *file)
 bool umad_readable(const struct umad_file *file)
 {
 	return file->recv.length != 0;
+}
+
+size_t umad_next_len(const struct umad_file *file)
+{
+	const struct queued_packet *up = g_queue_peek_head((GQueue *)&file->recv);
+
+	return up ? umad_hdr_size(file) + up->len : 0;
 }
 
 /* hi_tid: cyclic over [1, 2^24-1], as modern kernels' xa_alloc_cyclic. */
@@ -529,7 +567,7 @@ static void send_timed_out(struct umad_send *s)
 	up->timeout = true;
 	memcpy(up->data, s->pkt.mad, up->len);
 	send_free(s);
-	queue_packet(file, up);
+	(void)queue_packet(file, up);	/* completions are always queued */
 }
 
 static void send_timer(struct timer *t, void *ctx)
@@ -677,6 +715,11 @@ ssize_t umad_write(struct umad_file *file, const void *buf, size_t count)
 
 	if (count < hsz + IB_MGMT_RMPP_HDR)
 		return -EINVAL;
+	if (count > UMAD_MAX_WRITE) {
+		g_message("umad%u: a write of %zu bytes is over the limit of %u (ENOMEM)",
+			  d->index, count, UMAD_MAX_WRITE);
+		return -ENOMEM;
+	}
 	memcpy(&hdr, buf, hsz);
 	if (hdr.id >= UMAD_MAX_AGENTS)
 		return -EINVAL;
@@ -776,6 +819,9 @@ ssize_t umad_read(struct umad_file *file, void *buf, size_t count)
 		return -ENOSPC;
 	}
 	g_queue_pop_head(&file->recv);
+	file->recv_bytes -= up->len;
+	if (!file->recv.length)
+		file->said_full = false;
 	memcpy(buf, &up->hdr, hsz);
 	memcpy((uint8_t *)buf + hsz, up->data, up->len);
 	g_free(up);

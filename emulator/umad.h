@@ -25,6 +25,15 @@
 #define UMAD_RECV_LIST_MAX	200000	/* MAX_UMAD_RECV_LIST_SIZE */
 #define UMAD_HDR_SIZE		64	/* struct ib_user_mad_hdr */
 #define UMAD_HDR_SIZE_OLD	56	/* struct ib_user_mad_hdr_old */
+/*
+ * Our limits where the kernel has only its memory: the largest write (an
+ * RMPP message of 512 MiB, 16 times the 31.5 MB of all PathRecords of a
+ * 648-HCA fat tree) and the bytes a file's receive queue may hold beside
+ * MAX_UMAD_RECV_LIST_SIZE packets. Past them: ENOMEM, or the packet is
+ * dropped as past the kernel's list limit (README "Limits").
+ */
+#define UMAD_MAX_WRITE		(512u << 20)
+#define UMAD_RECV_BYTES_MAX	(1024u << 20)
 
 struct umad_host;
 struct umad_dev;
@@ -32,6 +41,8 @@ struct umad_file;
 
 struct umad_host *umad_host_new(struct fabric *f, struct timerq *tq);
 void umad_host_free(struct umad_host *h);
+/* Other receive queue limits than UMAD_RECV_LIST_MAX/_BYTES_MAX (tests). */
+void umad_host_set_recv_limits(struct umad_host *h, unsigned packets, size_t bytes);
 /*
  * Make @n one of this host's devices ("ibemu<k>"): a umad device for each
  * CA port, or for port 0 of a switch. Returns the number of devices added.
@@ -44,6 +55,7 @@ unsigned umad_host_ncas(const struct umad_host *h);
 struct node *umad_host_ca(struct umad_host *h, unsigned k, const char **name);
 
 unsigned umad_dev_index(const struct umad_dev *d);	/* N in umadN */
+struct umad_dev *umad_file_dev(const struct umad_file *file);
 struct port *umad_dev_port(const struct umad_dev *d);
 const char *umad_dev_ca_name(const struct umad_dev *d);
 
@@ -66,6 +78,9 @@ ssize_t umad_write(struct umad_file *file, const void *buf, size_t count);
  */
 ssize_t umad_read(struct umad_file *file, void *buf, size_t count);
 bool umad_readable(const struct umad_file *file);
+/* The count a read of the packet at the head needs (header included), or
+ * 0 when none is queued. */
+size_t umad_next_len(const struct umad_file *file);
 unsigned umad_hdr_size(const struct umad_file *file);
 
 /* issm: one holder per port; 0 or -EAGAIN. Holding sets IsSM. */

@@ -85,16 +85,19 @@ struct port_counters {
 	uint64_t base_xmit_data, base_rcv_data, base_xmit_pkts, base_rcv_pkts;
 };
 
+/* What the host did with a MAD it was given (port_upper.deliver). */
+enum upper_verdict {
+	/* No agent wants it: the fabric answers an unclaimed Get/Set with
+	 * status 0x000C, as the kernel's MAD layer does. */
+	UPPER_UNCLAIMED,
+	UPPER_TAKEN,		/* queued for an agent */
+	UPPER_DROPPED,		/* thrown away (queue full, unmatched response) */
+};
+
 /* What the emulator provides to receive MADs that reach an attached port. */
 struct port_upper {
-	/*
-	 * @pkt arrived for the host at @port and firmware did not take it.
-	 * Return true when an agent took it (or, for a response, when it was
-	 * matched or deliberately dropped); false leaves an unclaimed request
-	 * to the fabric, which answers Get/Set with status 0x000C like the
-	 * kernel's MAD layer does.
-	 */
-	bool (*deliver)(void *ctx, struct port *port, const struct mad_pkt *pkt);
+	/* @pkt arrived for the host at @port and firmware did not take it. */
+	enum upper_verdict (*deliver)(void *ctx, struct port *port, const struct mad_pkt *pkt);
 	/* A port's state, LID or capability mask changed (sysfs is live). */
 	void (*changed)(void *ctx, struct port *port);
 	void *ctx;

@@ -194,12 +194,24 @@ static uint16_t reply_slid(struct node *n, struct port *in, uint16_t dlid)
 	return port_owns_lid(ip, dlid) ? dlid : ip->lid;
 }
 
+/* Hand @p to the host attached at @hp, counting it delivered or dropped. */
+static enum upper_verdict to_host(struct fabric *f, struct port *hp, struct mad_pkt *p)
+{
+	enum upper_verdict v = hp->upper.deliver ?
+			       hp->upper.deliver(hp->upper.ctx, hp, p) : UPPER_UNCLAIMED;
+
+	if (v == UPPER_TAKEN)
+		f->delivered++;
+	else if (v == UPPER_DROPPED)
+		drop(f, p, "the host dropped it (receive queue full, or unmatched)", hp);
+	return v;
+}
+
 static void deliver_up(struct fabric *f, struct port *in, struct mad_pkt *p)
 {
 	struct port *hp = host_port(in->node, in);
 
-	f->delivered++;
-	if (!hp->upper.deliver || !hp->upper.deliver(hp->upper.ctx, hp, p))
+	if (to_host(f, hp, p) == UPPER_UNCLAIMED)
 		drop(f, p, "no host agent for response", hp);
 }
 
@@ -324,10 +336,8 @@ static void local_receive(struct fabric *f, struct port *in, struct mad_pkt *p,
 		respond(f, in, p, resp, by_lid);
 		return;
 	}
-	if (hp->upper.deliver && hp->upper.deliver(hp->upper.ctx, hp, p)) {
-		f->delivered++;
+	if (to_host(f, hp, p) != UPPER_UNCLAIMED)
 		return;
-	}
 	if (mad_is_response(p->mad) ||
 	    (method != UMAD_METHOD_GET && method != UMAD_METHOD_SET)) {
 		drop(f, p, "no agent", in);

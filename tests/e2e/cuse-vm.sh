@@ -44,6 +44,12 @@ expect_line "static: CA node GUID 0x0002c90300000105, 1 ports, SMP arrived on po
 expect_line "python: CA node GUID 0x0002c90300000107, 1 ports (from Python, no libibumad)" \
 	"plain open/ioctl/write/read from Python"
 
+for b in 131071 131072 131073 1048576 1048577 33554432; do
+	expect_line "big: ok $b" "CUSE: $b bytes there and back in one read and one write"
+	expect_line "big server $b rc=0" "CUSE: the server read $b bytes in one read"
+done
+expect_line "opensm 648: SUBNET UP" "opensm on the 648-HCA fat tree through CUSE"
+expect_line "saquery PIR rc=0 records 2646" "saquery PIR: all 648 + 54 x 37 PortInfoRecords (once 1,818, exit 0)"
 expect_line "stop rc=0" "ibemu stop"
 expect_line "early sigint rc=0" "a SIGINT during set-up is held, then ends it cleanly"
 for when in "after stop" "after kill" "after sigint" "after early sigint"; do

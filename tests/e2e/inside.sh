@@ -4,7 +4,9 @@
 
 # log_count FILE PATTERN: how many lines of FILE match PATTERN (0 if none)
 log_count() {
-	grep -c "$2" "$1" 2>/dev/null || true
+	local n
+	n=$(grep -c "$2" "$1" 2>/dev/null)
+	echo "${n:-0}"
 }
 
 # wait_log FILE PATTERN [N]: until PATTERN appears N (default 1) times

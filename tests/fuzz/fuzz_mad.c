@@ -18,12 +18,12 @@
 #include "fabric/route.h"
 #include "topologies/topo.h"
 
-static bool sink(void *ctx, struct port *p, const struct mad_pkt *pkt)
+static enum upper_verdict sink(void *ctx, struct port *p, const struct mad_pkt *pkt)
 {
 	(void)ctx;
 	(void)p;
 	(void)pkt;
-	return true;
+	return UPPER_TAKEN;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -18,25 +18,13 @@
 
 #include <infiniband/umad.h>
 
-#define CLASS		0x31
-#define HDR_LEN		40	/* MAD + RMPP + reserved + OUI */
+#include "vendor_agent.h"
+
 #define SEG_DATA	(256 - HDR_LEN)
 
 static uint8_t pattern(size_t i, unsigned seed)
 {
 	return (uint8_t)(i * 7 + seed + (i >> 8));
-}
-
-static int open_agent(const char *ca, int *fd, uint32_t methods)
-{
-	long mask[16 / sizeof(long)] = { 0 };
-	uint8_t oui[3] = { 0x00, 0x14, 0x05 };
-
-	mask[0] = methods;
-	*fd = umad_open_port((char *)ca, 0);
-	if (*fd < 0)
-		return -1;
-	return umad_register_oui(*fd, CLASS, 1, oui, mask);
 }
 
 /* Read one message of any length, through the ENOSPC protocol. */
@@ -96,18 +84,13 @@ static int send_long(int fd, int agent, uint16_t lid, uint8_t method,
 
 static int check(const uint8_t *mad, int len, unsigned segs, unsigned seed)
 {
-	size_t d = (size_t)segs * SEG_DATA, i;
+	size_t d = (size_t)segs * SEG_DATA;
 
 	if ((size_t)len != HDR_LEN + d) {
 		fprintf(stderr, "length %d, want %zu\n", len, HDR_LEN + d);
 		return -1;
 	}
-	for (i = 0; i < d; i++)
-		if (mad[HDR_LEN + i] != pattern(i, seed)) {
-			fprintf(stderr, "byte %zu differs\n", i);
-			return -1;
-		}
-	return 0;
+	return check_pattern(mad + HDR_LEN, d, pattern, seed);
 }
 
 int main(int argc, char **argv)

@@ -276,6 +276,46 @@ static void test_unsolicited_and_unclaimed(void **state)
 	assert_int_equal(mad_status(r.mad) & 0x7fff, 0);
 }
 
+/*
+ * A file nobody reads: past its packet or byte limit what arrives is
+ * dropped and counted as dropped, not delivered (issue #12 items 3, 17).
+ */
+static void test_recv_queue_limits(void **state)
+{
+	struct env *e = *state;
+	uint64_t delivered, dropped;
+	struct wbuf w, r;
+	unsigned i;
+
+	enable_pkey(e->a);
+	enable_pkey(e->b);
+	assert_int_equal(reg(e->a, 0, 0x81, 1, 0, 0), 0);
+	assert_int_equal(reg(e->b, 0, 0x81, 1, 0, 1u << 1), 0);	/* SMInfo Get */
+	w = dr_write(0, UMAD_SM_ATTR_SM_INFO, 0, NULL, 0, 0);
+	umad_host_set_recv_limits(e->h, 2, 1u << 20);
+	delivered = e->f->delivered;
+	dropped = e->f->dropped;
+	for (i = 0; i < 3; i++) {
+		w.mad[15]++;
+		assert_int_equal(umad_write(e->a, &w, sizeof(w)), sizeof(w));
+	}
+	assert_int_equal(e->f->delivered, delivered + 2);
+	assert_int_equal(e->f->dropped, dropped + 1);
+	/* The byte limit: 256 bytes a packet, 600 allowed, two queued. */
+	umad_host_set_recv_limits(e->h, 100, 600);
+	w.mad[15]++;
+	assert_int_equal(umad_write(e->a, &w, sizeof(w)), sizeof(w));
+	assert_int_equal(e->f->dropped, dropped + 2);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(umad_read(e->b, &r, sizeof(r)), 320);
+	assert_false(umad_readable(e->b));
+	/* Read, there is room again. */
+	w.mad[15]++;
+	assert_int_equal(umad_write(e->a, &w, sizeof(w)), sizeof(w));
+	assert_int_equal(e->f->delivered, delivered + 3);
+	assert_true(umad_readable(e->b));
+}
+
 static void test_old_header(void **state)
 {
 	struct env *e = *state;
@@ -356,6 +396,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_response_matching, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout_and_retries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unsolicited_and_unclaimed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recv_queue_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_old_header, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_rmpp_sees_segments, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_issm, setup, teardown),

@@ -34,13 +34,14 @@ struct capture {
 	bool claim;		/* claim requests (as an agent would) */
 };
 
-static inline bool capture_deliver(void *ctx, struct port *p, const struct mad_pkt *pkt)
+static inline enum upper_verdict capture_deliver(void *ctx, struct port *p,
+						const struct mad_pkt *pkt)
 {
 	struct capture *c = ctx;
 
 	(void)p;
 	g_array_append_val(c->pkts, *pkt);
-	return mad_is_response(pkt->mad) || c->claim;
+	return mad_is_response(pkt->mad) || c->claim ? UPPER_TAKEN : UPPER_UNCLAIMED;
 }
 
 static inline void capture_attach(struct capture *c, struct port *p)
