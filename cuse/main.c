@@ -168,30 +168,43 @@ static int cmd_topo(int argc, char **argv)
 static int cmd_ctl(int argc, char **argv)
 {
 	const char *socket_path = NULL, *name = NULL;
-	char *path;
+	unsigned timeout_s = CTL_TIMEOUT_S;
+	char *path, *end;
 	int i = 1, ret;
 
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("Usage: ibemu ctl [--name NAME | --socket PATH] COMMAND [ARG...] [--json]\n"
+		printf("Usage: ibemu ctl [--name NAME | --socket PATH] [--timeout S] COMMAND [ARG...] [--json]\n"
 		       "Steer a running emulator; `ibemu ctl help` lists its commands.\n"
-		       "Inside ibemu run/exec/shell no --name is needed ($IBEMU_CTL).\n");
+		       "Inside ibemu run/exec/shell no --name is needed ($IBEMU_CTL).\n"
+		       "An answer that does not come within S seconds (default %u) is an error.\n",
+		       CTL_TIMEOUT_S);
 		return 0;
 	}
-	while (i + 1 < argc && (!strcmp(argv[i], "--name") || !strcmp(argv[i], "--socket"))) {
-		if (!strcmp(argv[i], "--name"))
+	while (i + 1 < argc && (!strcmp(argv[i], "--name") || !strcmp(argv[i], "--socket") ||
+				!strcmp(argv[i], "--timeout"))) {
+		if (!strcmp(argv[i], "--name")) {
 			name = argv[i + 1];
-		else
+		} else if (!strcmp(argv[i], "--socket")) {
 			socket_path = argv[i + 1];
+		} else {
+			unsigned long t = strtoul(argv[i + 1], &end, 10);
+
+			if (*end || !*argv[i + 1] || t < 1 || t > 86400) {
+				fprintf(stderr, "ibemu ctl: --timeout takes seconds, 1 to 86400\n");
+				return 2;
+			}
+			timeout_s = (unsigned)t;
+		}
 		i += 2;
 	}
 	if (i >= argc) {
-		fprintf(stderr, "Usage: ibemu ctl [--name NAME | --socket PATH] COMMAND... (ibemu ctl help)\n");
+		fprintf(stderr, "Usage: ibemu ctl [--name NAME | --socket PATH] [--timeout S] COMMAND... (ibemu ctl help)\n");
 		return 2;
 	}
 	path = emu_find_ctl(socket_path, name);
 	if (!path)
 		return 1;
-	ret = ctl_client(path, argc - i, argv + i);
+	ret = ctl_client(path, argc - i, argv + i, timeout_s);
 	g_free(path);
 	return ret;
 }
@@ -237,6 +250,7 @@ static int cmd_exec(int argc, char **argv, bool shell)
 	char *path, *pid_text, *cwd = g_get_current_dir();
 	char *pid_argv[] = { (char *)"pid", NULL };
 	char *sh[] = { getenv("SHELL") ? getenv("SHELL") : (char *)"/bin/sh", NULL };
+	GError *err = NULL;
 	char **cmd;
 	int i = 1;
 
@@ -261,8 +275,13 @@ static int cmd_exec(int argc, char **argv, bool shell)
 	path = emu_find_ctl(NULL, name);
 	if (!path)
 		return 1;
-	pid_text = ctl_ask(path, 1, pid_argv);
-	if (!pid_text || join_namespaces(atoi(pid_text)) < 0)
+	pid_text = ctl_ask(path, 1, pid_argv, &err);
+	if (!pid_text) {
+		fprintf(stderr, "ibemu: %s\n", err->message);
+		g_error_free(err);
+		return 1;
+	}
+	if (join_namespaces(atoi(pid_text)) < 0)
 		return 1;
 	g_setenv("IBEMU_CTL", path, TRUE);
 	if (chdir(cwd) < 0)

@@ -110,14 +110,9 @@ static bool already_running(const char *name)
 {
 	char *pid_argv[] = { (char *)"pid", NULL };
 	char *path = emu_ctl_path(name), *pid;
-	int saved = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
-	/* ctl_ask reports a dead socket on stderr: not an error here. */
-	dup2(null, STDERR_FILENO);
-	pid = ctl_ask(path, 1, pid_argv);
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-	close(null);
+	/* A dead socket is not an error here. */
+	pid = ctl_ask(path, 1, pid_argv, NULL);
 	g_free(path);
 	if (pid)
 		fprintf(stderr, "ibemu start: %s is running already (pid %s); ibemu stop%s%s first\n",
@@ -275,6 +270,7 @@ int cmd_stop(int argc, char **argv)
 	char *pid_argv[] = { (char *)"pid", NULL };
 	const char *name = NULL;
 	char *path, *pid_text;
+	GError *err = NULL;
 	int64_t deadline;
 	pid_t pid;
 
@@ -287,11 +283,12 @@ int cmd_stop(int argc, char **argv)
 	}
 	if (!(path = emu_find_ctl(NULL, name)))
 		return 1;
-	pid_text = ctl_ask(path, 1, pid_argv);
+	pid_text = ctl_ask(path, 1, pid_argv, &err);
 	g_free(path);
 	if (!pid_text || (pid = atoi(pid_text)) <= 0) {
-		fprintf(stderr, "ibemu stop: the emulator does not answer%s\n",
+		fprintf(stderr, "ibemu stop: %s%s\n", err ? err->message : "the emulator does not answer",
 			host_unmount() ? "; removed the mounts it left" : "");
+		g_clear_error(&err);
 		g_free(pid_text);
 		return 1;
 	}

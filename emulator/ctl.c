@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The control socket. Protocol: the client sends its arguments separated by
- * tabs and ended by a newline; the server answers with '0' (success) or
- * '1' (error), then text, then closes. The socket file is 0600, and a peer
- * whose uid is neither ours nor root's is refused (SO_PEERCRED), so other
- * users cannot steer the fabric. Requests are read without blocking the
- * loop; a request may be at most 64 KiB; at most 64 clients at once.
+ * The control socket, server side (ctl_client.c is the other). Protocol:
+ * the client sends its arguments separated by tabs and ended by a newline;
+ * the server answers '0' (success) or '1' (error), the text's length in
+ * decimal and a newline, then the text, and closes: a client can tell a
+ * complete answer from a cut one. The socket file is 0600, and a peer whose
+ * uid is neither ours nor root's is refused (SO_PEERCRED), so other users
+ * cannot steer the fabric. Requests are read and answers written without
+ * blocking the loop; a request may be at most 64 KiB; at most 64 clients at
+ * once; a connection that moves nothing for 10 s is closed.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -25,6 +27,7 @@
 
 #define CTL_MAX_REQUEST	65536
 #define CTL_MAX_CLIENTS	64
+#define CTL_IDLE_S	10	/* a connection that moves nothing this long goes */
 
 struct ctl_server {
 	struct ctl_env *env;
@@ -34,69 +37,132 @@ struct ctl_server {
 	unsigned clients;
 };
 
+/*
+ * One client: its request comes in, then the answer goes out as the socket
+ * takes it (a dump of a big fabric is megabytes), never blocking the loop.
+ */
 struct ctl_conn {
 	struct ctl_server *srv;
 	int fd;
 	GString *in;
+	GString *out;		/* the framed answer */
+	size_t sent;
+	guint watch, idle;
 };
+
+/* The answer on the wire: '0' (success) or '1', its length, '\n', text. */
+static GString *frame(bool ok, const char *text)
+{
+	GString *s = g_string_new(NULL);
+
+	g_string_append_printf(s, "%c%zu\n%s", ok ? '0' : '1', strlen(text), text);
+	return s;
+}
+
+/* A short refusal before any request: one write, whatever it takes. */
+static void refuse(int fd, const char *text)
+{
+	GString *s = frame(false, text);
+
+	if (write(fd, s->str, s->len) < 0)
+		g_debug("control socket: refusal not sent: %s", g_strerror(errno));
+	g_string_free(s, TRUE);
+}
 
 static void conn_close(struct ctl_conn *c)
 {
+	if (c->watch)
+		g_source_remove(c->watch);
+	if (c->idle)
+		g_source_remove(c->idle);
 	close(c->fd);
 	g_string_free(c->in, TRUE);
+	if (c->out)
+		g_string_free(c->out, TRUE);
 	c->srv->clients--;
 	g_free(c);
 }
 
-static void reply(int fd, bool ok, const char *text)
+static gboolean on_idle(gpointer data)
 {
-	char status = ok ? '0' : '1';
-	size_t len = strlen(text), off = 0;
+	struct ctl_conn *c = data;
 
-	/* Small answers to a local peer: a blocking write is fine here. */
-	if (write(fd, &status, 1) != 1)
-		return;
-	while (off < len) {
-		ssize_t n = write(fd, text + off, len - off);
-
-		if (n <= 0)
-			return;
-		off += (size_t)n;
-	}
+	g_message("control socket: a client sent or took nothing for %u s: closed", CTL_IDLE_S);
+	c->idle = 0;
+	conn_close(c);
+	return G_SOURCE_REMOVE;
 }
 
-static gboolean on_conn(gint fd, GIOCondition cond, gpointer data)
+static void touch(struct ctl_conn *c)
+{
+	if (c->idle)
+		g_source_remove(c->idle);
+	c->idle = g_timeout_add_seconds(CTL_IDLE_S, on_idle, c);
+}
+
+/* Send what the socket takes; true when there is more to send. */
+static bool flush_out(struct ctl_conn *c)
+{
+	while (c->sent < c->out->len) {
+		ssize_t n = send(c->fd, c->out->str + c->sent, c->out->len - c->sent,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return true;
+		if (n <= 0)
+			return false;	/* the client went: nothing to tell */
+		c->sent += (size_t)n;
+		touch(c);
+	}
+	return false;
+}
+
+static gboolean on_writable(gint fd, GIOCondition cond, gpointer data)
+{
+	struct ctl_conn *c = data;
+
+	(void)fd;
+	(void)cond;
+	if (flush_out(c))
+		return G_SOURCE_CONTINUE;
+	c->watch = 0;
+	conn_close(c);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
 {
 	struct ctl_conn *c = data;
 	char buf[4096], *nl, **argv;
 	ssize_t n = read(fd, buf, sizeof(buf));
-	GString *out;
+	GString *text;
 	int ret;
 
 	(void)cond;
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return G_SOURCE_CONTINUE;
 	if (n <= 0) {
+		c->watch = 0;
 		conn_close(c);
 		return G_SOURCE_REMOVE;
 	}
+	touch(c);
 	g_string_append_len(c->in, buf, n);
 	nl = memchr(c->in->str, '\n', c->in->len);
+	if (!nl && c->in->len < CTL_MAX_REQUEST)
+		return G_SOURCE_CONTINUE;
 	if (!nl) {
-		if (c->in->len < CTL_MAX_REQUEST)
-			return G_SOURCE_CONTINUE;
-		reply(fd, false, "error: request too long\n");
-		conn_close(c);
-		return G_SOURCE_REMOVE;
+		c->out = frame(false, "error: request too long\n");
+	} else {
+		*nl = 0;
+		argv = g_strsplit(c->in->str, "\t", -1);
+		text = g_string_new(NULL);
+		ret = ctl_run(c->srv->env, argv, text);
+		c->out = frame(ret == 0, text->str);
+		g_string_free(text, TRUE);
+		g_strfreev(argv);
 	}
-	*nl = 0;
-	argv = g_strsplit(c->in->str, "\t", -1);
-	out = g_string_new(NULL);
-	ret = ctl_run(c->srv->env, argv, out);
-	reply(fd, ret == 0, out->str);
-	g_string_free(out, TRUE);
-	g_strfreev(argv);
-	conn_close(c);
+	c->watch = g_unix_fd_add(fd, G_IO_OUT, on_writable, c);
 	return G_SOURCE_REMOVE;
 }
 
@@ -114,12 +180,12 @@ static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
 	    (cred.uid != geteuid() && cred.uid != 0)) {
 		g_warning("control socket: refused a client of uid %u", cred.uid);
-		reply(cfd, false, "error: permission denied\n");
+		refuse(cfd, "error: permission denied\n");
 		close(cfd);
 		return G_SOURCE_CONTINUE;
 	}
 	if (srv->clients >= CTL_MAX_CLIENTS) {
-		reply(cfd, false, "error: too many control clients\n");
+		refuse(cfd, "error: too many control clients\n");
 		close(cfd);
 		return G_SOURCE_CONTINUE;
 	}
@@ -128,7 +194,8 @@ static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 	c->fd = cfd;
 	c->in = g_string_new(NULL);
 	srv->clients++;
-	g_unix_fd_add(cfd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_conn, c);
+	c->watch = g_unix_fd_add(cfd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_readable, c);
+	touch(c);
 	return G_SOURCE_CONTINUE;
 }
 
@@ -177,79 +244,4 @@ void ctl_server_free(struct ctl_server *srv)
 	unlink(srv->path);
 	g_free(srv->path);
 	g_free(srv);
-}
-
-/* Send @argv, return the raw answer (status byte first) or NULL. */
-static GString *exchange(const char *path, int argc, char **argv)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	GString *req = g_string_new(NULL), *ans = g_string_new(NULL);
-	char buf[4096];
-	ssize_t n;
-	int fd, i;
-
-	for (i = 0; i < argc; i++) {
-		if (strchr(argv[i], '\t') || strchr(argv[i], '\n')) {
-			fprintf(stderr, "ibemu ctl: arguments cannot contain tabs or newlines\n");
-			goto fail;
-		}
-		g_string_append_printf(req, "%s%s", i ? "\t" : "", argv[i]);
-	}
-	g_string_append_c(req, '\n');
-	g_strlcpy(sa.sun_path, path, sizeof(sa.sun_path));
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		fprintf(stderr, "ibemu ctl: cannot reach the emulator at %s: %s\n", path, g_strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		goto fail;
-	}
-	/* A refusal (too many clients) is written before our request is
-	 * read and the socket closed: no SIGPIPE, read the refusal instead. */
-	if (send(fd, req->str, req->len, MSG_NOSIGNAL) != (ssize_t)req->len && errno != EPIPE) {
-		fprintf(stderr, "ibemu ctl: cannot send: %s\n", g_strerror(errno));
-		close(fd);
-		goto fail;
-	}
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		g_string_append_len(ans, buf, n);
-	close(fd);
-	if (!ans->len) {
-		fprintf(stderr, "ibemu ctl: no answer from %s\n", path);
-		goto fail;
-	}
-	g_string_free(req, TRUE);
-	return ans;
-fail:
-	g_string_free(req, TRUE);
-	g_string_free(ans, TRUE);
-	return NULL;
-}
-
-int ctl_client(const char *path, int argc, char **argv)
-{
-	GString *ans = exchange(path, argc, argv);
-	int ret;
-
-	if (!ans)
-		return 1;
-	ret = ans->str[0] == '0' ? 0 : 1;
-	fputs(ans->str + 1, ret ? stderr : stdout);
-	g_string_free(ans, TRUE);
-	return ret;
-}
-
-char *ctl_ask(const char *path, int argc, char **argv)
-{
-	GString *ans = exchange(path, argc, argv);
-
-	if (!ans)
-		return NULL;
-	if (ans->str[0] != '0') {
-		fputs(ans->str + 1, stderr);
-		g_string_free(ans, TRUE);
-		return NULL;
-	}
-	g_string_erase(ans, 0, 1);
-	return g_string_free(ans, FALSE);
 }

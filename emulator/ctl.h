@@ -41,9 +41,18 @@ struct ctl_server;
 struct ctl_server *ctl_server_new(struct ctl_env *env, const char *path, GError **err);
 void ctl_server_free(struct ctl_server *s);
 
-/* Client side: send @argv to the emulator at @path, print the answer. */
-int ctl_client(const char *path, int argc, char **argv);
-/* Client side: ask and return the answer text (NULL on error). */
-char *ctl_ask(const char *path, int argc, char **argv);
+/*
+ * Client side (ctl_client.c). Send @argv to the emulator at @path and wait
+ * at most @timeout_s for the whole answer: 0 (the command succeeded) or 1
+ * (it failed), its text in *answer; -1 with @err when no complete answer
+ * came (none, cut short, timed out).
+ */
+#define CTL_TIMEOUT_S	30
+int ctl_exchange(const char *path, int argc, char **argv, unsigned timeout_s,
+		 char **answer, GError **err);
+/* The same, printing the answer (stdout) or the error (stderr): exit status. */
+int ctl_client(const char *path, int argc, char **argv, unsigned timeout_s);
+/* The answer of a command that succeeded, else NULL and @err. */
+char *ctl_ask(const char *path, int argc, char **argv, GError **err);
 
 #endif

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control socket, client side (ctl.h; ctl.c has the protocol): send a
+ * command, wait at most a timeout for the whole framed answer.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "emulator/ctl.h"
+#include "lib/log.h"
+
+static GString *request(int argc, char **argv, GError **err)
+{
+	GString *req = g_string_new(NULL);
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		if (strchr(argv[i], '\t') || strchr(argv[i], '\n')) {
+			g_set_error(err, IBEMU_ERROR, EINVAL,
+				    "arguments cannot contain tabs or newlines");
+			g_string_free(req, TRUE);
+			return NULL;
+		}
+		g_string_append_printf(req, "%s%s", i ? "\t" : "", argv[i]);
+	}
+	g_string_append_c(req, '\n');
+	return req;
+}
+
+static int connect_to(const char *path, unsigned timeout_s, GError **err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = timeout_s };
+	int fd;
+
+	g_strlcpy(sa.sun_path, path, sizeof(sa.sun_path));
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		g_set_error(err, IBEMU_ERROR, errno, "cannot reach the emulator at %s: %s",
+			    path, g_strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Split "S<len>\n<text>" in place; false when it is not all there. */
+static bool unframe(GString *ans, bool *ok, size_t *want)
+{
+	char *nl = memchr(ans->str, '\n', ans->len), *end;
+
+	if (!nl || (ans->str[0] != '0' && ans->str[0] != '1'))
+		return false;
+	*ok = ans->str[0] == '0';
+	*want = strtoull(ans->str + 1, &end, 10);
+	if (end != nl)
+		return false;
+	g_string_erase(ans, 0, (gssize)(nl + 1 - ans->str));
+	return ans->len == *want;
+}
+
+int ctl_exchange(const char *path, int argc, char **argv, unsigned timeout_s,
+		 char **answer, GError **err)
+{
+	GString *req = request(argc, argv, err), *ans;
+	char buf[65536];
+	size_t want = 0;
+	ssize_t n;
+	bool ok = false;
+	int fd;
+
+	*answer = NULL;
+	if (!req)
+		return -1;
+	if ((fd = connect_to(path, timeout_s, err)) < 0) {
+		g_string_free(req, TRUE);
+		return -1;
+	}
+	ans = g_string_new(NULL);
+	/* A refusal (too many clients) is written before our request is
+	 * read and the socket closed: no SIGPIPE, read the refusal instead. */
+	if (send(fd, req->str, req->len, MSG_NOSIGNAL) != (ssize_t)req->len &&
+	    errno != EPIPE && errno != ECONNRESET) {
+		g_set_error(err, IBEMU_ERROR, errno, "cannot send to the emulator at %s: %s",
+			    path, errno == EAGAIN ? "timed out" : g_strerror(errno));
+		goto fail;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		g_string_append_len(ans, buf, n);
+	if (n < 0 && errno == EAGAIN) {
+		g_set_error(err, IBEMU_ERROR, ETIMEDOUT,
+			    "no answer from the emulator at %s within %u s (stopped? --timeout)",
+			    path, timeout_s);
+		goto fail;
+	}
+	if (!unframe(ans, &ok, &want)) {
+		g_set_error(err, IBEMU_ERROR, EIO,
+			    ans->len || n < 0 ? "the answer of the emulator at %s was cut short (%zu of %zu bytes)" :
+			    "no answer from the emulator at %s", path, ans->len, want);
+		goto fail;
+	}
+	close(fd);
+	g_string_free(req, TRUE);
+	*answer = g_string_free(ans, FALSE);
+	return ok ? 0 : 1;
+fail:
+	close(fd);
+	g_string_free(req, TRUE);
+	g_string_free(ans, TRUE);
+	return -1;
+}
+
+int ctl_client(const char *path, int argc, char **argv, unsigned timeout_s)
+{
+	GError *err = NULL;
+	char *ans;
+	int ret = ctl_exchange(path, argc, argv, timeout_s, &ans, &err);
+
+	if (ret < 0) {
+		fprintf(stderr, "ibemu ctl: %s\n", err->message);
+		g_error_free(err);
+		return 1;
+	}
+	fputs(ans, ret ? stderr : stdout);
+	g_free(ans);
+	return ret;
+}
+
+char *ctl_ask(const char *path, int argc, char **argv, GError **err)
+{
+	char *ans;
+	int ret = ctl_exchange(path, argc, argv, CTL_TIMEOUT_S, &ans, err);
+
+	if (ret == 1) {
+		g_set_error(err, IBEMU_ERROR, EINVAL, "%s", g_strchomp(ans));
+		g_free(ans);
+		return NULL;
+	}
+	return ret ? NULL : ans;
+}
