@@ -32,6 +32,7 @@
 #include "cuse/fusefs.h"
 #include "emulator/ctl.h"
 #include "emulator/scenario.h"
+#include "cuse/nsinit.h"
 #include "cuse/nsmode.h"
 #include "cuse/sysfs.h"
 #include "emulator/umad.h"
@@ -209,38 +210,48 @@ static int cmd_ctl(int argc, char **argv)
 	return ret;
 }
 
-/* Join the namespaces of process @pid: its user namespace when it is not
- * ours (namespace mode without root), then its mount namespace. */
+/*
+ * Join the namespaces of process @pid that are not ours: its user namespace
+ * (namespace mode without root), its mount namespace, and its PID namespace
+ * (for our children: the run's init ends them with the run, nsinit.h).
+ */
 static int join_namespaces(int pid)
 {
 	static const struct { const char *name; int type; } ns[] = {
-		{ "user", CLONE_NEWUSER }, { "mnt", CLONE_NEWNS },
+		{ "user", CLONE_NEWUSER }, { "mnt", CLONE_NEWNS }, { "pid", CLONE_NEWPID },
 	};
+	int fds[G_N_ELEMENTS(ns)];
 	struct stat mine, theirs;
 	unsigned i;
+	int ret = 0;
 
+	/* All opened first: the run's mount namespace has its own /proc. */
 	for (i = 0; i < G_N_ELEMENTS(ns); i++) {
-		char path[64];
-		int fd;
+		char path[64], self[64];
 
 		snprintf(path, sizeof(path), "/proc/%d/ns/%s", pid, ns[i].name);
-		if (ns[i].type == CLONE_NEWUSER) {
-			char self[64];
-
-			snprintf(self, sizeof(self), "/proc/self/ns/%s", ns[i].name);
-			if (stat(path, &theirs) == 0 && stat(self, &mine) == 0 &&
-			    theirs.st_ino == mine.st_ino)
-				continue;	/* the same user namespace */
+		snprintf(self, sizeof(self), "/proc/self/ns/%s", ns[i].name);
+		fds[i] = -1;
+		if (stat(path, &theirs) == 0 && stat(self, &mine) == 0 &&
+		    theirs.st_ino == mine.st_ino)
+			continue;	/* the same namespace */
+		fds[i] = open(path, O_RDONLY | O_CLOEXEC);
+		if (fds[i] < 0) {
+			fprintf(stderr, "ibemu: cannot open the emulator's %s namespace: %s\n",
+				ns[i].name, g_strerror(errno));
+			ret = -1;
 		}
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0 || setns(fd, ns[i].type) < 0) {
+	}
+	for (i = 0; i < G_N_ELEMENTS(ns); i++) {
+		if (!ret && fds[i] >= 0 && setns(fds[i], ns[i].type) < 0) {
 			fprintf(stderr, "ibemu: cannot join the emulator's %s namespace: %s\n",
 				ns[i].name, g_strerror(errno));
-			return -1;
+			ret = -1;
 		}
-		close(fd);
+		if (fds[i] >= 0)
+			close(fds[i]);
 	}
-	return 0;
+	return ret;
 }
 
 /* ibemu exec [--name N] [--] CMD...; ibemu shell [--name N] */
@@ -248,11 +259,12 @@ static int cmd_exec(int argc, char **argv, bool shell)
 {
 	const char *name = NULL;
 	char *path, *pid_text, *cwd = g_get_current_dir();
-	char *pid_argv[] = { (char *)"pid", NULL };
+	char *pid_argv[] = { (char *)"pid", (char *)"init", NULL };
 	char *sh[] = { getenv("SHELL") ? getenv("SHELL") : (char *)"/bin/sh", NULL };
 	GError *err = NULL;
 	char **cmd;
-	int i = 1;
+	int i = 1, status;
+	pid_t child;
 
 	if (wants_help(argc, argv)) {
 		printf("Usage: ibemu exec [--name NAME] [--] COMMAND [ARG...]\n"
@@ -275,7 +287,10 @@ static int cmd_exec(int argc, char **argv, bool shell)
 	path = emu_find_ctl(NULL, name);
 	if (!path)
 		return 1;
-	pid_text = ctl_ask(path, 1, pid_argv, &err);
+	/* The run's init; `ibemu start` has none (and no namespaces). */
+	pid_text = ctl_ask(path, 2, pid_argv, NULL);
+	if (!pid_text)
+		pid_text = ctl_ask(path, 1, pid_argv, &err);
 	if (!pid_text) {
 		fprintf(stderr, "ibemu: %s\n", err->message);
 		g_error_free(err);
@@ -286,9 +301,23 @@ static int cmd_exec(int argc, char **argv, bool shell)
 	g_setenv("IBEMU_CTL", path, TRUE);
 	if (chdir(cwd) < 0)
 		(void)chdir("/");
-	execvp(cmd[0], cmd);
-	fprintf(stderr, "ibemu: cannot run %s: %s\n", cmd[0], g_strerror(errno));
-	return 127;
+	/* Only a child enters the PID namespace: run CMD there, wait. */
+	child = fork();
+	if (child == 0) {
+		execvp(cmd[0], cmd);
+		fprintf(stderr, "ibemu: cannot run %s: %s\n", cmd[0], g_strerror(errno));
+		_exit(127);
+	}
+	if (child < 0) {
+		fprintf(stderr, "ibemu: cannot start %s in the run: %s\n", cmd[0], g_strerror(errno));
+		return 1;
+	}
+	/* The terminal's signals reach CMD itself; the run's end ends it. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 struct run_state {
@@ -306,66 +335,11 @@ static void on_child_exit(GPid pid, gint status, gpointer data)
 	g_main_loop_quit(rs->loop);
 }
 
-/*
- * Processes the command left running (daemons it started: `opensm &`) would
- * keep using devices that are about to vanish, and spin on their errors.
- * As their subreaper we inherit them, and their children when they die
- * first (`timeout opensm`): SIGTERM each until 2 s have passed, then
- * SIGKILL, reaping as they go, until none is left (5 s at most).
- */
-static unsigned signal_children(int sig)
-{
-	GDir *d = g_dir_open("/proc", 0, NULL);
-	const char *e;
-	unsigned left = 0;
-
-	while (d && (e = g_dir_read_name(d))) {
-		char path[64], *stat = NULL, *p;
-		int pid = atoi(e), ppid;
-
-		if (pid <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-		if (!g_file_get_contents(path, &stat, NULL, NULL))
-			continue;
-		p = strrchr(stat, ')');	/* the name may hold spaces */
-		if (p && sscanf(p + 2, "%*c %d", &ppid) == 1 && ppid == getpid()) {
-			left++;
-			kill(pid, sig);
-		}
-		g_free(stat);
-	}
-	if (d)
-		g_dir_close(d);
-	while (waitpid(-1, NULL, WNOHANG) > 0)
-		;
-	return left;
-}
-
-static void end_leftovers(void)
-{
-	int64_t start = g_get_monotonic_time(), t;
-	unsigned left;
-	bool said = false;
-
-	while ((left = signal_children((t = g_get_monotonic_time() - start) < 2000000 ?
-				      SIGTERM : SIGKILL))) {
-		if (!said)
-			g_message("ending %u process(es) the command left running", left);
-		said = true;
-		if (t > 5000000) {
-			g_warning("%u process(es) the command left did not end", left);
-			return;
-		}
-		g_usleep(50000);	/* teardown, not synchronisation */
-	}
-}
-
 static gboolean forward_signal(gpointer data)
 {
 	struct run_state *rs = data;
 
-	/* The command decides what a signal means; we end when it does. */
+	/* The init passes it on to the command; we end when it does. */
 	kill(rs->child, SIGTERM);
 	return G_SOURCE_CONTINUE;
 }
@@ -422,15 +396,13 @@ static int cmd_run(int argc, char **argv)
 
 	emu_start_scenario(&e);
 	rs.loop = g_main_loop_new(NULL, FALSE);
-	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	if (!g_spawn_async(NULL, cmd && cmd[0] ? cmd : default_cmd, envp,
-			   G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD |
-			   G_SPAWN_CHILD_INHERITS_STDIN,
-			   NULL, NULL, &rs.child, &err)) {
+	rs.child = nsinit_spawn(cmd && cmd[0] ? cmd : default_cmd, envp, &err);
+	if (rs.child < 0) {
 		fprintf(stderr, "ibemu: %s\n", err->message);
 		ret = 127;
 		goto out;
 	}
+	e.env.init_pid = rs.child;
 	g_child_watch_add(rs.child, on_child_exit, &rs);
 	g_unix_signal_add(SIGTERM, forward_signal, &rs);
 	g_unix_signal_add(SIGHUP, forward_signal, &rs);
@@ -438,7 +410,6 @@ static int cmd_run(int argc, char **argv)
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
 	g_main_loop_run(rs.loop);
-	end_leftovers();
 	if (WIFEXITED(rs.status))
 		ret = WEXITSTATUS(rs.status);
 	else if (WIFSIGNALED(rs.status))

@@ -5,7 +5,7 @@
  * scenario file. Commands never take the emulator down: bad input gets an
  * error line and changes nothing.
  *
- *   status | nodes | port NODE/PORT | dump | seed | events | pid
+ *   status | nodes | port NODE/PORT | dump | seed | events | pid [init]
  *   link down|up NODE/PORT     node off|on NODE
  *   port disable|enable NODE/PORT
  *   guid NODE[/PORT] GUID      lid NODE/PORT LID [LMC]
@@ -30,6 +30,7 @@ struct ctl_env {
 	struct fabric *fabric;
 	struct timerq *tq;
 	GPtrArray *scenarios;	/* struct scenario *, owned */
+	int init_pid;		/* namespace mode: the run's init (nsinit.h), or 0 */
 };
 
 /* Run one command; its output (or error text) goes to @out. 0 or -1. */

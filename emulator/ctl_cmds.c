@@ -161,11 +161,17 @@ static int cmd_dump(struct ctl_env *env, char **argv, bool json, GString *out)
 	return 0;
 }
 
+/* pid: the emulator's; pid init: that of the run's init, whose PID
+ * namespace `ibemu exec` joins. */
 static int cmd_pid(struct ctl_env *env, char **argv, bool json, GString *out)
 {
-	(void)env;
-	(void)argv;
-	g_string_append_printf(out, json ? "{\"pid\": %d}\n" : "%d\n", (int)getpid());
+	int pid = (int)getpid();
+
+	if (nargs(argv) > 2 || (argv[1] && strcmp(argv[1], "init")))
+		return err(out, "usage: pid [init]");
+	if (argv[1] && !(pid = env->init_pid))
+		return err(out, "error: this emulator runs no command (ibemu start)");
+	g_string_append_printf(out, json ? "{\"pid\": %d}\n" : "%d\n", pid);
 	return 0;
 }
 
@@ -589,7 +595,7 @@ static const struct ctl_cmd commands[] = {
 	{ "nodes", NULL, cmd_nodes, "nodes" },
 	{ "dump", NULL, cmd_dump, "dump [--dot]" },
 	{ "seed", NULL, cmd_seed, "seed" },
-	{ "pid", NULL, cmd_pid, "pid" },
+	{ "pid", NULL, cmd_pid, "pid [init]" },
 	{ "events", NULL, cmd_events, "events" },
 	{ "link", "down", cmd_link, "link down NODE/PORT" },
 	{ "link", "up", cmd_link, "link up NODE/PORT" },

@@ -76,7 +76,17 @@ expect_line "while idle: error: too many control clients" "64 idle clients fill 
 expect_line "idle ones closed: True" "until the server closes them after 10 s"
 
 # A stopped emulator: ctl waits --timeout, then says so.
-ibemu_run -- sh -c 'p=$("$IBEMU" ctl pid); kill -STOP $p; "$IBEMU" ctl --timeout 1 status 2>&1; echo "rc=$?"; kill -CONT $p; "$IBEMU" ctl seed >/dev/null && echo "after CONT: answers"'
+NAME="e2e-limits-$$"
+"$IBEMU" run --name "$NAME" -- sh -c 'until [ -e "$0" ]; do timeout 0.1 tail -f /dev/null; done' "$WORK/done" >/dev/null 2>&1 &
+RUN=$!
+n=0
+until "$IBEMU" ctl --name "$NAME" seed >/dev/null 2>&1 || [ $n -ge 100 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null; done
+p=$("$IBEMU" ctl --name "$NAME" pid)
+kill -STOP "$p"
+"$IBEMU" ctl --name "$NAME" --timeout 1 status >"$WORK/out" 2>&1; echo "rc=$?" >>"$WORK/out"
+kill -CONT "$p"
+"$IBEMU" ctl --name "$NAME" seed >/dev/null && echo "after CONT: answers" >>"$WORK/out"
+touch "$WORK/done"; wait $RUN
 expect_match "no answer from the emulator at .* within 1 s" "ctl on a stopped emulator times out, and says so"
 expect_line "rc=1" "with exit status 1"
 expect_line "after CONT: answers" "and the emulator answers once continued"
