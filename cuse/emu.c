@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cuse/emu.h"
@@ -20,13 +21,13 @@ GOptionEntry *emu_option_entries(struct emu_opts *o)
 	GOptionEntry entries[] = {
 		{ "topology", 't', 0, G_OPTION_ARG_FILENAME, &o->topology,
 		  "Topology file (ibnetdiscover or ibsim net format)", "FILE" },
-		{ "attach", 'a', 0, G_OPTION_ARG_STRING_ARRAY, &o->attach,
+		{ "attach", 'a', 0, G_OPTION_ARG_FILENAME_ARRAY, &o->attach,
 		  "Node (id or GUID) whose ports are this host's; repeatable (default: the first CA)", "NODE" },
 		{ "configured", 'c', 0, G_OPTION_ARG_NONE, &o->configured,
 		  "Start as if a subnet manager had run: LIDs, routes, ports Active", NULL },
 		{ "seed", 0, 0, G_OPTION_ARG_STRING, &o->seed_str,
 		  "Seed of every random choice (default: a new one; see ibemu ctl seed)", "N" },
-		{ "name", 'n', 0, G_OPTION_ARG_STRING, &o->name,
+		{ "name", 'n', 0, G_OPTION_ARG_FILENAME, &o->name,
 		  "Name of this emulator for ibemu ctl --name", "NAME" },
 		{ "scenario", 's', 0, G_OPTION_ARG_FILENAME, &o->scenario_file,
 		  "Run the timed steps of a scenario file from the start", "FILE" },
@@ -53,47 +54,150 @@ void emu_opts_clear(struct emu_opts *o)
 
 char *emu_ctl_dir(void)
 {
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+	if (xdg && *xdg == '/')
+		return g_build_filename(xdg, "ibemu", NULL);
 	return getuid() == 0 ? g_strdup("/run/ibemu") :
 	       g_strdup_printf("/tmp/ibemu-%u", getuid());
 }
 
-char *emu_ctl_path(const char *name)
+/* Names become file names: a short, safe set, no dot first. */
+static bool name_ok(const char *name)
 {
-	char *dir = emu_ctl_dir(), *file = g_strdup_printf("%s.sock", name);
-	char *path = g_build_filename(dir, file, NULL);
+	size_t n = strlen(name);
 
+	if (!n || n > EMU_NAME_MAX || name[0] == '.' || name[0] == '-')
+		return false;
+	return strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
+}
+
+char *emu_ctl_path(const char *name, GError **err)
+{
+	char *dir, *file, *path;
+
+	if (!name_ok(name)) {
+		g_set_error(err, IBEMU_ERROR, EINVAL,
+			    "bad emulator name \"%s\": 1 to %u of A-Z a-z 0-9 . _ -, not starting with . or -",
+			    name, EMU_NAME_MAX);
+		return NULL;
+	}
+	dir = emu_ctl_dir();
+	file = g_strdup_printf("%s.sock", name);
+	path = g_build_filename(dir, file, NULL);
 	g_free(dir);
 	g_free(file);
 	return path;
 }
 
-char *emu_find_ctl(const char *socket_path, const char *name)
+/*
+ * Our socket directory, made 0700 if missing. One that someone else made
+ * (another user can create /tmp/ibemu-UID first and swap our sockets) or
+ * opened to others is refused, never used.
+ */
+int emu_ctl_dir_prepare(GError **err)
 {
-	char *dir, *found = NULL;
-	const char *e;
-	GDir *d;
-	unsigned n = 0;
+	char *dir = emu_ctl_dir(), *parent = g_path_get_dirname(dir);
+	struct stat st;
+	int ret = -1;
 
-	if (socket_path)
-		return g_strdup(socket_path);
-	if (name)
-		return emu_ctl_path(name);
-	if ((e = getenv("IBEMU_CTL")) && *e)
-		return g_strdup(e);
-	dir = emu_ctl_dir();
-	d = g_dir_open(dir, 0, NULL);
-	while (d && (e = g_dir_read_name(d)))
-		if (g_str_has_suffix(e, ".sock") && ++n == 1)
-			found = g_build_filename(dir, e, NULL);
+	if (g_mkdir_with_parents(parent, 0700) < 0 || (mkdir(dir, 0700) < 0 && errno != EEXIST)) {
+		g_set_error(err, IBEMU_ERROR, errno, "cannot create %s: %s", dir, g_strerror(errno));
+		goto out;
+	}
+	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077)) {
+		g_set_error(err, IBEMU_ERROR, EPERM,
+			    "%s is not a private directory of ours (it must be ours, mode 0700): not using it",
+			    dir);
+		goto out;
+	}
+	ret = 0;
+out:
+	g_free(dir);
+	g_free(parent);
+	return ret;
+}
+
+/* The live emulators' sockets, by name; stale ones (nobody listens,
+ * a crashed emulator's) are removed when they are ours. */
+static GPtrArray *live_sockets(void)
+{
+	GPtrArray *live = g_ptr_array_new_with_free_func(g_free);
+	char *dir = emu_ctl_dir();
+	GDir *d = g_dir_open(dir, 0, NULL);
+	const char *e;
+
+	while (d && (e = g_dir_read_name(d))) {
+		char *path;
+
+		if (!g_str_has_suffix(e, ".sock"))
+			continue;
+		path = g_build_filename(dir, e, NULL);
+		switch (ctl_probe(path)) {
+		case CTL_LIVE:
+			g_ptr_array_add(live, path);
+			continue;
+		case CTL_STALE:
+			ctl_unlink_if_ours(path);
+			break;
+		default:
+			break;
+		}
+		g_free(path);
+	}
 	if (d)
 		g_dir_close(d);
 	g_free(dir);
-	if (n == 1)
+	g_ptr_array_sort(live, (GCompareFunc)g_strcmp0);
+	return live;
+}
+
+GPtrArray *emu_list(void)
+{
+	return live_sockets();
+}
+
+char *emu_find_ctl(const char *socket_path, const char *name)
+{
+	GError *err = NULL;
+	GPtrArray *live;
+	char *found = NULL;
+	const char *e;
+	GString *names;
+	unsigned i;
+
+	if (socket_path)
+		return g_strdup(socket_path);
+	if (name) {
+		if (!(found = emu_ctl_path(name, &err))) {
+			fprintf(stderr, "ibemu: %s\n", err->message);
+			g_error_free(err);
+		}
 		return found;
-	g_free(found);
-	fprintf(stderr, n ? "ibemu: %u emulators are running; say which with --name\n" :
-		"ibemu: no emulator is running (start one with ibemu run or ibemu start)\n", n);
-	return NULL;
+	}
+	if ((e = getenv("IBEMU_CTL")) && *e)
+		return g_strdup(e);
+	live = live_sockets();
+	if (live->len == 1)
+		found = g_strdup(g_ptr_array_index(live, 0));
+	else if (!live->len)
+		fprintf(stderr, "ibemu: no emulator is running (start one with ibemu run or ibemu start)\n");
+	else {
+		names = g_string_new(NULL);
+		for (i = 0; i < live->len; i++) {
+			char *b = g_path_get_basename(g_ptr_array_index(live, i));
+
+			b[strlen(b) - 5] = 0;	/* .sock */
+			g_string_append_printf(names, "%s%s", i ? ", " : "", b);
+			g_free(b);
+		}
+		fprintf(stderr, "ibemu: %u emulators are running (%s); say which with --name\n",
+			live->len, names->str);
+		g_string_free(names, TRUE);
+	}
+	g_ptr_array_free(live, TRUE);
+	return found;
 }
 
 struct fabric *emu_load_fabric(const char *topology)
@@ -142,6 +246,17 @@ static int attach_nodes(struct fabric *f, struct umad_host *h, char **names)
 	return -1;
 }
 
+static char *attached_ids(struct umad_host *h)
+{
+	GString *s = g_string_new(NULL);
+	const char *ca;
+	unsigned k;
+
+	for (k = 0; k < umad_host_ncas(h); k++)
+		g_string_append_printf(s, "%s%s", k ? " " : "", umad_host_ca(h, k, &ca)->id);
+	return g_string_free(s, FALSE);
+}
+
 int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 {
 	GError *err = NULL;
@@ -181,14 +296,18 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 	e->env.fabric = e->f;
 	e->env.tq = e->tq;
 	e->env.scenarios = g_ptr_array_new_with_free_func((GDestroyNotify)scenario_free);
-	e->ctl_sock = emu_ctl_path(o->name ? o->name : default_name);
-	if (!(e->ctl = ctl_server_new(&e->env, e->ctl_sock, &err))) {
+	if (!(e->ctl_sock = emu_ctl_path(o->name ? o->name : default_name, &err)) ||
+	    emu_ctl_dir_prepare(&err) < 0 ||
+	    !(e->ctl = ctl_server_new(&e->env, e->ctl_sock, &err))) {
 		fprintf(stderr, "ibemu: %s\n", err->message);
 		g_error_free(err);
 		return 1;
 	}
 	if (attach_nodes(e->f, e->host, o->attach) < 0)
 		return 1;
+	e->env.name = o->name ? o->name : default_name;
+	e->env.topology = o->topology ? o->topology : "(built-in default)";
+	e->env.attached = attached_ids(e->host);
 	if (o->configured) {
 		unsigned need = fabric_lids_needed(e->f);
 
@@ -216,6 +335,7 @@ void emu_start_scenario(struct emu *e)
 void emu_teardown(struct emu *e)
 {
 	ctl_server_free(e->ctl);
+	g_free(e->env.attached);
 	if (e->env.scenarios)
 		g_ptr_array_free(e->env.scenarios, TRUE);
 	scenario_free(e->sc);

@@ -34,9 +34,16 @@ struct emu {
 GOptionEntry *emu_option_entries(struct emu_opts *o);
 void emu_opts_clear(struct emu_opts *o);
 
-/* Where control sockets live: /run/ibemu for root, else /tmp/ibemu-UID. */
+/* Where control sockets live: $XDG_RUNTIME_DIR/ibemu when set, else
+ * /run/ibemu for root, /tmp/ibemu-UID for others. */
 char *emu_ctl_dir(void);
-char *emu_ctl_path(const char *name);
+/* Create it (0700), or check that it is ours and private. */
+int emu_ctl_dir_prepare(GError **err);
+#define EMU_NAME_MAX	64
+/* @name's socket; NULL with @err for a name outside [A-Za-z0-9._-]. */
+char *emu_ctl_path(const char *name, GError **err);
+/* The sockets of the emulators that answer, sorted (stale ones removed). */
+GPtrArray *emu_list(void);
 /* The socket to talk to: @socket_path, then @name's, then $IBEMU_CTL (set
  * inside `ibemu run`), then the only emulator running for this user;
  * NULL (said on stderr) if none or several. */

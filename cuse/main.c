@@ -55,6 +55,7 @@ static int usage(FILE *out)
 		"                                      whole host, until ibemu stop (root)\n"
 		"  stop [--name N]                     stop what ibemu start started\n"
 		"  ctl [--name N] COMMAND...           steer a running emulator (ibemu ctl help)\n"
+		"  list                                the running emulators\n"
 		"  exec [--name N] [--] CMD...         run CMD in a running emulator's namespace\n"
 		"  shell [--name N]                    a shell in a running emulator's namespace\n"
 		"  topo check FILE                     validate a topology file\n"
@@ -163,6 +164,33 @@ static int cmd_topo(int argc, char **argv)
 	printf("%s: %u nodes (%u switches, %u CAs, %u routers), %u links, %u ports\n",
 	       argv[2], c.nodes, c.switches, c.cas, c.routers, c.links, c.ports);
 	fabric_free(f);
+	return 0;
+}
+
+/* ibemu list: the emulators of this user that answer. */
+static int cmd_list(int argc, char **argv)
+{
+	char *info_argv[] = { (char *)"info", NULL };
+	GPtrArray *live;
+	unsigned i;
+
+	if (argc > 1) {
+		printf("Usage: ibemu list\n"
+		       "The running emulators of this user: name, pid, mode, topology, attached nodes.\n");
+		return wants_help(argc, argv) ? 0 : 2;
+	}
+	live = emu_list();
+	printf("%-20s %-8s %-10s %-30s %s\n", "NAME", "PID", "MODE", "TOPOLOGY", "ATTACHED");
+	for (i = 0; i < live->len; i++) {
+		char *ans = ctl_ask(g_ptr_array_index(live, i), 1, info_argv, NULL);
+		char **f = ans ? g_strsplit(g_strchomp(ans), "\t", 5) : NULL;
+
+		if (f && g_strv_length(f) == 5)
+			printf("%-20s %-8s %-10s %-30s %s\n", f[0], f[1], f[2], f[3], f[4]);
+		g_strfreev(f);
+		g_free(ans);
+	}
+	g_ptr_array_free(live, TRUE);
 	return 0;
 }
 
@@ -350,7 +378,7 @@ static int cmd_run(int argc, char **argv)
 	gchar **cmd = NULL, **envp = NULL;
 	GOptionEntry *entries = emu_option_entries(&o);
 	GOptionEntry rest[] = {
-		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &cmd, NULL, "[--] [CMD [ARG...]]" },
+		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &cmd, NULL, "[--] [CMD [ARG...]]" },
 		{ NULL }
 	};
 	GOptionContext *ctx = g_option_context_new("- run a command on an emulated fabric");
@@ -377,6 +405,7 @@ static int cmd_run(int argc, char **argv)
 	if ((ret = emu_setup(&e, &o, default_name)) != 0)
 		goto out;
 	ret = 1;
+	e.env.mode = "namespace";
 	envp = g_environ_setenv(g_get_environ(), "IBEMU_CTL", e.ctl_sock, TRUE);
 
 	/* Namespaces first: a user namespace needs a single thread. */
@@ -452,6 +481,8 @@ int main(int argc, char **argv)
 		return cmd_topo(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "ctl"))
 		return cmd_ctl(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "list"))
+		return cmd_list(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "exec") || !strcmp(argv[1], "shell"))
 		return cmd_exec(argc - 1, argv + 1, !strcmp(argv[1], "shell"));
 	fprintf(stderr, "ibemu: unknown command \"%s\"\n", argv[1]);

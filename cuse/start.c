@@ -109,10 +109,10 @@ static int parse_group(const char *text, gid_t *gid)
 static bool already_running(const char *name)
 {
 	char *pid_argv[] = { (char *)"pid", NULL };
-	char *path = emu_ctl_path(name), *pid;
+	char *path = emu_ctl_path(name, NULL), *pid;
 
-	/* A dead socket is not an error here. */
-	pid = ctl_ask(path, 1, pid_argv, NULL);
+	/* A dead socket (or a bad name, said later) is not an error here. */
+	pid = path ? ctl_ask(path, 1, pid_argv, NULL) : NULL;
 	g_free(path);
 	if (pid)
 		fprintf(stderr, "ibemu start: %s is running already (pid %s); ibemu stop%s%s first\n",
@@ -205,6 +205,7 @@ int cmd_start(int argc, char **argv)
 		ready = daemonize();
 	if ((ret = emu_setup(&e, &o, "ibemu")) != 0)
 		goto out;
+	e.env.mode = "cuse";
 	ret = 1;
 
 	vfs = vfs_new();

@@ -32,6 +32,7 @@
 struct ctl_server {
 	struct ctl_env *env;
 	char *path;
+	ino_t ino;		/* of the socket file we made */
 	int fd;
 	guint watch;
 	unsigned clients;
@@ -199,29 +200,73 @@ static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
+static bool is_our_socket(const char *path, struct stat *st)
+{
+	return lstat(path, st) == 0 && S_ISSOCK(st->st_mode) && st->st_uid == geteuid();
+}
+
+enum ctl_probe ctl_probe(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	enum ctl_probe r;
+	int fd;
+
+	if (lstat(path, &st) < 0)
+		return CTL_NONE;
+	if (!is_our_socket(path, &st) || strlen(path) >= sizeof(sa.sun_path))
+		return CTL_NOT_OURS;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return CTL_NOT_OURS;
+	/* A listener takes the connection (or its backlog is full: alive
+	 * too); nobody listening is ECONNREFUSED. */
+	r = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno == EAGAIN ?
+	    CTL_LIVE : errno == ECONNREFUSED ? CTL_STALE : CTL_NOT_OURS;
+	close(fd);
+	return r;
+}
+
+void ctl_unlink_if_ours(const char *path)
+{
+	struct stat st;
+
+	if (is_our_socket(path, &st))
+		unlink(path);
+}
+
 struct ctl_server *ctl_server_new(struct ctl_env *env, const char *path, GError **err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct ctl_server *srv;
-	char *dir = g_path_get_dirname(path);
+	struct stat st;
 	int fd;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		g_set_error(err, IBEMU_ERROR, ENAMETOOLONG, "control socket path too long: %s", path);
-		g_free(dir);
 		return NULL;
 	}
-	if (g_mkdir_with_parents(dir, 0700) < 0) {
-		g_set_error(err, IBEMU_ERROR, errno, "cannot create %s: %s", dir, g_strerror(errno));
-		g_free(dir);
+	switch (ctl_probe(path)) {
+	case CTL_LIVE:
+		g_set_error(err, IBEMU_ERROR, EEXIST,
+			    "an emulator is running under this name already (%s); choose another --name",
+			    path);
 		return NULL;
+	case CTL_NOT_OURS:
+		g_set_error(err, IBEMU_ERROR, EEXIST,
+			    "%s is there and is not a control socket of ours: not touching it", path);
+		return NULL;
+	case CTL_STALE:
+		unlink(path);	/* a crashed emulator's */
+		break;
+	case CTL_NONE:
+		break;
 	}
-	g_free(dir);
 	strcpy(sa.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	unlink(path);	/* a socket left by a crashed run */
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chmod(path, 0600) < 0 || listen(fd, 16) < 0) {
+	    chmod(path, 0600) < 0 || listen(fd, 16) < 0 || lstat(path, &st) < 0) {
 		g_set_error(err, IBEMU_ERROR, errno, "cannot listen on %s: %s", path, g_strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -230,6 +275,7 @@ struct ctl_server *ctl_server_new(struct ctl_env *env, const char *path, GError 
 	srv = g_new0(struct ctl_server, 1);
 	srv->env = env;
 	srv->path = g_strdup(path);
+	srv->ino = st.st_ino;
 	srv->fd = fd;
 	srv->watch = g_unix_fd_add(fd, G_IO_IN, on_accept, srv);
 	return srv;
@@ -237,11 +283,15 @@ struct ctl_server *ctl_server_new(struct ctl_env *env, const char *path, GError 
 
 void ctl_server_free(struct ctl_server *srv)
 {
+	struct stat st;
+
 	if (!srv)
 		return;
 	g_source_remove(srv->watch);
 	close(srv->fd);
-	unlink(srv->path);
+	/* Only our own file: another emulator may have taken the name since. */
+	if (lstat(srv->path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_ino == srv->ino)
+		unlink(srv->path);
 	g_free(srv->path);
 	g_free(srv);
 }

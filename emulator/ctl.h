@@ -5,7 +5,7 @@
  * scenario file. Commands never take the emulator down: bad input gets an
  * error line and changes nothing.
  *
- *   status | nodes | port NODE/PORT | dump | seed | events | pid [init]
+ *   status | info | nodes | port NODE/PORT | dump | seed | events | pid [init]
  *   link down|up NODE/PORT     node off|on NODE
  *   port disable|enable NODE/PORT
  *   guid NODE[/PORT] GUID      lid NODE/PORT LID [LMC]
@@ -31,6 +31,9 @@ struct ctl_env {
 	struct timerq *tq;
 	GPtrArray *scenarios;	/* struct scenario *, owned */
 	int init_pid;		/* namespace mode: the run's init (nsinit.h), or 0 */
+	/* For `info` (ibemu list): set by whoever starts the emulator. */
+	const char *name, *mode, *topology;
+	char *attached;		/* node ids, space-separated, owned */
 };
 
 /* Run one command; its output (or error text) goes to @out. 0 or -1. */
@@ -40,7 +43,14 @@ int ctl_run(struct ctl_env *env, char **argv, GString *out);
  * users are refused by their peer credentials. */
 struct ctl_server;
 struct ctl_server *ctl_server_new(struct ctl_env *env, const char *path, GError **err);
+/* Removes the socket file, if it is still the one it made. */
 void ctl_server_free(struct ctl_server *s);
+
+/* Is there an emulator behind the socket file @path? */
+enum ctl_probe { CTL_LIVE, CTL_STALE, CTL_NOT_OURS, CTL_NONE };
+enum ctl_probe ctl_probe(const char *path);
+/* Remove @path if it is a socket file of ours (never anything else). */
+void ctl_unlink_if_ours(const char *path);
 
 /*
  * Client side (ctl_client.c). Send @argv to the emulator at @path and wait

@@ -94,6 +94,27 @@ static int cmd_status(struct ctl_env *env, char **argv, bool json, GString *out)
 	return 0;
 }
 
+/* Who this emulator is (ibemu list): name, pid, mode, topology, nodes. */
+static int cmd_info(struct ctl_env *env, char **argv, bool json, GString *out)
+{
+	char *topo = g_strescape(env->topology ? env->topology : "", NULL);
+
+	(void)argv;
+	if (json)
+		g_string_append_printf(out, "{\"name\": \"%s\", \"pid\": %d, \"mode\": \"%s\", "
+				       "\"topology\": \"%s\", \"attached\": \"%s\"}\n",
+				       env->name ? env->name : "", (int)getpid(),
+				       env->mode ? env->mode : "", topo,
+				       env->attached ? env->attached : "");
+	else
+		g_string_append_printf(out, "%s\t%d\t%s\t%s\t%s\n", env->name ? env->name : "-",
+				       (int)getpid(), env->mode ? env->mode : "-",
+				       env->topology ? env->topology : "-",
+				       env->attached ? env->attached : "-");
+	g_free(topo);
+	return 0;
+}
+
 static int cmd_nodes(struct ctl_env *env, char **argv, bool json, GString *out)
 {
 	unsigned i;
@@ -592,6 +613,7 @@ static int cmd_scenario(struct ctl_env *env, char **argv, bool json, GString *ou
 
 static const struct ctl_cmd commands[] = {
 	{ "status", NULL, cmd_status, "status" },
+	{ "info", NULL, cmd_info, "info" },
 	{ "nodes", NULL, cmd_nodes, "nodes" },
 	{ "dump", NULL, cmd_dump, "dump [--dot]" },
 	{ "seed", NULL, cmd_seed, "seed" },
