@@ -328,7 +328,10 @@ void emu_start_scenario(struct emu *e)
 	if (!e->sc)
 		return;
 	scenario_start(e->sc, &e->env);
-	g_ptr_array_add(e->env.scenarios, e->sc);
+	if (scenario_steps(e->sc))
+		g_ptr_array_add(e->env.scenarios, e->sc);
+	else
+		scenario_free(e->sc);
 	e->sc = NULL;
 }
 

@@ -599,15 +599,21 @@ static int cmd_scenario(struct ctl_env *env, char **argv, bool json, GString *ou
 	(void)json;
 	if (nargs(argv) != 2)
 		return err(out, "usage: scenario FILE");
+	if (env->scenario_depth >= SCENARIO_MAX_DEPTH)
+		return err(out, "error: scenarios started by scenarios %u deep: not starting %s",
+			   SCENARIO_MAX_DEPTH, argv[1]);
 	sc = scenario_load(argv[1], &e);
 	if (!sc) {
 		err(out, "error: %s", e->message);
 		g_error_free(e);
 		return -1;
 	}
-	scenario_start(sc, env);
-	g_ptr_array_add(env->scenarios, sc);
 	g_string_append_printf(out, "scenario %s started (%u steps)\n", argv[1], scenario_steps(sc));
+	scenario_start(sc, env);
+	if (scenario_steps(sc))
+		g_ptr_array_add(env->scenarios, sc);
+	else
+		scenario_free(sc);
 	return 0;
 }
 

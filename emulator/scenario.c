@@ -21,6 +21,8 @@ struct step {
 struct scenario {
 	GPtrArray *steps;	/* struct step * */
 	struct ctl_env *env;
+	unsigned depth;		/* started by a step of a scenario this deep */
+	unsigned pending;	/* steps not yet run */
 };
 
 static void step_free(gpointer p)
@@ -100,13 +102,23 @@ static void run_step(struct timer *t, void *ctx)
 	GString *out = g_string_new(NULL);
 	char *cmd = g_strjoinv(" ", st->argv);
 
+	struct scenario *sc = st->sc;
+	struct ctl_env *env = sc->env;
+	unsigned depth = env->scenario_depth;
+
 	(void)t;
-	if (ctl_run(st->sc->env, st->argv, out) < 0)
+	/* A scenario this step starts is one deeper (ctl `scenario`). */
+	env->scenario_depth = sc->depth + 1;
+	if (ctl_run(env, st->argv, out) < 0)
 		g_warning("scenario %s: %s: %s", st->where, cmd, g_strchomp(out->str));
 	else
 		g_message("scenario %s: %s", st->where, cmd);
+	env->scenario_depth = depth;
 	g_free(cmd);
 	g_string_free(out, TRUE);
+	/* A finished scenario is kept no longer (timerq allows the free). */
+	if (!--sc->pending)
+		g_ptr_array_remove(env->scenarios, sc);
 }
 
 void scenario_start(struct scenario *sc, struct ctl_env *env)
@@ -114,6 +126,8 @@ void scenario_start(struct scenario *sc, struct ctl_env *env)
 	unsigned i;
 
 	sc->env = env;
+	sc->depth = env->scenario_depth;
+	sc->pending = sc->steps->len;
 	for (i = 0; i < sc->steps->len; i++) {
 		struct step *st = g_ptr_array_index(sc->steps, i);
 

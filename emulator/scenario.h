@@ -16,11 +16,17 @@
 
 #include <glib.h>
 
+/* How deep scenarios may start scenarios (one that loads itself at 0 ms
+ * once grew the daemon without bound and starved its loop). */
+#define SCENARIO_MAX_DEPTH	8
+
 struct ctl_env;
 struct scenario;
 
 /* Errors read "file:line: what is wrong". */
 struct scenario *scenario_load(const char *path, GError **err);
+/* Arm its steps; once all have run, it is removed from env->scenarios
+ * (and freed), so it must be added there after this call. */
 void scenario_start(struct scenario *sc, struct ctl_env *env);
 unsigned scenario_steps(const struct scenario *sc);
 void scenario_free(struct scenario *sc);

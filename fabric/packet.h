@@ -28,6 +28,9 @@ struct mad_pkt {
 	uint16_t pkey;		/* the P_Key value carried in the BTH */
 	uint8_t sl;
 	uint8_t hops_left;	/* guard against forwarding loops */
+	/* A duplicate fault rule copies a packet once along its way, not at
+	 * every hop: 2^hops copies of a 21-hop SMP once ate 4 GB. */
+	bool duplicated;
 	bool grh;
 	uint8_t sgid[16], dgid[16];
 	/*

@@ -226,6 +226,7 @@ static void respond(struct fabric *f, struct port *in, const struct mad_pkt *req
 
 	memcpy(r.mad, resp, MAD_SIZE);
 	r.rmpp = NULL;		/* firmware answers fit one MAD */
+	r.duplicated = false;	/* a new packet */
 	r.hops_left = MAX_HOPS;
 	r.sqp = req->dqp;
 	r.dqp = req->sqp;
@@ -373,7 +374,10 @@ static bool apply_faults(struct fabric *f, struct port *in, struct mad_pkt *p)
 		return false;
 	}
 	case FAULT_DUPLICATE:
-		g_queue_push_tail(&f->events, event_new(f, in, p, true));
+		if (!p->duplicated) {
+			p->duplicated = true;	/* the copy too */
+			g_queue_push_tail(&f->events, event_new(f, in, p, true));
+		}
 		return true;
 	case FAULT_CORRUPT:
 		p->mad[r->arg % MAD_SIZE] ^= 0xff;
