@@ -22,6 +22,10 @@ wait_for() {
 
 # vmhwm PID: its peak resident set (VmHWM) so far, "12.3 MB".
 vmhwm() { awk '/VmHWM/ { printf "%.1f MB", $2 / 1024 }' "/proc/$1/status"; }
+# emu_vmhwm [ctl options]: the emulator's, from `ibemu ctl status` (inside a
+# run the daemon's /proc entry is out of sight: the run has its own PID
+# namespace).
+emu_vmhwm() { "$IBEMU" ctl "$@" status | sed -n 's/.*; peak RSS \(.*\)$/\1/p'; }
 
 # gen_fabric GENERATOR ARGS...: $W/net, its first CA in $HCA; prints a
 # line saying what it is.
@@ -63,7 +67,7 @@ start_ibemu() {
 # peak_rss NAME: the peak resident set (VmHWM) so far of ibsim ($SIM) and
 # of the ibemu run NAME.
 peak_rss() {
-	echo "ibsim $(vmhwm $SIM), ibemu $(vmhwm "$("$IBEMU" ctl --name "$1" pid)")"
+	echo "ibsim $(vmhwm $SIM), ibemu $(emu_vmhwm --name "$1")"
 }
 
 # report UNIT: the medians of $W/sim.ms and $W/emu.ms, every figure, the ratio.

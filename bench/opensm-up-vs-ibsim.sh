@@ -45,9 +45,9 @@ for r in $(seq "$ROUNDS"); do
 		opensm -d2 -f "$W/sim.osm") >>"$W/sim.both"
 	sim_rss=$(vmhwm $SIM)
 	kill $SIM; wait $SIM 2>/dev/null
-	"$IBEMU" run --topology "$W/net" --attach "$HCA" -- bash -c "$(declare -f up_ms wait_for vmhwm);
+	"$IBEMU" run --topology "$W/net" --attach "$HCA" -- bash -c "$(declare -f up_ms wait_for emu_vmhwm);
 		up_ms '$W/emu.osm' env OSM_CACHE_DIR='$W/c2' opensm -d2 -f '$W/emu.osm';
-		vmhwm \$('$IBEMU' ctl pid) >'$W/emu.rss'" >>"$W/emu.both"
+		IBEMU='$IBEMU' emu_vmhwm >'$W/emu.rss'" >>"$W/emu.both"
 done
 cut -d' ' -f1 "$W/sim.both" >"$W/sim.ms"; cut -d' ' -f1 "$W/emu.both" >"$W/emu.ms"
 report "ms to SUBNET UP"

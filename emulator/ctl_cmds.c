@@ -71,6 +71,35 @@ static struct node *parse_node(struct ctl_env *env, const char *s, GString *out)
 	return n;
 }
 
+/*
+ * A field of our /proc/self/status in kB (VmHWM, VmRSS), 0 if unknown.
+ * Inside a run the daemon's /proc entry is out of sight (nsinit.h): status
+ * says these for tests and benchmarks.
+ */
+static unsigned long status_kb(const char *field)
+{
+	char *text = NULL, *p;
+	unsigned long kb = 0;
+
+	if (g_file_get_contents("/proc/self/status", &text, NULL, NULL) &&
+	    (p = strstr(text, field)))
+		kb = strtoul(p + strlen(field) + 1, NULL, 10);
+	g_free(text);
+	return kb;
+}
+
+static unsigned open_fds(void)
+{
+	GDir *d = g_dir_open("/proc/self/fd", 0, NULL);
+	unsigned n = 0;
+
+	while (d && g_dir_read_name(d))
+		n++;
+	if (d)
+		g_dir_close(d);
+	return n ? n - 1 : 0;	/* not the one reading the directory */
+}
+
 static int cmd_status(struct ctl_env *env, char **argv, bool json, GString *out)
 {
 	struct fabric_counts c;
@@ -80,17 +109,19 @@ static int cmd_status(struct ctl_env *env, char **argv, bool json, GString *out)
 	if (json)
 		g_string_append_printf(out, "{\"nodes\": %u, \"switches\": %u, \"cas\": %u, "
 				       "\"links\": %u, \"delivered\": %" G_GUINT64_FORMAT
-				       ", \"dropped\": %" G_GUINT64_FORMAT ", \"faults\": %u, \"seed\": %u}\n",
+				       ", \"dropped\": %" G_GUINT64_FORMAT ", \"faults\": %u, \"seed\": %u, "
+				       "\"peak_rss_kb\": %lu, \"rss_kb\": %lu, \"open_fds\": %u}\n",
 				       c.nodes, c.switches, c.cas, c.links, env->fabric->delivered,
 				       env->fabric->dropped, env->fabric->faults.rules->len,
-				       env->fabric->faults.seed);
+				       env->fabric->faults.seed, status_kb("VmHWM:"), status_kb("VmRSS:"),
+				       open_fds());
 	else
 		g_string_append_printf(out, "%u nodes (%u switches, %u CAs), %u links; "
 				       "%" G_GUINT64_FORMAT " MADs delivered, %" G_GUINT64_FORMAT
-				       " dropped; %u fault rules; seed %u\n",
+				       " dropped; %u fault rules; seed %u; peak RSS %.1f MB\n",
 				       c.nodes, c.switches, c.cas, c.links, env->fabric->delivered,
 				       env->fabric->dropped, env->fabric->faults.rules->len,
-				       env->fabric->faults.seed);
+				       env->fabric->faults.seed, status_kb("VmHWM:") / 1024.0);
 	return 0;
 }
 

@@ -10,8 +10,9 @@ export W="$WORK"
 
 ibemu_run -- bash -c '
 . "$INSIDE"
-pid=$("$IBEMU" ctl pid)
-fds() { ls /proc/$pid/fd | wc -l; }
+# The daemon is outside the run'"'"'s PID namespace: its status says these.
+stat_of() { "$IBEMU" ctl status --json | python3 -c "import json, sys; print(json.load(sys.stdin)[\"$1\"])"; }
+fds() { stat_of open_fds; }
 start_opensm
 f0=$(fds)
 for i in $(seq 1 30); do

@@ -8,9 +8,10 @@
 export W="$WORK"
 
 ibemu_run --topology "$TOPOLOGIES/fattree-648.net" --configured -- bash -c '
-pid=$("$IBEMU" ctl pid)
-fds() { ls /proc/$pid/fd | wc -l; }
-rss() { awk "/VmRSS/ {print \$2}" /proc/$pid/status; }
+# The daemon is outside the run'"'"'s PID namespace: its status says these.
+stat_of() { "$IBEMU" ctl status --json | python3 -c "import json, sys; print(json.load(sys.stdin)[\"$1\"])"; }
+fds() { stat_of open_fds; }
+rss() { stat_of rss_kb; }
 client() {	# client N: HCA hca%04u has LID 54 + N (switches take 1..54)
 	local lid=$((54 + $1)) want ok=0 i
 	want=$(printf "hca%04u HCA-1" "$1")
