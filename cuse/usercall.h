@@ -10,7 +10,7 @@
  * max_pages pages a request, at offsets 0, n1, n1+n2, ... of the call),
  * and an error reply carries no data. Knowing the whole call lets the
  * device core move one message per call and write the ENOSPC header
- * (docs/design.md "Long reads and writes").
+ * (docs/design-notes.md "Long reads and writes").
  *
  * Needs ptrace rights over the client (process_vm_readv/writev): namespace
  * mode's clients are our descendants, CUSE mode's daemon is root.
