@@ -92,8 +92,9 @@ char *emu_ctl_path(const char *name, GError **err)
 
 /*
  * Our socket directory, made 0700 if missing. One that someone else made
- * (another user can create /tmp/ibemu-UID first and swap our sockets) or
- * opened to others is refused, never used.
+ * (another user can create /tmp/ibemu-UID first and swap our sockets), or
+ * that is not a directory, is refused, never used; our own is made 0700
+ * if it was open to others (an older ibemu made /run/ibemu 0755).
  */
 int emu_ctl_dir_prepare(GError **err)
 {
@@ -106,9 +107,9 @@ int emu_ctl_dir_prepare(GError **err)
 		goto out;
 	}
 	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 077)) {
+	    ((st.st_mode & 077) && chmod(dir, 0700) < 0)) {
 		g_set_error(err, IBEMU_ERROR, EPERM,
-			    "%s is not a private directory of ours (it must be ours, mode 0700): not using it",
+			    "%s is not a directory of ours (it must be ours, and is made mode 0700): not using it",
 			    dir);
 		goto out;
 	}

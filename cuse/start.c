@@ -187,9 +187,16 @@ int cmd_start(int argc, char **argv)
 		fprintf(stderr, "ibemu start: %s\n", err->message);
 		goto out;
 	}
-	if (!o.log_path && !foreground)
-		o.log_path = log_default = g_strdup_printf("/run/ibemu/%s.log", o.name ? o.name : "ibemu");
-	g_mkdir_with_parents("/run/ibemu", 0755);
+	if (emu_ctl_dir_prepare(&err) < 0) {
+		fprintf(stderr, "ibemu start: %s\n", err->message);
+		goto out;
+	}
+	if (!o.log_path && !foreground) {
+		char *dir = emu_ctl_dir();
+
+		o.log_path = log_default = g_strdup_printf("%s/%s.log", dir, o.name ? o.name : "ibemu");
+		g_free(dir);
+	}
 	/*
 	 * Hold the stop signals until their handlers are in place: a SIGINT
 	 * during set-up must stop us once we can clean up, not be lost (a

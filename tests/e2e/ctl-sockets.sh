@@ -58,13 +58,18 @@ expect_line "is not a control socket of ours: not touching it" "is refused"
 grep -q precious "$D/notasocket.sock" && pass "and the file is kept" || fail "file changed"
 rm "$D/notasocket.sock"
 
-# A directory opened to others, or someone else's: refused.
+# Our directory opened to others is made private; someone else's, or a
+# symlink to ours, is refused.
 chmod 777 "$D"
 "$IBEMU" run -- true >"$WORK/out" 2>&1; RC=$?
-expect_rc 1 "a socket directory of mode 0777"
-expect_line "is not a private directory of ours (it must be ours, mode 0700): not using it" "is refused in one line"
-chmod 700 "$D"; chown nobody "$D"
+expect_rc 0 "our socket directory of mode 0777"
+[ "$(stat -c %a "$D")" = 700 ] && pass "is made 0700" || fail "mode $(stat -c %a "$D")"
+chown nobody "$D"
 "$IBEMU" run -- true >"$WORK/out" 2>&1; RC=$?
 expect_rc 1 "a socket directory owned by another user"
-expect_line "is not a private directory of ours" "is refused"
+expect_line "is not a directory of ours (it must be ours, and is made mode 0700): not using it" "is refused in one line"
+mv "$D" "$D.other"; ln -s "$D.other" "$D"
+"$IBEMU" run -- true >"$WORK/out" 2>&1; RC=$?
+expect_rc 1 "a symlink in its place"
+expect_line "is not a directory of ours" "is refused too"
 finish
