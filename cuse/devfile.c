@@ -233,6 +233,7 @@ static struct xfer *next_piece(fuse_req_t req, struct ufile *uf, off_t off, bool
 static void read_more(fuse_req_t req, struct ufile *uf, size_t size, off_t off)
 {
 	struct xfer *x = next_piece(req, uf, off, false);
+	pid_t tid = req_tid(req);	/* a reply frees req */
 	size_t n;
 
 	if (!x)
@@ -245,7 +246,7 @@ static void read_more(fuse_req_t req, struct ufile *uf, size_t size, off_t off)
 	/* The kernel asks again only after a full piece, while the call
 	 * has room: a short (or empty) piece ends it. */
 	if (n < size || !x->left)
-		g_hash_table_remove(uf->xfers, GINT_TO_POINTER(req_tid(req)));
+		g_hash_table_remove(uf->xfers, GINT_TO_POINTER(tid));
 }
 
 /* A packet was queued: answer blocked reads, then notify pollers. */
