@@ -379,14 +379,13 @@ static void write_more(fuse_req_t req, struct ufile *uf, size_t size, off_t off)
 static void write_whole(fuse_req_t req, struct ufile *uf, size_t size,
 			const struct user_call *c)
 {
-	uint8_t *data = c->count <= UMAD_MAX_WRITE ? g_try_malloc(c->count) : NULL;
+	uint8_t *data = NULL;
 	struct xfer *x;
 	ssize_t n;
 	int ret;
 
-	if (!data) {
-		g_message("umad%u: a write of %zu bytes is over the limit of %u (ENOMEM)",
-			  umad_dev_index(umad_file_dev(uf->file)), c->count, UMAD_MAX_WRITE);
+	if (umad_check_write_size(uf->file, c->count) < 0 ||
+	    !(data = g_try_malloc(c->count))) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}

@@ -122,7 +122,7 @@ out:
 
 /* The live emulators' sockets, by name; stale ones (nobody listens,
  * a crashed emulator's) are removed when they are ours. */
-static GPtrArray *live_sockets(void)
+GPtrArray *emu_list(void)
 {
 	GPtrArray *live = g_ptr_array_new_with_free_func(g_free);
 	char *dir = emu_ctl_dir();
@@ -154,11 +154,6 @@ static GPtrArray *live_sockets(void)
 	return live;
 }
 
-GPtrArray *emu_list(void)
-{
-	return live_sockets();
-}
-
 char *emu_find_ctl(const char *socket_path, const char *name)
 {
 	GError *err = NULL;
@@ -179,7 +174,7 @@ char *emu_find_ctl(const char *socket_path, const char *name)
 	}
 	if ((e = getenv("IBEMU_CTL")) && *e)
 		return g_strdup(e);
-	live = live_sockets();
+	live = emu_list();
 	if (live->len == 1)
 		found = g_strdup(g_ptr_array_index(live, 0));
 	else if (!live->len)
@@ -265,6 +260,12 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 
 	memset(e, 0, sizeof(*e));
 	log_init(getenv("IBEMU_DEBUG") ? 2 : o->verbose ? 1 : 0);
+	/* First: `ibemu start` logs into the socket directory. */
+	if (emu_ctl_dir_prepare(&err) < 0) {
+		fprintf(stderr, "ibemu: %s\n", err->message);
+		g_error_free(err);
+		return 1;
+	}
 	if (o->log_path && log_to_file(o->log_path) < 0) {
 		fprintf(stderr, "ibemu: cannot write the log to %s: %s\n", o->log_path, g_strerror(errno));
 		return 1;
@@ -298,7 +299,6 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 	e->env.tq = e->tq;
 	e->env.scenarios = g_ptr_array_new_with_free_func((GDestroyNotify)scenario_free);
 	if (!(e->ctl_sock = emu_ctl_path(o->name ? o->name : default_name, &err)) ||
-	    emu_ctl_dir_prepare(&err) < 0 ||
 	    !(e->ctl = ctl_server_new(&e->env, e->ctl_sock, &err))) {
 		fprintf(stderr, "ibemu: %s\n", err->message);
 		g_error_free(err);

@@ -187,10 +187,6 @@ int cmd_start(int argc, char **argv)
 		fprintf(stderr, "ibemu start: %s\n", err->message);
 		goto out;
 	}
-	if (emu_ctl_dir_prepare(&err) < 0) {
-		fprintf(stderr, "ibemu start: %s\n", err->message);
-		goto out;
-	}
 	if (!o.log_path && !foreground) {
 		char *dir = emu_ctl_dir();
 

@@ -74,7 +74,6 @@ int user_call_get(pid_t tid, bool write, struct user_call *c)
 	int ret;
 
 	memset(c, 0, sizeof(*c));
-	c->write = write;
 	if ((ret = syscall_line(tid, line, sizeof(line))) < 0)
 		return ret;
 	if (sscanf(line, "%lu 0x%lx 0x%lx 0x%lx", &nr, &fd, &a2, &a3) != 4)

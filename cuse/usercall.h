@@ -24,7 +24,6 @@
 #include <sys/uio.h>
 
 struct user_call {
-	bool write;		/* write/writev, else read/readv */
 	size_t count;		/* bytes the call moves at most */
 	unsigned niov;
 	struct iovec *iov;	/* the caller's buffers, its addresses */

@@ -200,9 +200,9 @@ static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
-static bool is_our_socket(const char *path, struct stat *st)
+static bool our_socket(const struct stat *st)
 {
-	return lstat(path, st) == 0 && S_ISSOCK(st->st_mode) && st->st_uid == geteuid();
+	return S_ISSOCK(st->st_mode) && st->st_uid == geteuid();
 }
 
 enum ctl_probe ctl_probe(const char *path)
@@ -214,7 +214,7 @@ enum ctl_probe ctl_probe(const char *path)
 
 	if (lstat(path, &st) < 0)
 		return CTL_NONE;
-	if (!is_our_socket(path, &st) || strlen(path) >= sizeof(sa.sun_path))
+	if (!our_socket(&st) || strlen(path) >= sizeof(sa.sun_path))
 		return CTL_NOT_OURS;
 	strcpy(sa.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -232,7 +232,7 @@ void ctl_unlink_if_ours(const char *path)
 {
 	struct stat st;
 
-	if (is_our_socket(path, &st))
+	if (lstat(path, &st) == 0 && our_socket(&st))
 		unlink(path);
 }
 

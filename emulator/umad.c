@@ -187,7 +187,6 @@ struct node *umad_host_ca(struct umad_host *h, unsigned k, const char **name)
 unsigned umad_dev_index(const struct umad_dev *d) { return d->index; }
 struct port *umad_dev_port(const struct umad_dev *d) { return d->port; }
 const char *umad_dev_ca_name(const struct umad_dev *d) { return d->ca_name; }
-struct umad_dev *umad_file_dev(const struct umad_file *file) { return file->dev; }
 
 /* ---- issm (§7) ------------------------------------------------------- */
 
@@ -699,6 +698,15 @@ static void trace_send(struct umad_dev *d, struct umad_agent *a,
 	g_string_free(to, TRUE);
 }
 
+int umad_check_write_size(const struct umad_file *file, size_t count)
+{
+	if (count <= UMAD_MAX_WRITE)
+		return 0;
+	g_message("umad%u: a write of %zu bytes is over the limit of %u (ENOMEM)",
+		  file->dev->index, count, UMAD_MAX_WRITE);
+	return -ENOMEM;
+}
+
 ssize_t umad_write(struct umad_file *file, const void *buf, size_t count)
 {
 	unsigned hsz = umad_hdr_size(file);
@@ -715,11 +723,8 @@ ssize_t umad_write(struct umad_file *file, const void *buf, size_t count)
 
 	if (count < hsz + IB_MGMT_RMPP_HDR)
 		return -EINVAL;
-	if (count > UMAD_MAX_WRITE) {
-		g_message("umad%u: a write of %zu bytes is over the limit of %u (ENOMEM)",
-			  d->index, count, UMAD_MAX_WRITE);
+	if (umad_check_write_size(file, count) < 0)
 		return -ENOMEM;
-	}
 	memcpy(&hdr, buf, hsz);
 	if (hdr.id >= UMAD_MAX_AGENTS)
 		return -EINVAL;

@@ -55,7 +55,6 @@ unsigned umad_host_ncas(const struct umad_host *h);
 struct node *umad_host_ca(struct umad_host *h, unsigned k, const char **name);
 
 unsigned umad_dev_index(const struct umad_dev *d);	/* N in umadN */
-struct umad_dev *umad_file_dev(const struct umad_file *file);
 struct port *umad_dev_port(const struct umad_dev *d);
 const char *umad_dev_ca_name(const struct umad_dev *d);
 
@@ -71,6 +70,9 @@ void umad_set_wakeup(struct umad_file *file, void (*fn)(void *), void *ctx);
  */
 int umad_ioctl(struct umad_file *file, unsigned cmd, void *arg, size_t *out_len);
 ssize_t umad_write(struct umad_file *file, const void *buf, size_t count);
+/* 0, or -ENOMEM (logged) for a write over UMAD_MAX_WRITE; umad_write checks
+ * it too, a front-end before it gathers a long write. */
+int umad_check_write_size(const struct umad_file *file, size_t count);
 /*
  * -EAGAIN when empty, -EINVAL when @count is too small (packet kept), and
  * for a long RMPP message -ENOSPC with the header (its length field saying

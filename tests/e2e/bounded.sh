@@ -14,8 +14,8 @@ EOS
 NAME="e2e-bounded-$$"
 "$IBEMU" run --name "$NAME" --scenario "$WORK/self.scn" -- sh -c 'until [ -e "$0" ]; do timeout 0.1 tail -f /dev/null; done' "$WORK/done" >"$WORK/out" 2>"$WORK/log" &
 RUN=$!
-n=0
-until "$IBEMU" ctl --name "$NAME" events 2>/dev/null | grep -q "link down" || [ $n -ge 100 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null; done
+link_down_seen() { "$IBEMU" ctl --name "$NAME" events 2>/dev/null | grep -q "link down"; }
+wait_for 10 link_down_seen
 "$IBEMU" ctl --name "$NAME" status >"$WORK/out" 2>&1; RC=$?
 expect_rc 0 "a self-loading scenario: the emulator still answers"
 pid=$("$IBEMU" ctl --name "$NAME" pid)

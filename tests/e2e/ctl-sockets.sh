@@ -18,8 +18,7 @@ done
 NAME=live-$$
 "$IBEMU" run --name "$NAME" -- sh -c 'until [ -e "$0" ]; do timeout 0.1 tail -f /dev/null; done' "$WORK/done" >"$WORK/run1" 2>&1 &
 RUN=$!
-n=0
-until "$IBEMU" ctl --name "$NAME" seed >/dev/null 2>&1 || [ $n -ge 100 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null; done
+wait_for 10 "$IBEMU" ctl --name "$NAME" seed >/dev/null 2>&1
 
 "$IBEMU" ctl status >"$WORK/out" 2>&1; RC=$?
 expect_rc 0 "ctl with one live emulator and three stale sockets"

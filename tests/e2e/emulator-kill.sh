@@ -13,15 +13,13 @@ before=$(ls -d /tmp/ibemu.* 2>/dev/null | wc -l)
 	echo ready >'$WORK/ready'
 	n=0; until [ -e '$WORK/killed' ] || [ \$n -ge 300 ]; do n=\$((n + 1)); timeout 0.1 tail -f /dev/null '$WORK/client'; done
 	ibstat -l >'$WORK/after' 2>&1; echo \"ibstat rc=\$?\" >>'$WORK/after'" >"$WORK/run1" 2>&1 &
-n=0
-until [ -e "$WORK/ready" ] || [ $n -ge 100 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null; done
+wait_for 10 test -e "$WORK/ready"
 pid=$("$IBEMU" ctl --name "$NAME" pid)
 kill -9 "$pid"
 touch "$WORK/killed"
 wait
-n=0
-until ! pgrep -f -- "$WORK/client" >/dev/null || [ $n -ge 100 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null; done
-if pgrep -f -- "$WORK/client" >/dev/null || [ -e "$WORK/after" ]; then fail "a client outlived the emulator"; else pass "its clients end with it"; fi
+client_gone() { ! pgrep -f -- "$WORK/client" >/dev/null; }
+if ! wait_for 10 client_gone || [ -e "$WORK/after" ]; then fail "a client outlived the emulator"; else pass "its clients end with it"; fi
 after=$(ls -d /tmp/ibemu.* 2>/dev/null | wc -l)
 [ "$after" = "$before" ] && pass "no staging directory left in /tmp" || fail "staging dirs: $before -> $after"
 grep -q " /dev/infiniband \| /sys/class/infiniband " /proc/mounts && fail "host mounts left" || pass "no mount left on the host"

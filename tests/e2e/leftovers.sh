@@ -9,12 +9,10 @@
 
 # still MARKER: how many processes have MARKER in their command line
 still() { pgrep -fc -- "$1" || true; }
-# gone_within SECONDS MARKER: until none is left
-gone_within() {
-	local n=0
-	until [ "$(still "$2")" = 0 ] || [ $n -ge $(($1 * 10)) ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null; done
-	[ "$(still "$2")" = 0 ]
-}
+# none MARKER: no process has MARKER in its command line
+none() { [ "$(still "$1")" = 0 ]; }
+# at_least N MARKER: N processes or more have it
+at_least() { [ "$(still "$2")" -ge "$1" ]; }
 
 M=$WORK/left
 touch "$M"
@@ -22,7 +20,7 @@ ibemu_run -- bash -c '
 timeout 120 tail -f "$0" & echo "tail started"
 OSM_CACHE_DIR=${0%/*} timeout 120 opensm -f "$0.osm.log" >/dev/null 2>&1 & echo "opensm started"' "$M"
 expect_rc 0 "the command exits at once"
-[ "$(still "$M")" = 0 ] && pass "what it left running (tail, opensm) is gone when ibemu run returns" ||
+none "$M" && pass "what it left running (tail, opensm) is gone when ibemu run returns" ||
 	{ fail "still running: $(pgrep -fa -- "$M")"; pkill -f -- "$M"; }
 
 # SIGKILL of the emulator: the init dies with it, the kernel ends the rest.
@@ -33,14 +31,12 @@ touch "$K" "$K.exec"
 OSM_CACHE_DIR=${0%/*} opensm -f "$0.osm.log" >/dev/null 2>&1 &
 tail -f "$0" & wait' "$K" >"$WORK/run.out" 2>&1 &
 RUN=$!
-n=0
-until [ "$(still "$K.osm")" = 1 ] || [ $n -ge 100 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null; done
+wait_for 10 at_least 1 "$K.osm"
 "$IBEMU" exec --name "$NAME" -- tail -f "$K.exec" >/dev/null 2>&1 &
-n=0
-until [ "$(still "$K.exec")" -ge 2 ] || [ $n -ge 100 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null; done
-[ "$(still "$K")" -ge 6 ] && pass "opensm, tail and an exec'd tail run in the emulator" || fail "not started: $(pgrep -fa -- "$K")"
+wait_for 10 at_least 2 "$K.exec"
+at_least 6 "$K" && pass "opensm, tail and an exec'd tail run in the emulator" || fail "not started: $(pgrep -fa -- "$K")"
 kill -9 "$("$IBEMU" ctl --name "$NAME" pid)"
 wait $RUN 2>/dev/null
-if gone_within 10 "$K"; then pass "ibemu run SIGKILLed: opensm, tail and the exec'd tail are gone"; else
+if wait_for 10 none "$K"; then pass "ibemu run SIGKILLed: opensm, tail and the exec'd tail are gone"; else
 	fail "left after SIGKILL: $(pgrep -fa -- "$K")"; pkill -9 -f -- "$K"; fi
 finish

@@ -23,6 +23,18 @@ ibemu_run() {
 	return 0
 }
 
+# wait_for SECONDS COMMAND...: until COMMAND (a function, too) succeeds,
+# polled every 0.1 s, at most SECONDS; fails when time ran out.
+wait_for() {
+	local n=0 max=$(($1 * 10))
+	shift
+	until "$@"; do
+		[ $n -ge $max ] && return 1
+		n=$((n + 1))
+		timeout 0.1 tail -f /dev/null
+	done
+}
+
 fail() {
 	echo "FAIL: $TESTNAME: $*"
 	echo "---- output ----"; cat "$WORK/out" 2>/dev/null | head -60

@@ -79,8 +79,7 @@ expect_line "idle ones closed: True" "until the server closes them after 10 s"
 NAME="e2e-limits-$$"
 "$IBEMU" run --name "$NAME" -- sh -c 'until [ -e "$0" ]; do timeout 0.1 tail -f /dev/null; done' "$WORK/done" >/dev/null 2>&1 &
 RUN=$!
-n=0
-until "$IBEMU" ctl --name "$NAME" seed >/dev/null 2>&1 || [ $n -ge 100 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null; done
+wait_for 10 "$IBEMU" ctl --name "$NAME" seed >/dev/null 2>&1
 p=$("$IBEMU" ctl --name "$NAME" pid)
 kill -STOP "$p"
 "$IBEMU" ctl --name "$NAME" --timeout 1 status >"$WORK/out" 2>&1; echo "rc=$?" >>"$WORK/out"
