@@ -20,7 +20,7 @@ check "fattree 36 24" "912 nodes (48 switches, 864 CAs, 0 routers), 1296 links, 
 check "fattree3 8 2 6" "62 nodes (14 switches, 48 CAs, 0 routers), 80 links, 160 ports"
 "$IBEMU" topo gen fattree 7 >/dev/null 2>"$WORK/out"; RC=$?
 expect_rc 2 "an odd radix is refused"
-expect_line "Usage: ibemu topo gen" "with the usage"
+expect_line "ibemu topo gen fattree RADIX [HOSTS]" "with the usage"
 "$IBEMU" topo gen fattree 8 8 >/dev/null 2>"$WORK/out"; RC=$?
 expect_rc 2 "a leaf with no uplink is refused"
 "$IBEMU" topo gen fattree3 8 1 5 >/dev/null 2>"$WORK/out"; RC=$?

@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cuse/nsinit.h"
+#include "cli/nsinit.h"
 #include "lib/log.h"
 
 #define GRACE_S		2	/* from SIGTERM to the kernel's SIGKILL */

@@ -14,6 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "cli/ctl_client.h"
 #include "emulator/ctl.h"
 #include "lib/log.h"
 

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "cuse/fusefs.h"
-#include "cuse/nsmode.h"
+#include "cli/nsmode.h"
 
 static int fail(GError **err, const char *what, int e)
 {

@@ -5,8 +5,8 @@
  * namespace mode, but in the host's mount namespace, so every process
  * sees them) and taken away again, also after a crash.
  */
-#ifndef IBEMU_CUSE_HOSTMODE_H
-#define IBEMU_CUSE_HOSTMODE_H
+#ifndef IBEMU_CLI_HOSTMODE_H
+#define IBEMU_CLI_HOSTMODE_H
 
 #include <glib.h>
 

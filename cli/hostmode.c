@@ -10,8 +10,8 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
-#include "cuse/hostmode.h"
-#include "cuse/nsmode.h"
+#include "cli/hostmode.h"
+#include "cli/nsmode.h"
 #include "lib/log.h"
 
 /* Entries of @dir whose name starts with @prefix, space separated. */

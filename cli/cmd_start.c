@@ -27,11 +27,12 @@
 
 #include <glib-unix.h>
 
-#include "cuse/commands.h"
+#include "cli/cli.h"
+#include "cli/ctl_client.h"
 #include "cuse/cusedev.h"
-#include "cuse/emu.h"
+#include "cli/emu.h"
 #include "cuse/fusefs.h"
-#include "cuse/hostmode.h"
+#include "cli/hostmode.h"
 #include "cuse/sysfs.h"
 #include "lib/log.h"
 
@@ -122,77 +123,160 @@ static bool already_running(const char *name)
 	return pid != NULL;
 }
 
-int cmd_start(int argc, char **argv)
+/* What `start` takes beyond run's fabric options. */
+struct start_opts {
+	struct emu_opts emu;
+	gboolean foreground;
+	gchar *mode_str, *group_str, *log_default;
+	int mode;	/* -1: ib_umad's 0600 */
+	gid_t gid;	/* -1: root's */
+};
+
+static void start_opts_clear(struct start_opts *so)
 {
-	struct emu_opts o = { 0 };
-	gboolean foreground = FALSE;
-	gchar *mode_str = NULL, *group_str = NULL, *names = NULL, *log_default = NULL;
-	GOptionEntry *entries = emu_option_entries(&o);
+	if (so->emu.log_path == so->log_default)
+		so->emu.log_path = NULL;
+	g_free(so->log_default);
+	emu_opts_clear(&so->emu);
+	g_free(so->mode_str);
+	g_free(so->group_str);
+}
+
+/* Parse and check the options: 0, or the exit status to end with. */
+static int start_parse(int argc, char **argv, struct start_opts *so)
+{
+	GOptionEntry *entries = emu_option_entries(&so->emu);
 	GOptionEntry more[] = {
-		{ "foreground", 'f', 0, G_OPTION_ARG_NONE, &foreground,
+		{ "foreground", 'f', 0, G_OPTION_ARG_NONE, &so->foreground,
 		  "Stay in the foreground, logging to standard error", NULL },
-		{ "mode", 'm', 0, G_OPTION_ARG_STRING, &mode_str,
+		{ "mode", 'm', 0, G_OPTION_ARG_STRING, &so->mode_str,
 		  "Mode of the device nodes, in octal (default: 0600, as ib_umad's)", "MODE" },
-		{ "group", 'g', 0, G_OPTION_ARG_STRING, &group_str,
+		{ "group", 'g', 0, G_OPTION_ARG_STRING, &so->group_str,
 		  "Group of the device nodes (default: root)", "GROUP" },
 		{ NULL }
 	};
 	GOptionContext *ctx = g_option_context_new("- serve CUSE umad devices to the whole host");
-	struct emu e = { 0 };
-	struct vfs *vfs = NULL;
-	struct fusefs *fs = NULL;
-	struct cusedevs *cd = NULL;
-	struct vnode *devdir;
-	GMainLoop *loop = NULL;
 	GError *err = NULL;
-	gid_t gid = (gid_t)-1;
-	int mode = -1, ready = -1, ret = 1;
-	sigset_t stops;
-	unsigned stale;
+	int ret = 2;
 
+	so->mode = -1;
+	so->gid = (gid_t)-1;
 	g_set_prgname("ibemu start");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	g_option_context_add_main_entries(ctx, more, NULL);
 	if (!g_option_context_parse(ctx, &argc, &argv, &err) || argc > 1) {
 		fprintf(stderr, "ibemu start: %s\n", err ? err->message : "unexpected arguments");
-		ret = 2;
 		goto out;
 	}
-	if (mode_str) {
+	if (so->mode_str) {
 		char *end;
 
-		mode = (int)strtol(mode_str, &end, 8);
-		if (!*mode_str || *end || mode < 0 || mode > 07777) {
+		so->mode = (int)strtol(so->mode_str, &end, 8);
+		if (!*so->mode_str || *end || so->mode < 0 || so->mode > 07777) {
 			fprintf(stderr, "ibemu start: --mode wants an octal mode such as 0660\n");
-			ret = 2;
 			goto out;
 		}
 	}
-	if (group_str && parse_group(group_str, &gid) < 0) {
-		fprintf(stderr, "ibemu start: --group %s: no such group\n", group_str);
-		ret = 2;
+	if (so->group_str && parse_group(so->group_str, &so->gid) < 0) {
+		fprintf(stderr, "ibemu start: --group %s: no such group\n", so->group_str);
 		goto out;
 	}
+	if (!so->emu.log_path && !so->foreground) {
+		char *dir = emu_ctl_dir();
+
+		so->emu.log_path = so->log_default =
+			g_strdup_printf("%s/%s.log", dir, so->emu.name ? so->emu.name : "ibemu");
+		g_free(dir);
+	}
+	ret = 0;
+out:
+	if (err)
+		g_error_free(err);
+	g_option_context_free(ctx);
+	g_free(entries);
+	return ret;
+}
+
+/* Can this host take our devices now? Says why not. */
+static bool start_allowed(const struct start_opts *so)
+{
+	GError *err = NULL;
+	unsigned stale;
+
 	/* Inside `ibemu run` the mounts we would clear are that run's. */
 	if (getenv("IBEMU_CTL")) {
 		fprintf(stderr, "ibemu start: this is inside an emulator's namespace (IBEMU_CTL is set); "
 			"start CUSE mode from the host\n");
-		goto out;
+		return false;
 	}
-	if (already_running(o.name ? o.name : "ibemu"))
-		goto out;
+	if (already_running(so->emu.name ? so->emu.name : "ibemu"))
+		return false;
 	if ((stale = host_unmount()))
 		fprintf(stderr, "ibemu: removed %u mount(s) an ibemu that is gone left over /sys/class\n", stale);
 	if (host_preflight(&err) < 0) {
 		fprintf(stderr, "ibemu start: %s\n", err->message);
-		goto out;
+		g_error_free(err);
+		return false;
 	}
-	if (!o.log_path && !foreground) {
-		char *dir = emu_ctl_dir();
+	return true;
+}
 
-		o.log_path = log_default = g_strdup_printf("%s/%s.log", dir, o.name ? o.name : "ibemu");
-		g_free(dir);
+/* What the daemon serves, torn down in reverse by devices_free(). */
+struct devices {
+	struct vfs *vfs;
+	struct fusefs *fs;
+	struct cusedevs *cd;
+	char *names;	/* "umad0,issm0,..." */
+};
+
+/* The CUSE devices and the sysfs over /sys/class; errors are printed. */
+static int devices_serve(struct devices *d, struct emu *e, const struct start_opts *so)
+{
+	struct vnode *devdir;
+	GError *err = NULL;
+
+	d->vfs = vfs_new();
+	devdir = vfs_dir(d->vfs, d->vfs->root, "dev");
+	sysfs_build(d->vfs, vfs_dir(d->vfs, d->vfs->root, "infiniband"),
+		    vfs_dir(d->vfs, d->vfs->root, "infiniband_mad"), devdir, e->host);
+	d->fs = fusefs_new(d->vfs, e->host);
+	d->cd = cusedevs_new();
+	if (cusedevs_add_dir(d->cd, devdir, &err) < 0 ||
+	    cusedevs_wait(d->cd, DEVICES_TIMEOUT_MS, so->mode, so->gid, &err) < 0 ||
+	    host_mount(d->fs, &err) < 0) {
+		fprintf(stderr, "ibemu start: %s\n", err->message);
+		g_error_free(err);
+		return -1;
 	}
+	d->names = cusedevs_names(d->cd);
+	return 0;
+}
+
+static void devices_free(struct devices *d)
+{
+	/* Mounts first: they point into our FUSE connection. */
+	if (d->fs)
+		host_unmount();
+	cusedevs_free(d->cd);
+	fusefs_free(d->fs);
+	vfs_free(d->vfs);
+	g_free(d->names);
+}
+
+int cmd_start(int argc, char **argv)
+{
+	struct start_opts so = { 0 };
+	struct devices d = { 0 };
+	struct emu e = { 0 };
+	GMainLoop *loop = NULL;
+	int ready = -1, ret;
+	sigset_t stops;
+
+	if ((ret = start_parse(argc, argv, &so)) != 0)
+		goto out;
+	ret = 1;
+	if (!start_allowed(&so))
+		goto out;
 	/*
 	 * Hold the stop signals until their handlers are in place: a SIGINT
 	 * during set-up must stop us once we can clean up, not be lost (a
@@ -204,28 +288,16 @@ int cmd_start(int argc, char **argv)
 	sigaddset(&stops, SIGINT);
 	sigaddset(&stops, SIGHUP);
 	sigprocmask(SIG_BLOCK, &stops, NULL);
-	if (!foreground)
+	if (!so.foreground)
 		ready = daemonize();
-	if ((ret = emu_setup(&e, &o, "ibemu")) != 0)
+	if ((ret = emu_setup(&e, &so.emu, "ibemu")) != 0)
 		goto out;
 	e.env.mode = "cuse";
 	ret = 1;
-
-	vfs = vfs_new();
-	devdir = vfs_dir(vfs, vfs->root, "dev");
-	sysfs_build(vfs, vfs_dir(vfs, vfs->root, "infiniband"),
-		    vfs_dir(vfs, vfs->root, "infiniband_mad"), devdir, e.host);
-	fs = fusefs_new(vfs, e.host);
-	cd = cusedevs_new();
-	if (cusedevs_add_dir(cd, devdir, &err) < 0 ||
-	    cusedevs_wait(cd, DEVICES_TIMEOUT_MS, mode, gid, &err) < 0 ||
-	    host_mount(fs, &err) < 0) {
-		fprintf(stderr, "ibemu start: %s\n", err->message);
+	if (devices_serve(&d, &e, &so) < 0)
 		goto out;
-	}
-	names = cusedevs_names(cd);
 	g_message("serving /dev/infiniband/{%s} and /sys/class/infiniband{,_mad} (pid %d)",
-		  names, getpid());
+		  d.names, getpid());
 	emu_start_scenario(&e);
 	loop = g_main_loop_new(NULL, FALSE);
 	g_unix_signal_add(SIGTERM, on_stop_signal, loop);
@@ -235,37 +307,21 @@ int cmd_start(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (ready >= 0) {
 		printf("ibemu: started (pid %d): /dev/infiniband/{%s}; log %s; stop with ibemu stop\n",
-		       getpid(), names, o.log_path);
+		       getpid(), d.names, so.emu.log_path);
 		fflush(stdout);
 		detach_stdio();
 		if (write(ready, "", 1) != 1)
 			g_warning("cannot tell the starting command we are ready");
 		close(ready);
-		ready = -1;
 	}
 	g_main_loop_run(loop);
 	ret = 0;
 out:
-	/* Mounts first: they point into our FUSE connection. */
-	if (fs)
-		host_unmount();
-	cusedevs_free(cd);
-	fusefs_free(fs);
-	vfs_free(vfs);
+	devices_free(&d);
 	emu_teardown(&e);
 	if (loop)
 		g_main_loop_unref(loop);
-	if (err)
-		g_error_free(err);
-	g_option_context_free(ctx);
-	g_free(entries);
-	if (o.log_path == log_default)
-		o.log_path = NULL;
-	g_free(log_default);
-	emu_opts_clear(&o);
-	g_free(mode_str);
-	g_free(group_str);
-	g_free(names);
+	start_opts_clear(&so);
 	return ret;
 }
 

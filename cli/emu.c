@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cuse/emu.h"
+#include "cli/emu.h"
 #include "fabric/configure.h"
 #include "lib/log.h"
 #include "topologies/topo.h"

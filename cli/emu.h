@@ -4,8 +4,8 @@
  * alike: the fabric from its topology, the seed, the attached nodes, the
  * umad host, the control socket and the scenario.
  */
-#ifndef IBEMU_CUSE_EMU_H
-#define IBEMU_CUSE_EMU_H
+#ifndef IBEMU_CLI_EMU_H
+#define IBEMU_CLI_EMU_H
 
 #include <glib.h>
 

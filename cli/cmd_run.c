@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Namespace mode:
+ *
+ *   ibemu run [--topology FILE] [--attach NODE]... [--configured] [--seed N]
+ *             [--name NAME] [--scenario FILE] [-v] [--] [COMMAND...]
+ *
+ * The fabric, the umad devices and the mock sysfs exist for COMMAND and its
+ * children (a private mount namespace, cli/nsmode.h; a PID namespace of its
+ * own, cli/nsinit.h), and ibemu exits with COMMAND's status.
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib-unix.h>
+
+#include "cli/cli.h"
+#include "cli/emu.h"
+#include "cli/nsinit.h"
+#include "cli/nsmode.h"
+#include "cuse/fusefs.h"
+#include "cuse/sysfs.h"
+
+struct run_state {
+	GMainLoop *loop;
+	GPid child;
+	int status;
+};
+
+static void on_child_exit(GPid pid, gint status, gpointer data)
+{
+	struct run_state *rs = data;
+
+	(void)pid;
+	rs->status = status;
+	g_main_loop_quit(rs->loop);
+}
+
+static gboolean forward_signal(gpointer data)
+{
+	struct run_state *rs = data;
+
+	/* The init passes it on to the command; we end when it does. */
+	kill(rs->child, SIGTERM);
+	return G_SOURCE_CONTINUE;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct emu_opts o = { 0 };
+	gchar **cmd = NULL, **envp = NULL;
+	GOptionEntry *entries = emu_option_entries(&o);
+	GOptionEntry rest[] = {
+		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &cmd, NULL, "[--] [CMD [ARG...]]" },
+		{ NULL }
+	};
+	GOptionContext *ctx = g_option_context_new("- run a command on an emulated fabric");
+	char *default_name = g_strdup_printf("run-%d", getpid());
+	char *default_cmd[] = { getenv("SHELL") ? getenv("SHELL") : (char *)"/bin/sh", NULL };
+	struct run_state rs = { 0 };
+	struct emu e = { 0 };
+	struct vfs *vfs = NULL;
+	struct fusefs *fs = NULL;
+	GError *err = NULL;
+	int ret = 1;
+
+	g_set_prgname("ibemu run");
+	g_option_context_add_main_entries(ctx, entries, NULL);
+	g_option_context_add_main_entries(ctx, rest, NULL);
+	g_option_context_set_strict_posix(ctx, TRUE);
+	if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+		fprintf(stderr, "ibemu run: %s\n", err->message);
+		ret = 2;
+		goto out;
+	}
+	if (cmd && cmd[0] && !strcmp(cmd[0], "--"))
+		memmove(cmd, cmd + 1, g_strv_length(cmd) * sizeof(*cmd));
+	if ((ret = emu_setup(&e, &o, default_name)) != 0)
+		goto out;
+	ret = 1;
+	e.env.mode = "namespace";
+	envp = g_environ_setenv(g_get_environ(), "IBEMU_CTL", e.ctl_sock, TRUE);
+
+	/* Namespaces first: a user namespace needs a single thread. */
+	if (ns_enter(&err) < 0) {
+		fprintf(stderr, "ibemu: %s\n", err->message);
+		goto out;
+	}
+	vfs = vfs_new();
+	sysfs_build(vfs, vfs_dir(vfs, vfs->root, "infiniband"),
+		    vfs_dir(vfs, vfs->root, "infiniband_mad"),
+		    vfs_dir(vfs, vfs->root, "dev"), e.host);
+	fs = fusefs_new(vfs, e.host);
+	if (ns_mount(fs, true, &err) < 0) {
+		fprintf(stderr, "ibemu: %s\n", err->message);
+		goto out;
+	}
+
+	emu_start_scenario(&e);
+	rs.loop = g_main_loop_new(NULL, FALSE);
+	rs.child = nsinit_spawn(cmd && cmd[0] ? cmd : default_cmd, envp, &err);
+	if (rs.child < 0) {
+		fprintf(stderr, "ibemu: %s\n", err->message);
+		ret = 127;
+		goto out;
+	}
+	e.env.init_pid = rs.child;
+	g_child_watch_add(rs.child, on_child_exit, &rs);
+	g_unix_signal_add(SIGTERM, forward_signal, &rs);
+	g_unix_signal_add(SIGHUP, forward_signal, &rs);
+	/* Ctrl-C reaches the command through the terminal; we outlive it. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	g_main_loop_run(rs.loop);
+	if (WIFEXITED(rs.status))
+		ret = WEXITSTATUS(rs.status);
+	else if (WIFSIGNALED(rs.status))
+		ret = 128 + WTERMSIG(rs.status);
+out:
+	if (err)
+		g_error_free(err);
+	fusefs_free(fs);
+	vfs_free(vfs);
+	emu_teardown(&e);
+	if (rs.loop)
+		g_main_loop_unref(rs.loop);
+	g_option_context_free(ctx);
+	g_free(entries);
+	g_free(default_name);
+	emu_opts_clear(&o);
+	g_strfreev(envp);
+	g_strfreev(cmd);
+	return ret;
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ibemu topo: topology files without an emulator.
+ *
+ *   ibemu topo check FILE | topo dot FILE | topo gen KIND ARGS...
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/emu.h"
+#include "topologies/topo.h"
+
+static bool parse_uints(char **argv, unsigned n, unsigned *v)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		char *end;
+
+		v[i] = (unsigned)strtoul(argv[i], &end, 10);
+		if (!*argv[i] || *end)
+			return false;
+	}
+	return true;
+}
+
+/* ibemu topo gen KIND ARGS...: write a generated topology to stdout. */
+
+/* The one usage text of `topo`, for --help, mistakes and `gen` alike. */
+static int topo_usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: ibemu topo check FILE      validate; print node, link and port counts\n"
+		"       ibemu topo dot FILE        the fabric as a Graphviz graph (dot -Tpng)\n"
+		"       ibemu topo gen fattree RADIX [HOSTS]\n"
+		"                                  two-level fat tree of RADIX-port switches (RADIX\n"
+		"                                  even), HOSTS HCAs a leaf (RADIX/2; more oversubscribes)\n"
+		"       ibemu topo gen fattree3 RADIX PODS [HOSTS]\n"
+		"                                  three levels; PODS x (RADIX-HOSTS) x RADIX/2 a\n"
+		"                                  multiple of RADIX\n"
+		"       ibemu topo gen torus|mesh X Y [Z]   one HCA a switch\n"
+		"       ibemu topo gen dragonfly ROUTERS HOSTS GLOBAL\n"
+		"FILE is in the ibnetdiscover or ibsim net format (man 5 ibemu-topology).\n");
+	return out == stderr ? 2 : 0;
+}
+
+/* ibemu topo gen KIND ARGS...: write a generated topology to stdout. */
+static int topo_gen(int argc, char **argv)
+{
+	unsigned v[4] = { 0, 0, 1, 1 }, f[3] = { 0, 0, 0 };	/* f: 0 HOSTS = the default */
+	int r = -1;
+
+	if (!strcmp(argv[0], "fattree") && (argc == 2 || argc == 3) &&
+	    parse_uints(argv + 1, (unsigned)argc - 1, f) && (argc == 2 || f[1]))
+		r = topo_gen_fattree2(stdout, f[0], f[1]);
+	else if (!strcmp(argv[0], "fattree3") && (argc == 3 || argc == 4) &&
+		 parse_uints(argv + 1, (unsigned)argc - 1, f) && (argc == 3 || f[2]))
+		r = topo_gen_fattree3(stdout, f[0], f[1], f[2]);
+	else if ((!strcmp(argv[0], "torus") || !strcmp(argv[0], "mesh")) &&
+		 (argc == 3 || argc == 4) && parse_uints(argv + 1, (unsigned)argc - 1, v))
+		r = topo_gen_grid(stdout, argv[0][0] == 't', v, 1);
+	else if (!strcmp(argv[0], "dragonfly") && argc == 4 && parse_uints(argv + 1, 3, v))
+		r = topo_gen_dragonfly(stdout, v[0], v[1], v[2]);
+	return r < 0 ? topo_usage(stderr) : 0;
+}
+
+static int topo_dot_file(const char *path)
+{
+	GString *out = g_string_new(NULL);
+	struct fabric *f = emu_load_fabric(path);
+
+	if (!f) {
+		g_string_free(out, TRUE);
+		return 1;
+	}
+	topo_dot(f, out, false);
+	fputs(out->str, stdout);
+	g_string_free(out, TRUE);
+	fabric_free(f);
+	return 0;
+}
+
+static int topo_check(const char *path)
+{
+	struct fabric_counts c;
+	struct fabric *f = emu_load_fabric(path);
+
+	if (!f)
+		return 1;
+	fabric_count(f, &c);
+	printf("%s: %u nodes (%u switches, %u CAs, %u routers), %u links, %u ports\n",
+	       path, c.nodes, c.switches, c.cas, c.routers, c.links, c.ports);
+	fabric_free(f);
+	return 0;
+}
+
+int cmd_topo(int argc, char **argv)
+{
+	if (cli_wants_help(argc, argv))
+		return topo_usage(stdout);
+	if (argc >= 3 && !strcmp(argv[1], "gen"))
+		return topo_gen(argc - 2, argv + 2);
+	if (argc == 3 && !strcmp(argv[1], "dot"))
+		return topo_dot_file(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "check"))
+		return topo_check(argv[2]);
+	return topo_usage(stderr);
+}

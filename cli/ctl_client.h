@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control socket's client side: the protocol is in emulator/ctl.c.
+ */
+#ifndef IBEMU_CLI_CTL_CLIENT_H
+#define IBEMU_CLI_CTL_CLIENT_H
+
+#include <glib.h>
+
+/*
+ * Send @argv to the emulator at @path and wait
+ * at most @timeout_s for the whole answer: 0 (the command succeeded) or 1
+ * (it failed), its text in *answer; -1 with @err when no complete answer
+ * came (none, cut short, timed out).
+ */
+#define CTL_TIMEOUT_S	30
+int ctl_exchange(const char *path, int argc, char **argv, unsigned timeout_s,
+		 char **answer, GError **err);
+/* The same, printing the answer (stdout) or the error (stderr): exit status. */
+int ctl_client(const char *path, int argc, char **argv, unsigned timeout_s);
+/* The answer of a command that succeeded, else NULL and @err. */
+char *ctl_ask(const char *path, int argc, char **argv, GError **err);
+
+#endif
