@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/ctl_client.h"
 #include "cli/emu.h"
+#include "emulator/ctl.h"
 
 /* ibemu list: the emulators of this user that answer. */
 int cmd_list(int argc, char **argv)
@@ -77,6 +78,15 @@ int cmd_ctl(int argc, char **argv)
 	if (i >= argc) {
 		fprintf(stderr, "Usage: ibemu ctl [--name NAME | --socket PATH] [--timeout S] COMMAND... (ibemu ctl help)\n");
 		return 2;
+	}
+	/* Help comes from the same table the emulator runs: no emulator needed. */
+	if (!strcmp(argv[i], "help")) {
+		GString *out = g_string_new(NULL);
+
+		ctl_help(argv + i + 1, out);
+		fputs(out->str, stdout);
+		g_string_free(out, TRUE);
+		return 0;
 	}
 	path = emu_find_ctl(socket_path, name);
 	if (!path)

@@ -328,11 +328,7 @@ void emu_start_scenario(struct emu *e)
 {
 	if (!e->sc)
 		return;
-	scenario_start(e->sc, &e->env);
-	if (scenario_steps(e->sc))
-		g_ptr_array_add(e->env.scenarios, e->sc);
-	else
-		scenario_free(e->sc);
+	ctl_start_scenario(&e->env, e->sc);
 	e->sc = NULL;
 }
 

@@ -17,10 +17,9 @@ static char *fmt_guid(uint64_t g)
 
 static char *show_node_type(const struct vnode *v)
 {
-	static const char *const names[] = { "", "CA", "switch", "router" };
 	const struct node *n = v->ctx;
 
-	return g_strdup_printf("%u: %s\n", n->type, names[n->type]);
+	return g_strdup_printf("%u: %s\n", n->type, node_type_sysfs_name(n->type));
 }
 
 static char *show_fw_ver(const struct vnode *v)
@@ -60,7 +59,7 @@ static char *show_board_id(const struct vnode *v)
 }
 
 #define PORT(v)	((struct port *)(v)->ctx)
-#define INFO(v)	port_info_port(PORT(v))
+#define INFO(v)	port_mgmt(PORT(v))
 
 static char *show_lid(const struct vnode *v)
 {

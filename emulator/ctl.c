@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The control socket, server side (cli/cli/ctl_client.c is the other). Protocol:
+ * The control socket, server side (cli/ctl_client.c is the other). Protocol:
  * the client sends its arguments separated by tabs and ended by a newline;
  * the server answers '0' (success) or '1' (error), the text's length in
  * decimal and a newline, then the text, and closes: a client can tell a

@@ -5,19 +5,8 @@
  * scenario file. Commands never take the emulator down: bad input gets an
  * error line and changes nothing.
  *
- *   status | info | nodes | port NODE/PORT | dump | seed | events | pid [init]
- *   link down|up NODE/PORT     node off|on NODE
- *   port disable|enable NODE/PORT
- *   guid NODE[/PORT] GUID      lid NODE/PORT LID [LMC]
- *   counters NODE/PORT [set|bump FIELD N]
- *   fault add drop|delay MS [--jitter MS]|duplicate|reorder [MS]|corrupt [BYTE]|
- *             status CODE [--node N] [--port P] [--class C] [--method M]
- *             [--attr A] [--mod X] [--dr|--lid] [--dir req|resp]
- *             [--slid L] [--dlid L] [--tid T]
- *             [--after MS] [--before MS] [--prob P] [--count N] [--nth N]
- *   fault list | fault del ID
- *   scenario FILE
- * Every command takes --json.
+ * The commands are the table in ctl_cmds.c (`ibemu ctl help` lists them);
+ * ctl_cmd.h says how one is described and where to add one.
  */
 #ifndef IBEMU_EMULATOR_CTL_H
 #define IBEMU_EMULATOR_CTL_H
@@ -39,6 +28,14 @@ struct ctl_env {
 
 /* Run one command; its output (or error text) goes to @out. 0 or -1. */
 int ctl_run(struct ctl_env *env, char **argv, GString *out);
+/* The commands and what they do, from the table (no emulator needed);
+ * with @argv naming a command, its usage and options. */
+void ctl_help(char **argv, GString *out);
+
+/* Start @sc's steps (scenario.h) as control commands; @env keeps it
+ * until its last step has run (a scenario without steps is freed). */
+struct scenario;
+void ctl_start_scenario(struct ctl_env *env, struct scenario *sc);
 
 /* The socket server. @path is created (0600); connections from other
  * users are refused by their peer credentials. */

@@ -1,684 +1,303 @@
 /* SPDX-License-Identifier: MIT */
-/* The control commands: one table, one handler each (see ctl.h). */
+/*
+ * The control commands' table, their one parser and their help
+ * (ctl_cmd.h says how a command is described).
+ */
 #include "config.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "emulator/ctl.h"
-#include "emulator/scenario.h"
-#include "fabric/port.h"
-#include "topologies/topo.h"
+#include "emulator/ctl_cmd.h"
 
-struct ctl_cmd;
-typedef int (*ctl_fn)(struct ctl_env *env, char **argv, bool json, GString *out);
-
-struct ctl_cmd {
-	const char *name, *sub;	/* sub NULL: no subcommand */
-	ctl_fn fn;
-	const char *usage;
+/* Entries with a second word come before the one-word entry of the same
+ * name: the first entry that matches runs (`port disable` vs `port`). */
+static const struct ctl_cmd commands[] = {
+	{ "status", NULL, "", 0, 0, NULL, false,
+	  "counts, MADs delivered and dropped, fault rules, seed, memory", ctl_status },
+	{ "info", NULL, "", 0, 0, NULL, false,
+	  "name, pid, mode, topology and attached nodes (ibemu list)", ctl_info },
+	{ "nodes", NULL, "", 0, 0, NULL, false, "every node: type, id, GUID, ports", ctl_nodes },
+	{ "dump", NULL, "", 0, 0, ctl_dump_opts, true,
+	  "the fabric as a topology file, or a Graphviz graph (--dot)", ctl_dump },
+	{ "seed", NULL, "", 0, 0, NULL, false, "the seed of every random choice", ctl_seed },
+	{ "pid", NULL, "[init]", 0, 1, NULL, false,
+	  "the emulator's pid, or its run's init (ibemu exec joins it)", ctl_pid },
+	{ "events", NULL, "", 0, 0, NULL, false, "the event log: changes and fault hits", ctl_events },
+	{ "link", "down", "NODE/PORT", 1, 1, NULL, false, "pull the cable of a port", ctl_link },
+	{ "link", "up", "NODE/PORT", 1, 1, NULL, false, "plug it back", ctl_link },
+	{ "port", "disable", "NODE/PORT", 1, 1, NULL, false,
+	  "as PortInfo:PortPhysicalState Disabled", ctl_port_phys },
+	{ "port", "enable", "NODE/PORT", 1, 1, NULL, false,
+	  "as PortInfo:PortPhysicalState Polling", ctl_port_phys },
+	{ "port", NULL, "NODE/PORT", 1, 1, NULL, false, "a port's state, LID, SM LID, peer",
+	  ctl_port },
+	{ "guid", NULL, "NODE[/PORT] GUID", 2, 2, NULL, false,
+	  "change a node's GUID, or a CA port's", ctl_guid },
+	{ "lid", NULL, "NODE/PORT LID [LMC]", 2, 3, NULL, false,
+	  "set a port's LID and LMC as an SM would", ctl_lid },
+	{ "node", "off", "NODE", 1, 1, NULL, false, "power a node off: its links go down",
+	  ctl_node },
+	{ "node", "on", "NODE", 1, 1, NULL, false, "power it on again", ctl_node },
+	{ "counters", NULL, "NODE/PORT [set|bump FIELD N]", 1, 4, NULL, false,
+	  "a port's PMA counters; set or add to one", ctl_counters },
+	{ "fault", "add", "ACTION [VALUE]", 1, 2, ctl_fault_opts, false,
+	  "add a fault rule: drop, delay MS, duplicate, reorder [MS], corrupt [BYTE], "
+	  "status CODE", ctl_fault_add },
+	{ "fault", "list", "", 0, 0, NULL, false, "the fault rules and their hits",
+	  ctl_fault_list },
+	{ "fault", "del", "ID", 1, 1, NULL, false, "delete a fault rule", ctl_fault_del },
+	{ "scenario", NULL, "FILE", 1, 1, NULL, false,
+	  "run a scenario file's steps on the emulator's clock", ctl_scenario },
 };
 
-static int err(GString *out, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static int err(GString *out, const char *fmt, ...)
+int ctl_fail(struct ctl_call *c, const char *fmt, ...)
 {
 	va_list ap;
 
-	g_string_truncate(out, 0);
+	g_string_assign(c->out, "error: ");
 	va_start(ap, fmt);
-	g_string_append_vprintf(out, fmt, ap);
+	g_string_append_vprintf(c->out, fmt, ap);
 	va_end(ap);
-	g_string_append_c(out, '\n');
+	g_string_append_c(c->out, '\n');
 	return -1;
 }
 
-static unsigned nargs(char **argv)
+static void append_usage(GString *s, const struct ctl_cmd *cmd)
 {
-	return g_strv_length(argv);
+	const struct ctl_optdef *o;
+
+	g_string_append(s, cmd->name);
+	if (cmd->sub)
+		g_string_append_printf(s, " %s", cmd->sub);
+	if (*cmd->args)
+		g_string_append_printf(s, " %s", cmd->args);
+	for (o = cmd->opts; o && o->name; o++)
+		g_string_append_printf(s, " [%s%s%s]", o->name, o->metavar ? " " : "",
+				       o->metavar ? o->metavar : "");
 }
 
-/* "NODE/PORT", NODE by id or GUID. */
-static struct port *parse_port(struct ctl_env *env, const char *s, GString *out)
+int ctl_usage(struct ctl_call *c)
 {
-	const char *slash = strrchr(s, '/');
-	char *name, *end;
+	g_string_assign(c->out, "usage: ");
+	append_usage(c->out, c->cmd);
+	g_string_append_c(c->out, '\n');
+	return -1;
+}
+
+bool ctl_parse_uint(const char *s, uint64_t max, uint64_t *v)
+{
+	char *end;
+
+	/* strtoull takes "-1" and leading blanks; we do not. */
+	if (!g_ascii_isdigit(*s))
+		return false;
+	errno = 0;
+	*v = g_ascii_strtoull(s, &end, 0);
+	return !errno && !*end && *v <= max;
+}
+
+struct port *ctl_arg_port(struct ctl_call *c, unsigned i)
+{
+	const char *s = c->arg[i], *slash = strrchr(s, '/');
 	struct node *n;
-	unsigned long num;
+	uint64_t num;
+	char *name;
 
 	if (!slash) {
-		err(out, "error: \"%s\" is not NODE/PORT", s);
+		ctl_fail(c, "\"%s\" is not NODE/PORT", s);
 		return NULL;
 	}
 	name = g_strndup(s, (gsize)(slash - s));
-	n = fabric_lookup(env->fabric, name);
+	n = fabric_lookup(c->env->fabric, name);
 	g_free(name);
-	num = strtoul(slash + 1, &end, 10);
-	if (!n || *end || slash[1] == 0 || num > n->nports) {
-		err(out, "error: no port \"%s\" in the fabric", s);
+	if (!n || !ctl_parse_uint(slash + 1, n->nports, &num)) {
+		ctl_fail(c, "no port \"%s\" in the fabric", s);
 		return NULL;
 	}
 	return &n->ports[num];
 }
 
-static struct node *parse_node(struct ctl_env *env, const char *s, GString *out)
+struct node *ctl_arg_node(struct ctl_call *c, unsigned i)
 {
-	struct node *n = fabric_lookup(env->fabric, s);
+	struct node *n = fabric_lookup(c->env->fabric, c->arg[i]);
 
 	if (!n)
-		err(out, "error: no node \"%s\" in the fabric", s);
+		ctl_fail(c, "no node \"%s\" in the fabric", c->arg[i]);
 	return n;
 }
 
-/*
- * A field of our /proc/self/status in kB (VmHWM, VmRSS), 0 if unknown.
- * Inside a run the daemon's /proc entry is out of sight (nsinit.h): status
- * says these for tests and benchmarks.
- */
-static unsigned long status_kb(const char *field)
+bool ctl_arg_uint(struct ctl_call *c, unsigned i, uint64_t max, const char *what, uint64_t *v)
 {
-	char *text = NULL, *p;
-	unsigned long kb = 0;
-
-	if (g_file_get_contents("/proc/self/status", &text, NULL, NULL) &&
-	    (p = strstr(text, field)))
-		kb = strtoul(p + strlen(field) + 1, NULL, 10);
-	g_free(text);
-	return kb;
+	if (ctl_parse_uint(c->arg[i], max, v))
+		return true;
+	ctl_fail(c, "\"%s\" is not %s (0 to %" G_GUINT64_FORMAT ")", c->arg[i], what, max);
+	return false;
 }
 
-static unsigned open_fds(void)
+void ctl_json_uint(JsonBuilder *b, const char *name, uint64_t v)
 {
-	GDir *d = g_dir_open("/proc/self/fd", 0, NULL);
-	unsigned n = 0;
-
-	while (d && g_dir_read_name(d))
-		n++;
-	if (d)
-		g_dir_close(d);
-	return n ? n - 1 : 0;	/* not the one reading the directory */
+	json_builder_set_member_name(b, name);
+	json_builder_add_int_value(b, (gint64)v);
 }
 
-static int cmd_status(struct ctl_env *env, char **argv, bool json, GString *out)
+void ctl_json_str(JsonBuilder *b, const char *name, const char *v)
 {
-	struct fabric_counts c;
-
-	(void)argv;
-	fabric_count(env->fabric, &c);
-	if (json)
-		g_string_append_printf(out, "{\"nodes\": %u, \"switches\": %u, \"cas\": %u, "
-				       "\"links\": %u, \"delivered\": %" G_GUINT64_FORMAT
-				       ", \"dropped\": %" G_GUINT64_FORMAT ", \"faults\": %u, \"seed\": %u, "
-				       "\"peak_rss_kb\": %lu, \"rss_kb\": %lu, \"open_fds\": %u}\n",
-				       c.nodes, c.switches, c.cas, c.links, env->fabric->delivered,
-				       env->fabric->dropped, env->fabric->faults.rules->len,
-				       env->fabric->faults.seed, status_kb("VmHWM:"), status_kb("VmRSS:"),
-				       open_fds());
-	else
-		g_string_append_printf(out, "%u nodes (%u switches, %u CAs), %u links; "
-				       "%" G_GUINT64_FORMAT " MADs delivered, %" G_GUINT64_FORMAT
-				       " dropped; %u fault rules; seed %u; peak RSS %.1f MB\n",
-				       c.nodes, c.switches, c.cas, c.links, env->fabric->delivered,
-				       env->fabric->dropped, env->fabric->faults.rules->len,
-				       env->fabric->faults.seed, status_kb("VmHWM:") / 1024.0);
-	return 0;
+	json_builder_set_member_name(b, name);
+	json_builder_add_string_value(b, v);
 }
 
-/* Who this emulator is (ibemu list): name, pid, mode, topology, nodes. */
-static int cmd_info(struct ctl_env *env, char **argv, bool json, GString *out)
+void ctl_json_bool(JsonBuilder *b, const char *name, bool v)
 {
-	char *topo = g_strescape(env->topology ? env->topology : "", NULL);
-
-	(void)argv;
-	if (json)
-		g_string_append_printf(out, "{\"name\": \"%s\", \"pid\": %d, \"mode\": \"%s\", "
-				       "\"topology\": \"%s\", \"attached\": \"%s\"}\n",
-				       env->name ? env->name : "", (int)getpid(),
-				       env->mode ? env->mode : "", topo,
-				       env->attached ? env->attached : "");
-	else
-		g_string_append_printf(out, "%s\t%d\t%s\t%s\t%s\n", env->name ? env->name : "-",
-				       (int)getpid(), env->mode ? env->mode : "-",
-				       env->topology ? env->topology : "-",
-				       env->attached ? env->attached : "-");
-	g_free(topo);
-	return 0;
+	json_builder_set_member_name(b, name);
+	json_builder_add_boolean_value(b, v);
 }
 
-static int cmd_nodes(struct ctl_env *env, char **argv, bool json, GString *out)
+static bool lookup_name(const struct ctl_name *t, const char *s, uint64_t *v)
 {
-	unsigned i;
-
-	(void)argv;
-	if (json)
-		g_string_append(out, "[");
-	for (i = 0; i < env->fabric->nodes->len; i++) {
-		struct node *n = g_ptr_array_index(env->fabric->nodes, i);
-		static const char *const types[] = { "", "CA", "Switch", "Router" };
-
-		if (json)
-			g_string_append_printf(out, "%s{\"id\": \"%s\", \"type\": \"%s\", \"guid\": \"0x%016" G_GINT64_MODIFIER "x\", \"ports\": %u, \"lid\": %u, \"on\": %s}",
-					       i ? ", " : "", n->id, types[n->type], n->guid, n->nports,
-					       port_info_port(&n->ports[node_is_switch(n) ? 0 : 1])->lid,
-					       n->off ? "false" : "true");
-		else
-			g_string_append_printf(out, "%-8s %-20s 0x%016" G_GINT64_MODIFIER "x ports %u%s\n",
-					       types[n->type], n->id, n->guid, n->nports,
-					       n->off ? " (off)" : "");
-	}
-	if (json)
-		g_string_append(out, "]\n");
-	return 0;
-}
-
-static int cmd_port(struct ctl_env *env, char **argv, bool json, GString *out)
-{
-	struct port *p, *ip;
-
-	if (nargs(argv) != 2)
-		return err(out, "usage: port NODE/PORT");
-	if (!(p = parse_port(env, argv[1], out)))
-		return -1;
-	ip = port_info_port(p);
-	if (json)
-		g_string_append_printf(out, "{\"port\": \"%s/%u\", \"guid\": \"0x%016" G_GINT64_MODIFIER "x\", "
-				       "\"state\": \"%s\", \"phys_state\": \"%s\", \"lid\": %u, \"lmc\": %u, "
-				       "\"sm_lid\": %u, \"cap_mask\": \"0x%08x\", \"remote\": \"%s%s%u\"}\n",
-				       p->node->id, p->num, p->guid, port_state_name(p->state),
-				       phys_state_name(p->phys_state), ip->lid, ip->lmc, ip->sm_lid,
-				       ip->cap_mask, p->remote ? p->remote->node->id : "",
-				       p->remote ? "/" : "", p->remote ? p->remote->num : 0);
-	else
-		g_string_append_printf(out, "%s/%u guid 0x%016" G_GINT64_MODIFIER "x state %s phys %s lid %u lmc %u sm_lid %u cap_mask 0x%08x remote %s%s%u\n",
-				       p->node->id, p->num, p->guid, port_state_name(p->state),
-				       phys_state_name(p->phys_state), ip->lid, ip->lmc, ip->sm_lid,
-				       ip->cap_mask, p->remote ? p->remote->node->id : "-",
-				       p->remote ? "/" : "", p->remote ? p->remote->num : 0);
-	return 0;
-}
-
-static int cmd_dump(struct ctl_env *env, char **argv, bool json, GString *out)
-{
-	bool dot = argv[1] && !strcmp(argv[1], "--dot");
-
-	if (json)
-		return err(out, "error: dump writes the topology format; --json is not available");
-	if (argv[1] && !dot)
-		return err(out, "usage: dump [--dot]");
-	if (dot)
-		topo_dot(env->fabric, out, true);
-	else
-		topo_dump(env->fabric, out);
-	return 0;
-}
-
-/* pid: the emulator's; pid init: that of the run's init, whose PID
- * namespace `ibemu exec` joins. */
-static int cmd_pid(struct ctl_env *env, char **argv, bool json, GString *out)
-{
-	int pid = (int)getpid();
-
-	if (nargs(argv) > 2 || (argv[1] && strcmp(argv[1], "init")))
-		return err(out, "usage: pid [init]");
-	if (argv[1] && !(pid = env->init_pid))
-		return err(out, "error: this emulator runs no command (ibemu start)");
-	g_string_append_printf(out, json ? "{\"pid\": %d}\n" : "%d\n", pid);
-	return 0;
-}
-
-static int cmd_seed(struct ctl_env *env, char **argv, bool json, GString *out)
-{
-	(void)argv;
-	g_string_append_printf(out, json ? "{\"seed\": %u}\n" : "%u\n", env->fabric->faults.seed);
-	return 0;
-}
-
-static int cmd_events(struct ctl_env *env, char **argv, bool json, GString *out)
-{
-	GPtrArray *log = env->fabric->faults.log;
-	unsigned i;
-
-	(void)argv;
-	if (json)
-		g_string_append(out, "[");
-	for (i = 0; i < log->len; i++) {
-		if (json) {
-			char *e = g_strescape(g_ptr_array_index(log, i), NULL);
-
-			g_string_append_printf(out, "%s\"%s\"", i ? ", " : "", e);
-			g_free(e);
-		} else
-			g_string_append_printf(out, "%s\n", (char *)g_ptr_array_index(log, i));
-	}
-	if (json)
-		g_string_append(out, "]\n");
-	return 0;
-}
-
-static int cmd_link(struct ctl_env *env, char **argv, bool json, GString *out)
-{
-	bool up = !strcmp(argv[1], "up");
-	struct port *p;
-
-	(void)json;
-	if (nargs(argv) != 3)
-		return err(out, "usage: link down|up NODE/PORT");
-	if (!(p = parse_port(env, argv[2], out)))
-		return -1;
-	if (!p->remote)
-		return err(out, "error: %s has no cable", argv[2]);
-	port_cable_set(p, up);
-	fault_log(&env->fabric->faults, "link %s %s/%u", up ? "up" : "down", p->node->id, p->num);
-	g_string_append_printf(out, "link %s/%u %s\n", p->node->id, p->num, up ? "up" : "down");
-	return 0;
-}
-
-static int cmd_port_phys(struct ctl_env *env, char **argv, bool json, GString *out)
-{
-	bool enable = !strcmp(argv[1], "enable");
-	struct port *p;
-
-	(void)json;
-	if (nargs(argv) != 3)
-		return err(out, "usage: port disable|enable NODE/PORT");
-	if (!(p = parse_port(env, argv[2], out)))
-		return -1;
-	if (p->num == 0)
-		return err(out, "error: port 0 cannot be disabled");
-	/* As PortInfo:PortPhysicalState 3 (Disabled) / 2 (Polling) would. */
-	port_set_phys(p, enable ? PHYS_POLLING : PHYS_DISABLED);
-	fault_log(&env->fabric->faults, "port %s %s/%u", argv[1], p->node->id, p->num);
-	g_string_append_printf(out, "port %s/%u %sd\n", p->node->id, p->num, argv[1]);
-	return 0;
-}
-
-/* guid NODE 0x... (node GUID) or guid NODE/PORT 0x... (a CA port's GUID) */
-static int cmd_guid(struct ctl_env *env, char **argv, bool json, GString *out)
-{
-	struct port *p = NULL;
-	struct node *n;
-	uint64_t guid;
-	char *end;
-
-	(void)json;
-	if (nargs(argv) != 3)
-		return err(out, "usage: guid NODE[/PORT] GUID");
-	guid = g_ascii_strtoull(argv[2], &end, 0);
-	if (*end || !guid)
-		return err(out, "error: bad GUID \"%s\"", argv[2]);
-	if (strchr(argv[1], '/')) {
-		if (!(p = parse_port(env, argv[1], out)))
-			return -1;
-		if (node_is_switch(p->node))
-			return err(out, "error: switch ports carry the switch GUID; change the node's");
-		p->guid = guid;
-		port_changed(p);
-	} else {
-		if (!(n = parse_node(env, argv[1], out)))
-			return -1;
-		fabric_set_node_guid(env->fabric, n, guid);
-	}
-	/* Duplicate GUIDs are allowed on purpose: SMs must cope with them. */
-	fault_log(&env->fabric->faults, "guid %s %s", argv[1], argv[2]);
-	g_string_append_printf(out, "%s guid %s\n", argv[1], argv[2]);
-	return 0;
-}
-
-/* lid NODE/PORT LID [LMC]: as if an SM had set it (switches: port 0). */
-static int cmd_lid(struct ctl_env *env, char **argv, bool json, GString *out)
-{
-	unsigned n = nargs(argv);
-	unsigned long lid, lmc = 0;
-	struct port *p, *ip;
-	char *end;
-
-	(void)json;
-	if (n != 3 && n != 4)
-		return err(out, "usage: lid NODE/PORT LID [LMC]");
-	if (!(p = parse_port(env, argv[1], out)))
-		return -1;
-	lid = strtoul(argv[2], &end, 0);
-	if (*end || lid >= 0xc000)
-		return err(out, "error: \"%s\" is not a unicast LID", argv[2]);
-	if (n == 4 && ((lmc = strtoul(argv[3], &end, 0)) > 7 || *end))
-		return err(out, "error: LMC is 0..7");
-	ip = port_info_port(p);
-	ip->lid = (uint16_t)lid;
-	ip->lmc = (uint8_t)lmc;
-	port_changed(ip);
-	fault_log(&env->fabric->faults, "lid %s %lu lmc %lu", argv[1], lid, lmc);
-	g_string_append_printf(out, "%s lid %lu lmc %lu\n", argv[1], lid, lmc);
-	return 0;
-}
-
-static int cmd_node(struct ctl_env *env, char **argv, bool json, GString *out)
-{
-	bool on = !strcmp(argv[1], "on");
-	struct node *n;
-
-	(void)json;
-	if (nargs(argv) != 3)
-		return err(out, "usage: node off|on NODE");
-	if (!(n = parse_node(env, argv[2], out)))
-		return -1;
-	node_power(n, on);
-	fault_log(&env->fabric->faults, "node %s %s", on ? "on" : "off", n->id);
-	g_string_append_printf(out, "node %s %s\n", n->id, on ? "on" : "off");
-	return 0;
-}
-
-#define COUNTER(name, field) { name, G_STRUCT_OFFSET(struct port_counters, field) }
-static const struct { const char *name; glong offset; } counter_fields[] = {
-	COUNTER("SymbolErrorCounter", symbol_err),
-	COUNTER("LinkErrorRecoveryCounter", link_err_recovery),
-	COUNTER("LinkDownedCounter", link_downed),
-	COUNTER("PortRcvErrors", rcv_err),
-	COUNTER("PortRcvRemotePhysicalErrors", rcv_remote_phys_err),
-	COUNTER("PortRcvSwitchRelayErrors", rcv_switch_relay_err),
-	COUNTER("PortXmitDiscards", xmit_discards),
-	COUNTER("PortXmitConstraintErrors", xmit_constraint_err),
-	COUNTER("PortRcvConstraintErrors", rcv_constraint_err),
-	COUNTER("LocalLinkIntegrityErrors", local_link_integrity_err),
-	COUNTER("ExcessiveBufferOverrunErrors", excessive_buf_overrun_err),
-	COUNTER("VL15Dropped", vl15_dropped),
-	COUNTER("PortXmitWait", xmit_wait),
-};
-
-static int cmd_counters(struct ctl_env *env, char **argv, bool json, GString *out)
-{
-	unsigned n = nargs(argv), i;
-	struct port *p;
-
-	if (n != 2 && n != 5)
-		return err(out, "usage: counters NODE/PORT [set|bump FIELD N]");
-	if (!(p = parse_port(env, argv[1], out)))
-		return -1;
-	if (n == 5) {
-		char *end;
-		unsigned long v = strtoul(argv[4], &end, 0);
-
-		if (*end || (strcmp(argv[2], "set") && strcmp(argv[2], "bump")))
-			return err(out, "usage: counters NODE/PORT [set|bump FIELD N]");
-		for (i = 0; i < G_N_ELEMENTS(counter_fields); i++)
-			if (!g_ascii_strcasecmp(argv[3], counter_fields[i].name))
-				break;
-		if (i == G_N_ELEMENTS(counter_fields))
-			return err(out, "error: no counter \"%s\" (e.g. SymbolErrorCounter)", argv[3]);
-		{
-			uint32_t *c = G_STRUCT_MEMBER_P(&p->counters, counter_fields[i].offset);
-
-			*c = argv[2][0] == 's' ? (uint32_t)v : *c + (uint32_t)v;
-		}
-		fault_log(&env->fabric->faults, "counters %s/%u %s %s %lu", p->node->id, p->num,
-			  argv[2], counter_fields[i].name, v);
-	}
-	if (json)
-		g_string_append(out, "{");
-	for (i = 0; i < G_N_ELEMENTS(counter_fields); i++)
-		g_string_append_printf(out, json ? "%s\"%s\": %u" : "%s%s %u\n",
-				       json && i ? ", " : "", counter_fields[i].name,
-				       G_STRUCT_MEMBER(uint32_t, &p->counters, counter_fields[i].offset));
-	g_string_append_printf(out, json ? ", \"PortXmitPkts\": %" G_GUINT64_FORMAT ", \"PortRcvPkts\": %" G_GUINT64_FORMAT "}\n" :
-			       "PortXmitPkts %" G_GUINT64_FORMAT "\nPortRcvPkts %" G_GUINT64_FORMAT "\n",
-			       p->counters.xmit_pkts, p->counters.rcv_pkts);
-	return 0;
-}
-
-/* Names for classes, methods and attributes in fault rules. */
-static const struct { const char *name; int value; } class_names[] = {
-	{ "smp", 0x01 }, { "lid", 0x01 }, { "dr", 0x81 }, { "sa", 0x03 },
-	{ "perf", 0x04 }, { "pma", 0x04 }, { "cm", 0x07 },
-}, method_names[] = {
-	{ "get", 0x01 }, { "set", 0x02 }, { "send", 0x03 }, { "trap", 0x05 },
-	{ "report", 0x06 }, { "trap_repress", 0x07 }, { "gettable", 0x12 },
-	{ "getmulti", 0x14 }, { "delete", 0x15 }, { "getresp", 0x81 },
-	{ "gettableresp", 0x92 },
-}, attr_names[] = {
-	{ "NodeDescription", 0x10 }, { "NodeDesc", 0x10 }, { "NodeInfo", 0x11 },
-	{ "SwitchInfo", 0x12 }, { "GUIDInfo", 0x14 }, { "PortInfo", 0x15 },
-	{ "P_KeyTable", 0x16 }, { "PKeyTable", 0x16 }, { "SLtoVLMappingTable", 0x17 },
-	{ "VLArbitrationTable", 0x18 }, { "LinearForwardingTable", 0x19 },
-	{ "LFT", 0x19 }, { "MulticastForwardingTable", 0x1b }, { "MFT", 0x1b },
-	{ "SMInfo", 0x20 }, { "LedInfo", 0x31 }, { "Notice", 0x02 },
-	{ "ClassPortInfo", 0x01 }, { "PortCounters", 0x12 },
-	{ "PortCountersExtended", 0x1d }, { "NodeRecord", 0x11 },
-	{ "PathRecord", 0x35 }, { "MCMemberRecord", 0x38 },
-};
-
-#define LOOKUP(table, s, v) lookup_name(table, G_N_ELEMENTS(table), s, v)
-static bool lookup_name(const void *table, unsigned n, const char *s, int *v)
-{
-	const struct { const char *name; int value; } *t = table;
-	char *end;
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		if (!g_ascii_strcasecmp(t[i].name, s)) {
-			*v = t[i].value;
+	for (; t && t->name; t++)
+		if (!g_ascii_strcasecmp(t->name, s)) {
+			*v = t->value;
 			return true;
 		}
-	*v = (int)strtol(s, &end, 0);
-	return *s && !*end && *v >= 0;
+	return false;
 }
 
-static int cmd_fault_add(struct ctl_env *env, char **argv, bool json, GString *out)
+/* One option and its value (argv[*i], argv[*i + 1]) into c->opt. */
+static int parse_option(struct ctl_call *c, char **argv, unsigned *i)
 {
-	static const char *const actions[] = { "drop", "delay", "duplicate", "corrupt",
-					       "status", "reorder" };
-	struct fault_rule *r = g_new(struct fault_rule, 1);
-	unsigned i, n = nargs(argv);
+	const struct ctl_optdef *o = c->cmd->opts;
+	const char *v;
+	struct ctl_val *val;
 	char *end;
 
-	fault_rule_defaults(r);
-	if (n < 3)
-		goto usage;
-	for (i = 0; i < G_N_ELEMENTS(actions) && strcmp(argv[2], actions[i]); i++)
+	for (; o && o->name && strcmp(o->name, argv[*i]); o++)
 		;
-	if (i == G_N_ELEMENTS(actions))
-		goto usage;
-	r->action = i;
-	i = 3;
-	if (r->action == FAULT_DELAY || r->action == FAULT_STATUS ||
-	    r->action == FAULT_CORRUPT || r->action == FAULT_REORDER) {
-		bool optional = r->action == FAULT_CORRUPT || r->action == FAULT_REORDER;
-
-		if (i < n && argv[i][0] != '-') {
-			r->arg = (unsigned)strtoul(argv[i], &end, 0);
-			if (*end) {
-				g_free(r);
-				return err(out, "error: bad value \"%s\" for %s", argv[i], argv[2]);
-			}
-			i++;
-		} else if (!optional) {
-			const char *want = r->action == FAULT_DELAY ? "milliseconds" :
-					   "a MAD status such as 0x1c";
-
-			g_free(r);
-			return err(out, "error: %s needs a value (%s)", argv[2], want);
-		} else if (r->action == FAULT_CORRUPT)
-			r->arg = 64;	/* the first byte of attribute data */
-		else
-			r->arg = 100;	/* reorder: hold at most 100 ms */
+	if (!o || !o->name)
+		return ctl_fail(c, "%s%s%s takes no option %s (ibemu ctl help %s%s%s)",
+				c->cmd->name, c->cmd->sub ? " " : "", c->cmd->sub ? c->cmd->sub : "",
+				argv[*i], c->cmd->name, c->cmd->sub ? " " : "",
+				c->cmd->sub ? c->cmd->sub : "");
+	val = &c->opt[o - c->cmd->opts];
+	if (val->set)
+		return ctl_fail(c, "%s given twice", o->name);
+	val->set = true;
+	if (o->type == OPT_FLAG)
+		return 0;
+	if (!(v = argv[++*i]))
+		return ctl_fail(c, "%s needs a value (%s)", o->name, o->metavar);
+	switch (o->type) {
+	case OPT_UINT:
+		if (ctl_parse_uint(v, o->max, &val->u))
+			return 0;
+		return ctl_fail(c, "%s is 0 to %" G_GUINT64_FORMAT ", not \"%s\"", o->name, o->max, v);
+	case OPT_NAME:
+		if (lookup_name(o->names, v, &val->u) || ctl_parse_uint(v, o->max, &val->u))
+			return 0;
+		return ctl_fail(c, "%s takes a name (such as %s) or a number 0 to %" G_GUINT64_FORMAT
+				", not \"%s\"", o->name, o->names[0].name, o->max, v);
+	case OPT_CHOICE:
+		if (lookup_name(o->names, v, &val->u))
+			return 0;
+		return ctl_fail(c, "%s is %s or %s, not \"%s\"", o->name, o->names[0].name,
+				o->names[1].name, v);
+	case OPT_NODE:
+		if ((val->node = fabric_lookup(c->env->fabric, v)))
+			return 0;
+		return ctl_fail(c, "no node \"%s\" in the fabric", v);
+	case OPT_PROB:
+		val->d = g_ascii_strtod(v, &end);
+		if (*v && !*end && val->d >= 0 && val->d <= 1)
+			return 0;
+		return ctl_fail(c, "%s is a probability 0 to 1, not \"%s\"", o->name, v);
+	case OPT_FLAG:
+		break;
 	}
-	for (; i < n; i++) {
-		const char *o = argv[i], *v = i + 1 < n ? argv[i + 1] : NULL;
-		int x;
-
-		if (!strcmp(o, "--dr")) { r->route = 1; continue; }
-		if (!strcmp(o, "--lid")) { r->route = 0; continue; }
-		if (!v)
-			goto usage;
-		i++;
-		if (!strcmp(o, "--node")) {
-			if (!(r->node = parse_node(env, v, out))) {
-				g_free(r);
-				return -1;
-			}
-		} else if (!strcmp(o, "--port")) {
-			r->port = (int)strtol(v, &end, 10);
-			if (*end) goto bad_value;
-		} else if (!strcmp(o, "--class")) {
-			if (!LOOKUP(class_names, v, &x)) goto bad_value;
-			r->mgmt_class = x;
-		} else if (!strcmp(o, "--method")) {
-			if (!LOOKUP(method_names, v, &x)) goto bad_value;
-			r->method = x;
-		} else if (!strcmp(o, "--attr")) {
-			if (!LOOKUP(attr_names, v, &x)) goto bad_value;
-			r->attr = x;
-		} else if (!strcmp(o, "--mod")) {
-			r->attr_mod = (int64_t)strtoul(v, &end, 0);
-			if (*end) goto bad_value;
-		} else if (!strcmp(o, "--jitter")) {
-			r->jitter = (unsigned)strtoul(v, &end, 10);
-			if (*end) goto bad_value;
-		} else if (!strcmp(o, "--dir")) {
-			if (!strcmp(v, "req"))
-				r->direction = 0;
-			else if (!strcmp(v, "resp"))
-				r->direction = 1;
-			else
-				goto bad_value;
-		} else if (!strcmp(o, "--slid") || !strcmp(o, "--dlid")) {
-			long lid = strtol(v, &end, 0);
-
-			if (*end || lid < 0 || lid > 0xffff) goto bad_value;
-			*(o[2] == 's' ? &r->slid : &r->dlid) = (int)lid;
-		} else if (!strcmp(o, "--tid")) {
-			r->tid = (int64_t)(strtoull(v, &end, 0) & 0xffffffff);
-			if (*end) goto bad_value;
-		} else if (!strcmp(o, "--after") || !strcmp(o, "--before")) {
-			/* Milliseconds from now, on the emulator's clock. */
-			uint64_t t = strtoull(v, &end, 10) * 1000 +
-				     (env->tq ? timerq_now(env->tq) : 0);
-
-			if (*end) goto bad_value;
-			*(o[2] == 'a' ? &r->after_us : &r->before_us) = t;
-		} else if (!strcmp(o, "--prob")) {
-			r->prob = g_ascii_strtod(v, &end);
-			if (*end || r->prob < 0 || r->prob > 1) goto bad_value;
-		} else if (!strcmp(o, "--count")) {
-			r->count = (unsigned)strtoul(v, &end, 10);
-			if (*end) goto bad_value;
-		} else if (!strcmp(o, "--nth")) {
-			r->nth = (unsigned)strtoul(v, &end, 10);
-			if (*end) goto bad_value;
-		} else
-			goto usage;
-		continue;
-bad_value:
-		g_free(r);
-		return err(out, "error: bad value \"%s\" for %s", v ? v : argv[i], o);
-	}
-	fault_add(&env->fabric->faults, r);
-	fault_log(&env->fabric->faults, "fault add %u %s", r->id, fault_action_name(r->action));
-	g_string_append_printf(out, json ? "{\"id\": %u}\n" : "fault %u added\n", r->id);
 	return 0;
-usage:
-	g_free(r);
-	return err(out, "usage: fault add drop|delay MS [--jitter MS]|duplicate|reorder [MS]|"
-		   "corrupt [BYTE]|status CODE [--node N] [--port P] [--class C] [--method M] "
-		   "[--attr A] [--mod X] [--dr|--lid] [--dir req|resp] [--slid L] [--dlid L] "
-		   "[--tid T] [--after MS] [--before MS] [--prob P] [--count N] [--nth N]");
 }
 
-static int cmd_fault_list(struct ctl_env *env, char **argv, bool json, GString *out)
+/* Split argv (after the command's words) into options and positionals. */
+static int parse_args(struct ctl_call *c, char **argv, GPtrArray *pos)
 {
-	GPtrArray *rules = env->fabric->faults.rules;
 	unsigned i;
 
-	(void)argv;
-	if (json)
-		g_string_append(out, "[");
-	for (i = 0; i < rules->len; i++) {
-		struct fault_rule *r = g_ptr_array_index(rules, i);
-
-		g_string_append_printf(out, json ?
-				       "%s{\"id\": %u, \"action\": \"%s\", \"arg\": %u, \"node\": \"%s\", \"port\": %d, \"class\": %d, \"method\": %d, \"attr\": %d, \"prob\": %g, \"count\": %u, \"nth\": %u, \"matches\": %u, \"hits\": %u}" :
-				       "%s%u %s %u node %s port %d class %d method %d attr %d prob %g count %u nth %u: matches %u hits %u\n",
-				       json && i ? ", " : "", r->id, fault_action_name(r->action), r->arg,
-				       r->node ? r->node->id : "*", r->port, r->mgmt_class, r->method,
-				       r->attr, r->prob, r->count, r->nth, r->matches, r->hits);
+	for (i = 0; argv[i]; i++) {
+		if (!strncmp(argv[i], "--", 2)) {
+			if (parse_option(c, argv, &i) < 0)
+				return -1;
+		} else
+			g_ptr_array_add(pos, argv[i]);
 	}
-	if (json)
-		g_string_append(out, "]\n");
+	g_ptr_array_add(pos, NULL);
+	c->arg = (char **)pos->pdata;
+	c->nargs = pos->len - 1;
+	if (c->nargs < c->cmd->min_args || c->nargs > c->cmd->max_args)
+		return ctl_usage(c);
 	return 0;
 }
 
-static int cmd_fault_del(struct ctl_env *env, char **argv, bool json, GString *out)
+static const struct ctl_cmd *find(char **argv)
 {
-	char *end;
-	unsigned long id;
+	unsigned i;
 
-	(void)json;
-	if (nargs(argv) != 3)
-		return err(out, "usage: fault del ID");
-	id = strtoul(argv[2], &end, 10);
-	if (*end || !fault_del(&env->fabric->faults, (unsigned)id))
-		return err(out, "error: no fault rule %s", argv[2]);
-	fault_log(&env->fabric->faults, "fault del %lu", id);
-	g_string_append_printf(out, "fault %lu deleted\n", id);
-	return 0;
-}
+	for (i = 0; argv[0] && i < G_N_ELEMENTS(commands); i++) {
+		const struct ctl_cmd *c = &commands[i];
 
-static int cmd_scenario(struct ctl_env *env, char **argv, bool json, GString *out)
-{
-	GError *e = NULL;
-	struct scenario *sc;
-
-	(void)json;
-	if (nargs(argv) != 2)
-		return err(out, "usage: scenario FILE");
-	if (env->scenario_depth >= SCENARIO_MAX_DEPTH)
-		return err(out, "error: scenarios started by scenarios %u deep: not starting %s",
-			   SCENARIO_MAX_DEPTH, argv[1]);
-	sc = scenario_load(argv[1], &e);
-	if (!sc) {
-		err(out, "error: %s", e->message);
-		g_error_free(e);
-		return -1;
+		if (!strcmp(c->name, argv[0]) && (!c->sub || (argv[1] && !strcmp(c->sub, argv[1]))))
+			return c;
 	}
-	g_string_append_printf(out, "scenario %s started (%u steps)\n", argv[1], scenario_steps(sc));
-	scenario_start(sc, env);
-	if (scenario_steps(sc))
-		g_ptr_array_add(env->scenarios, sc);
-	else
-		scenario_free(sc);
-	return 0;
+	return NULL;
 }
 
-static const struct ctl_cmd commands[] = {
-	{ "status", NULL, cmd_status, "status" },
-	{ "info", NULL, cmd_info, "info" },
-	{ "nodes", NULL, cmd_nodes, "nodes" },
-	{ "dump", NULL, cmd_dump, "dump [--dot]" },
-	{ "seed", NULL, cmd_seed, "seed" },
-	{ "pid", NULL, cmd_pid, "pid [init]" },
-	{ "events", NULL, cmd_events, "events" },
-	{ "link", "down", cmd_link, "link down NODE/PORT" },
-	{ "link", "up", cmd_link, "link up NODE/PORT" },
-	{ "port", "disable", cmd_port_phys, "port disable NODE/PORT" },
-	{ "port", "enable", cmd_port_phys, "port enable NODE/PORT" },
-	/* after its subcommands: the first entry that matches runs */
-	{ "port", NULL, cmd_port, "port NODE/PORT" },
-	{ "guid", NULL, cmd_guid, "guid NODE[/PORT] GUID" },
-	{ "lid", NULL, cmd_lid, "lid NODE/PORT LID [LMC]" },
-	{ "node", "off", cmd_node, "node off NODE" },
-	{ "node", "on", cmd_node, "node on NODE" },
-	{ "counters", NULL, cmd_counters, "counters NODE/PORT [set|bump FIELD N]" },
-	{ "fault", "add", cmd_fault_add, "fault add ACTION ... (see ibemu ctl help)" },
-	{ "fault", "list", cmd_fault_list, "fault list" },
-	{ "fault", "del", cmd_fault_del, "fault del ID" },
-	{ "scenario", NULL, cmd_scenario, "scenario FILE" },
-};
+void ctl_help(char **argv, GString *out)
+{
+	const struct ctl_cmd *cmd = argv && argv[0] ? find(argv) : NULL;
+	unsigned i;
+
+	if (cmd) {
+		const struct ctl_optdef *o;
+
+		g_string_append(out, "usage: ");
+		append_usage(out, cmd);
+		g_string_append_printf(out, "\n%s%s\n", cmd->help,
+				       cmd->no_json ? "" : "; --json for JSON");
+		for (o = cmd->opts; o && o->name; o++) {
+			const struct ctl_name *nm;
+
+			g_string_append_printf(out, "  %s%s%s", o->name, o->metavar ? " " : "",
+					       o->metavar ? o->metavar : "");
+			if (o->type == OPT_UINT || o->type == OPT_NAME)
+				g_string_append_printf(out, "  0..%" G_GUINT64_FORMAT, o->max);
+			for (nm = o->names; nm && nm->name; nm++)
+				g_string_append_printf(out, "%s%s", nm == o->names ? "  " : " ", nm->name);
+			g_string_append_c(out, '\n');
+		}
+		return;
+	}
+	for (i = 0; i < G_N_ELEMENTS(commands); i++) {
+		GString *u = g_string_new(commands[i].name);
+
+		if (commands[i].sub)
+			g_string_append_printf(u, " %s", commands[i].sub);
+		if (*commands[i].args)
+			g_string_append_printf(u, " %s", commands[i].args);
+		if (commands[i].opts)
+			g_string_append(u, " [OPTION...]");
+		g_string_append_printf(out, "%-36s %s\n", u->str, commands[i].help);
+		g_string_free(u, TRUE);
+	}
+	g_string_append(out, "Every command but dump takes --json; "
+			"`ibemu ctl help COMMAND` shows a command's options.\n");
+}
 
 int ctl_run(struct ctl_env *env, char **argv, GString *out)
 {
-	GPtrArray *args = g_ptr_array_new();
+	GPtrArray *args = g_ptr_array_new(), *pos = g_ptr_array_new();
+	struct ctl_call c = { .env = env, .out = out };
 	bool json = false;
 	unsigned i;
-	int ret;
+	int ret = -1;
 
 	for (i = 0; argv[i]; i++) {
 		if (!strcmp(argv[i], "--json"))
@@ -688,26 +307,42 @@ int ctl_run(struct ctl_env *env, char **argv, GString *out)
 	}
 	g_ptr_array_add(args, NULL);
 	argv = (char **)args->pdata;
-	if (!argv[0] || !strcmp(argv[0], "help")) {
-		ret = argv[0] ? 0 : -1;	/* argv is args' storage */
-		for (i = 0; i < G_N_ELEMENTS(commands); i++)
-			g_string_append_printf(out, "%s\n", commands[i].usage);
-		g_ptr_array_free(args, TRUE);
-		return ret;
+	if (argv[0] && !strcmp(argv[0], "help")) {
+		ctl_help(argv + 1, out);
+		ret = 0;
+		goto out;
 	}
-	for (i = 0; i < G_N_ELEMENTS(commands); i++) {
-		const struct ctl_cmd *c = &commands[i];
+	if (!(c.cmd = find(argv))) {
+		g_string_append_printf(out, "error: unknown command \"%s%s%s\" (try: ibemu ctl help)\n",
+				       argv[0] ? argv[0] : "", argv[0] && argv[1] ? " " : "",
+				       argv[0] && argv[1] ? argv[1] : "");
+		goto out;
+	}
+	if (parse_args(&c, argv + (c.cmd->sub ? 2 : 1), pos) < 0)
+		goto out;
+	if (json && c.cmd->no_json) {
+		ctl_fail(&c, "%s writes a file format; --json is not available", c.cmd->name);
+		goto out;
+	}
+	if (json)
+		c.json = json_builder_new();
+	ret = c.cmd->fn(&c);
+	if (ret == 0 && c.json) {
+		JsonGenerator *gen = json_generator_new();
+		JsonNode *root = json_builder_get_root(c.json);
+		char *text;
 
-		if (strcmp(c->name, argv[0]))
-			continue;
-		if (c->sub && (!argv[1] || strcmp(c->sub, argv[1])))
-			continue;
-		ret = c->fn(env, argv, json, out);
-		g_ptr_array_free(args, TRUE);
-		return ret;
+		json_generator_set_root(gen, root);
+		text = json_generator_to_data(gen, NULL);
+		g_string_append_printf(out, "%s\n", text);
+		g_free(text);
+		json_node_unref(root);
+		g_object_unref(gen);
 	}
-	ret = err(out, "error: unknown command \"%s%s%s\" (try: ibemu ctl help)", argv[0],
-		  argv[1] ? " " : "", argv[1] ? argv[1] : "");
+out:
+	if (c.json)
+		g_object_unref(c.json);
+	g_ptr_array_free(pos, TRUE);
 	g_ptr_array_free(args, TRUE);
 	return ret;
 }

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emulator/ctl.h"
 #include "emulator/scenario.h"
 #include "lib/log.h"
 #include "lib/timerq.h"
@@ -20,7 +19,9 @@ struct step {
 
 struct scenario {
 	GPtrArray *steps;	/* struct step * */
-	struct ctl_env *env;
+	struct timerq *tq;	/* NULL until started */
+	const struct scenario_hooks *hooks;
+	void *ctx;
 	unsigned depth;		/* started by a step of a scenario this deep */
 	unsigned pending;	/* steps not yet run */
 };
@@ -29,8 +30,8 @@ static void step_free(gpointer p)
 {
 	struct step *st = p;
 
-	if (st->sc && st->sc->env && timer_armed(&st->timer))
-		timerq_cancel(st->sc->env->tq, &st->timer);
+	if (st->sc && st->sc->tq && timer_armed(&st->timer))
+		timerq_cancel(st->sc->tq, &st->timer);
 	g_strfreev(st->argv);
 	g_free(st->where);
 	g_free(st);
@@ -99,40 +100,37 @@ struct scenario *scenario_load(const char *path, GError **err)
 static void run_step(struct timer *t, void *ctx)
 {
 	struct step *st = ctx;
+	struct scenario *sc = st->sc;
 	GString *out = g_string_new(NULL);
 	char *cmd = g_strjoinv(" ", st->argv);
 
-	struct scenario *sc = st->sc;
-	struct ctl_env *env = sc->env;
-	unsigned depth = env->scenario_depth;
-
 	(void)t;
 	/* A scenario this step starts is one deeper (ctl `scenario`). */
-	env->scenario_depth = sc->depth + 1;
-	if (ctl_run(env, st->argv, out) < 0)
+	if (sc->hooks->step(sc->ctx, sc->depth + 1, st->argv, out) < 0)
 		g_warning("scenario %s: %s: %s", st->where, cmd, g_strchomp(out->str));
 	else
 		g_message("scenario %s: %s", st->where, cmd);
-	env->scenario_depth = depth;
 	g_free(cmd);
 	g_string_free(out, TRUE);
-	/* A finished scenario is kept no longer (timerq allows the free). */
 	if (!--sc->pending)
-		g_ptr_array_remove(env->scenarios, sc);
+		sc->hooks->done(sc->ctx, sc);	/* timerq allows the free */
 }
 
-void scenario_start(struct scenario *sc, struct ctl_env *env)
+void scenario_start(struct scenario *sc, struct timerq *tq, const struct scenario_hooks *hooks,
+		    void *ctx, unsigned depth)
 {
 	unsigned i;
 
-	sc->env = env;
-	sc->depth = env->scenario_depth;
+	sc->tq = tq;
+	sc->hooks = hooks;
+	sc->ctx = ctx;
+	sc->depth = depth;
 	sc->pending = sc->steps->len;
 	for (i = 0; i < sc->steps->len; i++) {
 		struct step *st = g_ptr_array_index(sc->steps, i);
 
 		timer_init(&st->timer, run_step, st);
-		timerq_arm(env->tq, &st->timer, st->at_ms * 1000);
+		timerq_arm(tq, &st->timer, st->at_ms * 1000);
 	}
 }
 

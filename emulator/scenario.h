@@ -20,14 +20,27 @@
  * once grew the daemon without bound and starved its loop). */
 #define SCENARIO_MAX_DEPTH	8
 
-struct ctl_env;
 struct scenario;
+struct timerq;
+
+/*
+ * What runs a scenario's steps: the control plane (ctl_start_scenario in
+ * emulator/ctl.h) passes these, so scenarios know nothing of commands.
+ * @step runs @argv with a scenario @depth deeper than the one that
+ * started this scenario; @done is called once its last step has run (the
+ * scenario may be freed there).
+ */
+struct scenario_hooks {
+	int (*step)(void *ctx, unsigned depth, char **argv, GString *out);
+	void (*done)(void *ctx, struct scenario *sc);
+};
 
 /* Errors read "file:line: what is wrong". */
 struct scenario *scenario_load(const char *path, GError **err);
-/* Arm its steps; once all have run, it is removed from env->scenarios
- * (and freed), so it must be added there after this call. */
-void scenario_start(struct scenario *sc, struct ctl_env *env);
+/* Arm its steps on @tq; @depth: how deep the scenario that started this
+ * one was (0 for one started from outside). */
+void scenario_start(struct scenario *sc, struct timerq *tq, const struct scenario_hooks *hooks,
+		    void *ctx, unsigned depth);
 unsigned scenario_steps(const struct scenario *sc);
 void scenario_free(struct scenario *sc);
 

@@ -126,12 +126,6 @@ void umad_host_free(struct umad_host *h)
 static enum upper_verdict dev_deliver(void *ctx, struct port *port,
 				      const struct mad_pkt *pkt);
 
-static void dev_changed(void *ctx, struct port *port)
-{
-	(void)ctx;
-	(void)port;	/* sysfs is read live; nothing is cached to refresh */
-}
-
 unsigned umad_host_attach(struct umad_host *h, struct node *n)
 {
 	char *name = g_strdup_printf("ibemu%u", h->cas->len);
@@ -143,7 +137,7 @@ unsigned umad_host_attach(struct umad_host *h, struct node *n)
 	for (i = first; i <= last; i++) {
 		struct umad_dev *d = g_new0(struct umad_dev, 1);
 		struct port_upper up = { .deliver = dev_deliver,
-					 .changed = dev_changed, .ctx = d };
+					 .ctx = d };
 
 		d->host = h;
 		d->port = &n->ports[i];
@@ -195,16 +189,14 @@ int umad_issm_open(struct umad_dev *d)
 	if (d->sm_held)
 		return -EAGAIN;
 	d->sm_held = true;
-	d->port->cap_mask |= CAP_IS_SM;
-	port_changed(d->port);
+	port_set_cap_bits(d->port, CAP_IS_SM, 0);
 	return 0;
 }
 
 void umad_issm_close(struct umad_dev *d)
 {
 	d->sm_held = false;
-	d->port->cap_mask &= ~CAP_IS_SM;
-	port_changed(d->port);
+	port_set_cap_bits(d->port, 0, CAP_IS_SM);
 }
 
 bool umad_issm_held(const struct umad_dev *d) { return d->sm_held; }
@@ -259,7 +251,7 @@ static bool deliver_packet(struct umad_agent *a, const struct mad_pkt *pkt,
 			   const uint8_t *data, size_t len)
 {
 	struct umad_file *file = a->file;
-	struct port *ip = port_info_port(file->dev->port);
+	struct port *ip = port_mgmt(file->dev->port);
 	struct queued_packet *up = packet_new(len);
 
 	up->hdr.id = a->id;
@@ -662,7 +654,7 @@ static GBytes *rmpp_message(const uint8_t *mad, size_t data_len, size_t hdr_len)
 static bool dr_send_valid(struct umad_file *file, const uint8_t *mad)
 {
 	struct port *p = file->dev->port;
-	uint8_t copy[MAD_SIZE];
+	MAD_BUF(copy);
 	unsigned out;
 
 	if (dr_hop_cnt(mad) >= UMAD_SMP_MAX_HOPS)
@@ -712,7 +704,7 @@ ssize_t umad_write(struct umad_file *file, const void *buf, size_t count)
 	unsigned hsz = umad_hdr_size(file);
 	struct umad_abi_hdr hdr = { 0 };
 	struct umad_dev *d = file->dev;
-	struct port *p = d->port, *ip = port_info_port(p);
+	struct port *p = d->port, *ip = port_mgmt(p);
 	struct umad_agent *a;
 	struct umad_send *s;
 	struct mad_pkt pkt = { 0 };

@@ -155,7 +155,7 @@ unsigned fabric_configure(struct fabric *f, struct port *sm)
 
 	assign_lids(f, &max_lid);
 	fill_lfts(f, max_lid);
-	sm_lid = sm ? port_info_port(sm)->lid : 0;
+	sm_lid = sm ? port_mgmt(sm)->lid : 0;
 	for (i = 0; i < f->nodes->len; i++) {
 		struct node *n = g_ptr_array_index(f->nodes, i);
 
@@ -167,7 +167,7 @@ unsigned fabric_configure(struct fabric *f, struct port *sm)
 			p->sm_lid = sm_lid;
 			if (p->phys_state == PHYS_LINKUP && (j == 0 || p->remote))
 				p->state = PORT_ACTIVE;
-			port_changed(p);
+			port_changed(p, PORT_CHANGED_STATE | PORT_CHANGED_SM);
 		}
 	}
 	return max_lid;

@@ -183,7 +183,7 @@ int fabric_link(struct port *a, struct port *b, uint8_t width, uint8_t speed,
 			p->espeed_supported = p->espeed_enabled =
 				(uint8_t)(p->espeed_supported | espeed | ESPEED_FDR | ESPEED_EDR);
 			p->cap_mask |= CAP_EXT_SPEEDS;
-			port_info_port(p)->cap_mask |= CAP_EXT_SPEEDS;
+			port_mgmt(p)->cap_mask |= CAP_EXT_SPEEDS;
 		}
 	}
 	a->phys_state = b->phys_state = PHYS_LINKUP;
@@ -217,4 +217,29 @@ void fabric_count(struct fabric *f, struct fabric_counts *c)
 				c->links++;
 	}
 	c->links /= 2;
+}
+
+static const struct {
+	const char *iba, *sysfs;
+} node_type_names[] = {
+	[NODE_CA] = { "CA", "CA" },
+	[NODE_SWITCH] = { "Switch", "switch" },
+	[NODE_ROUTER] = { "Router", "router" },
+};
+
+const char *node_type_name(enum node_type t)
+{
+	return (unsigned)t < G_N_ELEMENTS(node_type_names) && node_type_names[t].iba ?
+	       node_type_names[t].iba : "?";
+}
+
+const char *node_type_sysfs_name(enum node_type t)
+{
+	return (unsigned)t < G_N_ELEMENTS(node_type_names) && node_type_names[t].sysfs ?
+	       node_type_names[t].sysfs : "unknown";
+}
+
+uint16_t node_lid(const struct node *n)
+{
+	return n->ports[node_is_switch(n) ? 0 : 1].lid;
 }

@@ -5,7 +5,7 @@
  *
  * Interface: the layer above (emulator/) attaches to a port with
  * port_attach() and sends with fabric_send(); MADs that the node's own
- * firmware (SMA, later PMA) does not consume are handed to the attached
+ * firmware (SMA, PMA) does not consume are handed to the attached
  * upper layer, as the HCA driver hands them to ib_mad (umad-spec §4.6).
  * Nothing here sees a file descriptor or a FUSE request.
  *
@@ -98,8 +98,9 @@ enum upper_verdict {
 struct port_upper {
 	/* @pkt arrived for the host at @port and firmware did not take it. */
 	enum upper_verdict (*deliver)(void *ctx, struct port *port, const struct mad_pkt *pkt);
-	/* A port's state, LID or capability mask changed (sysfs is live). */
-	void (*changed)(void *ctx, struct port *port);
+	/* What port_changed() says changed (enum port_change bits); NULL:
+	 * the host reads everything live (sysfs). */
+	void (*changed)(void *ctx, struct port *port, unsigned what);
 	void *ctx;
 };
 
@@ -194,7 +195,7 @@ struct fabric {
 	uint64_t delivered, dropped;	/* statistics for tests and dumps */
 };
 
-/* @tq may be NULL when nothing will be delayed (parsing, checks). */
+/* An empty fabric; its owner sets f->tq before anything is delayed. */
 struct fabric *fabric_new(void);
 void fabric_free(struct fabric *f);
 
@@ -211,7 +212,7 @@ struct node *fabric_lookup(struct fabric *f, const char *name);
 /* Connect two free ports with a cable: both go LinkUp/Init. */
 int fabric_link(struct port *a, struct port *b, uint8_t width, uint8_t speed,
 		uint8_t espeed);
-/* The first port of a node that can carry MADs for a host. */
+/* Port @num of @n, or NULL past its last. */
 static inline struct port *node_port(struct node *n, unsigned num)
 {
 	return num <= n->nports ? &n->ports[num] : NULL;
@@ -220,13 +221,26 @@ static inline bool node_is_switch(const struct node *n)
 {
 	return n->type == NODE_SWITCH;
 }
-/* Port that holds switch-wide fields (port 0 of a switch) or @p itself. */
-static inline struct port *port_info_port(struct port *p)
+/*
+ * The port that holds the management fields of @p (LID, LMC, SM LID,
+ * capability mask, P_Keys as the SMA sees them): a switch has one set, on
+ * its port 0 (IBA 14.2.5.6, "switch external ports ... use port 0"); a CA
+ * or router port holds its own.
+ */
+static inline struct port *port_mgmt(struct port *p)
 {
 	return node_is_switch(p->node) ? &p->node->ports[0] : p;
 }
 
 void port_attach(struct port *p, const struct port_upper *upper);
+
+/* "CA", "Switch", "Router" (NodeInfo:NodeType, IBA Table 150), as
+ * ibnetdiscover writes them; and as the kernel's sysfs node_type shows
+ * them ("CA", "switch", "router": drivers/infiniband/core/sysfs.c). */
+const char *node_type_name(enum node_type t);
+const char *node_type_sysfs_name(enum node_type t);
+/* The LID a node answers at: its port 0 (switch) or port 1 (CA). */
+uint16_t node_lid(const struct node *n);
 
 /* Counts for `topo check` and dumps. */
 struct fabric_counts {

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A MAD on the wire with the fields of its LRH/BTH/DETH that the receiver
- * sees (umad-spec §4.7), and helpers to read the common MAD header. The
- * layouts are those of <infiniband/umad_types.h> and umad_sm.h; offsets of
- * the directed-route SMP fields are from umad-spec §5.1.
+ * sees (the kernel's struct ib_mad_recv_wc: docs/umad.md "Receive
+ * header"), and helpers to read the common MAD header and the
+ * directed-route SMP fields. The layouts are those of
+ * <infiniband/umad_types.h> and umad_sm.h (IBA 13.4.3, 14.2.1.2).
  */
 #ifndef IBEMU_FABRIC_PACKET_H
 #define IBEMU_FABRIC_PACKET_H
@@ -11,6 +12,7 @@
 #include <endian.h>
 #include <glib.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -20,8 +22,12 @@
 #define MAD_SIZE 256
 #define LID_PERMISSIVE 0xffff
 
+/* A MAD buffer: aligned so that the headers' structs (struct umad_hdr,
+ * struct umad_smp, with 64-bit fields) can be laid over it. */
+#define MAD_BUF(name) _Alignas(8) uint8_t name[MAD_SIZE]
+
 struct mad_pkt {
-	uint8_t mad[MAD_SIZE];
+	MAD_BUF(mad);
 	uint16_t slid, dlid;	/* LRH; 0xffff on directed-route hops */
 	uint32_t sqp, dqp;
 	uint32_t qkey;
@@ -56,40 +62,70 @@ static inline void mad_pkt_release(struct mad_pkt *p)
 	p->rmpp = NULL;
 }
 
-static inline uint8_t mad_class(const uint8_t *m) { return m[1]; }
-static inline uint8_t mad_class_version(const uint8_t *m) { return m[2]; }
-static inline uint8_t mad_method(const uint8_t *m) { return m[3]; }
-static inline uint16_t mad_status(const uint8_t *m)
+/* Big-endian fields at any offset of a MAD buffer. */
+static inline uint16_t get_be16(const uint8_t *m, size_t off)
 {
-	return (uint16_t)(m[4] << 8 | m[5]);
-}
-static inline void mad_set_status(uint8_t *m, uint16_t s)
-{
-	m[4] = s >> 8;
-	m[5] = s & 0xff;
-}
-static inline uint64_t mad_tid(const uint8_t *m)
-{
-	uint64_t v;
+	__be16 v;
 
-	memcpy(&v, m + 8, 8);
+	memcpy(&v, m + off, sizeof(v));
+	return be16toh(v);
+}
+static inline void put_be16(uint8_t *m, size_t off, uint16_t x)
+{
+	__be16 v = htobe16(x);
+
+	memcpy(m + off, &v, sizeof(v));
+}
+static inline uint32_t get_be32(const uint8_t *m, size_t off)
+{
+	__be32 v;
+
+	memcpy(&v, m + off, sizeof(v));
+	return be32toh(v);
+}
+static inline uint64_t get_be64(const uint8_t *m, size_t off)
+{
+	__be64 v;
+
+	memcpy(&v, m + off, sizeof(v));
 	return be64toh(v);
 }
-static inline void mad_set_tid(uint8_t *m, uint64_t tid)
+static inline void put_be64(uint8_t *m, size_t off, uint64_t x)
 {
-	uint64_t v = htobe64(tid);
+	__be64 v = htobe64(x);
 
-	memcpy(m + 8, &v, 8);
+	memcpy(m + off, &v, sizeof(v));
 }
-static inline uint16_t mad_attr_id(const uint8_t *m)
+
+/*
+ * The common MAD header (IBA 13.4.3) through <infiniband/umad_types.h>'s
+ * struct umad_hdr. Fields wider than a byte are copied out (get_be16...),
+ * so an unaligned buffer (a client's write) is fine too.
+ */
+#define MAD_OFF(field) offsetof(struct umad_hdr, field)
+static inline uint8_t mad_class(const uint8_t *m) { return m[MAD_OFF(mgmt_class)]; }
+static inline uint8_t mad_class_version(const uint8_t *m) { return m[MAD_OFF(class_version)]; }
+static inline uint8_t mad_method(const uint8_t *m) { return m[MAD_OFF(method)]; }
+static inline uint16_t mad_status(const uint8_t *m) { return get_be16(m, MAD_OFF(status)); }
+static inline void mad_set_status(uint8_t *m, uint16_t s) { put_be16(m, MAD_OFF(status), s); }
+/*
+ * The GetResp to @req, as an agent builds it (ib_mad's and the SMA's
+ * answers alike): the request's header and contents, method GetResp,
+ * @status. The agent then fills its data; the D bit of a directed-route
+ * answer is smi_send_response()'s (fabric/smi.h).
+ */
+static inline void mad_getresp(uint8_t *resp, const uint8_t *req, uint16_t status)
 {
-	return (uint16_t)(m[16] << 8 | m[17]);
+	memcpy(resp, req, MAD_SIZE);
+	resp[MAD_OFF(method)] = UMAD_METHOD_GET_RESP;
+	mad_set_status(resp, status);
 }
-static inline uint32_t mad_attr_mod(const uint8_t *m)
-{
-	return (uint32_t)m[20] << 24 | (uint32_t)m[21] << 16 |
-	       (uint32_t)m[22] << 8 | m[23];
-}
+
+static inline uint64_t mad_tid(const uint8_t *m) { return get_be64(m, MAD_OFF(tid)); }
+static inline void mad_set_tid(uint8_t *m, uint64_t tid) { put_be64(m, MAD_OFF(tid), tid); }
+static inline uint16_t mad_attr_id(const uint8_t *m) { return get_be16(m, MAD_OFF(attr_id)); }
+static inline void mad_set_attr_id(uint8_t *m, uint16_t id) { put_be16(m, MAD_OFF(attr_id), id); }
+static inline uint32_t mad_attr_mod(const uint8_t *m) { return get_be32(m, MAD_OFF(attr_mod)); }
 
 /* ib_response_mad(): the kernel's notion of a response (umad-spec §4.4). */
 static inline bool mad_is_response(const uint8_t *m)
@@ -108,28 +144,17 @@ static inline bool mad_is_smp(const uint8_t *m)
 	       mad_class(m) == UMAD_CLASS_SUBN_DIRECTED_ROUTE;
 }
 
-/* Directed-route SMP fields (umad-spec §5.1). */
+/* Directed-route SMP fields (IBA 14.2.1.2), through struct umad_smp. */
+#define SMP_OFF(field) offsetof(struct umad_smp, field)
 #define DR_STATUS_D	0x8000
-static inline bool dr_d_bit(const uint8_t *m) { return m[4] & 0x80; }
-static inline uint8_t dr_hop_ptr(const uint8_t *m) { return m[6]; }
-static inline uint8_t dr_hop_cnt(const uint8_t *m) { return m[7]; }
-static inline uint16_t dr_slid(const uint8_t *m)
-{
-	return (uint16_t)(m[32] << 8 | m[33]);
-}
-static inline uint16_t dr_dlid(const uint8_t *m)
-{
-	return (uint16_t)(m[34] << 8 | m[35]);
-}
-static inline uint8_t *dr_initial_path(uint8_t *m) { return m + 128; }
-static inline uint8_t *dr_return_path(uint8_t *m) { return m + 192; }
-static inline uint8_t *smp_data(uint8_t *m) { return m + 64; }
-static inline uint64_t smp_mkey(const uint8_t *m)
-{
-	uint64_t v;
-
-	memcpy(&v, m + 24, 8);
-	return be64toh(v);
-}
+static inline bool dr_d_bit(const uint8_t *m) { return mad_status(m) & DR_STATUS_D; }
+static inline uint8_t dr_hop_ptr(const uint8_t *m) { return m[SMP_OFF(hop_ptr)]; }
+static inline uint8_t dr_hop_cnt(const uint8_t *m) { return m[SMP_OFF(hop_cnt)]; }
+static inline uint16_t dr_slid(const uint8_t *m) { return get_be16(m, SMP_OFF(dr_slid)); }
+static inline uint16_t dr_dlid(const uint8_t *m) { return get_be16(m, SMP_OFF(dr_dlid)); }
+static inline uint8_t *dr_initial_path(uint8_t *m) { return m + SMP_OFF(initial_path); }
+static inline uint8_t *dr_return_path(uint8_t *m) { return m + SMP_OFF(return_path); }
+static inline uint8_t *smp_data(uint8_t *m) { return m + SMP_OFF(data); }
+static inline uint64_t smp_mkey(const uint8_t *m) { return get_be64(m, SMP_OFF(mkey)); }
 
 #endif

@@ -53,12 +53,39 @@ void port_init_defaults(struct port *p)
 	}
 }
 
-void port_changed(struct port *p)
+void port_changed(struct port *p, unsigned what)
 {
-	struct port *target = node_is_switch(p->node) ? &p->node->ports[0] : p;
+	struct port *target = port_mgmt(p);
 
 	if (target->upper.changed)
-		target->upper.changed(target->upper.ctx, target);
+		target->upper.changed(target->upper.ctx, target, what);
+}
+
+void port_set_lid(struct port *p, uint16_t lid, uint8_t lmc)
+{
+	struct port *m = port_mgmt(p);
+
+	if (m->lid == lid && m->lmc == lmc)
+		return;
+	m->lid = lid;
+	m->lmc = lmc;
+	port_changed(m, PORT_CHANGED_LID);
+}
+
+void port_set_guid(struct port *p, uint64_t guid)
+{
+	p->guid = guid;
+	port_changed(p, PORT_CHANGED_GUID);
+}
+
+void port_set_cap_bits(struct port *p, uint32_t set, uint32_t clear)
+{
+	struct port *m = port_mgmt(p);
+	uint32_t old = m->cap_mask;
+
+	m->cap_mask = (old | set) & ~clear;
+	if (m->cap_mask != old)
+		port_changed(m, PORT_CHANGED_CAP);
 }
 
 static bool link_trainable(const struct port *p)
@@ -75,8 +102,8 @@ static void link_up(struct port *p)
 
 	p->phys_state = r->phys_state = PHYS_LINKUP;
 	p->state = r->state = PORT_INIT;
-	port_changed(p);
-	port_changed(r);
+	port_changed(p, PORT_CHANGED_STATE);
+	port_changed(r, PORT_CHANGED_STATE);
 	trap_link_state_changed(p);
 	trap_link_state_changed(r);
 }
@@ -89,12 +116,12 @@ static void link_down(struct port *p, unsigned local_phys)
 	}
 	p->phys_state = (uint8_t)local_phys;
 	p->state = PORT_DOWN;
-	port_changed(p);
+	port_changed(p, PORT_CHANGED_STATE);
 	trap_link_state_changed(p);
 	if (p->remote && p->remote->phys_state != PHYS_DISABLED) {
 		p->remote->phys_state = PHYS_POLLING;
 		p->remote->state = PORT_DOWN;
-		port_changed(p->remote);
+		port_changed(p->remote, PORT_CHANGED_STATE);
 		trap_link_state_changed(p->remote);
 	}
 }
@@ -122,7 +149,7 @@ void port_set_state(struct port *p, unsigned state)
 		if (node_is_switch(p->node) && p->num == 0) {
 			/* Port 0 has no cable to retrain: back to Init. */
 			p->state = PORT_INIT;
-			port_changed(p);
+			port_changed(p, PORT_CHANGED_STATE);
 			return;
 		}
 		/* The link drops, then retrains: both ends come back in Init. */
@@ -133,7 +160,7 @@ void port_set_state(struct port *p, unsigned state)
 		return;
 	}
 	p->state = (uint8_t)state;
-	port_changed(p);
+	port_changed(p, PORT_CHANGED_STATE);
 }
 
 bool port_phys_change_valid(const struct port *p, unsigned phys)
@@ -154,7 +181,7 @@ void port_set_phys(struct port *p, unsigned phys)
 		if (link_trainable(p))
 			link_up(p);
 		else
-			port_changed(p);
+			port_changed(p, PORT_CHANGED_STATE);
 	}
 }
 
@@ -206,7 +233,7 @@ static unsigned speed_deci(const struct port *p, const char **name)
 	};
 	unsigned i;
 
-	if (p->cap_mask & CAP_EXT_SPEEDS || port_info_port((struct port *)p)->cap_mask & CAP_EXT_SPEEDS)
+	if (p->cap_mask & CAP_EXT_SPEEDS || port_mgmt((struct port *)p)->cap_mask & CAP_EXT_SPEEDS)
 		for (i = 0; i < G_N_ELEMENTS(ext); i++)
 			if (p->espeed_active == ext[i].bit) {
 				*name = ext[i].name;
@@ -262,7 +289,7 @@ const char *phys_state_name(unsigned phys)
 
 bool port_owns_lid(const struct port *p, uint16_t lid)
 {
-	const struct port *ip = port_info_port((struct port *)p);
+	const struct port *ip = port_mgmt((struct port *)p);
 	uint16_t mask = (uint16_t)~((1u << ip->lmc) - 1);
 
 	return ip->lid && lid && lid < 0xc000 && (lid & mask) == ip->lid;

@@ -26,8 +26,29 @@ void port_cable_set(struct port *p, bool up);
 /* Power a node off (it answers nothing; its cables go dark) or on. */
 void node_power(struct node *n, bool on);
 
-/* Tell the attached host (if any) that this port's visible state changed. */
-void port_changed(struct port *p);
+/*
+ * What changed at a port, for the host attached there (port_upper.changed):
+ * the events a real HCA's driver raises (IB_EVENT_PORT_ACTIVE/ERR,
+ * LID_CHANGE, SM_CHANGE, PKEY_CHANGE, GID_CHANGE, CLIENT_REREGISTER; kernel
+ * include/rdma/ib_verbs.h) follow from these.
+ */
+enum port_change {
+	PORT_CHANGED_STATE = 1 << 0,	/* PortState or PortPhysicalState */
+	PORT_CHANGED_LID = 1 << 1,	/* LID or LMC */
+	PORT_CHANGED_SM = 1 << 2,	/* SM LID or SM SL */
+	PORT_CHANGED_CAP = 1 << 3,	/* CapabilityMask (IsSM) */
+	PORT_CHANGED_GUID = 1 << 4,	/* port GUID or GID prefix */
+	PORT_CHANGED_PKEY = 1 << 5,	/* P_Key table */
+	PORT_CHANGED_REREG = 1 << 6,	/* ClientReregister was set */
+};
+/* Tell the host attached to @p's management port (port_mgmt) of @what. */
+void port_changed(struct port *p, unsigned what);
+
+/* Setters that keep the invariants: the fields go to the management
+ * port, and the host hears of the change. */
+void port_set_lid(struct port *p, uint16_t lid, uint8_t lmc);
+void port_set_guid(struct port *p, uint64_t guid);
+void port_set_cap_bits(struct port *p, uint32_t set, uint32_t clear);
 
 /* Active rate in deci-Gb/s x width, as kernel sysfs.c:rate_show. */
 unsigned port_rate_deci_gbps(const struct port *p);

@@ -136,11 +136,6 @@ static void transmit(struct fabric *f, struct port *out, struct mad_pkt *p)
 	enqueue(f, r, p);
 }
 
-static struct port *host_port(struct node *n, struct port *in)
-{
-	return node_is_switch(n) ? &n->ports[0] : in;
-}
-
 static void switch_route(struct fabric *f, struct node *n, struct port *in,
 			 struct mad_pkt *p);
 static void local_receive(struct fabric *f, struct port *in,
@@ -189,7 +184,7 @@ static void switch_route(struct fabric *f, struct node *n, struct port *in,
 /* Our own LID for the source of an answer from @n at @in. */
 static uint16_t reply_slid(struct node *n, struct port *in, uint16_t dlid)
 {
-	struct port *ip = port_info_port(host_port(n, in));
+	struct port *ip = port_mgmt(in);
 
 	return port_owns_lid(ip, dlid) ? dlid : ip->lid;
 }
@@ -209,7 +204,7 @@ static enum upper_verdict to_host(struct fabric *f, struct port *hp, struct mad_
 
 static void deliver_up(struct fabric *f, struct port *in, struct mad_pkt *p)
 {
-	struct port *hp = host_port(in->node, in);
+	struct port *hp = port_mgmt(in);
 
 	if (to_host(f, hp, p) == UPPER_UNCLAIMED)
 		drop(f, p, "no host agent for response", hp);
@@ -249,7 +244,7 @@ static void respond(struct fabric *f, struct port *in, const struct mad_pkt *req
 		break;
 	case SMI_LID_ROUTE:
 		r.dlid = (uint16_t)out;
-		r.slid = port_info_port(host_port(n, in))->lid;
+		r.slid = port_mgmt(in)->lid;
 		lid_send(f, in, &r);
 		break;
 	case SMI_REPLY_LID:
@@ -284,8 +279,8 @@ static void local_receive(struct fabric *f, struct port *in, struct mad_pkt *p,
 			  bool by_lid)
 {
 	struct node *n = in->node;
-	struct port *hp = host_port(n, in);
-	uint8_t resp[MAD_SIZE];
+	struct port *hp = port_mgmt(in);
+	MAD_BUF(resp);
 	uint8_t method = mad_method(p->mad);
 
 	struct fault_rule *r;
@@ -309,9 +304,7 @@ static void local_receive(struct fabric *f, struct port *in, struct mad_pkt *p,
 	/* A "status" rule: the node answers with that MAD status instead. */
 	r = fault_check(&f->faults, in, p, true, f->tq ? timerq_now(f->tq) : 0);
 	if (r) {
-		memcpy(resp, p->mad, MAD_SIZE);
-		resp[3] = UMAD_METHOD_GET_RESP;
-		mad_set_status(resp, (uint16_t)r->arg);
+		mad_getresp(resp, p->mad, (uint16_t)r->arg);
 		respond(f, in, p, resp, by_lid);
 		return;
 	}
@@ -345,9 +338,7 @@ static void local_receive(struct fabric *f, struct port *in, struct mad_pkt *p,
 		return;
 	}
 	/* generate_unmatched_resp(): GetResp with "unsupported" (0x000C). */
-	memcpy(resp, p->mad, MAD_SIZE);
-	resp[3] = UMAD_METHOD_GET_RESP;
-	mad_set_status(resp, UMAD_STATUS_ATTR_NOT_SUPPORTED);	/* D bit: smi */
+	mad_getresp(resp, p->mad, UMAD_STATUS_ATTR_NOT_SUPPORTED);
 	respond(f, in, p, resp, by_lid);
 }
 
@@ -403,7 +394,7 @@ static void arrive(struct fabric *f, struct port *in, struct mad_pkt *p,
 	if (!faulted && !apply_faults(f, in, p))
 		return;
 	if (mad_class(p->mad) == UMAD_CLASS_SUBN_DIRECTED_ROUTE &&
-	    (p->dlid == LID_PERMISSIVE || port_owns_lid(host_port(n, in), p->dlid))) {
+	    (p->dlid == LID_PERMISSIVE || port_owns_lid(port_mgmt(in), p->dlid))) {
 		bool by_lid = p->dlid != LID_PERMISSIVE;
 
 		act = smi_recv(p->mad, sw, in->num, n->nports, &out);
@@ -509,7 +500,7 @@ void fabric_send(struct fabric *f, struct port *port, const struct mad_pkt *pkt)
 			break;
 		case SMI_LID_ROUTE:
 			p.dlid = (uint16_t)out;
-			p.slid = port_info_port(port)->lid;
+			p.slid = port_mgmt(port)->lid;
 			lid_send(f, port, &p);
 			break;
 		default:

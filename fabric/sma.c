@@ -121,7 +121,7 @@ static uint16_t switch_info_set(struct smp_ctx *c)
 
 static uint16_t guid_info_get(struct smp_ctx *c)
 {
-	struct port *p = port_info_port(c->in);
+	struct port *p = port_mgmt(c->in);
 	unsigned i;
 
 	if (c->mod != 0)	/* GUIDCap is 8: one block */
@@ -136,7 +136,7 @@ static uint16_t guid_info_get(struct smp_ctx *c)
 
 static uint16_t guid_info_set(struct smp_ctx *c)
 {
-	struct port *p = port_info_port(c->in);
+	struct port *p = port_mgmt(c->in);
 	unsigned i;
 
 	if (c->mod != 0)
@@ -155,7 +155,7 @@ static uint16_t guid_info_set(struct smp_ctx *c)
 
 static void port_info_encode(struct smp_ctx *c, struct port *p)
 {
-	struct port *ip = port_info_port(p);
+	struct port *ip = port_mgmt(p);
 	bool sw_ext = node_is_switch(p->node) && p->num != 0;
 
 	WR64(IB_PORT_MKEY_F, c->hide_mkey ? 0 : ip->mkey);
@@ -224,12 +224,13 @@ static uint16_t port_info_set(struct smp_ctx *c)
 {
 	struct port *p = ctx_port(c, c->mod);
 	struct port *ip;
-	bool sw_ext, addr_changed = false;
+	unsigned changed = 0;	/* enum port_change */
+	bool sw_ext;
 	unsigned state, phys, width, speed, espeed, lid, lmc;
 
 	if (!p)
 		return ST_INVALID;
-	ip = port_info_port(p);
+	ip = port_mgmt(p);
 	sw_ext = node_is_switch(p->node) && p->num != 0;
 	state = RD(IB_PORT_STATE_F);
 	phys = RD(IB_PORT_PHYS_STATE_F);
@@ -249,8 +250,14 @@ static uint16_t port_info_set(struct smp_ctx *c)
 		return ST_INVALID;
 
 	if (!sw_ext) {
-		addr_changed = ip->lid != lid || ip->sm_lid != RD(IB_PORT_SMLID_F) ||
-			       ip->lmc != lmc || ip->sm_sl != RD(IB_PORT_SMSL_F);
+		if (ip->lid != lid || ip->lmc != lmc)
+			changed |= PORT_CHANGED_LID;
+		if (ip->sm_lid != RD(IB_PORT_SMLID_F) || ip->sm_sl != RD(IB_PORT_SMSL_F))
+			changed |= PORT_CHANGED_SM;
+		if (ip->gid_prefix != RD64(IB_PORT_GID_PREFIX_F))
+			changed |= PORT_CHANGED_GUID;
+		if (RD(IB_PORT_CLIENT_REREG_F))
+			changed |= PORT_CHANGED_REREG;
 		ip->mkey = RD64(IB_PORT_MKEY_F);
 		ip->gid_prefix = RD64(IB_PORT_GID_PREFIX_F);
 		ip->lid = (uint16_t)lid;
@@ -290,8 +297,8 @@ static uint16_t port_info_set(struct smp_ctx *c)
 
 	port_set_phys(p, phys);
 	port_set_state(p, state);
-	if (addr_changed)
-		port_changed(ip);
+	if (changed)
+		port_changed(ip, changed);
 	return ST_OK;
 }
 
@@ -322,14 +329,19 @@ static uint16_t pkey_get(struct smp_ctx *c)
 
 static uint16_t pkey_set(struct smp_ctx *c)
 {
-	unsigned block, i;
+	unsigned block, i, changed = 0;
 	struct port *p = pkey_port(c, &block);
 
 	if (!p)
 		return ST_INVALID;
-	for (i = 0; i < 32 && block * 32 + i < p->npkeys; i++)
-		p->pkeys[block * 32 + i] =
-			(uint16_t)(c->req[2 * i] << 8 | c->req[2 * i + 1]);
+	for (i = 0; i < 32 && block * 32 + i < p->npkeys; i++) {
+		uint16_t k = (uint16_t)(c->req[2 * i] << 8 | c->req[2 * i + 1]);
+
+		changed |= p->pkeys[block * 32 + i] != k;
+		p->pkeys[block * 32 + i] = k;
+	}
+	if (changed)
+		port_changed(p, PORT_CHANGED_PKEY);
 	return ST_OK;
 }
 
@@ -593,7 +605,7 @@ static void mkey_lease_start(struct port *ip)
  */
 static bool mkey_allows(struct smp_ctx *c, const uint8_t *req, uint8_t method)
 {
-	struct port *ip = port_info_port(c->in);
+	struct port *ip = port_mgmt(c->in);
 
 	if (!ip->mkey)
 		return true;
@@ -623,7 +635,7 @@ enum sma_result sma_process(struct node *n, struct port *in,
 	uint16_t status;
 
 	if (method == UMAD_METHOD_TRAP_REPRESS)
-		return SMA_CONSUMED;	/* we send no traps yet to repress */
+		return SMA_CONSUMED;	/* trap.c sends each trap once: nothing to stop */
 	if (method != UMAD_METHOD_GET && method != UMAD_METHOD_SET)
 		return SMA_PASS;	/* Trap, Send...: for an SM agent */
 	if (mad_attr_id(req) == UMAD_SM_ATTR_SM_INFO)
@@ -631,9 +643,8 @@ enum sma_result sma_process(struct node *n, struct port *in,
 	if (!mkey_allows(&c, req, method))
 		return SMA_CONSUMED;
 
-	memcpy(resp, req, MAD_SIZE);
-	memset(resp + 64, 0, 64);
-	resp[3] = UMAD_METHOD_GET_RESP;
+	mad_getresp(resp, req, 0);
+	memset(smp_data(resp), 0, 64);
 	a = find_attr(mad_attr_id(req));
 	if (mad_class_version(req) != 1)
 		status = ST_BAD_VERSION;

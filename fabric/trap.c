@@ -1,6 +1,12 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Traps the SMA sends its SM (IBA 14.2.5.1 Notice, 14.3.8 Traps): 128
+ * (a switch's port changed state) and 256 (a bad M_Key). Each is sent
+ * once; nothing retransmits it, so TrapRepress has nothing to stop.
+ */
 #include "config.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include <infiniband/mad.h>
@@ -27,12 +33,14 @@ static bool notice_start(struct mad_pkt *pkt, struct port *ip, unsigned type,
 
 	if (!ip->lid || !ip->sm_lid || ip->state < PORT_ARMED)
 		return false;
-	pkt->mad[0] = 1;
-	pkt->mad[1] = UMAD_CLASS_SUBN_LID_ROUTED;
-	pkt->mad[2] = 1;
-	pkt->mad[3] = UMAD_METHOD_TRAP;
+	struct umad_hdr *h = (struct umad_hdr *)pkt->mad;
+
+	h->base_version = 1;
+	h->mgmt_class = UMAD_CLASS_SUBN_LID_ROUTED;
+	h->class_version = 1;
+	h->method = UMAD_METHOD_TRAP;
 	mad_set_tid(pkt->mad, (uint64_t)++tid);
-	pkt->mad[17] = UMAD_ATTR_NOTICE;
+	mad_set_attr_id(pkt->mad, UMAD_ATTR_NOTICE);
 	mad_set_field(data, 0, IB_NOTICE_IS_GENERIC_F, 1);
 	mad_set_field(data, 0, IB_NOTICE_TYPE_F, type);
 	mad_set_field(data, 0, IB_NOTICE_PRODUCER_F,
@@ -63,34 +71,49 @@ void trap_link_state_changed(struct port *p)
 
 /*
  * DataDetails of Trap 256 (IBA 14.2.5.1, Table 134), from byte 10 of the
- * Notice: reserved 16 bits, LIDADDR (the requester; known only for a DR
- * SMP, as its DrSLID), DRSLID, Method, reserved, AttributeID,
- * AttributeModifier, M_Key (the one given), then for a DR SMP the hop
- * count (DRNotice bit set) and the return path, cut to 30 hops.
+ * Notice; libibmad has no fields for it. LIDADDR is the requester, known
+ * only for a DR SMP (its DrSLID); the M_Key is the one given; for a DR SMP
+ * the DRNotice bit, the hop count and the return path cut to 30 hops.
  */
+struct trap256_details {
+	__be16 reserved;
+	__be16 lidaddr;
+	__be16 dr_slid;
+	uint8_t method;
+	uint8_t reserved2;
+	__be16 attr_id;
+	__be32 attr_mod;
+	__be64 mkey;
+	uint8_t dr_notice_hop_cnt;	/* DRNotice (bit 7), DRPathTruncated, HopCount */
+	uint8_t dr_return_path[30];
+} __attribute__((packed));
+#define TRAP256_DETAILS_OFF	10	/* in the Notice's data */
+_Static_assert(offsetof(struct trap256_details, dr_return_path) == 33 - TRAP256_DETAILS_OFF,
+	       "Table 134 puts the return path at Notice byte 33");
+#define DR_NOTICE 0x80
+
 void trap_bad_mkey(struct port *ip, struct port *in, const uint8_t *req)
 {
+	const struct umad_smp *smp = (const struct umad_smp *)req;
+	struct trap256_details d = { 0 };
 	struct mad_pkt pkt = { 0 };
-	uint8_t *d;
-	bool dr = req[1] == UMAD_CLASS_SUBN_DIRECTED_ROUTE;
-	unsigned hops = dr_hop_cnt(req);
+	bool dr = mad_class(req) == UMAD_CLASS_SUBN_DIRECTED_ROUTE;
+	unsigned hops = MIN(dr_hop_cnt(req), (unsigned)sizeof(d.dr_return_path));
 
 	if (!notice_start(&pkt, ip, NOTICE_TYPE_SECURITY, TRAP_BAD_MKEY))
 		return;
-	d = smp_data(pkt.mad) + 10;
+	if (dr)
+		d.lidaddr = d.dr_slid = smp->dr_slid;
+	d.method = smp->method;
+	d.attr_id = smp->attr_id;
+	d.attr_mod = smp->attr_mod;
+	d.mkey = smp->mkey;
 	if (dr) {
-		d[2] = d[4] = req[32];
-		d[3] = d[5] = req[33];
+		d.dr_notice_hop_cnt = (uint8_t)(DR_NOTICE | hops);
+		/* return_path[0] is unused: hop i's port is at index i */
+		memcpy(d.dr_return_path, smp->return_path + 1, hops);
 	}
-	d[6] = req[3];
-	d[8] = req[16];
-	d[9] = req[17];
-	memcpy(d + 10, req + 20, 4);
-	memcpy(d + 14, req + 24, 8);
-	if (dr) {
-		d[22] = (uint8_t)(0x80 | MIN(hops, 30u));
-		memcpy(d + 23, req + 192 + 1, MIN(hops, 30u));
-	}
+	memcpy(smp_data(pkt.mad) + TRAP256_DETAILS_OFF, &d, sizeof(d));
 	g_message("trap 256 (bad M_Key) from %s port %u (LID %u) to SM LID %u", in->node->id,
 		  in->num, ip->lid, ip->sm_lid);
 	fabric_send(ip->node->fabric, ip, &pkt);

@@ -21,8 +21,8 @@ fi
 
 FLAGS="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined"
 CPP="-I$SRC -I$BUILD -DFUSE_USE_VERSION=35 -DTOPO_DEFAULT_FILE=\"$SRC/topologies/default.net\"
-$(pkg-config --cflags glib-2.0 libibumad libibmad)"
-LIBS="$(pkg-config --libs glib-2.0 libibmad libibumad)"
+$(pkg-config --cflags glib-2.0 json-glib-1.0 libibumad libibmad)"
+LIBS="$(pkg-config --libs json-glib-1.0 glib-2.0 libibmad libibumad)"
 objs=""
 for s in $SOURCES; do
 	o="$OUT/obj/$(echo "$s" | tr / _).o"

@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Control commands that only look: status, info, nodes, port, dump, pid,
+ * seed, events (ctl_cmd.h).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "emulator/ctl_cmd.h"
+#include "fabric/port.h"
+#include "topologies/topo.h"
+
+/*
+ * A field of our /proc/self/status in kB (VmHWM, VmRSS), 0 if unknown.
+ * Inside a run the daemon's /proc entry is out of sight (cli/nsinit.h):
+ * status says these for tests and benchmarks.
+ */
+static unsigned long status_kb(const char *field)
+{
+	char *text = NULL, *p;
+	unsigned long kb = 0;
+
+	if (g_file_get_contents("/proc/self/status", &text, NULL, NULL) &&
+	    (p = strstr(text, field)))
+		kb = strtoul(p + strlen(field) + 1, NULL, 10);
+	g_free(text);
+	return kb;
+}
+
+static unsigned open_fds(void)
+{
+	GDir *d = g_dir_open("/proc/self/fd", 0, NULL);
+	unsigned n = 0;
+
+	while (d && g_dir_read_name(d))
+		n++;
+	if (d)
+		g_dir_close(d);
+	return n ? n - 1 : 0;	/* not the one reading the directory */
+}
+
+int ctl_status(struct ctl_call *c)
+{
+	struct fabric *f = c->env->fabric;
+	struct fabric_counts n;
+	JsonBuilder *b = c->json;
+
+	fabric_count(f, &n);
+	if (!b) {
+		g_string_append_printf(c->out, "%u nodes (%u switches, %u CAs), %u links; "
+				       "%" G_GUINT64_FORMAT " MADs delivered, %" G_GUINT64_FORMAT
+				       " dropped; %u fault rules; seed %u; peak RSS %.1f MB\n",
+				       n.nodes, n.switches, n.cas, n.links, f->delivered, f->dropped,
+				       f->faults.rules->len, f->faults.seed,
+				       status_kb("VmHWM:") / 1024.0);
+		return 0;
+	}
+	json_builder_begin_object(b);
+	ctl_json_uint(b, "nodes", n.nodes);
+	ctl_json_uint(b, "switches", n.switches);
+	ctl_json_uint(b, "cas", n.cas);
+	ctl_json_uint(b, "links", n.links);
+	ctl_json_uint(b, "delivered", f->delivered);
+	ctl_json_uint(b, "dropped", f->dropped);
+	ctl_json_uint(b, "faults", f->faults.rules->len);
+	ctl_json_uint(b, "seed", f->faults.seed);
+	ctl_json_uint(b, "peak_rss_kb", status_kb("VmHWM:"));
+	ctl_json_uint(b, "rss_kb", status_kb("VmRSS:"));
+	ctl_json_uint(b, "open_fds", open_fds());
+	json_builder_end_object(b);
+	return 0;
+}
+
+/* Who this emulator is (ibemu list): name, pid, mode, topology, nodes. */
+int ctl_info(struct ctl_call *c)
+{
+	const struct ctl_env *e = c->env;
+
+	if (!c->json) {
+		g_string_append_printf(c->out, "%s\t%d\t%s\t%s\t%s\n", e->name ? e->name : "-",
+				       (int)getpid(), e->mode ? e->mode : "-",
+				       e->topology ? e->topology : "-",
+				       e->attached ? e->attached : "-");
+		return 0;
+	}
+	json_builder_begin_object(c->json);
+	ctl_json_str(c->json, "name", e->name ? e->name : "");
+	ctl_json_uint(c->json, "pid", (uint64_t)getpid());
+	ctl_json_str(c->json, "mode", e->mode ? e->mode : "");
+	ctl_json_str(c->json, "topology", e->topology ? e->topology : "");
+	ctl_json_str(c->json, "attached", e->attached ? e->attached : "");
+	json_builder_end_object(c->json);
+	return 0;
+}
+
+int ctl_nodes(struct ctl_call *c)
+{
+	GPtrArray *nodes = c->env->fabric->nodes;
+	JsonBuilder *b = c->json;
+	unsigned i;
+
+	if (b)
+		json_builder_begin_array(b);
+	for (i = 0; i < nodes->len; i++) {
+		struct node *n = g_ptr_array_index(nodes, i);
+		char guid[19];
+
+		g_snprintf(guid, sizeof(guid), "0x%016" G_GINT64_MODIFIER "x", n->guid);
+		if (!b) {
+			g_string_append_printf(c->out, "%-8s %-20s %s ports %u%s\n",
+					       node_type_name(n->type), n->id, guid, n->nports,
+					       n->off ? " (off)" : "");
+			continue;
+		}
+		json_builder_begin_object(b);
+		ctl_json_str(b, "id", n->id);
+		ctl_json_str(b, "type", node_type_name(n->type));
+		ctl_json_str(b, "guid", guid);
+		ctl_json_uint(b, "ports", n->nports);
+		ctl_json_uint(b, "lid", node_lid(n));
+		ctl_json_bool(b, "on", !n->off);
+		json_builder_end_object(b);
+	}
+	if (b)
+		json_builder_end_array(b);
+	return 0;
+}
+
+int ctl_port(struct ctl_call *c)
+{
+	struct port *p = ctl_arg_port(c, 0), *ip;
+	JsonBuilder *b = c->json;
+	char guid[19], name[80], remote[80] = "-";
+
+	if (!p)
+		return -1;
+	ip = port_mgmt(p);
+	g_snprintf(guid, sizeof(guid), "0x%016" G_GINT64_MODIFIER "x", p->guid);
+	g_snprintf(name, sizeof(name), "%s/%u", p->node->id, p->num);
+	if (p->remote)
+		g_snprintf(remote, sizeof(remote), "%s/%u", p->remote->node->id, p->remote->num);
+	if (!b) {
+		g_string_append_printf(c->out, "%s guid %s state %s phys %s lid %u lmc %u "
+				       "sm_lid %u cap_mask 0x%08x remote %s\n",
+				       name, guid, port_state_name(p->state),
+				       phys_state_name(p->phys_state), ip->lid, ip->lmc, ip->sm_lid,
+				       ip->cap_mask, remote);
+		return 0;
+	}
+	json_builder_begin_object(b);
+	ctl_json_str(b, "port", name);
+	ctl_json_str(b, "guid", guid);
+	ctl_json_str(b, "state", port_state_name(p->state));
+	ctl_json_str(b, "phys_state", phys_state_name(p->phys_state));
+	ctl_json_uint(b, "lid", ip->lid);
+	ctl_json_uint(b, "lmc", ip->lmc);
+	ctl_json_uint(b, "sm_lid", ip->sm_lid);
+	ctl_json_uint(b, "cap_mask", ip->cap_mask);
+	ctl_json_str(b, "remote", p->remote ? remote : "");
+	json_builder_end_object(b);
+	return 0;
+}
+
+const struct ctl_optdef ctl_dump_opts[] = {
+	{ "--dot", OPT_FLAG, NULL, 0, NULL },
+	{ NULL },
+};
+
+int ctl_dump(struct ctl_call *c)
+{
+	if (c->opt[0].set)
+		topo_dot(c->env->fabric, c->out, true);
+	else
+		topo_dump(c->env->fabric, c->out);
+	return 0;
+}
+
+/* pid: the emulator's; pid init: that of the run's init, whose PID
+ * namespace `ibemu exec` joins. */
+int ctl_pid(struct ctl_call *c)
+{
+	int pid = (int)getpid();
+
+	if (c->nargs && strcmp(c->arg[0], "init"))
+		return ctl_usage(c);
+	if (c->nargs && !(pid = c->env->init_pid))
+		return ctl_fail(c, "this emulator runs no command (ibemu start)");
+	if (!c->json) {
+		g_string_append_printf(c->out, "%d\n", pid);
+		return 0;
+	}
+	json_builder_begin_object(c->json);
+	ctl_json_uint(c->json, "pid", (uint64_t)pid);
+	json_builder_end_object(c->json);
+	return 0;
+}
+
+int ctl_seed(struct ctl_call *c)
+{
+	if (!c->json) {
+		g_string_append_printf(c->out, "%u\n", c->env->fabric->faults.seed);
+		return 0;
+	}
+	json_builder_begin_object(c->json);
+	ctl_json_uint(c->json, "seed", c->env->fabric->faults.seed);
+	json_builder_end_object(c->json);
+	return 0;
+}
+
+int ctl_events(struct ctl_call *c)
+{
+	GPtrArray *log = c->env->fabric->faults.log;
+	unsigned i;
+
+	if (c->json)
+		json_builder_begin_array(c->json);
+	for (i = 0; i < log->len; i++) {
+		if (c->json)
+			json_builder_add_string_value(c->json, g_ptr_array_index(log, i));
+		else
+			g_string_append_printf(c->out, "%s\n", (char *)g_ptr_array_index(log, i));
+	}
+	if (c->json)
+		json_builder_end_array(c->json);
+	return 0;
+}
