@@ -10,18 +10,12 @@
 #include <string.h>
 
 #include "emulator/agent.h"
+#include "emulator/rmpp.h"
 #include "emulator/umad_abi.h"
 #include "emulator/umad.h"
 #include "fabric/port.h"
 #include "fabric/smi.h"
 #include "lib/log.h"
-
-#define IB_MGMT_RMPP_HDR	36
-#define RMPP_FLAG_ACTIVE	0x01
-#define RMPP_FLAG_FIRST		0x02
-#define RMPP_FLAG_LAST		0x04
-#define RMPP_TYPE_DATA		1
-#define RMPP_SEG_PAYLOAD	(MAD_SIZE - IB_MGMT_RMPP_HDR)	/* 220 */
 
 struct umad_host {
 	struct fabric *fabric;
@@ -244,7 +238,6 @@ static bool kernel_rmpp(const struct umad_agent *a)
 	return a->rmpp_version && !(a->flags & UMAD_REG_USER_RMPP);
 }
 
-static size_t class_hdr_len(uint8_t mgmt_class);
 
 /* recv_handler(): the header a received MAD is read with (§4.7). */
 static bool deliver_packet(struct umad_agent *a, const struct mad_pkt *pkt,
@@ -273,30 +266,13 @@ static bool deliver_packet(struct umad_agent *a, const struct mad_pkt *pkt,
  */
 static bool deliver_segments(struct umad_agent *a, const struct mad_pkt *pkt)
 {
+	size_t i, segs = rmpp_segments(pkt->rmpp);
 	bool all = true;
-	gsize total;
-	const uint8_t *msg = g_bytes_get_data(pkt->rmpp, &total);
-	size_t hdr_len = class_hdr_len(msg[1]), seg_data = MAD_SIZE - hdr_len;
-	size_t d = total - hdr_len, segs = d ? (d + seg_data - 1) / seg_data : 1;
-	size_t pad = segs * seg_data - d, i;
 
 	for (i = 1; i <= segs; i++) {
-		uint8_t seg[MAD_SIZE] = { 0 };
-		size_t off = (i - 1) * seg_data, n = MIN(seg_data, d - off);
-		uint32_t v = htobe32((uint32_t)i);
+		MAD_BUF(seg);
 
-		memcpy(seg, msg, hdr_len);
-		memcpy(seg + hdr_len, msg + hdr_len + off, n);
-		seg[26] = (uint8_t)((msg[26] & ~(RMPP_FLAG_FIRST | RMPP_FLAG_LAST)) |
-				    (i == 1 ? RMPP_FLAG_FIRST : 0) |
-				    (i == segs ? RMPP_FLAG_LAST : 0));
-		memcpy(seg + 28, &v, 4);
-		if (i == segs && i != 1) {
-			v = htobe32((uint32_t)(RMPP_SEG_PAYLOAD - pad));
-			memcpy(seg + 32, &v, 4);
-		} else if (i != 1) {
-			memset(seg + 32, 0, 4);
-		}
+		rmpp_segment(pkt->rmpp, i, seg);
 		all = deliver_packet(a, pkt, seg, MAD_SIZE) && all;
 	}
 	return all;
@@ -578,18 +554,6 @@ static void send_timer(struct timer *t, void *ctx)
 	fabric_send(d->host->fabric, d->port, &s->pkt);
 }
 
-/* The class data offset used by the kernel's length checks (hdr_len). */
-static size_t class_hdr_len(uint8_t mgmt_class)
-{
-	if (mgmt_class == UMAD_CLASS_SUBN_ADM)
-		return 56;	/* IB_MGMT_SA_HDR */
-	if (mgmt_class_is_vendor2(mgmt_class))
-		return 40;	/* IB_MGMT_VENDOR_HDR */
-	if (mgmt_class_is_rmpp(mgmt_class))
-		return 40;	/* IB_MGMT_DEVICE_HDR */
-	return 24;		/* IB_MGMT_MAD_HDR */
-}
-
 static bool is_duplicate(struct umad_file *file, uint64_t tid, uint8_t mgmt_class)
 {
 	unsigned i;
@@ -624,30 +588,6 @@ static void set_hi_tid(struct mad_pkt *pkt, uint32_t hi_tid)
 		mad_set_tid(m, tid);
 		pkt->rmpp = g_bytes_new_take(m, len);
 	}
-}
-
-/*
- * An RMPP-active send from a kernel-RMPP agent: the kernel writes the RMPP
- * header itself (§6.4, mad_rmpp.c send_next_seg). The transfer is moved
- * whole, so the header is that of segment 1: DATA, Active|First (|Last
- * when one segment), SegmentNumber 1, PayloadLength of the whole transfer.
- */
-static GBytes *rmpp_message(const uint8_t *mad, size_t data_len, size_t hdr_len)
-{
-	size_t seg_data = MAD_SIZE - hdr_len, d = data_len - hdr_len;
-	size_t segs = d ? (d + seg_data - 1) / seg_data : 1;
-	size_t pad = segs * seg_data - d;
-	uint32_t paylen = htobe32((uint32_t)(segs * RMPP_SEG_PAYLOAD - pad));
-	uint32_t seg1 = htobe32(1);
-	uint8_t *m = g_memdup2(mad, data_len);
-
-	m[24] = 1;				/* RMPPVersion */
-	m[25] = RMPP_TYPE_DATA;
-	m[26] = RMPP_FLAG_ACTIVE | RMPP_FLAG_FIRST | (segs == 1 ? RMPP_FLAG_LAST : 0);
-	m[27] = 0;				/* RMPPStatus */
-	memcpy(m + 28, &seg1, 4);
-	memcpy(m + 32, &paylen, 4);
-	return g_bytes_new_take(m, data_len);
 }
 
 /* Source checks of a DR SMP (handle_outgoing_dr_smp); false = EINVAL. */
@@ -713,7 +653,7 @@ ssize_t umad_write(struct umad_file *file, const void *buf, size_t count)
 	GBytes *rmpp = NULL;
 	bool response, rmpp_class;
 
-	if (count < hsz + IB_MGMT_RMPP_HDR)
+	if (count < hsz + RMPP_HDR_END)
 		return -EINVAL;
 	if (umad_check_write_size(file, count) < 0)
 		return -ENOMEM;
@@ -725,12 +665,13 @@ ssize_t umad_write(struct umad_file *file, const void *buf, size_t count)
 		return -EIO;	/* modern kernels (6.1): EIO */
 	mad = (const uint8_t *)buf + hsz;
 	data_len = count - hsz;
-	hdr_len = class_hdr_len(mad_class(mad));
+	hdr_len = rmpp_class_hdr_len(mad_class(mad));
 	if (data_len < hdr_len)
 		return -EINVAL;
 	rmpp_class = mgmt_class_is_rmpp(mad_class(mad)) && kernel_rmpp(a);
 	/* ib_create_send_mad() sizing rules (§4.4 step 6). */
-	if (rmpp_class && (mad[26] & RMPP_FLAG_ACTIVE))
+	/* An RMPP-active send: the kernel writes the RMPP header (§6.4). */
+	if (rmpp_class && rmpp_is_active(mad))
 		rmpp = rmpp_message(mad, data_len, hdr_len);
 	else if (data_len > MAD_SIZE)
 		return -EINVAL;
@@ -743,7 +684,7 @@ ssize_t umad_write(struct umad_file *file, const void *buf, size_t count)
 	} else {
 		memcpy(pkt.mad, mad, data_len);	/* short writes are zero-padded */
 		if (rmpp_class)
-			memset(pkt.mad + 24, 0, 12);	/* RMPP header goes out zeroed */
+			rmpp_clear_hdr(pkt.mad);	/* the header goes out zeroed */
 	}
 	response = mad_is_response(pkt.mad);
 	if (!response)
