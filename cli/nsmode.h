@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Namespace mode plumbing (ARCHITECTURE.md front-end 2, fuse-notes.md
+ * Namespace mode plumbing (docs/architecture.md, docs/fuse-cuse.md
  * "Mount plumbing"): a private mount namespace (inside a user namespace
  * when not root) where /dev/infiniband and /sys/class/infiniband{,_mad}
  * are the FUSE tree, while the rest of /dev and /sys/class stay visible.

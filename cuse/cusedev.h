@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * CUSE mode's devices (ARCHITECTURE.md front-end 1): each umadN and issmN
+ * CUSE mode's devices (docs/fuse-cuse.md): each umadN and issmN
  * vnode becomes a character device /dev/infiniband/<name> that every
  * process on the host sees, one CUSE connection (/dev/cuse) each, served
  * on the GLib main loop by the same devfile.c operations as namespace

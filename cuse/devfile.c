@@ -25,7 +25,7 @@ struct parked {
 	struct devfiles *df;
 };
 
-/* Per open umad file: fi->fh points here (STYLE.md "Memory and lifetime"). */
+/* Per open umad file: fi->fh points here (docs/architecture.md "Lifetime"). */
 struct ufile {
 	struct devfiles *df;
 	struct umad_file *file;
@@ -164,7 +164,7 @@ static size_t call_count(fuse_req_t req, size_t size, bool write, struct user_ca
 
 /*
  * The kernel's read() fails with ENOSPC *and* leaves the header (with the
- * length needed) and the first segment in the caller's buffer (§4.8); a
+ * length needed) and the first segment in the caller's buffer (docs/umad.md §4.8); a
  * FUSE error reply carries no data, so write them there ourselves.
  */
 static void give_enospc_header(fuse_req_t req, size_t count, const void *data, size_t len)
@@ -302,7 +302,7 @@ static void open_issm(struct devfiles *df, fuse_req_t req, struct vnode *v,
 		fuse_reply_err(req, EAGAIN);
 		return;
 	}
-	/* Block until the holder closes (down_interruptible, §7). */
+	/* Block until the holder closes (down_interruptible, docs/umad.md §7). */
 	p = park(req, df);
 	if (!p)
 		return;

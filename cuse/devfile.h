@@ -4,11 +4,11 @@
  * mode's FUSE files (fusefs.c) and CUSE mode's character devices
  * (cusedev.c). Each takes the libfuse request and the device's vnode and
  * answers it, now or later: blocking reads and issm opens are parked until
- * a packet, a close or a FUSE_INTERRUPT (fuse-notes.md).
+ * a packet, a close or a FUSE_INTERRUPT (docs/fuse-cuse.md).
  *
  * VN_UMAD: open, read, write, ioctl, poll, release over emulator/umad.h.
  * VN_ISSM: open (one holder at a time, others block) and release; read and
- * write give EINVAL, as the kernel's issm fops (umad-spec §7).
+ * write give EINVAL, as the kernel's issm fops (docs/umad.md §7).
  */
 #ifndef IBEMU_CUSE_DEVFILE_H
 #define IBEMU_CUSE_DEVFILE_H

@@ -249,7 +249,7 @@ static const struct fuse_lowlevel_ops ops = {
 	.release = op_release,
 };
 
-/* ---- FOPEN_STREAM injection (fuse-notes.md, pitfall 7) --------------- */
+/* ---- FOPEN_STREAM injection (docs/fuse-cuse.md, point 7) --------------- */
 
 static bool is_device(struct fusefs *fs, uint64_t ino)
 {

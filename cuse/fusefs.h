@@ -2,7 +2,7 @@
 /*
  * The FUSE low-level filesystem of namespace mode: device files umadN/issmN
  * and the mock sysfs, served from one vfs on the GLib main loop.
- * fuse-notes.md explains each choice: FOPEN_STREAM injected on device
+ * docs/fuse-cuse.md explains each choice: FOPEN_STREAM injected on device
  * opens, poll with notifications, parked reads and opens that honour
  * FUSE_INTERRUPT, direct_io everywhere.
  */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Mock sysfs contents; formats cite umad-spec §1.3 and kernel sysfs.c. */
+/* Mock sysfs contents; formats cite docs/umad.md §1.3 and kernel sysfs.c. */
 #include "config.h"
 
 #include <stdio.h>
@@ -9,7 +9,7 @@
 
 static char *fmt_guid(uint64_t g)
 {
-	/* sys_read_guid() wants four 16-bit groups (§1.2). */
+	/* sys_read_guid() wants four 16-bit groups (docs/umad.md §1.2). */
 	return g_strdup_printf("%04x:%04x:%04x:%04x\n", (unsigned)(g >> 48) & 0xffff,
 			       (unsigned)(g >> 32) & 0xffff, (unsigned)(g >> 16) & 0xffff,
 			       (unsigned)g & 0xffff);
@@ -174,7 +174,7 @@ static void build_port(struct vfs *vfs, struct vnode *ports, struct port *p)
 		vfs_attr(vfs, dir, files[i].name, files[i].show, p, 0);
 	sub = vfs_dir(vfs, dir, "gids");
 	vfs_attr(vfs, sub, "0", show_gid0, p, 0);
-	/* pkeys/ must be exactly 0..N-1 (§1.3.5). */
+	/* pkeys/ must be exactly 0..N-1 (docs/umad.md §1.3.5). */
 	sub = vfs_dir(vfs, dir, "pkeys");
 	for (i = 0; i < p->npkeys; i++) {
 		snprintf(name, sizeof(name), "%u", i);
@@ -197,7 +197,7 @@ static void build_ca(struct vfs *vfs, struct vnode *ib, struct node *n,
 	for (i = 0; i < G_N_ELEMENTS(files); i++)
 		vfs_attr(vfs, dir, files[i].name, files[i].show, n, 0);
 	ports = vfs_dir(vfs, dir, "ports");
-	/* Switches show port 0 only; CAs 1..N (§1.3.4). */
+	/* Switches show port 0 only; CAs 1..N (docs/umad.md §1.3.4). */
 	if (node_is_switch(n))
 		build_port(vfs, ports, &n->ports[0]);
 	else

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The mock sysfs that libibumad 44 reads (umad-spec §1), built into a vfs:
+ * The mock sysfs that libibumad 44 reads (docs/umad.md §1), built into a vfs:
  *
  *   <ib>/<ca>/{node_type,fw_ver,hw_rev,hca_type,node_guid,sys_image_guid,
  *             node_desc,board_id}
@@ -10,7 +10,7 @@
  *   <dev>/umad<N>, <dev>/issm<N>          (the device files)
  *
  * Every value is formatted on read from the fabric's port state, in the
- * kernel's exact formats (§1.3.4-1.3.5, §1.4).
+ * kernel's exact formats (docs/umad.md §1.3.4-1.3.5, docs/umad.md §1.4).
  */
 #ifndef IBEMU_CUSE_SYSFS_H
 #define IBEMU_CUSE_SYSFS_H

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Registration rules and method tables, after ib_register_mad_agent() in
- * the kernel's mad.c (umad-spec §4.3). Vendor range 2 classes are keyed by
+ * the kernel's mad.c (docs/umad.md §4.3). Vendor range 2 classes are keyed by
  * OUI as well, with at most 8 OUIs per class (MAX_MGMT_OUI).
  */
 #include "config.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * MAD agents and the per-port registration tables (umad-spec §4.1-4.3):
+ * MAD agents and the per-port registration tables (docs/umad.md §4.1-4.3):
  * (class version, class[, OUI]) -> method -> agent, shared by every file
  * open on the port, so one process's registration blocks another's.
  */
@@ -35,7 +35,7 @@ struct agent_reg {
 	uint8_t method_mask[16];
 };
 
-/* The checks of §4.3 that depend on the request alone; 0 or -errno. */
+/* The checks of docs/umad.md §4.3 that depend on the request alone; 0 or -errno. */
 int agent_reg_validate(const struct agent_reg *r, bool v2);
 /* Claim the methods for @a; -EINVAL on a method conflict, -ENOMEM if the
  * vendor class has no free OUI slot. */

@@ -27,7 +27,7 @@ size_t rmpp_class_hdr_len(uint8_t mgmt_class)
 	if (mgmt_class_is_vendor2(mgmt_class))
 		return 40;	/* IB_MGMT_VENDOR_HDR */
 	if (mgmt_class_is_rmpp(mgmt_class))
-		return 40;	/* IB_MGMT_DEVICE_HDR */
+		return 64;	/* IB_MGMT_DEVICE_HDR: DevMgt, DevAdm, BIS */
 	return 24;		/* IB_MGMT_MAD_HDR */
 }
 

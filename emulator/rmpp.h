@@ -23,7 +23,8 @@
 #define RMPP_HDR_END	(sizeof(struct umad_hdr) + sizeof(struct umad_rmpp_hdr))
 
 /* The class data offset of the kernel's length checks (hdr_len, kernel
- * mad.c ib_get_mad_data_offset): 56 SA, 40 vendor/RMPP classes, else 24. */
+ * mad.c ib_get_mad_data_offset): 56 SA, 64 DevMgt/DevAdm/BIS, 40 vendor
+ * range 2, else 24. */
 size_t rmpp_class_hdr_len(uint8_t mgmt_class);
 
 /* Is the RMPP header's Active flag set? */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ib_umad file semantics over the simulated fabric. Section numbers are
- * those of shared/design/umad-spec.md; "kernel" means user_mad.c and mad.c.
+ * those of docs/umad.md; "kernel" means user_mad.c and mad.c.
  */
 #include "config.h"
 
@@ -53,7 +53,7 @@ struct umad_file {
  * RMPP message, or the 24 bytes of an ETIMEDOUT report. */
 struct queued_packet {
 	struct umad_abi_hdr hdr;
-	bool timeout;		/* an ETIMEDOUT report (§4.5) */
+	bool timeout;		/* an ETIMEDOUT report (docs/umad.md §4.5) */
 	size_t len;		/* bytes of data[] */
 	uint8_t data[];
 };
@@ -176,7 +176,7 @@ unsigned umad_dev_index(const struct umad_dev *d) { return d->index; }
 struct port *umad_dev_port(const struct umad_dev *d) { return d->port; }
 const char *umad_dev_ca_name(const struct umad_dev *d) { return d->ca_name; }
 
-/* ---- issm (§7) ------------------------------------------------------- */
+/* ---- issm (docs/umad.md §7) ------------------------------------------------------- */
 
 int umad_issm_open(struct umad_dev *d)
 {
@@ -239,7 +239,7 @@ static bool kernel_rmpp(const struct umad_agent *a)
 }
 
 
-/* recv_handler(): the header a received MAD is read with (§4.7). */
+/* recv_handler(): the header a received MAD is read with (docs/umad.md §4.7). */
 static bool deliver_packet(struct umad_agent *a, const struct mad_pkt *pkt,
 			   const uint8_t *data, size_t len)
 {
@@ -280,8 +280,8 @@ static bool deliver_segments(struct umad_agent *a, const struct mad_pkt *pkt)
 
 /*
  * A kernel-RMPP agent gets an RMPP transfer reassembled, hdr_len + D bytes
- * long (§6.5); a user-RMPP agent its segments; any other agent the first
- * segment as a plain MAD, later ones being unmatched (§6.7).
+ * long (docs/umad.md §6.5); a user-RMPP agent its segments; any other agent the first
+ * segment as a plain MAD, later ones being unmatched (docs/umad.md §6.7).
  */
 static enum upper_verdict deliver_to_agent(struct umad_agent *a, const struct mad_pkt *pkt)
 {
@@ -374,7 +374,7 @@ static void agent_destroy(struct umad_file *file, unsigned id)
 	struct umad_agent *a = file->agents[id];
 	struct umad_send *s;
 
-	/* Outstanding sends are flushed without telling the user (§4.3). */
+	/* Outstanding sends are flushed without telling the user (docs/umad.md §4.3). */
 	while ((s = g_queue_peek_head(&a->sends)))
 		send_free(s);
 	agent_table_remove(file->dev->agents, a);
@@ -547,7 +547,7 @@ static void send_timer(struct timer *t, void *ctx)
 		send_timed_out(s);
 		return;
 	}
-	/* Resend with the same TID (§4.5); the timer runs again first so a
+	/* Resend with the same TID (docs/umad.md §4.5); the timer runs again first so a
 	 * response delivered during fabric_send() finds the send armed. */
 	s->retries_left--;
 	timerq_arm(d->host->tq, &s->timer, (uint64_t)s->hdr.timeout_ms * 1000);
@@ -609,7 +609,7 @@ static bool dr_send_valid(struct umad_file *file, const uint8_t *mad)
 				p->node->nports, &out) != SMI_DISCARD;
 }
 
-/* The per-MAD trace line (STYLE.md "Logging"): what, to where, how long. */
+/* The per-MAD trace line (docs/architecture.md "Layers"): what, to where, how long. */
 static void trace_send(struct umad_dev *d, struct umad_agent *a,
 		       const struct mad_pkt *pkt, const struct umad_abi_hdr *hdr)
 {
@@ -669,8 +669,8 @@ ssize_t umad_write(struct umad_file *file, const void *buf, size_t count)
 	if (data_len < hdr_len)
 		return -EINVAL;
 	rmpp_class = mgmt_class_is_rmpp(mad_class(mad)) && kernel_rmpp(a);
-	/* ib_create_send_mad() sizing rules (§4.4 step 6). */
-	/* An RMPP-active send: the kernel writes the RMPP header (§6.4). */
+	/* ib_create_send_mad() sizing rules (docs/umad.md §4.4 step 6). */
+	/* An RMPP-active send: the kernel writes the RMPP header (docs/umad.md §6.4). */
 	if (rmpp_class && rmpp_is_active(mad))
 		rmpp = rmpp_message(mad, data_len, hdr_len);
 	else if (data_len > MAD_SIZE)
@@ -747,7 +747,7 @@ ssize_t umad_read(struct umad_file *file, void *buf, size_t count)
 	if (!up->timeout)
 		up->hdr.length = (uint32_t)need;
 	if (count < need) {
-		/* The packet stays at the head (§4.8). */
+		/* The packet stays at the head (docs/umad.md §4.8). */
 		if (up->len <= MAD_SIZE || count < hsz + MAD_SIZE)
 			return -EINVAL;
 		/* A long RMPP message: header and first segment, then ENOSPC;

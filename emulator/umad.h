@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The kernel's ib_umad + ib_mad as a process sees them (umad-spec §3-4, §7):
+ * The kernel's ib_umad + ib_mad as a process sees them (docs/umad.md §3, §4 and §7):
  * per-port devices (umadN/issmN), per-open files with up to 32 agents,
  * registration rules shared across processes on a port, TID rewriting,
  * response matching, send timeouts and retries ending in the ETIMEDOUT
@@ -76,7 +76,7 @@ int umad_check_write_size(const struct umad_file *file, size_t count);
 /*
  * -EAGAIN when empty, -EINVAL when @count is too small (packet kept), and
  * for a long RMPP message -ENOSPC with the header (its length field saying
- * what is needed) and the first 256 bytes written to @buf (§4.8).
+ * what is needed) and the first 256 bytes written to @buf (docs/umad.md §4.8).
  */
 ssize_t umad_read(struct umad_file *file, void *buf, size_t count);
 bool umad_readable(const struct umad_file *file);

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The ib_umad ABI (umad-spec §3). <rdma/ib_user_mad.h> cannot be included
+ * The ib_umad ABI (docs/umad.md §3). <rdma/ib_user_mad.h> cannot be included
  * beside libibumad's <infiniband/umad.h> (both define struct ib_user_mad),
  * and libibumad keeps the reg_req structs private, so the layouts are
  * declared here once and pinned by size and ioctl number: a wrong layout
- * (a packed struct, say) gives a different ioctl number (§3.1).
+ * (a packed struct, say) gives a different ioctl number (docs/umad.md §3.1).
  */
 #ifndef IBEMU_EMULATOR_UMAD_ABI_H
 #define IBEMU_EMULATOR_UMAD_ABI_H

@@ -6,7 +6,7 @@
  * Interface: the layer above (emulator/) attaches to a port with
  * port_attach() and sends with fabric_send(); MADs that the node's own
  * firmware (SMA, PMA) does not consume are handed to the attached
- * upper layer, as the HCA driver hands them to ib_mad (umad-spec §4.6).
+ * upper layer, as the HCA driver hands them to ib_mad (docs/umad.md §4.6).
  * Nothing here sees a file descriptor or a FUSE request.
  *
  * Lifetime: the fabric owns its nodes, a node owns its ports and its switch

@@ -40,7 +40,7 @@ struct mad_pkt {
 	bool grh;
 	uint8_t sgid[16], dgid[16];
 	/*
-	 * A kernel-RMPP transfer, moved whole (umad-spec §6.6): the entire
+	 * A kernel-RMPP transfer, moved whole (docs/umad.md §6.6): the entire
 	 * message (hdr_len + data bytes); mad[] holds its first segment.
 	 * NULL for ordinary MADs. Copies of a packet share it by reference.
 	 */
@@ -127,7 +127,7 @@ static inline uint16_t mad_attr_id(const uint8_t *m) { return get_be16(m, MAD_OF
 static inline void mad_set_attr_id(uint8_t *m, uint16_t id) { put_be16(m, MAD_OFF(attr_id), id); }
 static inline uint32_t mad_attr_mod(const uint8_t *m) { return get_be32(m, MAD_OFF(attr_mod)); }
 
-/* ib_response_mad(): the kernel's notion of a response (umad-spec §4.4). */
+/* ib_response_mad(): the kernel's notion of a response (docs/umad.md §4.4). */
 static inline bool mad_is_response(const uint8_t *m)
 {
 	uint8_t method = mad_method(m);

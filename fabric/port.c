@@ -35,7 +35,7 @@ void port_init_defaults(struct port *p)
 	p->resp_time = 0x10;
 	p->subnet_timeout = 0;
 	if (!sw)
-		p->cap_mask = 0x02510868;	/* mlx4 without IsSM, spec §1.3.5 */
+		p->cap_mask = 0x02510868;	/* mlx4 without IsSM, spec docs/umad.md §1.3.5 */
 	else if (p->num == 0)
 		p->cap_mask = 0x02510848;
 	p->npkeys = sw ? n->sw->partition_enf_cap : n->partition_cap;

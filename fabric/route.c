@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The packet engine. One MAD's way (ARCHITECTURE.md): fabric_send() from
+ * The packet engine. One MAD's way (docs/architecture.md): fabric_send() from
  * the host's port, transmit() over each cable, arrive() at the next node,
  * where the switch forwards it (LFT or DR rules) or local_receive() hands it
  * to the node's SMA, to the attached host, or to the kernel's default reply.
@@ -151,7 +151,7 @@ static void lid_send(struct fabric *f, struct port *from, struct mad_pkt *p)
 		return;
 	}
 	if (port_owns_lid(from, p->dlid)) {
-		/* HCA loopback: back in at the same port (umad-spec §4.6). */
+		/* HCA loopback: back in at the same port (docs/umad.md §4.6). */
 		enqueue(f, from, p);
 		return;
 	}
@@ -271,7 +271,7 @@ static bool pkey_accepted(const struct port *p, uint16_t pkey)
 }
 
 /*
- * The node's own processing of a MAD addressed to it (umad-spec §4.6):
+ * The node's own processing of a MAD addressed to it (docs/umad.md §4.6):
  * validation, firmware (SMA), then the attached host's agents, then the
  * kernel's reply to unclaimed Get/Set.
  */
@@ -322,7 +322,7 @@ static void local_receive(struct fabric *f, struct port *in, struct mad_pkt *p,
 			break;
 		}
 	}
-	/* PerfMgt Get/Set are answered by firmware (umad-spec §4.6 step 3). */
+	/* PerfMgt Get/Set are answered by firmware (docs/umad.md §4.6 step 3). */
 	if (mad_class(p->mad) == UMAD_CLASS_PERF_MGMT &&
 	    (method == UMAD_METHOD_GET || method == UMAD_METHOD_SET)) {
 		pma_process(n, in, p->mad, resp);

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Subnet Management Agent: one const table of attributes (id, name, which
- * nodes have it, get and set hooks returning a MAD status), umad-spec §5.5.
+ * nodes have it, get and set hooks returning a MAD status), docs/umad.md §5.5.
  * Field layouts come from libibmad's field table (mad_set_field & co).
  *
  * MAD statuses (IBA 13.4.7): 0x0004 bad class version, 0x000C unsupported
  * method/attribute combination, 0x001C invalid attribute or modifier.
- * SMInfo is never answered here: it belongs to an SM agent (§10.10).
+ * SMInfo is never answered here: it belongs to an SM agent (docs/umad.md §4.6 step 3).
  */
 #include "config.h"
 
@@ -598,7 +598,7 @@ static void mkey_lease_start(struct port *ip)
 }
 
 /*
- * M_Key check (IBA 14.2.4, umad-spec §5.4). Returns false when the SMP is to
+ * M_Key check (IBA 14.2.4, docs/umad.md §5.4). Returns false when the SMP is to
  * be dropped silently; sets hide_mkey for protect level 1 Gets. A failed
  * check counts in M_KeyViolations, starts the lease and raises Trap 256;
  * the right key stops the lease.

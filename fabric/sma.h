@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The Subnet Management Agent in every node's firmware: answers SubnGet and
- * SubnSet for the attributes of umad-spec §5.5 from the typed node and port
+ * SubnSet for the attributes of docs/umad.md §5.5 from the typed node and port
  * state, LID-routed and directed-route alike.
  */
 #ifndef IBEMU_FABRIC_SMA_H

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * timerq: every timer in ibemu (send timeouts and retries today; RMPP and
- * scenario steps later) lives in one queue that reads time from one clock.
+ * timerq: every timer in ibemu (send timeouts and retries, delay and
+ * reorder fault rules, scenario steps, the control socket's idle limit)
+ * lives in one queue that reads time from one clock.
  * The daemon's clock is g_get_monotonic_time(); unit tests pass a clock they
- * advance by hand, so no test ever sleeps (STYLE.md "Event loop").
+ * advance by hand, so no test ever sleeps (docs/architecture.md "One loop").
  */
 #ifndef IBEMU_LIB_TIMERQ_H
 #define IBEMU_LIB_TIMERQ_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * umad_block: the FUSE pitfalls of fuse-notes.md, shown on a real fd.
+ * umad_block: the FUSE pitfalls of docs/fuse-cuse.md, shown on a real fd.
  *
  *   umad_block stream  A thread blocks in read() (O_NONBLOCK cleared); the
  *                      main thread then write()s on the same fd. Without

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ib_umad semantics (umad-spec §3-4, §7) driven directly on the default
+ * ib_umad semantics (docs/umad.md §3, §4 and §7) driven directly on the default
  * fabric with a hand-driven clock: registration rules, write and read
  * errors, TID rewriting, response matching, timeouts and retries,
  * unsolicited delivery across files, the kernel's 0x000C reply, issm.
