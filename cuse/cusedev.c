@@ -20,7 +20,7 @@
 
 #include "cuse/cusedev.h"
 #include "cuse/devfile.h"
-#include "cuse/fusefs.h"
+#include "cuse/serve.h"
 #include "lib/log.h"
 
 struct cusedev {
@@ -111,7 +111,7 @@ static gboolean on_cuse_fd(gint fd, GIOCondition cond, gpointer data)
 	struct cusedev *d = data;
 
 	(void)cond;
-	if (fusefs_serve(d->se, &d->buf, fd))
+	if (serve_requests(d->se, &d->buf, fd))
 		return G_SOURCE_CONTINUE;
 	g_warning("%s: the kernel closed its CUSE connection", d->path);
 	d->watch = 0;
@@ -158,8 +158,7 @@ static int cusedev_add(struct cusedevs *cd, struct vnode *v, GError **err)
 		g_set_error(err, IBEMU_ERROR, EIO, "cannot start the CUSE session of %s", d->path);
 		return -1;
 	}
-	d->watch = g_unix_fd_add(d->fd, G_IO_IN, on_cuse_fd, d);
-	g_source_set_can_recurse(g_main_context_find_source_by_id(NULL, d->watch), TRUE);
+	d->watch = serve_watch(d->fd, on_cuse_fd, d);
 	return 0;
 }
 

@@ -270,6 +270,12 @@ static void ufile_wakeup(void *ctx)
 	}
 }
 
+/* The per-open state of a umad file (NULL for issm files). */
+static struct ufile *ufile_of(const struct fuse_file_info *fi)
+{
+	return (struct ufile *)(uintptr_t)fi->fh;
+}
+
 static void open_umad(struct devfiles *df, fuse_req_t req, struct vnode *v,
 		      struct fuse_file_info *fi)
 {
@@ -310,29 +316,14 @@ static void open_issm(struct devfiles *df, fuse_req_t req, struct vnode *v,
 	g_queue_push_tail(&df->issm_waiters, p);
 }
 
-void devfile_open(struct devfiles *df, fuse_req_t req, struct vnode *v,
-		  struct fuse_file_info *fi)
+static void read_umad(struct devfiles *df, fuse_req_t req, struct vnode *v,
+		      size_t size, off_t off, struct fuse_file_info *fi)
 {
-	if (v->kind == VN_UMAD)
-		open_umad(df, req, v, fi);
-	else if (v->kind == VN_ISSM)
-		open_issm(df, req, v, fi);
-	else
-		fuse_reply_err(req, ENODEV);
-}
-
-void devfile_read(struct devfiles *df, fuse_req_t req, struct vnode *v,
-		  size_t size, off_t off, struct fuse_file_info *fi)
-{
-	struct ufile *uf = (struct ufile *)(uintptr_t)fi->fh;
+	struct ufile *uf = ufile_of(fi);
 	struct user_call c;
 	struct parked *p;
 	size_t count;
 
-	if (v->kind != VN_UMAD) {
-		fuse_reply_err(req, EINVAL);
-		return;
-	}
 	if (off) {
 		read_more(req, uf, size, off);
 		return;
@@ -403,17 +394,13 @@ static void write_whole(fuse_req_t req, struct ufile *uf, size_t size,
 	fuse_reply_write(req, size);
 }
 
-void devfile_write(fuse_req_t req, struct vnode *v, const char *buf, size_t size,
-		   off_t off, struct fuse_file_info *fi)
+static void write_umad(fuse_req_t req, struct vnode *v, const char *buf, size_t size,
+		       off_t off, struct fuse_file_info *fi)
 {
-	struct ufile *uf = (struct ufile *)(uintptr_t)fi->fh;
+	struct ufile *uf = ufile_of(fi);
 	struct user_call c;
 	ssize_t n;
 
-	if (v->kind != VN_UMAD) {
-		fuse_reply_err(req, EINVAL);
-		return;
-	}
 	if (off) {
 		write_more(req, uf, size, off);
 		return;
@@ -432,21 +419,21 @@ void devfile_write(fuse_req_t req, struct vnode *v, const char *buf, size_t size
 		fuse_reply_write(req, (size_t)n);
 }
 
-void devfile_ioctl(fuse_req_t req, struct vnode *v, unsigned int cmd,
-		   struct fuse_file_info *fi, const void *in_buf, size_t in_bufsz,
-		   size_t out_bufsz)
+static void ioctl_umad(fuse_req_t req, struct vnode *v, unsigned int cmd,
+		       struct fuse_file_info *fi, const void *in_buf, size_t in_bufsz,
+		       size_t out_bufsz)
 {
 	uint8_t buf[64] = { 0 };
 	size_t out_len = 0;
 	int ret;
 
-	if (v->kind != VN_UMAD || in_bufsz > sizeof(buf) || out_bufsz > sizeof(buf)) {
+	if (in_bufsz > sizeof(buf) || out_bufsz > sizeof(buf)) {
 		fuse_reply_err(req, ENOTTY);
 		return;
 	}
 	if (in_bufsz)
 		memcpy(buf, in_buf, in_bufsz);
-	ret = umad_ioctl(((struct ufile *)(uintptr_t)fi->fh)->file, cmd, buf, &out_len);
+	ret = umad_ioctl(ufile_of(fi)->file, cmd, buf, &out_len);
 	out_len = MIN(out_len, out_bufsz);
 	if (ret < 0 && !out_len)
 		fuse_reply_err(req, -ret);
@@ -455,18 +442,12 @@ void devfile_ioctl(fuse_req_t req, struct vnode *v, unsigned int cmd,
 		fuse_reply_ioctl(req, ret, out_len ? buf : NULL, out_len);
 }
 
-void devfile_poll(fuse_req_t req, struct vnode *v, struct fuse_file_info *fi,
-		  struct fuse_pollhandle *ph)
+static void poll_umad(fuse_req_t req, struct vnode *v, struct fuse_file_info *fi,
+		      struct fuse_pollhandle *ph)
 {
-	struct ufile *uf = (struct ufile *)(uintptr_t)fi->fh;
+	struct ufile *uf = ufile_of(fi);
 	unsigned revents = POLLOUT | POLLWRNORM;
 
-	if (v->kind != VN_UMAD) {
-		if (ph)
-			fuse_pollhandle_destroy(ph);
-		fuse_reply_poll(req, POLLIN | POLLOUT);
-		return;
-	}
 	if (umad_readable(uf->file))
 		revents |= POLLIN | POLLRDNORM;
 	/* Keep the handle only when we will have something to say. */
@@ -500,31 +481,144 @@ static void wake_issm_waiter(struct devfiles *df, struct umad_dev *d)
 	}
 }
 
+static void release_umad(struct devfiles *df, fuse_req_t req, struct vnode *v,
+			 struct fuse_file_info *fi)
+{
+	struct ufile *uf = ufile_of(fi);
+	struct parked *p;
+
+	/* The kernel holds the file during a read, so none is parked
+	 * unless it was interrupted and not yet answered. */
+	while ((p = g_queue_pop_head(&uf->reads))) {
+		g_queue_remove(&df->all_reads, p);
+		fuse_reply_err(p->req, EINTR);
+		g_free(p);
+	}
+	if (uf->ph)
+		fuse_pollhandle_destroy(uf->ph);
+	g_hash_table_destroy(uf->xfers);
+	umad_release(uf->file);
+	g_free(uf);
+	fuse_reply_err(req, 0);
+}
+
+/* issm files have only open and release (the kernel's umad_sm_fops):
+ * read and write fail with EINVAL in the VFS, ioctl with ENOTTY. */
+static void read_issm(struct devfiles *df, fuse_req_t req, struct vnode *v,
+		      size_t size, off_t off, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, EINVAL);
+}
+
+static void write_issm(fuse_req_t req, struct vnode *v, const char *buf, size_t size,
+		       off_t off, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, EINVAL);
+}
+
+static void ioctl_issm(fuse_req_t req, struct vnode *v, unsigned int cmd,
+		       struct fuse_file_info *fi, const void *in_buf, size_t in_bufsz,
+		       size_t out_bufsz)
+{
+	fuse_reply_err(req, ENOTTY);
+}
+
+/* No poll op: the VFS's default mask (DEFAULT_POLLMASK). */
+static void poll_issm(fuse_req_t req, struct vnode *v, struct fuse_file_info *fi,
+		      struct fuse_pollhandle *ph)
+{
+	if (ph)
+		fuse_pollhandle_destroy(ph);
+	fuse_reply_poll(req, POLLIN | POLLOUT);
+}
+
+static void release_issm(struct devfiles *df, fuse_req_t req, struct vnode *v,
+			 struct fuse_file_info *fi)
+{
+	umad_issm_close(v->ctx);
+	wake_issm_waiter(df, v->ctx);
+	fuse_reply_err(req, 0);
+}
+
+/* The operations of each kind of device file, as the kernel's
+ * file_operations of user_mad.c (umad_fops, umad_sm_fops). */
+static const struct devfile_ops {
+	void (*open)(struct devfiles *df, fuse_req_t req, struct vnode *v,
+		     struct fuse_file_info *fi);
+	void (*read)(struct devfiles *df, fuse_req_t req, struct vnode *v, size_t size,
+		     off_t off, struct fuse_file_info *fi);
+	void (*write)(fuse_req_t req, struct vnode *v, const char *buf, size_t size, off_t off,
+		      struct fuse_file_info *fi);
+	void (*ioctl)(fuse_req_t req, struct vnode *v, unsigned int cmd,
+		      struct fuse_file_info *fi, const void *in_buf, size_t in_bufsz,
+		      size_t out_bufsz);
+	void (*poll)(fuse_req_t req, struct vnode *v, struct fuse_file_info *fi,
+		     struct fuse_pollhandle *ph);
+	void (*release)(struct devfiles *df, fuse_req_t req, struct vnode *v,
+			struct fuse_file_info *fi);
+} umad_ops = {
+	open_umad, read_umad, write_umad, ioctl_umad, poll_umad, release_umad,
+}, issm_ops = {
+	open_issm, read_issm, write_issm, ioctl_issm, poll_issm, release_issm,
+};
+
+/* Any other vnode reaching here (a front-end's mistake) gets ENODEV. */
+static void open_none(struct devfiles *df, fuse_req_t req, struct vnode *v,
+		      struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, ENODEV);
+}
+
+static void release_none(struct devfiles *df, fuse_req_t req, struct vnode *v,
+			 struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, 0);
+}
+
+static const struct devfile_ops none_ops = {
+	open_none, read_issm, write_issm, ioctl_issm, poll_issm, release_none,
+};
+
+static const struct devfile_ops *ops_of(const struct vnode *v)
+{
+	return v->kind == VN_UMAD ? &umad_ops : v->kind == VN_ISSM ? &issm_ops : &none_ops;
+}
+
+void devfile_open(struct devfiles *df, fuse_req_t req, struct vnode *v,
+		  struct fuse_file_info *fi)
+{
+	ops_of(v)->open(df, req, v, fi);
+}
+
+void devfile_read(struct devfiles *df, fuse_req_t req, struct vnode *v,
+		  size_t size, off_t off, struct fuse_file_info *fi)
+{
+	ops_of(v)->read(df, req, v, size, off, fi);
+}
+
+void devfile_write(fuse_req_t req, struct vnode *v, const char *buf, size_t size,
+		   off_t off, struct fuse_file_info *fi)
+{
+	ops_of(v)->write(req, v, buf, size, off, fi);
+}
+
+void devfile_ioctl(fuse_req_t req, struct vnode *v, unsigned int cmd,
+		   struct fuse_file_info *fi, const void *in_buf, size_t in_bufsz,
+		   size_t out_bufsz)
+{
+	ops_of(v)->ioctl(req, v, cmd, fi, in_buf, in_bufsz, out_bufsz);
+}
+
+void devfile_poll(fuse_req_t req, struct vnode *v, struct fuse_file_info *fi,
+		  struct fuse_pollhandle *ph)
+{
+	ops_of(v)->poll(req, v, fi, ph);
+}
+
 void devfile_release(struct devfiles *df, fuse_req_t req, struct vnode *v,
 		     struct fuse_file_info *fi)
 {
-	struct ufile *uf = (struct ufile *)(uintptr_t)fi->fh;
-
-	if (v->kind == VN_UMAD && uf) {
-		struct parked *p;
-
-		/* The kernel holds the file during a read, so none is parked
-		 * unless it was interrupted and not yet answered. */
-		while ((p = g_queue_pop_head(&uf->reads))) {
-			g_queue_remove(&df->all_reads, p);
-			fuse_reply_err(p->req, EINTR);
-			g_free(p);
-		}
-		if (uf->ph)
-			fuse_pollhandle_destroy(uf->ph);
-		g_hash_table_destroy(uf->xfers);
-		umad_release(uf->file);
-		g_free(uf);
-	} else if (v->kind == VN_ISSM) {
-		umad_issm_close(v->ctx);
-		wake_issm_waiter(df, v->ctx);
-	}
-	fuse_reply_err(req, 0);
+	ops_of(v)->release(df, req, v, fi);
 }
 
 struct devfiles *devfiles_new(void)

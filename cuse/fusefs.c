@@ -21,6 +21,7 @@
 
 #include "cuse/devfile.h"
 #include "cuse/fusefs.h"
+#include "cuse/serve.h"
 
 #define TTL 86400.0	/* the tree never changes shape while we run */
 
@@ -289,51 +290,12 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 	return writev(fd, iov, count);
 }
 
-/*
- * A libibumad round trip is three requests in a row (write, poll, read).
- * After answering one, look for the next for a short while before going
- * back to sleep in the main loop: the client's next request then finds us
- * awake instead of waiting for a wake-up (docs/performance.md).
- */
-#define FUSE_SPIN_US 50
-#define FUSE_BATCH 64	/* then back to the loop: timers, ctl, other fds */
-
-bool fusefs_serve(struct fuse_session *se, struct fuse_buf *buf, int fd)
-{
-	int64_t idle_until;
-	unsigned batch = 0;
-	int n;
-
-	do {
-		n = fuse_session_receive_buf(se, buf);
-		if (n == -EINTR || n == -EAGAIN)
-			return true;
-		if (n <= 0) {
-			g_message("FUSE connection closed (%s)", n ? g_strerror(-n) : "unmounted");
-			return false;
-		}
-		fuse_session_process_buf(se, buf);
-		/* Timers and other sources must not starve: spin only briefly. */
-		if (++batch >= FUSE_BATCH)
-			return true;
-		idle_until = g_get_monotonic_time() + FUSE_SPIN_US;
-		for (;;) {
-			struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-			if (poll(&pfd, 1, 0) > 0)
-				break;
-			if (g_get_monotonic_time() >= idle_until)
-				return true;
-		}
-	} while (1);
-}
-
 static gboolean on_fuse_fd(gint fd, GIOCondition cond, gpointer data)
 {
 	struct fusefs *fs = data;
 
 	(void)cond;
-	if (fusefs_serve(fs->se, &fs->buf, fd))
+	if (serve_requests(fs->se, &fs->buf, fd))
 		return G_SOURCE_CONTINUE;
 	fs->watch = 0;
 	return G_SOURCE_REMOVE;
@@ -378,14 +340,7 @@ int fusefs_mount(struct fusefs *fs, const char *dir, GError **err)
 		return -1;
 	}
 	/* The session now owns fd (closed by fuse_session_destroy). */
-	fs->watch = g_unix_fd_add(fs->fd, G_IO_IN, on_fuse_fd, fs);
-	/*
-	 * GLib "blocks" a non-recursive source while dispatching it by taking
-	 * its fd out of the poll set and back, and each change wakes the
-	 * context: two eventfd writes and a read per FUSE request. Our
-	 * handlers never run the loop, so skip that.
-	 */
-	g_source_set_can_recurse(g_main_context_find_source_by_id(NULL, fs->watch), TRUE);
+	fs->watch = serve_watch(fs->fd, on_fuse_fd, fs);
 	return 0;
 }
 

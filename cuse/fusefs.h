@@ -22,13 +22,4 @@ struct fusefs *fusefs_new(struct vfs *vfs, struct umad_host *host);
 int fusefs_mount(struct fusefs *fs, const char *dir, GError **err);
 void fusefs_free(struct fusefs *fs);
 
-/*
- * Serve requests waiting on @fd (a FUSE or CUSE connection of @se), and
- * keep looking for a short while after each: a libibumad round trip is
- * three requests in a row. false when the connection has closed.
- */
-struct fuse_session;
-struct fuse_buf;
-bool fusefs_serve(struct fuse_session *se, struct fuse_buf *buf, int fd);
-
 #endif

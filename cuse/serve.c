@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/* The serve loop of FUSE and CUSE sessions; see serve.h. */
+#include "config.h"
+
+#include <poll.h>
+
+#include <fuse_lowlevel.h>
+
+#include "cuse/serve.h"
+#include "lib/log.h"
+
+/*
+ * A libibumad round trip is three requests in a row (write, poll, read).
+ * After answering one, look for the next for a short while before going
+ * back to sleep in the main loop: the client's next request then finds us
+ * awake instead of waiting for a wake-up (docs/performance.md).
+ */
+#define FUSE_SPIN_US 50
+#define FUSE_BATCH 64	/* then back to the loop: timers, ctl, other fds */
+
+bool serve_requests(struct fuse_session *se, struct fuse_buf *buf, int fd)
+{
+	int64_t idle_until;
+	unsigned batch = 0;
+	int n;
+
+	do {
+		n = fuse_session_receive_buf(se, buf);
+		if (n == -EINTR || n == -EAGAIN)
+			return true;
+		if (n <= 0) {
+			g_message("FUSE connection closed (%s)", n ? g_strerror(-n) : "unmounted");
+			return false;
+		}
+		fuse_session_process_buf(se, buf);
+		/* Timers and other sources must not starve: spin only briefly. */
+		if (++batch >= FUSE_BATCH)
+			return true;
+		idle_until = g_get_monotonic_time() + FUSE_SPIN_US;
+		for (;;) {
+			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+			if (poll(&pfd, 1, 0) > 0)
+				break;
+			if (g_get_monotonic_time() >= idle_until)
+				return true;
+		}
+	} while (1);
+}
+
+guint serve_watch(int fd, GUnixFDSourceFunc fn, void *data)
+{
+	guint id = g_unix_fd_add(fd, G_IO_IN, fn, data);
+
+	/*
+	 * GLib "blocks" a non-recursive source while dispatching it by taking
+	 * its fd out of the poll set and back, and each change wakes the
+	 * context: two eventfd writes and a read per request. Our handlers
+	 * never run the loop, so skip that (docs/design-notes.md).
+	 */
+	g_source_set_can_recurse(g_main_context_find_source_by_id(NULL, id), TRUE);
+	return id;
+}
