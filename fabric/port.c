@@ -225,26 +225,47 @@ unsigned width_lanes(unsigned width_bit)
 	}
 }
 
+/* The link speeds (PortInfo LinkSpeedActive, LinkSpeedExtActive; IBA
+ * 14.2.5.6), their names and lane rates as kernel sysfs.c:rate_show. */
+const struct link_speed link_speeds[] = {
+	{ "SDR", "2.5", SPEED_SDR, 0, 25 },
+	{ "DDR", NULL, SPEED_DDR, 0, 50 },
+	{ "QDR", "10", SPEED_QDR, 0, 100 },
+	{ "FDR", "14", SPEED_QDR, ESPEED_FDR, 140 },
+	{ "EDR", "25", SPEED_QDR, ESPEED_EDR, 250 },
+	{ "HDR", "50", SPEED_QDR, ESPEED_HDR, 500 },
+	{ "NDR", "100", SPEED_QDR, ESPEED_NDR, 1000 },
+	{ NULL, NULL, 0, 0, 0 },
+};
+
+/* The port's active speed; the extended ones only when @ext allows. */
+static const struct link_speed *active_speed(const struct port *p, bool ext)
+{
+	const struct link_speed *s;
+
+	for (s = link_speeds; ext && s->name; s++)
+		if (s->espeed && s->espeed == p->espeed_active)
+			return s;
+	for (s = link_speeds; s->name; s++)
+		if (!s->espeed && s->speed == p->speed_active)
+			return s;
+	return &link_speeds[0];
+}
+
+const char *port_speed_name(const struct port *p)
+{
+	return active_speed(p, true)->name;
+}
+
+/* sysfs shows an extended speed only where CapabilityMask says so. */
 static unsigned speed_deci(const struct port *p, const char **name)
 {
-	static const struct { unsigned bit, deci; const char *name; } ext[] = {
-		{ ESPEED_NDR, 1000, " NDR" }, { ESPEED_HDR, 500, " HDR" },
-		{ ESPEED_EDR, 250, " EDR" }, { ESPEED_FDR, 140, " FDR" },
-	};
-	unsigned i;
+	bool ext = p->cap_mask & CAP_EXT_SPEEDS ||
+		   port_mgmt((struct port *)p)->cap_mask & CAP_EXT_SPEEDS;
+	const struct link_speed *s = active_speed(p, ext);
 
-	if (p->cap_mask & CAP_EXT_SPEEDS || port_mgmt((struct port *)p)->cap_mask & CAP_EXT_SPEEDS)
-		for (i = 0; i < G_N_ELEMENTS(ext); i++)
-			if (p->espeed_active == ext[i].bit) {
-				*name = ext[i].name;
-				return ext[i].deci;
-			}
-	switch (p->speed_active) {
-	case SPEED_DDR: *name = " DDR"; return 50;
-	case SPEED_QDR: *name = " QDR"; return 100;
-	case SPEED_SDR: *name = " SDR"; return 25;
-	default: *name = ""; return 25;
-	}
+	*name = s->name;
+	return s->deci;
 }
 
 unsigned port_rate_deci_gbps(const struct port *p)
@@ -265,7 +286,7 @@ void port_rate_string(const struct port *p, char *buf, size_t len)
 		lanes = 1;
 	rate = speed_deci(p, &name) * lanes;
 	/* kernel sysfs.c:rate_show prints tenths only when there are some */
-	snprintf(buf, len, "%u%s Gb/sec (%uX%s)", rate / 10,
+	snprintf(buf, len, "%u%s Gb/sec (%uX %s)", rate / 10,
 		 rate % 10 ? ".5" : "", lanes, name);
 }
 

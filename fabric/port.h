@@ -50,6 +50,17 @@ void port_set_lid(struct port *p, uint16_t lid, uint8_t lmc);
 void port_set_guid(struct port *p, uint64_t guid);
 void port_set_cap_bits(struct port *p, uint32_t set, uint32_t clear);
 
+struct link_speed {
+	const char *name;	/* "QDR" */
+	const char *lane_gbps;	/* "10", or NULL (DDR: ibnetdiscover writes no rate) */
+	uint8_t speed, espeed;	/* LinkSpeed and LinkSpeedExt values */
+	unsigned deci;		/* a lane's rate in tenths of Gb/s */
+};
+/* Every speed, slowest first; the last entry has a NULL name. */
+extern const struct link_speed link_speeds[];
+/* "SDR" .. "NDR": the speed the port runs at. */
+const char *port_speed_name(const struct port *p);
+
 /* Active rate in deci-Gb/s x width, as kernel sysfs.c:rate_show. */
 unsigned port_rate_deci_gbps(const struct port *p);
 /* "40 Gb/sec (4X QDR)" without the newline. */

@@ -11,15 +11,6 @@
 #include "fabric/port.h"
 #include "topologies/topo.h"
 
-static const char *speed_name(const struct port *p)
-{
-	static const char *const ext[] = { "", "FDR", "EDR", "", "HDR", "", "", "", "NDR" };
-
-	if (p->espeed_active && p->espeed_active < G_N_ELEMENTS(ext) && *ext[p->espeed_active])
-		return ext[p->espeed_active];
-	return p->speed_active == SPEED_SDR ? "SDR" : p->speed_active == SPEED_DDR ? "DDR" : "QDR";
-}
-
 static unsigned rules_at(struct fabric *f, const struct node *n)
 {
 	unsigned i, k = 0;
@@ -75,7 +66,7 @@ void topo_dot(struct fabric *f, GString *out, bool live)
 				style = ", style=dashed";
 			g_string_append_printf(out, "\t\"%s\" -- \"%s\" [taillabel=\"%u\", headlabel=\"%u\", label=\"%ux %s\"%s];\n",
 					       n->id, r->node->id, j, r->num, width_lanes(p->width_active),
-					       speed_name(p), style);
+					       port_speed_name(p), style);
 		}
 	}
 	g_string_append(out, "}\n");

@@ -9,17 +9,6 @@
 #include "fabric/port.h"
 #include "topologies/topo.h"
 
-static const char *speed_name(const struct port *p)
-{
-	switch (p->espeed_active) {
-	case ESPEED_FDR: return "FDR";
-	case ESPEED_EDR: return "EDR";
-	case ESPEED_HDR: return "HDR";
-	case ESPEED_NDR: return "NDR";
-	}
-	return p->speed_active == SPEED_SDR ? "SDR" : p->speed_active == SPEED_DDR ? "DDR" : "QDR";
-}
-
 void topo_dump(struct fabric *f, GString *out)
 {
 	unsigned i, j;
@@ -51,7 +40,7 @@ void topo_dump(struct fabric *f, GString *out)
 				g_string_append_printf(out, "(%" G_GINT64_MODIFIER "x)", p->guid);
 			g_string_append_printf(out, "\t\"%s\"[%u]\tw=%ux s=%s", p->remote->node->id,
 					       p->remote->num, width_lanes(p->width_active),
-					       speed_name(p));
+					       port_speed_name(p));
 			if (!sw)
 				g_string_append_printf(out, "\t# lid %u lmc %u", p->lid, p->lmc);
 			g_string_append_c(out, '\n');

@@ -124,27 +124,24 @@ static uint8_t parse_width(const char *s)
  * none. */
 static bool parse_speed(const char *s, uint8_t *speed, uint8_t *espeed)
 {
-	static const struct { const char *name, *gbps; uint8_t sp, esp; } t[] = {
-		{ "SDR", "2.5", SPEED_SDR, 0 }, { "DDR", NULL, SPEED_DDR, 0 },
-		{ "QDR", "10", SPEED_QDR, 0 }, { "FDR10", NULL, SPEED_QDR, 0 },
-		{ "FDR", "14", SPEED_QDR, ESPEED_FDR },
-		{ "EDR", "25", SPEED_QDR, ESPEED_EDR },
-		{ "HDR", "50", SPEED_QDR, ESPEED_HDR },
-		{ "NDR", "100", SPEED_QDR, ESPEED_NDR },
-	};
 	static const uint8_t best[] = { SPEED_QDR, SPEED_DDR, SPEED_SDR };
+	const struct link_speed *t;
 	long v = bare_number(s);
-	unsigned i;
 
 	if (v >= 0 && v <= 7) {
 		*speed = v ? mask_best((unsigned long)v, best, G_N_ELEMENTS(best)) : SPEED_QDR;
 		return true;
 	}
-	for (i = 0; i < G_N_ELEMENTS(t); i++)
-		if (!g_ascii_strcasecmp(s, t[i].name) ||
-		    (t[i].gbps && !strcmp(s, t[i].gbps))) {
-			*speed = t[i].sp;
-			*espeed = t[i].esp;
+	/* FDR10 runs at QDR's signalling as far as PortInfo tells. */
+	if (!g_ascii_strcasecmp(s, "FDR10")) {
+		*speed = SPEED_QDR;
+		*espeed = 0;
+		return true;
+	}
+	for (t = link_speeds; t->name; t++)
+		if (!g_ascii_strcasecmp(s, t->name) || (t->lane_gbps && !strcmp(s, t->lane_gbps))) {
+			*speed = t->speed;
+			*espeed = t->espeed;
 			return true;
 		}
 	return false;
