@@ -223,16 +223,6 @@ static bool queue_packet(struct umad_file *file, struct queued_packet *pkt)
 	return true;
 }
 
-static unsigned pkey_index_of(const struct port *p, uint16_t pkey)
-{
-	unsigned i;
-
-	for (i = 0; i < p->npkeys; i++)
-		if ((p->pkeys[i] & 0x7fff) == (pkey & 0x7fff) && p->pkeys[i])
-			return i;
-	return 0;
-}
-
 static bool kernel_rmpp(const struct umad_agent *a)
 {
 	return a->rmpp_version && !(a->flags & UMAD_REG_USER_RMPP);
@@ -255,7 +245,7 @@ static bool deliver_packet(struct umad_agent *a, const struct mad_pkt *pkt,
 	up->hdr.grh_present = pkt->grh;
 	if (pkt->grh)
 		memcpy(up->hdr.gid, pkt->sgid, 16);
-	up->hdr.pkey_index = (uint16_t)pkey_index_of(file->dev->port, pkt->pkey);
+	up->hdr.pkey_index = (uint16_t)MAX(port_pkey_find(file->dev->port, pkt->pkey), 0);
 	memcpy(up->data, data, len);
 	return queue_packet(file, up);
 }

@@ -315,3 +315,25 @@ bool port_owns_lid(const struct port *p, uint16_t lid)
 
 	return ip->lid && lid && lid < 0xc000 && (lid & mask) == ip->lid;
 }
+
+int port_pkey_find(const struct port *p, uint16_t pkey)
+{
+	unsigned i;
+
+	for (i = 0; i < p->npkeys; i++)
+		if (p->pkeys[i] && (p->pkeys[i] & PKEY_BASE_MASK) == (pkey & PKEY_BASE_MASK))
+			return (int)i;
+	return -1;
+}
+
+bool port_pkey_accepts(const struct port *p, uint16_t pkey)
+{
+	unsigned i;
+
+	/* Same base, and one of the two a full member (IBA 10.9.3). */
+	for (i = 0; i < p->npkeys; i++)
+		if (p->pkeys[i] && (p->pkeys[i] & PKEY_BASE_MASK) == (pkey & PKEY_BASE_MASK) &&
+		    ((p->pkeys[i] | pkey) & PKEY_FULL_MEMBER))
+			return true;
+	return false;
+}

@@ -69,6 +69,14 @@ unsigned width_lanes(unsigned width_bit);
 const char *port_state_name(unsigned state);
 const char *phys_state_name(unsigned phys);
 
+/* P_Keys (IBA 10.9): the low 15 bits name the partition, bit 15 says
+ * full member. The index of the first entry of @pkey's partition, or -1;
+ * and whether a packet carrying @pkey is accepted here (C9-42). */
+#define PKEY_BASE_MASK		0x7fff
+#define PKEY_FULL_MEMBER	0x8000
+int port_pkey_find(const struct port *p, uint16_t pkey);
+bool port_pkey_accepts(const struct port *p, uint16_t pkey);
+
 /* Does @lid address this port, given its base LID and LMC? */
 bool port_owns_lid(const struct port *p, uint16_t lid);
 

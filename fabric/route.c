@@ -257,19 +257,6 @@ static void respond(struct fabric *f, struct port *in, const struct mad_pkt *req
 	}
 }
 
-static bool pkey_accepted(const struct port *p, uint16_t pkey)
-{
-	unsigned i;
-
-	for (i = 0; i < p->npkeys; i++) {
-		uint16_t t = p->pkeys[i];
-
-		if (t && (t & 0x7fff) == (pkey & 0x7fff) && ((t | pkey) & 0x8000))
-			return true;
-	}
-	return false;
-}
-
 /*
  * The node's own processing of a MAD addressed to it (docs/umad.md §4.6):
  * validation, firmware (SMA), then the attached host's agents, then the
@@ -295,7 +282,7 @@ static void local_receive(struct fabric *f, struct port *in, struct mad_pkt *p,
 	 * in the receiving port's table, and one of the two a full member.
 	 * A violation is dropped and counted in PortInfo:P_KeyViolations.
 	 */
-	if (p->dqp != 0 && !pkey_accepted(hp, p->pkey)) {
+	if (p->dqp != 0 && !port_pkey_accepts(hp, p->pkey)) {
 		if (hp->pkey_violations < 0xffff)
 			hp->pkey_violations++;
 		drop(f, p, "P_Key not in the port's table", hp);
