@@ -21,6 +21,7 @@ static bool valid_port(unsigned p, unsigned nports)
 static enum smi_action dr_part_start(uint8_t *mad, bool is_switch, unsigned *out)
 {
 	struct umad_smp *smp = (struct umad_smp *)mad;
+
 	smp->hop_ptr = 0;
 	if (be16toh(smp->dr_slid) == LID_PERMISSIVE)
 		return SMI_LOCAL;	/* the requester itself */
@@ -169,6 +170,7 @@ enum smi_action smi_send_response(uint8_t *mad, bool is_switch, unsigned port,
 				  unsigned *out)
 {
 	struct umad_smp *smp = (struct umad_smp *)mad;
+
 	smp->status |= htobe16(DR_STATUS_D);
 	smp->hop_ptr = smp->hop_cnt + 1;
 	if (arrived_by_lid && be16toh(smp->dr_dlid) != LID_PERMISSIVE)

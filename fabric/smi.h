@@ -3,7 +3,8 @@
  * Directed-route SMP processing (IBA vol 1 14.2.2, C14-9 outgoing and
  * C14-13 returning), as pure functions over the 256-byte SMP. They update
  * hop_ptr and return_path as the rules say and tell the caller what to do;
- * route.c does it. docs/umad.md §5.3 tabulates the same rules.
+ * route.c does it. docs/umad.md §5.3 lists the same rules. The SMP is a
+ * MAD_BUF (fabric/packet.h): struct umad_smp is laid over it.
  */
 #ifndef IBEMU_FABRIC_SMI_H
 #define IBEMU_FABRIC_SMI_H
