@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The control socket, client side (ctl.h; ctl.c has the protocol): send a
- * command, wait at most a timeout for the whole framed answer.
+ * The control socket, client side (ctl_client.h; emulator/ctl.c has the
+ * protocol): send a command, wait at most a timeout for the whole framed
+ * answer.
  */
 #include "config.h"
 

@@ -110,6 +110,11 @@ bool ctl_arg_uint(struct ctl_call *c, unsigned i, uint64_t max, const char *what
 /* A number 0..max written in decimal or 0x hex, the whole string. */
 bool ctl_parse_uint(const char *s, uint64_t max, uint64_t *v);
 
+/* An answer of one number: the text line (printf @fmt, no newline), or
+ * {"@key": @v} under --json. Returns 0. */
+int ctl_answer_uint(struct ctl_call *c, const char *key, uint64_t v, const char *fmt, ...)
+	G_GNUC_PRINTF(4, 5);
+
 /* A JSON member: "name": value. */
 void ctl_json_uint(JsonBuilder *b, const char *name, uint64_t v);
 void ctl_json_str(JsonBuilder *b, const char *name, const char *v);

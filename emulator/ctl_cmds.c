@@ -136,6 +136,23 @@ bool ctl_arg_uint(struct ctl_call *c, unsigned i, uint64_t max, const char *what
 	return false;
 }
 
+int ctl_answer_uint(struct ctl_call *c, const char *key, uint64_t v, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->json) {
+		json_builder_begin_object(c->json);
+		ctl_json_uint(c->json, key, v);
+		json_builder_end_object(c->json);
+		return 0;
+	}
+	va_start(ap, fmt);
+	g_string_append_vprintf(c->out, fmt, ap);
+	va_end(ap);
+	g_string_append_c(c->out, '\n');
+	return 0;
+}
+
 void ctl_json_uint(JsonBuilder *b, const char *name, uint64_t v)
 {
 	json_builder_set_member_name(b, name);

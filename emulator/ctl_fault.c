@@ -86,7 +86,7 @@ int ctl_fault_add(struct ctl_call *c)
 	const struct ctl_val *o = c->opt;
 	struct fault_rule r;
 	uint64_t action = 0, now_us;
-	unsigned i;
+	unsigned i, id;
 
 	for (i = 0; action_names[i].name && strcmp(action_names[i].name, c->arg[0]); i++)
 		;
@@ -137,20 +137,9 @@ int ctl_fault_add(struct ctl_call *c)
 		r.after_us = now_us + o[O_AFTER].u * 1000;
 	if (o[O_BEFORE].set)
 		r.before_us = now_us + o[O_BEFORE].u * 1000;
-	{
-		struct fault_rule *added = g_memdup2(&r, sizeof(r));
-
-		fault_add(&c->env->fabric->faults, added);
-		fault_log(&c->env->fabric->faults, "fault add %u %s", added->id,
-			  fault_action_name(added->action));
-		if (c->json) {
-			json_builder_begin_object(c->json);
-			ctl_json_uint(c->json, "id", added->id);
-			json_builder_end_object(c->json);
-		} else
-			g_string_append_printf(c->out, "fault %u added\n", added->id);
-	}
-	return 0;
+	id = fault_add(&c->env->fabric->faults, g_memdup2(&r, sizeof(r)));
+	fault_log(&c->env->fabric->faults, "fault add %u %s", id, fault_action_name(r.action));
+	return ctl_answer_uint(c, "id", id, "fault %u added", id);
 }
 
 int ctl_fault_list(struct ctl_call *c)
@@ -205,11 +194,5 @@ int ctl_fault_del(struct ctl_call *c)
 	    !fault_del(&c->env->fabric->faults, (unsigned)id))
 		return ctl_fail(c, "no fault rule %s", c->arg[0]);
 	fault_log(&c->env->fabric->faults, "fault del %" G_GUINT64_FORMAT, id);
-	if (c->json) {
-		json_builder_begin_object(c->json);
-		ctl_json_uint(c->json, "deleted", id);
-		json_builder_end_object(c->json);
-	} else
-		g_string_append_printf(c->out, "fault %" G_GUINT64_FORMAT " deleted\n", id);
-	return 0;
+	return ctl_answer_uint(c, "deleted", id, "fault %" G_GUINT64_FORMAT " deleted", id);
 }

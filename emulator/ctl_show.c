@@ -188,26 +188,14 @@ int ctl_pid(struct ctl_call *c)
 		return ctl_usage(c);
 	if (c->nargs && !(pid = c->env->init_pid))
 		return ctl_fail(c, "this emulator runs no command (ibemu start)");
-	if (!c->json) {
-		g_string_append_printf(c->out, "%d\n", pid);
-		return 0;
-	}
-	json_builder_begin_object(c->json);
-	ctl_json_uint(c->json, "pid", (uint64_t)pid);
-	json_builder_end_object(c->json);
-	return 0;
+	return ctl_answer_uint(c, "pid", (uint64_t)pid, "%d", pid);
 }
 
 int ctl_seed(struct ctl_call *c)
 {
-	if (!c->json) {
-		g_string_append_printf(c->out, "%u\n", c->env->fabric->faults.seed);
-		return 0;
-	}
-	json_builder_begin_object(c->json);
-	ctl_json_uint(c->json, "seed", c->env->fabric->faults.seed);
-	json_builder_end_object(c->json);
-	return 0;
+	uint32_t seed = c->env->fabric->faults.seed;
+
+	return ctl_answer_uint(c, "seed", seed, "%u", seed);
 }
 
 int ctl_events(struct ctl_call *c)
