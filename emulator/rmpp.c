@@ -15,10 +15,9 @@
  * PayloadLength counts from the end of the RMPP header). */
 #define RMPP_SEG_PAYLOAD	(MAD_SIZE - RMPP_HDR_END)	/* 220 */
 
-static struct umad_rmpp_hdr *hdr_of(uint8_t *mad)
-{
-	return (struct umad_rmpp_hdr *)(mad + sizeof(struct umad_hdr));
-}
+/* The RMPP header follows the common MAD header; copied in and out, as a
+ * client's buffer need not be aligned. */
+#define RMPP_HDR_OFF	sizeof(struct umad_hdr)
 
 size_t rmpp_class_hdr_len(uint8_t mgmt_class)
 {
@@ -35,13 +34,13 @@ bool rmpp_is_active(const uint8_t *mad)
 {
 	struct umad_rmpp_hdr h;
 
-	memcpy(&h, mad + sizeof(struct umad_hdr), sizeof(h));
+	memcpy(&h, mad + RMPP_HDR_OFF, sizeof(h));
 	return h.rmpp_rtime_flags & IB_RMPP_FLAG_ACTIVE;
 }
 
 void rmpp_clear_hdr(uint8_t *mad)
 {
-	memset(mad + sizeof(struct umad_hdr), 0, sizeof(struct umad_rmpp_hdr));
+	memset(mad + RMPP_HDR_OFF, 0, sizeof(struct umad_rmpp_hdr));
 }
 
 /* Segments of @d data bytes cut at @seg_data, and the padding of the last. */
@@ -67,7 +66,7 @@ GBytes *rmpp_message(const uint8_t *mad, size_t data_len, size_t hdr_len)
 		.paylen_newwin = htobe32((uint32_t)(segs * RMPP_SEG_PAYLOAD - pad)),
 	};
 
-	memcpy(hdr_of(m), &h, sizeof(h));
+	memcpy(m + RMPP_HDR_OFF, &h, sizeof(h));
 	return g_bytes_new_take(m, data_len);
 }
 
@@ -92,7 +91,7 @@ void rmpp_segment(GBytes *msg, size_t i, uint8_t *seg)
 	memset(seg, 0, MAD_SIZE);
 	memcpy(seg, m, hdr_len);
 	memcpy(seg + hdr_len, m + hdr_len + off, n);
-	memcpy(&h, seg + sizeof(struct umad_hdr), sizeof(h));
+	memcpy(&h, seg + RMPP_HDR_OFF, sizeof(h));
 	h.rmpp_rtime_flags = (uint8_t)((h.rmpp_rtime_flags &
 					~(IB_RMPP_FLAG_FIRST | IB_RMPP_FLAG_LAST)) |
 				       (i == 1 ? IB_RMPP_FLAG_FIRST : 0) |
@@ -102,5 +101,5 @@ void rmpp_segment(GBytes *msg, size_t i, uint8_t *seg)
 	 * last one's own in the last, 0 between (IBA 13.6.2.3). */
 	if (i != 1)
 		h.paylen_newwin = i == segs ? htobe32((uint32_t)(RMPP_SEG_PAYLOAD - pad)) : 0;
-	memcpy(seg + sizeof(struct umad_hdr), &h, sizeof(h));
+	memcpy(seg + RMPP_HDR_OFF, &h, sizeof(h));
 }

@@ -176,7 +176,7 @@ unsigned umad_dev_index(const struct umad_dev *d) { return d->index; }
 struct port *umad_dev_port(const struct umad_dev *d) { return d->port; }
 const char *umad_dev_ca_name(const struct umad_dev *d) { return d->ca_name; }
 
-/* ---- issm (docs/umad.md §7) ------------------------------------------------------- */
+/* ---- issm (docs/umad.md §7) ---------------------------------------- */
 
 int umad_issm_open(struct umad_dev *d)
 {
