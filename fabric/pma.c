@@ -56,6 +56,9 @@ static const struct {
 	EXT(mcast_xmit, IB_PC_EXT_XMT_MPKTS_F), EXT(mcast_rcv, IB_PC_EXT_RCV_MPKTS_F),
 #undef EXT
 };
+/* The first four are PortCounters' wide counters too (counter_fields),
+ * summed with them; the unicast/multicast ones after are this table's own. */
+#define EXT_OWN_FIRST	4
 
 static uint64_t sat(uint64_t v, unsigned bits)
 {
@@ -143,7 +146,7 @@ static void gather(const struct pma_ctx *x, struct port_counters *c)
 				U32(c, f->offset) = (uint32_t)sat((uint64_t)U32(c, f->offset) +
 								  U32(p, f->offset), 32);
 		}
-		for (k = 4; k < G_N_ELEMENTS(ext_fields); k++)	/* the unicast/multicast ones */
+		for (k = EXT_OWN_FIRST; k < G_N_ELEMENTS(ext_fields); k++)
 			U64(c, ext_fields[k].offset) += U64(p, ext_fields[k].offset);
 		for (sl = 0; sl < 16; sl++) {
 			c->xmit_data_sl[sl] = (uint32_t)sat((uint64_t)c->xmit_data_sl[sl] +
