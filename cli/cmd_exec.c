@@ -22,6 +22,7 @@
 
 #include "cli/cli.h"
 #include "cli/ctl_client.h"
+#include "cli/netlink_trap.h"
 #include "cli/emu.h"
 
 
@@ -119,6 +120,8 @@ static int exec_in(int argc, char **argv, bool shell)
 	/* Only a child enters the PID namespace: run CMD there, wait. */
 	child = fork();
 	if (child == 0) {
+		if (netlink_trap_install() < 0)
+			fprintf(stderr, "ibemu: warning: no netlink trap: a kernel with ib_core may hide the emulated verbs devices\n");
 		execvp(cmd[0], cmd);
 		fprintf(stderr, "ibemu: cannot run %s: %s\n", cmd[0], g_strerror(errno));
 		_exit(127);

@@ -96,6 +96,8 @@ int cmd_run(int argc, char **argv)
 	sysfs_build(vfs, vfs_dir(vfs, vfs->root, "infiniband"),
 		    vfs_dir(vfs, vfs->root, "infiniband_mad"),
 		    vfs_dir(vfs, vfs->root, "dev"), e.host);
+	sysfs_build_verbs(vfs, vfs_dir(vfs, vfs->root, "infiniband_verbs"),
+			  vfs_child(vfs->root, "dev"), e.uverbs);
 	fs = fusefs_new(vfs, e.host);
 	if (ns_mount(fs, true, &err) < 0) {
 		fprintf(stderr, "ibemu: %s\n", err->message);

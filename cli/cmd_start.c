@@ -239,6 +239,8 @@ static int devices_serve(struct devices *d, struct emu *e, const struct start_op
 	devdir = vfs_dir(d->vfs, d->vfs->root, "dev");
 	sysfs_build(d->vfs, vfs_dir(d->vfs, d->vfs->root, "infiniband"),
 		    vfs_dir(d->vfs, d->vfs->root, "infiniband_mad"), devdir, e->host);
+	sysfs_build_verbs(d->vfs, vfs_dir(d->vfs, d->vfs->root, "infiniband_verbs"), devdir,
+			  e->uverbs);
 	d->fs = fusefs_new(d->vfs, e->host);
 	d->cd = cusedevs_new();
 	if (cusedevs_add_dir(d->cd, devdir, &err) < 0 ||

@@ -306,6 +306,7 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 	}
 	if (attach_nodes(e->f, e->host, o->attach) < 0)
 		return 1;
+	e->uverbs = uverbs_new(e->host);
 	e->env.name = o->name ? o->name : default_name;
 	e->env.topology = o->topology ? o->topology : "(built-in default)";
 	e->env.attached = attached_ids(e->host);
@@ -339,6 +340,7 @@ void emu_teardown(struct emu *e)
 	if (e->env.scenarios)
 		g_ptr_array_free(e->env.scenarios, TRUE);
 	scenario_free(e->sc);
+	uverbs_free(e->uverbs);
 	umad_host_free(e->host);
 	timerq_free(e->tq);
 	fabric_free(e->f);

@@ -2,7 +2,7 @@
 /*
  * What `ibemu run` (namespace mode) and `ibemu start` (CUSE mode) set up
  * alike: the fabric from its topology, the seed, the attached nodes, the
- * umad host, the control socket and the scenario.
+ * umad host and its verbs devices, the control socket and the scenario.
  */
 #ifndef IBEMU_CLI_EMU_H
 #define IBEMU_CLI_EMU_H
@@ -12,6 +12,7 @@
 #include "emulator/ctl.h"
 #include "emulator/scenario.h"
 #include "emulator/umad.h"
+#include "emulator/uverbs.h"
 #include "lib/timerq.h"
 
 struct emu_opts {
@@ -23,6 +24,7 @@ struct emu {
 	struct fabric *f;
 	struct timerq *tq;
 	struct umad_host *host;
+	struct uverbs *uverbs;	/* the CAs as libibverbs devices */
 	struct ctl_env env;
 	struct ctl_server *ctl;
 	char *ctl_sock;

@@ -70,7 +70,8 @@ static char *our_mount(const char *line)
 	if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
 	    sscanf(sep + 3, "%255s %255s", fstype, source) != 2)
 		return NULL;
-	if ((!strcmp(mnt, "/sys/class") && !strcmp(fstype, "overlay") && !strcmp(source, "ibemu")) ||
+	if (((!strcmp(mnt, "/sys/class") || !strcmp(mnt, "/etc/libibverbs.d")) &&
+	     !strcmp(fstype, "overlay") && !strcmp(source, "ibemu")) ||
 	    (g_str_has_prefix(mnt, "/sys/class/") && !strcmp(fstype, "fuse.ibemu")))
 		return g_strdup(mnt);
 	return NULL;

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli/netlink_trap.h"
 #include "cli/nsinit.h"
 #include "lib/log.h"
 
@@ -75,6 +76,10 @@ static void run_init(char **argv, char **envp, int parent_alive, const sigset_t 
 	if (cmd == 0) {
 		close(parent_alive);
 		sigprocmask(SIG_SETMASK, orig, NULL);
+		/* Everything the run starts sees the emulated verbs devices,
+		 * also on a kernel that has or can load ib_core. */
+		if (netlink_trap_install() < 0)
+			write_str(STDERR_FILENO, "ibemu: warning: no netlink trap: a kernel with ib_core may hide the emulated verbs devices\n");
 		execvpe(argv[0], argv, envp);
 		write_str(STDERR_FILENO, "ibemu: cannot run ");
 		write_str(STDERR_FILENO, argv[0]);

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Namespace mode mounts. /dev becomes a tmpfs of symlinks into a recursive
- * bind of the old /dev (an overlay on /dev is refused in a user namespace);
- * /sys/class becomes a read-only overlay of a stub (the two class dirs) over
- * the real /sys/class. Nothing is created outside the namespace except a
- * staging directory in /tmp that is removed again before the command runs.
+ * bind of the old /dev (an overlay on /dev is refused in a user namespace),
+ * with the host's /dev/full bound over each /dev/infiniband/uverbsN;
+ * /sys/class becomes a read-only overlay of a stub (the three class dirs)
+ * over the real /sys/class, and /etc/libibverbs.d one of a stub that names
+ * the ibemu provider (docs/verbs.md "Discovery"). Nothing is created
+ * outside the namespace except a staging directory in /tmp that is removed
+ * again before the command runs.
  */
 #include "config.h"
 
@@ -20,6 +23,8 @@
 
 #include "cuse/fusefs.h"
 #include "cli/nsmode.h"
+
+#define VERBS_CONF_DIR	"/etc/libibverbs.d"
 
 static int fail(GError **err, const char *what, int e)
 {
@@ -67,6 +72,34 @@ int ns_enter(GError **err)
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return fail(err, "cannot make mounts private", errno);
 	return 0;
+}
+
+/*
+ * libibverbs opens /dev/infiniband/uverbsN only if it is a character device
+ * (util/open_cdev.c). The host's /dev/full is one that a provider can
+ * open rootless and whose writes fail cleanly (/dev/null's would
+ * "succeed" with no answer); the provider puts the daemon's command file
+ * over it (docs/verbs.md "The command fd").
+ */
+static int bind_uverbs(const char *ib, GError **err)
+{
+	GDir *d = g_dir_open(ib, 0, NULL);
+	const char *name;
+	int ret = 0;
+
+	while (d && ret == 0 && (name = g_dir_read_name(d))) {
+		char *path;
+
+		if (!g_str_has_prefix(name, "uverbs"))
+			continue;
+		path = g_build_filename(ib, name, NULL);
+		if (mount("/dev/full", path, NULL, MS_BIND, NULL) < 0)
+			ret = fail(err, "cannot bind /dev/full over /dev/infiniband/uverbsN", errno);
+		g_free(path);
+	}
+	if (d)
+		g_dir_close(d);
+	return ret;
 }
 
 /* A tmpfs of symlinks to every entry of the old /dev, plus infiniband/. */
@@ -128,6 +161,8 @@ static int build_dev(const char *stage, const char *fsdir, GError **err)
 		fail(err, "cannot bind /dev/infiniband", errno);
 		goto out;
 	}
+	if (bind_uverbs(ib, err) < 0)
+		goto out;
 	if (mount(newdev, "/dev", NULL, MS_MOVE, NULL) < 0) {
 		fail(err, "cannot move the new /dev in place", errno);
 		goto out;
@@ -145,7 +180,7 @@ out:
 
 static int build_sys_class(const char *stage, const char *fsdir, GError **err)
 {
-	static const char *const dirs[] = { "infiniband", "infiniband_mad" };
+	static const char *const dirs[] = { "infiniband", "infiniband_mad", "infiniband_verbs" };
 	char *stub = g_build_filename(stage, "stub", NULL);
 	char *opts = g_strdup_printf("lowerdir=%s:/sys/class", stub);
 	int ret = -1;
@@ -186,6 +221,66 @@ out:
 	return ret;
 }
 
+/*
+ * The provider that `make install` put in IBEMU_PROVIDER_DIR, or the one
+ * built beside this ibemu binary when it runs from its build tree; as the
+ * "driver" line of libibverbs.d names it (the path without -rdmav34.so).
+ */
+static char *provider_base(void)
+{
+	char *exe = g_file_read_link("/proc/self/exe", NULL);
+	char *dir = exe ? g_path_get_dirname(exe) : NULL;
+	char *bases[] = {
+		dir ? g_build_filename(dir, "verbs", "libibemu", NULL) : NULL,
+		g_build_filename(IBEMU_PROVIDER_DIR, "libibemu", NULL),
+	};
+	char *found = NULL;
+	unsigned i;
+
+	for (i = 0; i < G_N_ELEMENTS(bases); i++) {
+		char *so = bases[i] ? g_strconcat(bases[i], "-rdmav34.so", NULL) : NULL;
+
+		if (!found && so && g_file_test(so, G_FILE_TEST_IS_REGULAR))
+			found = g_strdup(bases[i]);
+		g_free(so);
+		g_free(bases[i]);
+	}
+	g_free(exe);
+	g_free(dir);
+	return found;
+}
+
+/*
+ * /etc/libibverbs.d as a read-only overlay of a stub holding ibemu.driver
+ * over the real one, so that every program run here loads the provider
+ * with no environment variable (RDMAV_DRIVERS is dropped by sudo and env
+ * -i). Without it libibverbs lists the devices but opens none: say so.
+ */
+static void build_verbs_conf(const char *stage)
+{
+	char *base = provider_base();
+	char *stub = g_build_filename(stage, "libibverbs.d", NULL);
+	char *file = g_build_filename(stub, "ibemu.driver", NULL);
+	char *text = g_strdup_printf("driver %s\n", base ? base : "");
+	char *opts = g_strdup_printf("lowerdir=%s:" VERBS_CONF_DIR, stub);
+
+	if (!base)
+		g_warning("no libibemu-rdmav34.so beside this ibemu or in %s: programs using libibverbs will not open the emulated devices",
+			  IBEMU_PROVIDER_DIR);
+	else if (!g_file_test(VERBS_CONF_DIR, G_FILE_TEST_IS_DIR))
+		g_debug("no %s here (libibverbs is not installed): the provider is not named",
+			VERBS_CONF_DIR);
+	else if (mkdir(stub, 0755) < 0 || !g_file_set_contents(file, text, -1, NULL) ||
+		 mount("ibemu", VERBS_CONF_DIR, "overlay", MS_RDONLY, opts) < 0)
+		g_warning("cannot name the ibemu provider in %s (%s): programs using libibverbs will not open the emulated devices",
+			  VERBS_CONF_DIR, g_strerror(errno));
+	g_free(base);
+	g_free(stub);
+	g_free(file);
+	g_free(text);
+	g_free(opts);
+}
+
 struct setup {
 	const char *stage, *fsdir;
 	bool with_dev;
@@ -200,6 +295,8 @@ static gpointer setup_thread(gpointer data)
 
 	s->ret = (s->with_dev && build_dev(s->stage, s->fsdir, &s->err) < 0) ||
 		 build_sys_class(s->stage, s->fsdir, &s->err) < 0 ? -1 : 0;
+	if (s->ret == 0)
+		build_verbs_conf(s->stage);
 	g_atomic_int_set(&s->done, 1);
 	g_main_context_wakeup(NULL);
 	return NULL;

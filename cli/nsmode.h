@@ -17,9 +17,10 @@ struct fusefs;
 /* Enter the namespaces. Must run before any thread exists. */
 int ns_enter(GError **err);
 /*
- * Mount @fs and place its infiniband/ and infiniband_mad/ dirs over
- * /sys/class, and with @with_dev its dev/ at /dev/infiniband. CUSE mode
- * calls it in the host's own mount namespace without @with_dev.
+ * Mount @fs and place its infiniband/, infiniband_mad/ and
+ * infiniband_verbs/ dirs over /sys/class, name the verbs provider in
+ * /etc/libibverbs.d, and with @with_dev put its dev/ at /dev/infiniband.
+ * CUSE mode calls it in the host's own mount namespace without @with_dev.
  */
 int ns_mount(struct fusefs *fs, bool with_dev, GError **err);
 

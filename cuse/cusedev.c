@@ -178,7 +178,8 @@ int cusedevs_add_dir(struct cusedevs *cd, struct vnode *dir, GError **err)
 	for (i = 0; i < dir->children->len; i++) {
 		struct vnode *v = g_ptr_array_index(dir->children, i);
 
-		if ((v->kind == VN_UMAD || v->kind == VN_ISSM) && cusedev_add(cd, v, err) < 0)
+		if ((v->kind == VN_UMAD || v->kind == VN_ISSM || v->kind == VN_VCMD) &&
+		    cusedev_add(cd, v, err) < 0)
 			return -1;
 	}
 	return 0;
@@ -226,6 +227,16 @@ int cusedevs_wait(struct cusedevs *cd, unsigned timeout_ms, int mode, gid_t gid,
 	for (i = 0; i < cd->devs->len; i++) {
 		struct cusedev *d = g_ptr_array_index(cd->devs, i);
 
+		/* uverbs devices are everyone's, as rdma-core's udev rules
+		 * make them: opening one grants nothing by itself. */
+		if (d->v->kind == VN_VCMD) {
+			if (chmod(d->path, 0666) < 0) {
+				g_set_error(err, IBEMU_ERROR, errno, "cannot set the mode of %s: %s",
+					    d->path, g_strerror(errno));
+				return -1;
+			}
+			continue;
+		}
 		if ((mode >= 0 && chmod(d->path, (mode_t)mode) < 0) ||
 		    (gid != (gid_t)-1 && chown(d->path, 0, gid) < 0)) {
 			g_set_error(err, IBEMU_ERROR, errno, "cannot set the owner or mode of %s: %s",

@@ -18,7 +18,7 @@
 struct cusedevs;
 
 struct cusedevs *cusedevs_new(void);
-/* Register one device per VN_UMAD/VN_ISSM child of @dir. */
+/* Register one device per VN_UMAD/VN_ISSM/VN_VCMD child of @dir. */
 int cusedevs_add_dir(struct cusedevs *cd, struct vnode *dir, GError **err);
 /* Run the main loop until every device node exists under /dev (the kernel
  * makes them after CUSE_INIT), at most @timeout_ms; then give them @mode

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The umad and issm file operations of both front-ends (devfile.h).
+ * The umad and issm file operations of both front-ends (devfile.h); the
+ * verbs files' are devfile_verbs.c's.
  */
 #include "config.h"
 
@@ -12,18 +13,9 @@
 #include <unistd.h>
 
 #include "cuse/devfile.h"
+#include "cuse/devfile_priv.h"
 #include "cuse/usercall.h"
 #include "lib/log.h"
-
-struct parked {
-	fuse_req_t req;
-	size_t size;		/* parked read: the first piece's size */
-	size_t count;		/* parked read: the call's (usercall.h) */
-	struct ufile *uf;	/* parked read */
-	struct umad_dev *dev;	/* parked issm open */
-	bool interrupted;
-	struct devfiles *df;
-};
 
 /* Per open umad file: fi->fh points here (docs/architecture.md "Lifetime"). */
 struct ufile {
@@ -32,12 +24,6 @@ struct ufile {
 	struct fuse_pollhandle *ph;
 	GQueue reads;		/* struct parked *, blocking reads */
 	GHashTable *xfers;	/* tid -> struct xfer *, calls in pieces */
-};
-
-struct devfiles {
-	guint idle;		/* pending flush of interrupted requests */
-	GQueue issm_waiters;	/* struct parked * */
-	GQueue all_reads;	/* every parked read, for interrupts */
 };
 
 /* ---- parked requests and interrupts ------------------------------- */
@@ -55,7 +41,7 @@ static void flush_queue(struct devfiles *df, GQueue *q, bool reads)
 			continue;
 		g_queue_delete_link(q, l);
 		if (reads)
-			g_queue_remove(&p->uf->reads, p);
+			g_queue_remove(p->owner, p);
 		fuse_reply_err(p->req, EINTR);
 		g_free(p);
 	}
@@ -85,11 +71,7 @@ static void on_interrupt(fuse_req_t req, void *data)
 		p->df->idle = g_idle_add(flush_interrupted, p->df);
 }
 
-/*
- * Hold @req for a later reply. NULL if it was interrupted already: then it
- * has been answered EINTR here, outside the interrupt callback.
- */
-static struct parked *park(fuse_req_t req, struct devfiles *df)
+struct parked *devfile_park(fuse_req_t req, struct devfiles *df)
 {
 	struct parked *p = g_new0(struct parked, 1);
 
@@ -102,6 +84,19 @@ static struct parked *park(fuse_req_t req, struct devfiles *df)
 		return NULL;
 	}
 	return p;
+}
+
+void devfile_park_read(struct parked *p, GQueue *owner)
+{
+	p->owner = owner;
+	g_queue_push_tail(owner, p);
+	g_queue_push_tail(&p->df->all_reads, p);
+}
+
+void devfile_unpark_read(struct parked *p)
+{
+	g_queue_remove(p->owner, p);
+	g_queue_remove(&p->df->all_reads, p);
 }
 
 /* ---- umad files ------------------------------------------------------- */
@@ -255,8 +250,8 @@ static void ufile_wakeup(void *ctx)
 	struct ufile *uf = ctx;
 	struct parked *p;
 
-	while (umad_readable(uf->file) && (p = g_queue_pop_head(&uf->reads))) {
-		g_queue_remove(&uf->df->all_reads, p);
+	while (umad_readable(uf->file) && (p = g_queue_peek_head(&uf->reads))) {
+		devfile_unpark_read(p);
 		if (!p->interrupted)
 			reply_read(p->req, uf, p->size, p->count);
 		else
@@ -309,7 +304,7 @@ static void open_issm(struct devfiles *df, fuse_req_t req, struct vnode *v,
 		return;
 	}
 	/* Block until the holder closes (down_interruptible, docs/umad.md §7). */
-	p = park(req, df);
+	p = devfile_park(req, df);
 	if (!p)
 		return;
 	p->dev = v->ctx;
@@ -337,14 +332,13 @@ static void read_umad(struct devfiles *df, fuse_req_t req, struct vnode *v,
 		return;
 	}
 	/* A blocking read waits here until a packet or an interrupt. */
-	p = park(req, df);
+	p = devfile_park(req, df);
 	if (!p)
 		return;
 	p->uf = uf;
 	p->size = size;
 	p->count = count;
-	g_queue_push_tail(&uf->reads, p);
-	g_queue_push_tail(&df->all_reads, p);
+	devfile_park_read(p, &uf->reads);
 }
 
 static void write_more(fuse_req_t req, struct ufile *uf, size_t size, off_t off)
@@ -489,8 +483,8 @@ static void release_umad(struct devfiles *df, fuse_req_t req, struct vnode *v,
 
 	/* The kernel holds the file during a read, so none is parked
 	 * unless it was interrupted and not yet answered. */
-	while ((p = g_queue_pop_head(&uf->reads))) {
-		g_queue_remove(&df->all_reads, p);
+	while ((p = g_queue_peek_head(&uf->reads))) {
+		devfile_unpark_read(p);
 		fuse_reply_err(p->req, EINTR);
 		g_free(p);
 	}
@@ -502,30 +496,31 @@ static void release_umad(struct devfiles *df, fuse_req_t req, struct vnode *v,
 	fuse_reply_err(req, 0);
 }
 
-/* issm files have only open and release (the kernel's umad_sm_fops):
- * read and write fail with EINVAL in the VFS, ioctl with ENOTTY. */
-static void read_issm(struct devfiles *df, fuse_req_t req, struct vnode *v,
-		      size_t size, off_t off, struct fuse_file_info *fi)
+/* A file without a read, write or ioctl op fails them as the VFS does:
+ * EINVAL, EINVAL, ENOTTY (issm files have only open and release, the
+ * kernel's umad_sm_fops). */
+void devfile_no_read(struct devfiles *df, fuse_req_t req, struct vnode *v,
+		     size_t size, off_t off, struct fuse_file_info *fi)
 {
 	fuse_reply_err(req, EINVAL);
 }
 
-static void write_issm(fuse_req_t req, struct vnode *v, const char *buf, size_t size,
-		       off_t off, struct fuse_file_info *fi)
+void devfile_no_write(fuse_req_t req, struct vnode *v, const char *buf, size_t size,
+		      off_t off, struct fuse_file_info *fi)
 {
 	fuse_reply_err(req, EINVAL);
 }
 
-static void ioctl_issm(fuse_req_t req, struct vnode *v, unsigned int cmd,
-		       struct fuse_file_info *fi, const void *in_buf, size_t in_bufsz,
-		       size_t out_bufsz)
+void devfile_no_ioctl(fuse_req_t req, struct vnode *v, unsigned int cmd,
+		      struct fuse_file_info *fi, const void *in_buf, size_t in_bufsz,
+		      size_t out_bufsz)
 {
 	fuse_reply_err(req, ENOTTY);
 }
 
 /* No poll op: the VFS's default mask (DEFAULT_POLLMASK). */
-static void poll_issm(fuse_req_t req, struct vnode *v, struct fuse_file_info *fi,
-		      struct fuse_pollhandle *ph)
+void devfile_no_poll(fuse_req_t req, struct vnode *v, struct fuse_file_info *fi,
+		     struct fuse_pollhandle *ph)
 {
 	if (ph)
 		fuse_pollhandle_destroy(ph);
@@ -542,24 +537,11 @@ static void release_issm(struct devfiles *df, fuse_req_t req, struct vnode *v,
 
 /* The operations of each kind of device file, as the kernel's
  * file_operations of user_mad.c (umad_fops, umad_sm_fops). */
-static const struct devfile_ops {
-	void (*open)(struct devfiles *df, fuse_req_t req, struct vnode *v,
-		     struct fuse_file_info *fi);
-	void (*read)(struct devfiles *df, fuse_req_t req, struct vnode *v, size_t size,
-		     off_t off, struct fuse_file_info *fi);
-	void (*write)(fuse_req_t req, struct vnode *v, const char *buf, size_t size, off_t off,
-		      struct fuse_file_info *fi);
-	void (*ioctl)(fuse_req_t req, struct vnode *v, unsigned int cmd,
-		      struct fuse_file_info *fi, const void *in_buf, size_t in_bufsz,
-		      size_t out_bufsz);
-	void (*poll)(fuse_req_t req, struct vnode *v, struct fuse_file_info *fi,
-		     struct fuse_pollhandle *ph);
-	void (*release)(struct devfiles *df, fuse_req_t req, struct vnode *v,
-			struct fuse_file_info *fi);
-} umad_ops = {
+static const struct devfile_ops umad_ops = {
 	open_umad, read_umad, write_umad, ioctl_umad, poll_umad, release_umad,
 }, issm_ops = {
-	open_issm, read_issm, write_issm, ioctl_issm, poll_issm, release_issm,
+	open_issm, devfile_no_read, devfile_no_write, devfile_no_ioctl, devfile_no_poll,
+	release_issm,
 };
 
 /* Any other vnode reaching here (a front-end's mistake) gets ENODEV. */
@@ -576,12 +558,24 @@ static void release_none(struct devfiles *df, fuse_req_t req, struct vnode *v,
 }
 
 static const struct devfile_ops none_ops = {
-	open_none, read_issm, write_issm, ioctl_issm, poll_issm, release_none,
+	open_none, devfile_no_read, devfile_no_write, devfile_no_ioctl, devfile_no_poll,
+	release_none,
 };
 
 static const struct devfile_ops *ops_of(const struct vnode *v)
 {
-	return v->kind == VN_UMAD ? &umad_ops : v->kind == VN_ISSM ? &issm_ops : &none_ops;
+	switch (v->kind) {
+	case VN_UMAD:
+		return &umad_ops;
+	case VN_ISSM:
+		return &issm_ops;
+	case VN_VCMD:
+		return &devfile_vcmd_ops;
+	case VN_VEVENTS:
+		return &devfile_vevents_ops;
+	default:
+		return &none_ops;
+	}
 }
 
 void devfile_open(struct devfiles *df, fuse_req_t req, struct vnode *v,

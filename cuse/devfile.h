@@ -9,6 +9,7 @@
  * VN_UMAD: open, read, write, ioctl, poll, release over emulator/umad.h.
  * VN_ISSM: open (one holder at a time, others block) and release; read and
  * write give EINVAL, as the kernel's issm fops (docs/umad.md §7).
+ * VN_VCMD, VN_VEVENTS: the verbs files (devfile_verbs.c, docs/verbs.md).
  */
 #ifndef IBEMU_CUSE_DEVFILE_H
 #define IBEMU_CUSE_DEVFILE_H

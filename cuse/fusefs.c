@@ -256,7 +256,7 @@ static bool is_device(struct fusefs *fs, uint64_t ino)
 {
 	struct vnode *v = vfs_get(fs->vfs, ino);
 
-	return v && (v->kind == VN_UMAD || v->kind == VN_ISSM);
+	return v && v->kind != VN_DIR && v->kind != VN_ATTR;
 }
 
 static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)

@@ -114,10 +114,16 @@ static char *show_link_layer(const struct vnode *v)
 	return g_strdup("InfiniBand\n");
 }
 
-static char *show_gid0(const struct vnode *v)
+/* GID i: the subnet prefix and GUID i of GUIDInfo; an unset alias GUID
+ * is an all-zero GID, as the kernel's cache shows an empty entry. */
+static char *show_gid(const struct vnode *v)
 {
-	uint64_t pfx = INFO(v)->gid_prefix, g = PORT(v)->guid;
+	const struct port *p = PORT(v);
+	uint64_t pfx = INFO(v)->gid_prefix;
+	uint64_t g = v->arg == 0 ? p->guid : p->alias_guids ? p->alias_guids[v->arg - 1] : 0;
 
+	if (!g)
+		pfx = 0;
 	/* All eight groups, as %pI6 prints: libibumad cannot read "::". */
 	return g_strdup_printf("%04x:%04x:%04x:%04x:%04x:%04x:%04x:%04x\n",
 			       (unsigned)(pfx >> 48) & 0xffff, (unsigned)(pfx >> 32) & 0xffff,
@@ -172,8 +178,12 @@ static void build_port(struct vfs *vfs, struct vnode *ports, struct port *p)
 	dir = vfs_dir(vfs, ports, name);
 	for (i = 0; i < G_N_ELEMENTS(files); i++)
 		vfs_attr(vfs, dir, files[i].name, files[i].show, p, 0);
+	/* As many GIDs as GUIDCap: ibv_query_gid reads them here. */
 	sub = vfs_dir(vfs, dir, "gids");
-	vfs_attr(vfs, sub, "0", show_gid0, p, 0);
+	for (i = 0; i < GUIDS_PER_PORT; i++) {
+		snprintf(name, sizeof(name), "%u", i);
+		vfs_attr(vfs, sub, name, show_gid, p, i);
+	}
 	/* pkeys/ must be exactly 0..N-1 (docs/umad.md §1.3.5). */
 	sub = vfs_dir(vfs, dir, "pkeys");
 	for (i = 0; i < p->npkeys; i++) {

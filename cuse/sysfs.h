@@ -5,9 +5,15 @@
  *   <ib>/<ca>/{node_type,fw_ver,hw_rev,hca_type,node_guid,sys_image_guid,
  *             node_desc,board_id}
  *   <ib>/<ca>/ports/<n>/{lid,lid_mask_count,sm_lid,sm_sl,state,phys_state,
- *             rate,cap_mask,link_layer,gids/0,pkeys/0..N-1}
+ *             rate,cap_mask,link_layer,gids/0..7,pkeys/0..N-1}
  *   <mad>/abi_version, <mad>/umad<N>/{ibdev,port,dev}, <mad>/issm<N>/...
  *   <dev>/umad<N>, <dev>/issm<N>          (the device files)
+ *
+ * and (sysfs_build_verbs, docs/verbs.md):
+ *
+ *   <verbs>/abi_version, <verbs>/uverbs<k>/{ibdev,dev,abi_version,
+ *             ibemu_device,ibemu_port<n>,ibemu_events,ibemu_cmd}
+ *   <dev>/uverbs<k>                       (the command device)
  *
  * Every value is formatted on read from the fabric's port state, in the
  * kernel's exact formats (docs/umad.md §1.3.4-1.3.5, docs/umad.md §1.4).
@@ -20,5 +26,8 @@
 
 void sysfs_build(struct vfs *vfs, struct vnode *ib, struct vnode *mad,
 		 struct vnode *dev, struct umad_host *host);
+struct uverbs;
+void sysfs_build_verbs(struct vfs *vfs, struct vnode *verbs, struct vnode *dev,
+		       struct uverbs *uv);
 
 #endif

@@ -10,7 +10,9 @@
 #include <glib.h>
 #include <stdint.h>
 
-enum vnode_kind { VN_DIR, VN_ATTR, VN_UMAD, VN_ISSM };
+/* Directories, attribute files, and the device files of devfile.h: umad,
+ * issm, the verbs command file and the verbs async event file. */
+enum vnode_kind { VN_DIR, VN_ATTR, VN_UMAD, VN_ISSM, VN_VCMD, VN_VEVENTS };
 
 struct vnode;
 typedef char *(*vnode_show)(const struct vnode *v);

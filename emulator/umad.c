@@ -26,6 +26,8 @@ struct umad_host {
 	uint32_t next_hi_tid;
 	unsigned recv_max;	/* packets a file's receive queue holds */
 	size_t recv_max_bytes;	/* and bytes */
+	umad_changed_fn changed;	/* port changes, for the verbs devices */
+	void *changed_ctx;
 };
 
 struct umad_dev {
@@ -120,6 +122,20 @@ void umad_host_free(struct umad_host *h)
 static enum upper_verdict dev_deliver(void *ctx, struct port *port,
 				      const struct mad_pkt *pkt);
 
+void umad_host_set_changed(struct umad_host *h, umad_changed_fn fn, void *ctx)
+{
+	h->changed = fn;
+	h->changed_ctx = ctx;
+}
+
+static void dev_changed(void *ctx, struct port *port, unsigned what)
+{
+	struct umad_dev *d = ctx;
+
+	if (d->host->changed)
+		d->host->changed(d->host->changed_ctx, port, what);
+}
+
 unsigned umad_host_attach(struct umad_host *h, struct node *n)
 {
 	char *name = g_strdup_printf("ibemu%u", h->cas->len);
@@ -131,7 +147,7 @@ unsigned umad_host_attach(struct umad_host *h, struct node *n)
 	for (i = first; i <= last; i++) {
 		struct umad_dev *d = g_new0(struct umad_dev, 1);
 		struct port_upper up = { .deliver = dev_deliver,
-					 .ctx = d };
+					 .changed = dev_changed, .ctx = d };
 
 		d->host = h;
 		d->port = &n->ports[i];

@@ -54,6 +54,11 @@ struct umad_dev *umad_host_dev(struct umad_host *h, unsigned index);
 unsigned umad_host_ncas(const struct umad_host *h);
 struct node *umad_host_ca(struct umad_host *h, unsigned k, const char **name);
 
+/* Hear of every change at this host's ports (enum port_change bits in
+ * @what): the verbs devices raise their async events from it. */
+typedef void (*umad_changed_fn)(void *ctx, struct port *p, unsigned what);
+void umad_host_set_changed(struct umad_host *h, umad_changed_fn fn, void *ctx);
+
 unsigned umad_dev_index(const struct umad_dev *d);	/* N in umadN */
 struct port *umad_dev_port(const struct umad_dev *d);
 const char *umad_dev_ca_name(const struct umad_dev *d);

@@ -257,12 +257,18 @@ const char *port_speed_name(const struct port *p)
 	return active_speed(p, true)->name;
 }
 
-/* sysfs shows an extended speed only where CapabilityMask says so. */
-static unsigned speed_deci(const struct port *p, const char **name)
+/* The host sees an extended speed only where CapabilityMask says so. */
+const struct link_speed *port_host_speed(const struct port *p)
 {
 	bool ext = p->cap_mask & CAP_EXT_SPEEDS ||
 		   port_mgmt((struct port *)p)->cap_mask & CAP_EXT_SPEEDS;
-	const struct link_speed *s = active_speed(p, ext);
+
+	return active_speed(p, ext);
+}
+
+static unsigned speed_deci(const struct port *p, const char **name)
+{
+	const struct link_speed *s = port_host_speed(p);
 
 	*name = s->name;
 	return s->deci;

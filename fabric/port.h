@@ -60,6 +60,9 @@ struct link_speed {
 extern const struct link_speed link_speeds[];
 /* "SDR" .. "NDR": the speed the port runs at. */
 const char *port_speed_name(const struct port *p);
+/* The speed the host's driver reports (sysfs rate, verbs active_speed):
+ * an extended speed only when CapabilityMask has IsExtendedSpeedsSupported. */
+const struct link_speed *port_host_speed(const struct port *p);
 
 /* Active rate in deci-Gb/s x width, as kernel sysfs.c:rate_show. */
 unsigned port_rate_deci_gbps(const struct port *p);

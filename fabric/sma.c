@@ -138,6 +138,7 @@ static uint16_t guid_info_set(struct smp_ctx *c)
 {
 	struct port *p = port_mgmt(c->in);
 	unsigned i;
+	bool changed = false;
 
 	if (c->mod != 0)
 		return ST_INVALID;
@@ -148,8 +149,12 @@ static uint16_t guid_info_set(struct smp_ctx *c)
 		uint64_t v;
 
 		memcpy(&v, c->req + 8 * i, 8);
+		changed |= p->alias_guids[i - 1] != be64toh(v);
 		p->alias_guids[i - 1] = be64toh(v);
 	}
+	/* The host's GID table changed: the driver raises GID_CHANGE. */
+	if (changed)
+		port_changed(p, PORT_CHANGED_GUID);
 	return ST_OK;
 }
 

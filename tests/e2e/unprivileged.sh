@@ -15,6 +15,12 @@ fi
 chmod 755 "$WORK"
 cp "$IBEMU" "$WORK/ibemu"
 chmod 755 "$WORK/ibemu"
+# The verbs provider beside the binary, where a build tree has it.
+provider="$(dirname "$IBEMU")/verbs/libibemu-rdmav34.so"
+if [ -f "$provider" ]; then
+	mkdir -m 755 "$WORK/verbs"
+	cp "$provider" "$WORK/verbs/"
+fi
 
 # as_nobody MODE COMMAND: run COMMAND as nobody, with /dev/fuse replaced (in
 # a private mount namespace only) by a node of the same device with MODE.
@@ -37,4 +43,11 @@ expect_rc 0 "ibemu run as nobody"
 expect_line "root" "root inside the user namespace"
 expect_line "ibemu0" "ibstat sees the device"
 expect_line "Node Description:.....................host3 HCA-1" "SMPs go through the fabric"
+
+if [ -f "$provider" ]; then
+	as_nobody 666 "timeout 60 $WORK/ibemu run -a host1 -a host2 --configured -- sh -c \"ibv_devices; ibv_devinfo -d ibemu1\""
+	expect_rc 0 "verbs as nobody"
+	expect_match "ibemu1[[:space:]]+0002c90300000103" "ibv_devices lists the second CA"
+	expect_line "PORT_ACTIVE" "ibv_devinfo -d ibemu1 reads its port"
+fi
 finish

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What devfile.c (umad, issm) and devfile_verbs.c (the verbs files) share:
+ * the table of one kind of file's operations and the parking of requests
+ * that are answered later (blocking reads, issm opens).
+ */
+#ifndef IBEMU_CUSE_DEVFILE_PRIV_H
+#define IBEMU_CUSE_DEVFILE_PRIV_H
+
+#include "cuse/devfile.h"
+
+struct ufile;
+
+/* A request held for a later reply. */
+struct parked {
+	fuse_req_t req;
+	size_t size;		/* parked read: the first piece's size */
+	size_t count;		/* parked read: the call's (usercall.h) */
+	struct ufile *uf;	/* parked umad read */
+	void *file;		/* parked read of another kind: its open file */
+	GQueue *owner;		/* parked read: its file's queue */
+	struct umad_dev *dev;	/* parked issm open */
+	bool interrupted;
+	struct devfiles *df;
+};
+
+struct devfiles {
+	guint idle;		/* pending flush of interrupted requests */
+	GQueue issm_waiters;	/* struct parked * */
+	GQueue all_reads;	/* every parked read, for interrupts */
+};
+
+/*
+ * Hold @req for a later reply. NULL if it was interrupted already: then it
+ * has been answered EINTR here, outside the interrupt callback.
+ */
+struct parked *devfile_park(fuse_req_t req, struct devfiles *df);
+/* A parked read waits on @owner (its file's queue) until answered or
+ * interrupted (then answered EINTR and freed for the caller). */
+void devfile_park_read(struct parked *p, GQueue *owner);
+/* Take a parked read off its queues before answering it. */
+void devfile_unpark_read(struct parked *p);
+
+/* One kind of file, as a kernel struct file_operations. */
+struct devfile_ops {
+	void (*open)(struct devfiles *df, fuse_req_t req, struct vnode *v,
+		     struct fuse_file_info *fi);
+	void (*read)(struct devfiles *df, fuse_req_t req, struct vnode *v, size_t size,
+		     off_t off, struct fuse_file_info *fi);
+	void (*write)(fuse_req_t req, struct vnode *v, const char *buf, size_t size, off_t off,
+		      struct fuse_file_info *fi);
+	void (*ioctl)(fuse_req_t req, struct vnode *v, unsigned int cmd,
+		      struct fuse_file_info *fi, const void *in_buf, size_t in_bufsz,
+		      size_t out_bufsz);
+	void (*poll)(fuse_req_t req, struct vnode *v, struct fuse_file_info *fi,
+		     struct fuse_pollhandle *ph);
+	void (*release)(struct devfiles *df, fuse_req_t req, struct vnode *v,
+			struct fuse_file_info *fi);
+};
+
+/* The ops of a file that has none of that kind (devfile.c). */
+void devfile_no_read(struct devfiles *df, fuse_req_t req, struct vnode *v, size_t size,
+		     off_t off, struct fuse_file_info *fi);
+void devfile_no_write(fuse_req_t req, struct vnode *v, const char *buf, size_t size,
+		      off_t off, struct fuse_file_info *fi);
+void devfile_no_ioctl(fuse_req_t req, struct vnode *v, unsigned int cmd,
+		      struct fuse_file_info *fi, const void *in_buf, size_t in_bufsz,
+		      size_t out_bufsz);
+void devfile_no_poll(fuse_req_t req, struct vnode *v, struct fuse_file_info *fi,
+		     struct fuse_pollhandle *ph);
+
+/* devfile_verbs.c: the command file and the async event file. */
+extern const struct devfile_ops devfile_vcmd_ops, devfile_vevents_ops;
+
+#endif

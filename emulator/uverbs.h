@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The verbs side of the host's CAs (docs/verbs.md): what ib_uverbs and an
+ * HCA driver tell libibverbs. Every attached CA is a verbs device
+ * uverbs<k>; its device and port attributes are read live from the node
+ * and its ports as the SMA holds them (no SMP is sent, so fault rules
+ * cannot touch them); its async event files get the port events the
+ * kernel raises when the SM or the control plane changes a port.
+ *
+ * The text of the attribute files and the event records are
+ * lib/verbs_wire.h's; the front-ends (cuse/) serve them as files.
+ */
+#ifndef IBEMU_EMULATOR_UVERBS_H
+#define IBEMU_EMULATOR_UVERBS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "emulator/umad.h"
+
+/* Events an open event file holds unread; past it new ones are dropped
+ * (and said once): a process that never reads cannot grow us. */
+#define UVERBS_EVENTS_MAX	4096
+
+struct uverbs;
+struct uverbs_dev;
+struct uverbs_events;
+
+/* The verbs devices of @h's CAs (switches have none); hooks @h's port
+ * changes. */
+struct uverbs *uverbs_new(struct umad_host *h);
+void uverbs_free(struct uverbs *uv);
+unsigned uverbs_ndevs(const struct uverbs *uv);
+struct uverbs_dev *uverbs_dev(struct uverbs *uv, unsigned index);
+unsigned uverbs_dev_index(const struct uverbs_dev *d);	/* N in uverbsN */
+const char *uverbs_dev_ca_name(const struct uverbs_dev *d);
+struct node *uverbs_dev_node(const struct uverbs_dev *d);
+
+/* The attribute files' text (g_malloc'd). */
+char *uverbs_device_text(const struct uverbs_dev *d);
+/* NULL when the CA has no port @num. */
+char *uverbs_port_text(const struct uverbs_dev *d, unsigned num);
+
+/* One open of the device's event file: the events from now on. */
+struct uverbs_events *uverbs_events_open(struct uverbs_dev *d);
+void uverbs_events_close(struct uverbs_events *ev);
+/* Called whenever an event is queued (to wake readers, poll). */
+void uverbs_events_set_wakeup(struct uverbs_events *ev, void (*fn)(void *), void *ctx);
+bool uverbs_events_readable(const struct uverbs_events *ev);
+/* One event record into @buf: its size, -EAGAIN when none is queued,
+ * -EINVAL when @count cannot hold one (ib_uverbs_event_read). */
+ssize_t uverbs_events_read(struct uverbs_events *ev, void *buf, size_t count);
+
+#endif

@@ -1,0 +1,98 @@
+#!/bin/bash
+# Verbs, part 1: libibverbs sees every attached CA, with the state the SM
+# set. Unmodified ibv_devices and ibv_devinfo, against ibstat and smpquery
+# field by field; the async events a verbs program gets, in order, as
+# opensm, `ibemu ctl` and SMP Sets change the ports; ibv_query_pkey and
+# ibv_query_gid after P_KeyTable and GUIDInfo Sets; what is not there yet
+# fails with EOPNOTSUPP; fault rules do not reach ibv_query_port; the
+# netlink trap.
+. "$(dirname "$0")/lib.sh"
+export IBEMU W="$WORK" VW="$TOOLS/verbs_watch" CMP="$(dirname "$0")/verbs_cmp.py"
+
+cat >"$WORK/run.sh" <<'SCRIPT'
+set -u
+. "$INSIDE"
+ibv_devices
+echo "before: $(ibv_devinfo -d ibemu0 | grep -E 'state|port_lid' | awk '{$1=$1};1' | tr '\n' ';')"
+"$VW" events ibemu0 13 90 >"$W/events.out" &
+wp=$!
+wait_log "$W/events.out" ready
+start_opensm
+python3 "$CMP" ibemu0 1 2
+"$IBEMU" ctl link down host1/1 >/dev/null
+wait_log "$W/events.out" "port error"
+"$IBEMU" ctl link up host1/1 >/dev/null
+wait_log "$W/events.out" "port active" 3
+"$IBEMU" ctl lid host1/2 0x40 >/dev/null
+wait_log "$W/events.out" "LID change" 3
+stop_opensm
+# P_KeyTable block 0 and GUIDInfo block 0 of port 1, as an SM sets them.
+"$TOOLS/smp_set" 0 0x16 0 "ff ff 80 01" >/dev/null
+"$TOOLS/smp_set" 0 0x14 0 "00 00 00 00 00 00 00 00 00 11 22 33 44 55 66 77" >/dev/null
+wait $wp
+echo "watcher rc $?"
+"$VW" tables ibemu0 1
+"$VW" unsupported ibemu0
+"$IBEMU" ctl fault add drop >/dev/null
+echo "under a drop-all rule: $(ibv_devinfo -d ibemu0 | grep -c PORT_ACTIVE) ports active"
+smpquery -D nodedesc 0,1 >/dev/null 2>&1 || echo "while SMPs time out"
+python3 -c '
+import socket
+for t, n in ((3, "raw"), (1, "stream")):
+    try:
+        socket.socket(16, t, 20).close(); print("netlink rdma", n, "opened")
+    except OSError as e:
+        print("netlink rdma", n, "errno", e.errno)'
+SCRIPT
+ibemu_run -- bash "$WORK/run.sh"
+expect_rc 0 "the run"
+expect_match "ibemu0[[:space:]]+0002c90300000100" "ibv_devices lists ibemu0 with host1's node GUID"
+expect_line "before: state: PORT_INIT (2);port_lid: 0;state: PORT_INIT (2);port_lid: 0;" \
+	"before an SM both ports are PORT_INIT with LID 0"
+n=$(grep -c ' same ' "$WORK/out")
+[ "$n" -eq 30 ] && pass "ibv_devinfo -v agrees with ibstat and smpquery on 15 fields of both ports" ||
+	fail "$n fields agree, want 30: $(grep DIFF "$WORK/out")"
+expect_no_line "DIFF" "no field differs"
+expect_line "port 1 state same PORT_ACTIVE" "PORT_ACTIVE after SUBNET UP"
+expect_line "port 1 IsSM yes" "IsSM on opensm's port"
+expect_line "port 2 IsSM no" "and not on the other"
+expect_line "port 1 subnet_timeout same 18" "subnet_timeout as opensm set it"
+expect_line "watcher rc 0" "the verbs program got all 13 events"
+grep '^port 1 ' "$WORK/events.out" | cut -d' ' -f3- >"$WORK/p1"
+printf '%s\n' "LID change" "SM change" "client reregistration" "port active" "port error" \
+	"port active" "P_Key change" "GID table change" >"$WORK/p1.want"
+expect_same "$WORK/p1.want" "$WORK/p1" "port 1's events in order: opensm, link down/up, P_Key and GUIDInfo Sets"
+grep '^port 2 ' "$WORK/events.out" | cut -d' ' -f3- >"$WORK/p2"
+printf '%s\n' "LID change" "SM change" "client reregistration" "port active" "LID change" >"$WORK/p2.want"
+expect_same "$WORK/p2.want" "$WORK/p2" "port 2's events in order: opensm, ibemu ctl lid"
+expect_line "pkey 1 0x8001" "ibv_query_pkey follows the P_KeyTable Set"
+expect_line "gid 1 fe80::11:2233:4455:6677" "ibv_query_gid follows the GUIDInfo Set"
+expect_line "gid 0 fe80::2:c903:0:101" "GID 0 is the prefix and the port GUID"
+expect_line "alloc_pd: ok" "alloc_pd works"
+expect_line "dealloc_pd: ok" "dealloc_pd works"
+for v in create_cq create_comp_channel reg_mr create_ah; do
+	expect_line "$v: Operation not supported" "$v fails with EOPNOTSUPP"
+done
+expect_line "query_port 99: Invalid argument" "a port that is not there is EINVAL"
+expect_line "under a drop-all rule: 2 ports active" "fault rules do not reach ibv_query_port"
+expect_line "while SMPs time out" "while they drop SMPs"
+# Without the trap this kernel says ESOCKTNOSUPPORT (94) for a stream
+# socket: the filter answers before the kernel looks at the type.
+expect_line "netlink rdma raw errno 93" "RDMA netlink is EPROTONOSUPPORT"
+expect_line "netlink rdma stream errno 93" "from the netlink trap, not the kernel"
+python3 -c 'import socket; socket.socket(16, 1, 20)' 2>&1 | grep -q "Errno 94" &&
+	pass "outside the run the kernel says errno 94" || fail "outside the run: not errno 94"
+
+# Several CAs and link kinds: 1X SDR, 12X DDR, 4X EDR, ports Active
+# without an SM (--configured); each device answers for its own node.
+ibemu_run --configured -t "$TOPOLOGIES/ibsim-link-options.net" -a H2 -a H3 -a H4 -- \
+	bash -c 'ibv_devices; for d in 0 1 2; do python3 "$CMP" ibemu$d 1; done'
+expect_rc 0 "three attached CAs"
+n=$(grep -c ' same ' "$WORK/out")
+[ "$n" -eq 45 ] && pass "ibv_devinfo agrees with ibstat and smpquery on each of them" ||
+	fail "$n fields agree, want 45: $(grep DIFF "$WORK/out")"
+expect_match "ibemu2[[:space:]]+" "ibv_devices lists ibemu2"
+expect_line "port 1 active_width same 1X" "1X"
+expect_line "port 1 active_width same 12X" "12X"
+expect_line "port 1 active_speed same 25.0 Gbps" "EDR (an extended speed)"
+finish

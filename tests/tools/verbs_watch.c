@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * verbs_watch: what a verbs program sees of an emulated CA, through
+ * libibverbs only (tests/e2e/verbs-*.sh).
+ *
+ *   verbs_watch events DEV COUNT TIMEOUT_S
+ *       print "ready", then "port N EVENT" for each async event, until
+ *       COUNT events (exit 0) or TIMEOUT_S seconds (exit 1)
+ *   verbs_watch tables DEV PORT
+ *       print "pkey I 0xKEY" and "gid I GID" for the port's whole tables
+ *   verbs_watch unsupported DEV
+ *       try what the provider does not do yet, print "VERB: ERRNO TEXT"
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <infiniband/verbs.h>
+
+static struct ibv_context *open_dev(const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+	int i;
+
+	for (i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	if (!ctx)
+		fprintf(stderr, "verbs_watch: cannot open %s: %s\n", name, strerror(errno));
+	if (list)
+		ibv_free_device_list(list);
+	return ctx;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static int events(struct ibv_context *ctx, int count, int timeout_s)
+{
+	long long deadline = now_ms() + timeout_s * 1000LL;
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	int seen = 0;
+
+	printf("ready\n");
+	fflush(stdout);
+	while (seen < count) {
+		struct ibv_async_event ev;
+		long long left = deadline - now_ms();
+
+		/* poll first: the event file must say when it is readable. */
+		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0) {
+			printf("timeout after %d events\n", seen);
+			return 1;
+		}
+		if (ibv_get_async_event(ctx, &ev) < 0) {
+			printf("ibv_get_async_event: %s\n", strerror(errno));
+			return 1;
+		}
+		printf("port %d %s\n", ev.element.port_num, ibv_event_type_str(ev.event_type));
+		fflush(stdout);
+		ibv_ack_async_event(&ev);
+		seen++;
+	}
+	return 0;
+}
+
+static int tables(struct ibv_context *ctx, int port)
+{
+	struct ibv_port_attr pa;
+	int i;
+
+	if (ibv_query_port(ctx, (uint8_t)port, &pa)) {
+		fprintf(stderr, "verbs_watch: ibv_query_port: failed\n");
+		return 1;
+	}
+	for (i = 0; i < pa.pkey_tbl_len; i++) {
+		__be16 pkey;
+
+		if (ibv_query_pkey(ctx, (uint8_t)port, i, &pkey)) {
+			fprintf(stderr, "verbs_watch: ibv_query_pkey %d: %s\n", i, strerror(errno));
+			return 1;
+		}
+		printf("pkey %d 0x%04x\n", i, ntohs(pkey));
+	}
+	for (i = 0; i < pa.gid_tbl_len; i++) {
+		union ibv_gid gid;
+		char text[INET6_ADDRSTRLEN];
+
+		if (ibv_query_gid(ctx, (uint8_t)port, i, &gid)) {
+			fprintf(stderr, "verbs_watch: ibv_query_gid %d: %s\n", i, strerror(errno));
+			return 1;
+		}
+		printf("gid %d %s\n", i, inet_ntop(AF_INET6, gid.raw, text, sizeof(text)));
+	}
+	return 0;
+}
+
+static void say(const char *verb, bool failed)
+{
+	printf("%s: %s\n", verb, failed ? strerror(errno) : "ok");
+}
+
+static int unsupported(struct ibv_context *ctx)
+{
+	struct ibv_port_attr pa;
+	struct ibv_pd *pd;
+	char buf[64];
+	int ret;
+
+	pd = ibv_alloc_pd(ctx);
+	say("alloc_pd", !pd);
+	errno = 0;
+	say("create_cq", !ibv_create_cq(ctx, 16, NULL, NULL, 0));
+	errno = 0;
+	say("create_comp_channel", !ibv_create_comp_channel(ctx));
+	if (pd) {
+		errno = 0;
+		say("reg_mr", !ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE));
+		errno = 0;
+		say("create_ah", !ibv_create_ah(pd, &(struct ibv_ah_attr){ .port_num = 1 }));
+		say("dealloc_pd", ibv_dealloc_pd(pd) != 0);
+	}
+	ret = ibv_query_port(ctx, 99, &pa);
+	errno = ret;
+	say("query_port 99", ret != 0);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct ibv_context *ctx;
+	int ret;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: verbs_watch events DEV COUNT TIMEOUT_S | tables DEV PORT | unsupported DEV\n");
+		return 2;
+	}
+	ctx = open_dev(argv[2]);
+	if (!ctx)
+		return 1;
+	if (!strcmp(argv[1], "events") && argc == 5)
+		ret = events(ctx, atoi(argv[3]), atoi(argv[4]));
+	else if (!strcmp(argv[1], "tables") && argc == 4)
+		ret = tables(ctx, atoi(argv[3]));
+	else if (!strcmp(argv[1], "unsupported"))
+		ret = unsupported(ctx);
+	else
+		ret = 2;
+	ibv_close_device(ctx);
+	return ret;
+}

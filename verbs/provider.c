@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Registration with libibverbs, devices and contexts (provider.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/verbs_wire.h"
+#include "verbs/provider.h"
+
+/* Our event numbers are libibverbs' (lib/verbs_wire.h). */
+_Static_assert((int)VERBS_EV_PORT_ACTIVE == (int)IBV_EVENT_PORT_ACTIVE, "PORT_ACTIVE");
+_Static_assert((int)VERBS_EV_PORT_ERR == (int)IBV_EVENT_PORT_ERR, "PORT_ERR");
+_Static_assert((int)VERBS_EV_LID_CHANGE == (int)IBV_EVENT_LID_CHANGE, "LID_CHANGE");
+_Static_assert((int)VERBS_EV_PKEY_CHANGE == (int)IBV_EVENT_PKEY_CHANGE, "PKEY_CHANGE");
+_Static_assert((int)VERBS_EV_SM_CHANGE == (int)IBV_EVENT_SM_CHANGE, "SM_CHANGE");
+_Static_assert((int)VERBS_EV_CLIENT_REREGISTER == (int)IBV_EVENT_CLIENT_REREGISTER, "CLIENT_REREGISTER");
+_Static_assert((int)VERBS_EV_GID_CHANGE == (int)IBV_EVENT_GID_CHANGE, "GID_CHANGE");
+_Static_assert(sizeof(struct verbs_wire_event) == 16, "ib_uverbs_async_event_desc");
+
+/* The daemon's per-device driver ABI (uverbsN/abi_version). */
+#define IBEMU_DRIVER_ABI	1
+
+int ibemu_read_file(struct ibv_context *c, const char *name, char *buf, size_t len)
+{
+	char path[IBV_SYSFS_PATH_MAX + 64];
+	ssize_t n;
+	int fd, e;
+
+	snprintf(path, sizeof(path), "%s/%s", c->device->dev_path, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	/* One read: the daemon makes the text whole for each read at 0. */
+	n = pread(fd, buf, len - 1, 0);
+	e = errno;
+	close(fd);
+	if (n < 0)
+		return e;
+	buf[n] = 0;
+	return 0;
+}
+
+/* ---- contexts ---------------------------------------------------------- */
+
+static void ibemu_free_context(struct ibv_context *ibctx)
+{
+	struct ibemu_context *ctx = to_ctx(ibctx);
+
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+}
+
+static const struct verbs_context_ops ibemu_ops = {
+	.alloc_pd = ibemu_alloc_pd,
+	.dealloc_pd = ibemu_dealloc_pd,
+	.free_context = ibemu_free_context,
+	.query_device_ex = ibemu_query_device_ex,
+	.query_port = ibemu_query_port,
+};
+
+/* Open the daemon file @name of @dev with @flags. */
+static int open_at_dev(struct ibv_device *dev, const char *name, int flags)
+{
+	char path[IBV_SYSFS_PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/%s", dev->dev_path, name);
+	return open(path, flags | O_CLOEXEC);
+}
+
+static struct verbs_context *ibemu_alloc_context(struct ibv_device *ibdev, int cmd_fd,
+						 void *private_data)
+{
+	struct ibemu_context *ctx;
+	int fd;
+
+	(void)private_data;
+	/* vctx is the first member: its offset, as the pointer, is 0. */
+	ctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*ctx), NULL, 0);
+	if (!ctx)
+		return NULL;
+	/*
+	 * The command fd is the host's /dev/full in namespace mode: put the
+	 * daemon's command file over it, so that what libibverbs writes there
+	 * itself (ibv_create_comp_channel) fails the same way in both modes.
+	 */
+	fd = open_at_dev(ibdev, VERBS_WIRE_CMD, O_RDWR);
+	if (fd < 0 || dup3(fd, ctx->vctx.context.cmd_fd, O_CLOEXEC) < 0)
+		goto fail;
+	close(fd);
+	/* Async events come from the daemon's event file; libibverbs reads
+	 * async_fd itself (ibv_get_async_event). */
+	ctx->vctx.context.async_fd = open_at_dev(ibdev, VERBS_WIRE_EVENTS, O_RDONLY);
+	if (ctx->vctx.context.async_fd < 0)
+		goto fail_errno;
+	/* Completion vectors are the data path's; one, as the smallest HCA. */
+	ctx->vctx.context.num_comp_vectors = 1;
+	verbs_set_ops(&ctx->vctx, &ibemu_ops);
+	return &ctx->vctx;
+
+fail:
+	if (fd >= 0)
+		close(fd);
+fail_errno:
+	fprintf(stderr, "libibemu: %s: cannot open the ibemu daemon's files in %s: %s\n",
+		ibdev->name, ibdev->dev_path, strerror(errno));
+	ibemu_free_context(&ctx->vctx.context);
+	errno = EIO;
+	return NULL;
+}
+
+/* ---- devices ----------------------------------------------------------- */
+
+static struct verbs_device *ibemu_alloc_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	struct ibemu_device *dev = calloc(1, sizeof(*dev));
+
+	(void)sysfs_dev;
+	return dev ? &dev->vdev : NULL;
+}
+
+static void ibemu_uninit_device(struct verbs_device *vdev)
+{
+	free((struct ibemu_device *)vdev);
+}
+
+/* Devices named ibemu<k> (the ibdev names ibemu gives its CAs). */
+static const struct verbs_match_ent ibemu_match[] = {
+	{ .u.modalias = "rdma_device:Nibemu*", .kind = VERBS_MATCH_MODALIAS },
+	{ .kind = VERBS_MATCH_SENTINEL },
+};
+
+static const struct verbs_device_ops ibemu_device_ops = {
+	.name = "ibemu",
+	.match_min_abi_version = IBEMU_DRIVER_ABI,
+	.match_max_abi_version = IBEMU_DRIVER_ABI,
+	.match_table = ibemu_match,
+	.alloc_context = ibemu_alloc_context,
+	.alloc_device = ibemu_alloc_device,
+	.uninit_device = ibemu_uninit_device,
+};
+
+/* ---- registration ------------------------------------------------------ */
+
+/* The release of the libibverbs in this process: "libibverbs.so.1.14.N.0"
+ * names N. 0 when it cannot be told. */
+static int find_release(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const char *base = strrchr(info->dlpi_name, '/');
+	char real[PATH_MAX];
+	const char *v;
+	unsigned major, minor, rel;
+
+	(void)size;
+	base = base ? base + 1 : info->dlpi_name;
+	if (strncmp(base, "libibverbs.so", 13) || !realpath(info->dlpi_name, real))
+		return 0;
+	v = strrchr(real, '/');
+	v = v ? v + 1 : real;
+	if (sscanf(v, "libibverbs.so.%u.%u.%u", &major, &minor, &rel) == 3)
+		*(unsigned *)data = rel;
+	return 1;
+}
+
+static __attribute__((constructor)) void ibemu_register(void)
+{
+	unsigned rel = 0;
+
+	dl_iterate_phdr(find_release, &rel);
+	/* Another release would call our ops through another table: refuse
+	 * rather than call the wrong one (docs/verbs.md "Provider ABI"). */
+	if (rel && (rel < IBEMU_VERBS_MIN || rel > IBEMU_VERBS_MAX)) {
+		fprintf(stderr, "libibemu: libibverbs %u is outside the releases %u to %u this provider works with (built against %s): ibemu devices are left out\n",
+			rel, IBEMU_VERBS_MIN, IBEMU_VERBS_MAX, IBEMU_IBVERBS_BUILT);
+		return;
+	}
+	verbs_register_driver_34(&ibemu_device_ops);
+}

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * query_device_ex and query_port: the daemon's "name value" files
+ * (lib/verbs_wire.h) parsed through a table of the libibverbs fields they
+ * fill, so a name means the same on both sides.
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/verbs_wire.h"
+#include "verbs/provider.h"
+
+enum field_kind { F_UINT, F_BE64, F_STR };
+
+struct field {
+	const char *name;
+	size_t off, size;
+	enum field_kind kind;
+};
+
+#define FIELD(type, member, kind) \
+	{ #member, offsetof(type, member), sizeof(((type *)0)->member), kind }
+#define DEV_U(m)	FIELD(struct ibv_device_attr, m, F_UINT)
+#define PORT_U(m)	FIELD(struct ibv_port_attr, m, F_UINT)
+
+static const struct field device_fields[] = {
+	FIELD(struct ibv_device_attr, fw_ver, F_STR),
+	FIELD(struct ibv_device_attr, node_guid, F_BE64),
+	FIELD(struct ibv_device_attr, sys_image_guid, F_BE64),
+	DEV_U(max_mr_size), DEV_U(page_size_cap), DEV_U(vendor_id), DEV_U(vendor_part_id),
+	DEV_U(hw_ver), DEV_U(max_qp), DEV_U(max_qp_wr), DEV_U(device_cap_flags),
+	DEV_U(max_sge), DEV_U(max_sge_rd), DEV_U(max_cq), DEV_U(max_cqe), DEV_U(max_mr),
+	DEV_U(max_pd), DEV_U(max_qp_rd_atom), DEV_U(max_qp_init_rd_atom),
+	DEV_U(max_res_rd_atom), DEV_U(max_ah), DEV_U(max_pkeys), DEV_U(local_ca_ack_delay),
+	DEV_U(phys_port_cnt),
+	{ NULL, 0, 0, F_UINT },
+};
+
+static const struct field port_fields[] = {
+	PORT_U(state), PORT_U(max_mtu), PORT_U(active_mtu), PORT_U(gid_tbl_len),
+	PORT_U(port_cap_flags), PORT_U(max_msg_sz), PORT_U(bad_pkey_cntr),
+	PORT_U(qkey_viol_cntr), PORT_U(pkey_tbl_len), PORT_U(lid), PORT_U(sm_lid),
+	PORT_U(lmc), PORT_U(max_vl_num), PORT_U(sm_sl), PORT_U(subnet_timeout),
+	PORT_U(init_type_reply), PORT_U(active_width), PORT_U(active_speed),
+	PORT_U(phys_state), PORT_U(link_layer), PORT_U(flags), PORT_U(port_cap_flags2),
+	{ NULL, 0, 0, F_UINT },
+};
+
+static void store_uint(void *dst, size_t size, unsigned long long v)
+{
+	switch (size) {
+	case 1: *(uint8_t *)dst = (uint8_t)v; break;
+	case 2: *(uint16_t *)dst = (uint16_t)v; break;
+	case 4: *(uint32_t *)dst = (uint32_t)v; break;
+	default: *(uint64_t *)dst = (uint64_t)v; break;
+	}
+}
+
+/*
+ * Fill @obj from @text's lines through @fields. Names we do not know are a
+ * newer daemon's and are skipped; a known name with a bad value is EIO.
+ */
+static int parse(char *text, const struct field *fields, void *obj)
+{
+	char *save = NULL, *line;
+
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *value = strchr(line, ' '), *end;
+		const struct field *f;
+		unsigned long long v;
+
+		if (!value)
+			return EIO;
+		*value++ = 0;
+		for (f = fields; f->name && strcmp(f->name, line); f++)
+			;
+		if (!f->name)
+			continue;
+		if (f->kind == F_STR) {
+			snprintf((char *)obj + f->off, f->size, "%s", value);
+			continue;
+		}
+		errno = 0;
+		v = strtoull(value, &end, 0);
+		if (errno || end == value || *end)
+			return EIO;
+		if (f->kind == F_BE64)
+			v = htobe64(v);
+		store_uint((char *)obj + f->off, f->size, v);
+	}
+	return 0;
+}
+
+int ibemu_query_device_ex(struct ibv_context *context,
+			  const struct ibv_query_device_ex_input *input,
+			  struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	char text[4096];
+	int ret;
+
+	if (input && input->comp_mask)
+		return EINVAL;
+	if (attr_size < sizeof(attr->orig_attr))
+		return EINVAL;
+	ret = ibemu_read_file(context, VERBS_WIRE_DEVICE, text, sizeof(text));
+	if (ret)
+		return ret == ENOENT ? EIO : ret;
+	/* The extended part (ODP, TSO, RSS, ...): none of it, all zero. */
+	memset(attr, 0, attr_size);
+	return parse(text, device_fields, &attr->orig_attr);
+}
+
+int ibemu_query_port(struct ibv_context *context, uint8_t port_num,
+		     struct ibv_port_attr *port_attr)
+{
+	char name[32], text[4096];
+	int ret;
+
+	snprintf(name, sizeof(name), VERBS_WIRE_PORT "%u", port_num);
+	ret = ibemu_read_file(context, name, text, sizeof(text));
+	if (ret)
+		return ret == ENOENT ? EINVAL : ret;	/* no such port */
+	memset(port_attr, 0, sizeof(*port_attr));
+	return parse(text, port_fields, port_attr);
+}
