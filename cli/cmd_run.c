@@ -88,6 +88,7 @@ int cmd_run(int argc, char **argv)
 	envp = g_environ_setenv(g_get_environ(), "IBEMU_CTL", e.ctl_sock, TRUE);
 
 	/* Namespaces first: a user namespace needs a single thread. */
+	ns_provider();
 	if (ns_enter(&err) < 0) {
 		fprintf(stderr, "ibemu: %s\n", err->message);
 		goto out;

@@ -58,7 +58,41 @@ int host_preflight(GError **err)
 		return -1;
 	}
 	g_free(real);
+	if (g_file_test("/sys/module/ib_core", G_FILE_TEST_IS_DIR)) {
+		g_set_error(err, IBEMU_ERROR, EEXIST,
+			    "ib_core is loaded: libibverbs would ask its netlink and never see the emulated "
+			    "devices; unload it (modprobe -r ib_core, after the modules using it) or use "
+			    "namespace mode (ibemu run), whose netlink trap works with it loaded");
+		return -1;
+	}
 	return 0;
+}
+
+/*
+ * While we run, ib_core must not load: the first RDMA netlink socket any
+ * process opens would autoload it (net-pf-16-proto-20) and from then on
+ * libibverbs lists its (no) devices instead of ours. modprobe's blacklist
+ * ignores a module's aliases, which is exactly that path (docs/verbs.md
+ * "Discovery"); an explicit `modprobe ib_core` still works.
+ */
+#define BLACKLIST_DIR	"/run/modprobe.d"
+#define BLACKLIST_FILE	BLACKLIST_DIR "/ibemu.conf"
+
+static int blacklist_ib_core(GError **err)
+{
+	char *text = g_strdup_printf("# ibemu start (pid %d): keep ib_core from autoloading, so that\n"
+				     "# libibverbs scans sysfs and finds the emulated devices.\n"
+				     "blacklist ib_core\n", getpid());
+	int ret = 0;
+
+	if ((g_mkdir_with_parents(BLACKLIST_DIR, 0755) < 0 && errno != EEXIST) ||
+	    !g_file_set_contents(BLACKLIST_FILE, text, -1, NULL)) {
+		g_set_error(err, IBEMU_ERROR, errno, "cannot write %s: %s", BLACKLIST_FILE,
+			    g_strerror(errno));
+		ret = -1;
+	}
+	g_free(text);
+	return ret;
 }
 
 /* Is this line of /proc/self/mountinfo one of ours? */
@@ -105,10 +139,13 @@ unsigned host_unmount(void)
 	g_ptr_array_free(ours, TRUE);
 	g_strfreev(lines);
 	g_free(text);
+	unlink(BLACKLIST_FILE);
 	return n;
 }
 
 int host_mount(struct fusefs *fs, GError **err)
 {
+	if (blacklist_ib_core(err) < 0)
+		return -1;
 	return ns_mount(fs, false, err);
 }

@@ -3,7 +3,8 @@
  * CUSE mode's host plumbing: the checks before start, and the mock sysfs
  * placed over the host's own /sys/class (the same overlay and binds as
  * namespace mode, but in the host's mount namespace, so every process
- * sees them) and taken away again, also after a crash.
+ * sees them) with the verbs provider named in /etc/libibverbs.d and
+ * ib_core kept from autoloading, all taken away again, also after a crash.
  */
 #ifndef IBEMU_CLI_HOSTMODE_H
 #define IBEMU_CLI_HOSTMODE_H
@@ -12,9 +13,11 @@
 
 struct fusefs;
 
-/* Root, /dev/cuse, and no real InfiniBand device: else why not, in @err. */
+/* Root, /dev/cuse, no real InfiniBand device and no ib_core: else why
+ * not, in @err. */
 int host_preflight(GError **err);
-/* Remove the /sys/class mounts of an ibemu that is gone; how many. */
+/* Remove the mounts (how many) and the modprobe blacklist of an ibemu
+ * that is gone. */
 unsigned host_unmount(void);
 /* Serve @fs and place its infiniband/ and infiniband_mad/ over /sys/class. */
 int host_mount(struct fusefs *fs, GError **err);

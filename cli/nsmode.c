@@ -221,12 +221,7 @@ out:
 	return ret;
 }
 
-/*
- * The provider that `make install` put in IBEMU_PROVIDER_DIR, or the one
- * built beside this ibemu binary when it runs from its build tree; as the
- * "driver" line of libibverbs.d names it (the path without -rdmav34.so).
- */
-static char *provider_base(void)
+static char *find_provider(void)
 {
 	char *exe = g_file_read_link("/proc/self/exe", NULL);
 	char *dir = exe ? g_path_get_dirname(exe) : NULL;
@@ -250,6 +245,17 @@ static char *provider_base(void)
 	return found;
 }
 
+const char *ns_provider(void)
+{
+	static char *base;
+	static bool looked;
+
+	if (!looked)
+		base = find_provider();
+	looked = true;
+	return base;
+}
+
 /*
  * /etc/libibverbs.d as a read-only overlay of a stub holding ibemu.driver
  * over the real one, so that every program run here loads the provider
@@ -258,7 +264,7 @@ static char *provider_base(void)
  */
 static void build_verbs_conf(const char *stage)
 {
-	char *base = provider_base();
+	const char *base = ns_provider();
 	char *stub = g_build_filename(stage, "libibverbs.d", NULL);
 	char *file = g_build_filename(stub, "ibemu.driver", NULL);
 	char *text = g_strdup_printf("driver %s\n", base ? base : "");
@@ -274,7 +280,6 @@ static void build_verbs_conf(const char *stage)
 		 mount("ibemu", VERBS_CONF_DIR, "overlay", MS_RDONLY, opts) < 0)
 		g_warning("cannot name the ibemu provider in %s (%s): programs using libibverbs will not open the emulated devices",
 			  VERBS_CONF_DIR, g_strerror(errno));
-	g_free(base);
 	g_free(stub);
 	g_free(file);
 	g_free(text);

@@ -14,6 +14,16 @@
 
 struct fusefs;
 
+/*
+ * The verbs provider that `make install` put in IBEMU_PROVIDER_DIR, or the
+ * one built beside this ibemu binary when it runs from its build tree, as
+ * the "driver" line of libibverbs.d names it (the path without
+ * -rdmav34.so); NULL when there is none. Found on the first call: make it
+ * before ns_enter(), as /proc/self/exe of a chrooted process can read as a
+ * path outside the chroot once it has a mount namespace of its own (seen
+ * in the VM tier).
+ */
+const char *ns_provider(void);
 /* Enter the namespaces. Must run before any thread exists. */
 int ns_enter(GError **err);
 /*

@@ -50,6 +50,25 @@ for b in 131071 131072 131073 1048576 1048577 33554432; do
 done
 expect_line "opensm 648: SUBNET UP" "opensm on the 648-HCA fat tree through CUSE"
 expect_line "saquery PIR rc=0 records 2646" "saquery PIR: all 648 + 54 x 37 PortInfoRecords (once 1,818, exit 0)"
+expect_line "node: crw-rw-rw- root root uverbs0" "/dev/infiniband/uverbs0: a character device for everyone, as ib_uverbs'"
+expect_match "uverbs0: character special file 666, rdev ([0-9]+:[0-9]+), sysfs dev \1$" \
+	"sysfs uverbs0/dev names the CUSE device's own numbers"
+expect_line "blacklist: 1" "ibemu start keeps ib_core from autoloading"
+expect_match "plain ibv_devices:[[:space:]]+ibemu0[[:space:]]+0002c90300000100" "ibv_devices outside any namespace lists ibemu0"
+expect_line "plain ibv_devinfo: state: PORT_ACTIVE (4)" "ibv_devinfo shows the state opensm set"
+expect_line "plain ibv_devinfo: port_lid: 1" "and the LID"
+expect_line "nobody ports active: 2" "as a normal user too"
+expect_line "plain netlink: errno 93, ib_core absent" "an RDMA netlink socket does not load ib_core while it runs"
+expect_line "modprobe ib_core rc=0" "loaded by hand"
+expect_line "with ib_core, plain ibv_devices ibemu0 lines: 0" "with ib_core, libibverbs without the trap lists nothing"
+expect_match "with ib_core, ibemu exec:[[:space:]]+ibemu0" "ibemu exec's netlink trap lists ibemu0 all the same"
+expect_line "after stop blacklist: 0" "ibemu stop removes the blacklist"
+expect_line "ib_core loaded: ibemu start: ib_core is loaded" "start refuses while ib_core is loaded"
+expect_match "with ib_core, ibemu run:[[:space:]]+ibemu0" "namespace mode lists ibemu0 with ib_core loaded"
+expect_line "modprobe -r ib_core rc=0" "ib_core unloaded"
+expect_match "without ib_core, ibemu run:[[:space:]]+ibemu0" "namespace mode on the stock kernel"
+expect_line "without ib_core, ibemu run: Errno 93" "where the trap answers RDMA netlink"
+expect_line "after run: ib_core absent" "so nothing autoloads ib_core"
 expect_line "stop rc=0" "ibemu stop"
 expect_line "early sigint rc=0" "a SIGINT during set-up is held, then ends it cleanly"
 for when in "after stop" "after kill" "after sigint" "after early sigint"; do
@@ -57,9 +76,10 @@ for when in "after stop" "after kill" "after sigint" "after early sigint"; do
 	expect_line "$when devices: " "$when: no device left"
 	expect_line "$when mounts: 0" "$when: no mount left"
 	expect_line "$when processes: 0" "$when: no process left"
+	expect_line "$when blacklist: 0" "$when: no modprobe blacklist left"
 done
-expect_line "after kill mounts: 3" "a killed daemon leaves its three mounts"
-expect_line "restart: removed 3 mount(s)" "which the next start removes"
+expect_line "after kill mounts: 4" "a killed daemon leaves its four /sys/class mounts"
+expect_line "restart: removed 5 mount(s)" "which the next start removes, with /etc/libibverbs.d's"
 expect_line "after restart: Node Description:.....................host1 HCA-1" "and then serves again"
 expect_line "foreground rc=0" "--foreground ends cleanly on SIGINT"
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The layers include one way (docs/architecture.md): cli -> cuse ->
 # emulator -> topologies -> fabric -> lib. A file that includes a header
-# of a layer above its own fails this test, naming the line.
+# of a layer above its own fails this test, naming the line. The verbs
+# provider, loaded into other programs, includes only lib/ and itself.
 . "$(dirname "$0")/lib.sh"
 SRC="$(cd "$(dirname "$0")/../.." && pwd)"
 ORDER="lib fabric topologies emulator cuse cli"
@@ -21,6 +22,15 @@ for dir in $ORDER; do
 		done < <(grep -n '^#include "[a-z]*/' "$f")
 	done
 done
+vbad=""
+for f in "$SRC"/verbs/*.[ch]; do
+	[ -e "$f" ] || continue
+	while IFS=: read -r line inc; do
+		inc=${inc#\#include \"}
+		case "${inc%%/*}" in lib | verbs) ;; *) vbad="$vbad ${f#"$SRC"/}:$line" ;; esac
+	done < <(grep -n '^#include "[a-z]*/' "$f")
+done
+[ -z "$vbad" ] && pass "the provider includes only lib/ and verbs/" || fail "provider includes:$vbad"
 [ "$checked" -gt 50 ] && pass "read $checked sources" || fail "only $checked sources found"
 [ -z "$bad" ] && pass "no layer includes one above it" || fail "includes against the layers:$bad"
 finish

@@ -23,6 +23,15 @@ leftovers() {
 	echo "devices: $(ls /dev/infiniband 2>/dev/null | tr '\n' ' ')"
 	echo "mounts: $(grep -cE ' /sys/class(/| )' /proc/self/mountinfo)"
 	echo "processes: $(pgrep -xc ibemu)"
+	echo "blacklist: $(ls /run/modprobe.d/ibemu.conf 2>/dev/null | wc -l)"
+}
+netlink() {
+	python3 -c '
+import socket
+try:
+    socket.socket(16, 3, 20).close(); print("opened")
+except OSError as e:
+    print("errno", e.errno)'
 }
 
 echo "== refusals"
@@ -56,9 +65,29 @@ python3 "$SRC/examples/umad_nodeinfo.py" 0,1,7,2 | sed 's/^/python: /'
 kill $osm; wait $osm
 echo "long-read header failures: $(grep -c 'header of a long read' "$W/ibemu.log")"
 
+echo "== verbs"
+# libibverbs, from processes outside any namespace, on a kernel whose
+# first RDMA netlink socket would load ib_core (setup-vm made it so).
+u=/dev/infiniband/uverbs0
+echo "uverbs0: $(stat -c '%F %a' $u), rdev $(printf '%d:%d' 0x$(stat -c %t $u) 0x$(stat -c %T $u)), sysfs dev $(cat /sys/class/infiniband_verbs/uverbs0/dev)"
+echo "blacklist: $(grep -c '^blacklist ib_core' /run/modprobe.d/ibemu.conf)"
+ibv_devices | sed 's/^/plain ibv_devices: /'
+ibv_devinfo -d ibemu0 | grep -E 'state|port_lid|sm_lid' | awk '{$1=$1};1' | sed 's/^/plain ibv_devinfo: /'
+su nobody -s /bin/sh -c 'ibv_devinfo -d ibemu0' | grep -c PORT_ACTIVE | sed 's/^/nobody ports active: /'
+echo "plain netlink: $(netlink), ib_core $(test -d /sys/module/ib_core && echo loaded || echo absent)"
+modprobe ib_core; echo "modprobe ib_core rc=$?"
+ibv_devices 2>&1 | grep -c ibemu0 | sed 's/^/with ib_core, plain ibv_devices ibemu0 lines: /'
+"$IBEMU" exec -- ibv_devices | grep ibemu0 | sed 's/^/with ib_core, ibemu exec: /'
+
 echo "== stop"
 "$IBEMU" stop; echo "stop rc=$?"
 leftovers | sed 's/^/after stop /'
+"$IBEMU" start 2>&1 | sed 's/^/ib_core loaded: /'
+"$IBEMU" run -- ibv_devices | grep ibemu0 | sed 's/^/with ib_core, ibemu run: /'
+modprobe -r ib_core; echo "modprobe -r ib_core rc=$?"
+"$IBEMU" run -- sh -c 'ibv_devices | grep ibemu0; python3 -c "import socket; socket.socket(16, 3, 20)" 2>&1 | grep -o "Errno [0-9]*"' |
+	sed 's/^/without ib_core, ibemu run: /'
+echo "after run: ib_core $(test -d /sys/module/ib_core && echo loaded || echo absent)"
 
 echo "== big messages"
 # CUSE cuts a call into 128 KiB requests: one message per read and write
