@@ -335,7 +335,6 @@ static void read_umad(struct devfiles *df, fuse_req_t req, struct vnode *v,
 	p = devfile_park(req, df);
 	if (!p)
 		return;
-	p->uf = uf;
 	p->size = size;
 	p->count = count;
 	devfile_park_read(p, &uf->reads);

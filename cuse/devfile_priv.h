@@ -9,16 +9,12 @@
 
 #include "cuse/devfile.h"
 
-struct ufile;
-
 /* A request held for a later reply. */
 struct parked {
 	fuse_req_t req;
 	size_t size;		/* parked read: the first piece's size */
 	size_t count;		/* parked read: the call's (usercall.h) */
-	struct ufile *uf;	/* parked umad read */
-	void *file;		/* parked read of another kind: its open file */
-	GQueue *owner;		/* parked read: its file's queue */
+	GQueue *owner;		/* parked read: its open file's queue */
 	struct umad_dev *dev;	/* parked issm open */
 	bool interrupted;
 	struct devfiles *df;

@@ -132,7 +132,6 @@ static void read_vevents(struct devfiles *df, fuse_req_t req, struct vnode *v,
 	p = devfile_park(req, df);
 	if (!p)
 		return;
-	p->file = ef;
 	p->size = size;
 	devfile_park_read(p, &ef->reads);
 }
