@@ -271,8 +271,12 @@ static void build_verbs_conf(const char *stage)
 	char *opts = g_strdup_printf("lowerdir=%s:" VERBS_CONF_DIR, stub);
 
 	if (!base)
+#ifdef IBEMU_IBVERBS_BUILT
 		g_warning("no libibemu-rdmav34.so beside this ibemu or in %s: programs using libibverbs will not open the emulated devices",
 			  IBEMU_PROVIDER_DIR);
+#else
+		g_debug("built with --disable-verbs: no verbs provider to name");
+#endif
 	else if (!g_file_test(VERBS_CONF_DIR, G_FILE_TEST_IS_DIR))
 		g_debug("no %s here (libibverbs is not installed): the provider is not named",
 			VERBS_CONF_DIR);
