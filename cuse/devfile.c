@@ -99,6 +99,46 @@ void devfile_unpark_read(struct parked *p)
 	g_queue_remove(&p->df->all_reads, p);
 }
 
+/* ---- poll handles and closing, for every file with parked reads ----- */
+
+void devfile_poll_reply(fuse_req_t req, struct fuse_pollhandle *ph,
+			struct fuse_pollhandle **held, unsigned revents)
+{
+	/* Keep the handle only when we will have something to say. */
+	if (ph && !(revents & POLLIN)) {
+		if (*held)
+			fuse_pollhandle_destroy(*held);
+		*held = ph;
+	} else if (ph) {
+		fuse_pollhandle_destroy(ph);
+	}
+	fuse_reply_poll(req, revents);
+}
+
+void devfile_poll_notify(struct fuse_pollhandle **held)
+{
+	if (!*held)
+		return;
+	fuse_lowlevel_notify_poll(*held);
+	fuse_pollhandle_destroy(*held);
+	*held = NULL;
+}
+
+void devfile_closing(GQueue *reads, struct fuse_pollhandle *held)
+{
+	struct parked *p;
+
+	/* The kernel holds the file during a read, so none is parked
+	 * unless it was interrupted and not yet answered. */
+	while ((p = g_queue_peek_head(reads))) {
+		devfile_unpark_read(p);
+		fuse_reply_err(p->req, EINTR);
+		g_free(p);
+	}
+	if (held)
+		fuse_pollhandle_destroy(held);
+}
+
 /* ---- umad files ------------------------------------------------------- */
 
 /*
@@ -258,11 +298,8 @@ static void ufile_wakeup(void *ctx)
 			fuse_reply_err(p->req, EINTR);
 		g_free(p);
 	}
-	if (uf->ph && umad_readable(uf->file)) {
-		fuse_lowlevel_notify_poll(uf->ph);
-		fuse_pollhandle_destroy(uf->ph);
-		uf->ph = NULL;
-	}
+	if (umad_readable(uf->file))
+		devfile_poll_notify(&uf->ph);
 }
 
 /* The per-open state of a umad file (NULL for issm files). */
@@ -443,15 +480,7 @@ static void poll_umad(fuse_req_t req, struct vnode *v, struct fuse_file_info *fi
 
 	if (umad_readable(uf->file))
 		revents |= POLLIN | POLLRDNORM;
-	/* Keep the handle only when we will have something to say. */
-	if (ph && !(revents & POLLIN)) {
-		if (uf->ph)
-			fuse_pollhandle_destroy(uf->ph);
-		uf->ph = ph;
-	} else if (ph) {
-		fuse_pollhandle_destroy(ph);
-	}
-	fuse_reply_poll(req, revents);
+	devfile_poll_reply(req, ph, &uf->ph, revents);
 }
 
 static void wake_issm_waiter(struct devfiles *df, struct umad_dev *d)
@@ -478,17 +507,8 @@ static void release_umad(struct devfiles *df, fuse_req_t req, struct vnode *v,
 			 struct fuse_file_info *fi)
 {
 	struct ufile *uf = ufile_of(fi);
-	struct parked *p;
 
-	/* The kernel holds the file during a read, so none is parked
-	 * unless it was interrupted and not yet answered. */
-	while ((p = g_queue_peek_head(&uf->reads))) {
-		devfile_unpark_read(p);
-		fuse_reply_err(p->req, EINTR);
-		g_free(p);
-	}
-	if (uf->ph)
-		fuse_pollhandle_destroy(uf->ph);
+	devfile_closing(&uf->reads, uf->ph);
 	g_hash_table_destroy(uf->xfers);
 	umad_release(uf->file);
 	g_free(uf);

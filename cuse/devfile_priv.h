@@ -37,6 +37,16 @@ void devfile_park_read(struct parked *p, GQueue *owner);
 /* Take a parked read off its queues before answering it. */
 void devfile_unpark_read(struct parked *p);
 
+/* Answer a poll with @revents; keep @ph in *@held (replacing the one held)
+ * only when it is not readable yet, to be told by devfile_poll_notify(). */
+void devfile_poll_reply(fuse_req_t req, struct fuse_pollhandle *ph,
+			struct fuse_pollhandle **held, unsigned revents);
+/* The file became readable: wake the poller *@held, if any, once. */
+void devfile_poll_notify(struct fuse_pollhandle **held);
+/* A file with parked reads on @reads and poll handle @held is released:
+ * answer the reads EINTR and drop the handle. */
+void devfile_closing(GQueue *reads, struct fuse_pollhandle *held);
+
 /* One kind of file, as a kernel struct file_operations. */
 struct devfile_ops {
 	void (*open)(struct devfiles *df, fuse_req_t req, struct vnode *v,

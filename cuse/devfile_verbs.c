@@ -94,11 +94,8 @@ static void efile_wakeup(void *ctx)
 			fuse_reply_err(p->req, EINTR);
 		g_free(p);
 	}
-	if (ef->ph && uverbs_events_readable(ef->ev)) {
-		fuse_lowlevel_notify_poll(ef->ph);
-		fuse_pollhandle_destroy(ef->ph);
-		ef->ph = NULL;
-	}
+	if (uverbs_events_readable(ef->ev))
+		devfile_poll_notify(&ef->ph);
 }
 
 static void open_vevents(struct devfiles *df, fuse_req_t req, struct vnode *v,
@@ -142,29 +139,15 @@ static void poll_vevents(fuse_req_t req, struct vnode *v, struct fuse_file_info 
 	struct efile *ef = efile_of(fi);
 	unsigned revents = uverbs_events_readable(ef->ev) ? POLLIN | POLLRDNORM : 0;
 
-	if (ph && !revents) {
-		if (ef->ph)
-			fuse_pollhandle_destroy(ef->ph);
-		ef->ph = ph;
-	} else if (ph) {
-		fuse_pollhandle_destroy(ph);
-	}
-	fuse_reply_poll(req, revents);
+	devfile_poll_reply(req, ph, &ef->ph, revents);
 }
 
 static void release_vevents(struct devfiles *df, fuse_req_t req, struct vnode *v,
 			    struct fuse_file_info *fi)
 {
 	struct efile *ef = efile_of(fi);
-	struct parked *p;
 
-	while ((p = g_queue_peek_head(&ef->reads))) {
-		devfile_unpark_read(p);
-		fuse_reply_err(p->req, EINTR);
-		g_free(p);
-	}
-	if (ef->ph)
-		fuse_pollhandle_destroy(ef->ph);
+	devfile_closing(&ef->reads, ef->ph);
 	uverbs_events_close(ef->ev);
 	g_free(ef);
 	fuse_reply_err(req, 0);

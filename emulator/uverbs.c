@@ -94,8 +94,9 @@ static void on_port_changed(void *ctx, struct port *p, unsigned what)
 	struct uverbs_dev *d = dev_of_node(ctx, p->node);
 	unsigned i;
 
+	/* No one listens: the first open takes the ports as they are then. */
 	if (!d || !d->files)
-		goto track;
+		return;
 	if (what & PORT_CHANGED_STATE) {
 		uint8_t was = d->last_state[p->num];
 
@@ -107,9 +108,7 @@ static void on_port_changed(void *ctx, struct port *p, unsigned what)
 	for (i = 0; i < G_N_ELEMENTS(rules); i++)
 		if (what & rules[i].bit)
 			queue_event(d, p->num, rules[i].type);
-track:
-	if (d)
-		d->last_state[p->num] = p->state;
+	d->last_state[p->num] = p->state;
 }
 
 struct uverbs_events *uverbs_events_open(struct uverbs_dev *d)
@@ -119,7 +118,8 @@ struct uverbs_events *uverbs_events_open(struct uverbs_dev *d)
 
 	ev->dev = d;
 	g_queue_init(&ev->queue);
-	/* Events are news from now on: what the ports are now is the base. */
+	/* Events are news from now on: what the ports are now is the base
+	 * (on_port_changed keeps it only while a file is open). */
 	if (!d->files)
 		for (i = 1; i <= d->node->nports; i++)
 			d->last_state[i] = d->node->ports[i].state;

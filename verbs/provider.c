@@ -29,14 +29,21 @@ _Static_assert(sizeof(struct verbs_wire_event) == 16, "ib_uverbs_async_event_des
 /* The daemon's per-device driver ABI (uverbsN/abi_version). */
 #define IBEMU_DRIVER_ABI	1
 
-int ibemu_read_file(struct ibv_context *c, const char *name, char *buf, size_t len)
+/* Open the daemon file @name of @dev with @flags. */
+static int open_at_dev(struct ibv_device *dev, const char *name, int flags)
 {
 	char path[IBV_SYSFS_PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/%s", dev->dev_path, name);
+	return open(path, flags | O_CLOEXEC);
+}
+
+int ibemu_read_file(struct ibv_context *c, const char *name, char *buf, size_t len)
+{
 	ssize_t n;
 	int fd, e;
 
-	snprintf(path, sizeof(path), "%s/%s", c->device->dev_path, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_at_dev(c->device, name, O_RDONLY);
 	if (fd < 0)
 		return errno;
 	/* One read: the daemon makes the text whole for each read at 0. */
@@ -66,15 +73,6 @@ static const struct verbs_context_ops ibemu_ops = {
 	.query_device_ex = ibemu_query_device_ex,
 	.query_port = ibemu_query_port,
 };
-
-/* Open the daemon file @name of @dev with @flags. */
-static int open_at_dev(struct ibv_device *dev, const char *name, int flags)
-{
-	char path[IBV_SYSFS_PATH_MAX + 64];
-
-	snprintf(path, sizeof(path), "%s/%s", dev->dev_path, name);
-	return open(path, flags | O_CLOEXEC);
-}
 
 static struct verbs_context *ibemu_alloc_context(struct ibv_device *ibdev, int cmd_fd,
 						 void *private_data)
