@@ -87,7 +87,9 @@ int cmd_run(int argc, char **argv)
 	e.env.mode = "namespace";
 	envp = g_environ_setenv(g_get_environ(), "IBEMU_CTL", e.ctl_sock, TRUE);
 
-	/* Namespaces first: a user namespace needs a single thread. */
+	/* The provider's path while /proc/self/exe still reads right
+	 * (nsmode.h); then the namespaces: a user namespace needs a single
+	 * thread. */
 	ns_provider();
 	if (ns_enter(&err) < 0) {
 		fprintf(stderr, "ibemu: %s\n", err->message);

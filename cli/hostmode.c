@@ -83,12 +83,15 @@ static int blacklist_ib_core(GError **err)
 	char *text = g_strdup_printf("# ibemu start (pid %d): keep ib_core from autoloading, so that\n"
 				     "# libibverbs scans sysfs and finds the emulated devices.\n"
 				     "blacklist ib_core\n", getpid());
+	GError *e = NULL;
 	int ret = 0;
 
-	if ((g_mkdir_with_parents(BLACKLIST_DIR, 0755) < 0 && errno != EEXIST) ||
-	    !g_file_set_contents(BLACKLIST_FILE, text, -1, NULL)) {
-		g_set_error(err, IBEMU_ERROR, errno, "cannot write %s: %s", BLACKLIST_FILE,
+	if (g_mkdir_with_parents(BLACKLIST_DIR, 0755) < 0) {
+		g_set_error(err, IBEMU_ERROR, errno, "cannot make %s: %s", BLACKLIST_DIR,
 			    g_strerror(errno));
+		ret = -1;
+	} else if (!g_file_set_contents(BLACKLIST_FILE, text, -1, &e)) {
+		g_propagate_error(err, e);	/* it names the file */
 		ret = -1;
 	}
 	g_free(text);
