@@ -180,8 +180,11 @@ int fabric_link(struct port *a, struct port *b, uint8_t width, uint8_t speed,
 		for (i = 0; i < 2; i++) {
 			struct port *p = ends[i];
 
+			/* Every extended speed up to the active one (an NDR
+			 * port also runs HDR), and FDR and EDR always. */
 			p->espeed_supported = p->espeed_enabled =
-				(uint8_t)(p->espeed_supported | espeed | ESPEED_FDR | ESPEED_EDR);
+				(uint8_t)(p->espeed_supported | espeed | (espeed - 1) |
+					  ESPEED_FDR | ESPEED_EDR);
 			p->cap_mask |= CAP_EXT_SPEEDS;
 			port_mgmt(p)->cap_mask |= CAP_EXT_SPEEDS;
 		}

@@ -211,9 +211,25 @@ static void port_info_encode(struct smp_ctx *c, struct port *p)
 	}
 }
 
+/*
+ * PortInfo's attribute modifier (IBA 14.2.5.6): the port number in bits
+ * 0-7; bit 31, SMSupportsExtendedSpeeds, tells a port with
+ * IsExtendedSpeedsSupported that the SM knows the LinkSpeedExt fields (a
+ * Set applies LinkSpeedExtEnabled only then). Bits 8-30 are reserved and
+ * ignored on receipt. opensm and ibportstate set bit 31 on every FDR and
+ * faster port; a Get answers the same with or without it, as smpquery
+ * never sets it and reads LinkSpeedExtActive all the same.
+ */
+#define PI_MOD_PORT(mod)	((mod) & 0xffu)
+#define PI_MOD_SM_EXT_SPEEDS	0x80000000u
+
+/* LinkSpeedExtEnabled's special values (IBA 14.2.5.6): 0 no change. */
+#define ESPEED_EN_DISABLE	30
+#define ESPEED_EN_SUPPORTED	31
+
 static uint16_t port_info_get(struct smp_ctx *c)
 {
-	struct port *p = ctx_port(c, c->mod);
+	struct port *p = ctx_port(c, PI_MOD_PORT(c->mod));
 
 	if (!p)
 		return ST_INVALID;
@@ -227,7 +243,7 @@ static uint16_t port_info_get(struct smp_ctx *c)
  */
 static uint16_t port_info_set(struct smp_ctx *c)
 {
-	struct port *p = ctx_port(c, c->mod);
+	struct port *p = ctx_port(c, PI_MOD_PORT(c->mod));
 	struct port *ip;
 	unsigned changed = 0;	/* enum port_change */
 	bool sw_ext;
@@ -241,7 +257,7 @@ static uint16_t port_info_set(struct smp_ctx *c)
 	phys = RD(IB_PORT_PHYS_STATE_F);
 	width = RD(IB_PORT_LINK_WIDTH_ENABLED_F);
 	speed = RD(IB_PORT_LINK_SPEED_ENABLED_F);
-	espeed = RD(IB_PORT_LINK_SPEED_EXT_ENABLED_F);
+	espeed = c->mod & PI_MOD_SM_EXT_SPEEDS ? RD(IB_PORT_LINK_SPEED_EXT_ENABLED_F) : 0;
 	lid = RD(IB_PORT_LID_F);
 	lmc = RD(IB_PORT_LMC_F);
 
@@ -250,6 +266,8 @@ static uint16_t port_info_set(struct smp_ctx *c)
 	if (width && width != 0xff && (width & ~p->width_supported))
 		return ST_INVALID;
 	if (speed && speed != 0xf && (speed & ~p->speed_supported))
+		return ST_INVALID;
+	if (espeed && espeed < ESPEED_EN_DISABLE && (espeed & ~p->espeed_supported))
 		return ST_INVALID;
 	if (!sw_ext && (lid >= 0xc000 || lmc > 7))
 		return ST_INVALID;
@@ -279,9 +297,9 @@ static uint16_t port_info_set(struct smp_ctx *c)
 		p->width_enabled = (uint8_t)(width == 0xff ? p->width_supported : width);
 	if (speed)
 		p->speed_enabled = (uint8_t)(speed == 0xf ? p->speed_supported : speed);
-	if (espeed && p->espeed_supported)
-		p->espeed_enabled = (uint8_t)(espeed == 0x1f ? p->espeed_supported :
-					      espeed & p->espeed_supported);
+	if (espeed)
+		p->espeed_enabled = espeed == ESPEED_EN_SUPPORTED ? p->espeed_supported :
+				    espeed == ESPEED_EN_DISABLE ? 0 : (uint8_t)espeed;
 	if (RD(IB_PORT_LINK_DOWN_DEF_F))
 		p->link_down_default = (uint8_t)RD(IB_PORT_LINK_DOWN_DEF_F);
 	if (RD(IB_PORT_NEIGHBOR_MTU_F))

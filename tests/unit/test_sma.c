@@ -156,6 +156,63 @@ static void test_portinfo_set(void **state)
 	assert_int_equal(leaf1->ports[7].remote->state, PORT_DOWN);
 }
 
+/*
+ * PortInfo's modifier on an EDR link (IBA 14.2.5.6): bit 31 is
+ * SMSupportsExtendedSpeeds, not part of the port number; bits 8-30 are
+ * ignored; LinkSpeedExtEnabled is applied only with bit 31 (30 disables,
+ * 31 means "as supported", a bit the port lacks is invalid).
+ */
+static void test_portinfo_ext_speeds(void **state)
+{
+	static const uint8_t to_sw[] = { 1 };
+	struct env *e = *state;
+	struct node *sw;
+	struct mad_pkt p, *r;
+
+	fabric_free(e->f);
+	e->f = load("speed=EDR\nSwitch 4 \"sw\"\n[1] \"h\"[1]\n\nCa 1 \"h\"\n[1] \"sw\"[1]\n");
+	e->host = &fabric_find(e->f, "h")->ports[1];
+	g_array_free(e->cap.pkts, TRUE);
+	capture_attach(&e->cap, e->host);
+	sw = fabric_find(e->f, "sw");
+	assert_int_equal(sw->ports[1].espeed_supported, ESPEED_FDR | ESPEED_EDR);
+
+	/* A Get with bit 31 (and reserved bits) names port 1. */
+	r = ask(e, dr_smp(1, UMAD_SM_ATTR_PORT_INFO, 0x80000001, 1, to_sw));
+	assert_int_equal(status15(r), 0);
+	assert_int_equal(mad_get_field(smp_data(r->mad), 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F), ESPEED_EDR);
+	r = ask(e, dr_smp(1, UMAD_SM_ATTR_PORT_INFO, 0x7fffff01, 1, to_sw));
+	assert_int_equal(status15(r), 0);
+	/* The port number is still checked. */
+	r = ask(e, dr_smp(1, UMAD_SM_ATTR_PORT_INFO, 0x80000005, 1, to_sw));
+	assert_int_equal(status15(r), 0x001c);
+
+	/* Without bit 31 the field is ignored. */
+	p = portinfo_set(e, 1, to_sw, 1, IB_PORT_LINK_SPEED_EXT_ENABLED_F, ESPEED_FDR);
+	assert_int_equal(status15(ask(e, p)), 0);
+	assert_int_equal(sw->ports[1].espeed_enabled, ESPEED_FDR | ESPEED_EDR);
+	/* With it, a Set applies, 30 disables, 31 restores. */
+	p = portinfo_set(e, 1, to_sw, 1, IB_PORT_LINK_SPEED_EXT_ENABLED_F, ESPEED_FDR);
+	p.mad[20] |= 0x80;
+	assert_int_equal(status15(ask(e, p)), 0);
+	assert_int_equal(sw->ports[1].espeed_enabled, ESPEED_FDR);
+	p = portinfo_set(e, 1, to_sw, 1, IB_PORT_LINK_SPEED_EXT_ENABLED_F, 30);
+	p.mad[20] |= 0x80;
+	assert_int_equal(status15(ask(e, p)), 0);
+	assert_int_equal(sw->ports[1].espeed_enabled, 0);
+	p = portinfo_set(e, 1, to_sw, 1, IB_PORT_LINK_SPEED_EXT_ENABLED_F, 31);
+	p.mad[20] |= 0x80;
+	r = ask(e, p);
+	assert_int_equal(status15(r), 0);
+	assert_int_equal(mad_get_field(smp_data(r->mad), 0, IB_PORT_LINK_SPEED_EXT_ENABLED_F),
+			 ESPEED_FDR | ESPEED_EDR);
+	/* HDR is not supported here: invalid, nothing changes. */
+	p = portinfo_set(e, 1, to_sw, 1, IB_PORT_LINK_SPEED_EXT_ENABLED_F, ESPEED_HDR);
+	p.mad[20] |= 0x80;
+	assert_int_equal(status15(ask(e, p)), 0x001c);
+	assert_int_equal(sw->ports[1].espeed_enabled, ESPEED_FDR | ESPEED_EDR);
+}
+
 static void test_tables(void **state)
 {
 	static const uint8_t to_leaf1[] = { 1 };
@@ -337,6 +394,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_remote_nodedesc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_statuses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_portinfo_set, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_portinfo_ext_speeds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tables, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lid_routed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pkey_check, setup, teardown),
