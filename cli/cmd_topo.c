@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/emu.h"
+#include "lib/log.h"
 #include "topologies/topo.h"
 
 static bool parse_uints(char **argv, unsigned n, unsigned *v)
@@ -34,8 +35,10 @@ static bool parse_uints(char **argv, unsigned n, unsigned *v)
 static int topo_usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: ibemu topo check FILE      validate; print node, link and port counts\n"
-		"       ibemu topo dot FILE        the fabric as a Graphviz graph (dot -Tpng)\n"
+		"Usage: ibemu topo check [-v] [--strict] FILE\n"
+		"                                  validate; print node, link and port counts\n"
+		"                                  (-v: say how cable ends that disagree were read)\n"
+		"       ibemu topo dot [--strict] FILE   the fabric as a Graphviz graph (dot -Tpng)\n"
 		"       ibemu topo gen fattree RADIX [HOSTS]\n"
 		"                                  two-level fat tree of RADIX-port switches (RADIX\n"
 		"                                  even), HOSTS HCAs a leaf (RADIX/2; more oversubscribes)\n"
@@ -44,7 +47,8 @@ static int topo_usage(FILE *out)
 		"                                  multiple of RADIX\n"
 		"       ibemu topo gen torus|mesh X Y [Z]   one HCA a switch\n"
 		"       ibemu topo gen dragonfly ROUTERS HOSTS GLOBAL\n"
-		"FILE is in the ibnetdiscover or ibsim net format (man 5 ibemu-topology).\n");
+		"FILE is in the ibnetdiscover or ibsim net format (man 5 ibemu-topology); lines\n"
+		"that are not topology are skipped with a warning, or refused with --strict.\n");
 	return out == stderr ? 2 : 0;
 }
 
@@ -68,10 +72,10 @@ static int topo_gen(int argc, char **argv)
 	return r < 0 ? topo_usage(stderr) : 0;
 }
 
-static int topo_dot_file(const char *path)
+static int topo_dot_file(const char *path, unsigned flags)
 {
 	GString *out = g_string_new(NULL);
-	struct fabric *f = emu_load_fabric(path);
+	struct fabric *f = emu_load_fabric(path, flags);
 
 	if (!f) {
 		g_string_free(out, TRUE);
@@ -84,10 +88,10 @@ static int topo_dot_file(const char *path)
 	return 0;
 }
 
-static int topo_check(const char *path)
+static int topo_check(const char *path, unsigned flags)
 {
 	struct fabric_counts c;
-	struct fabric *f = emu_load_fabric(path);
+	struct fabric *f = emu_load_fabric(path, flags);
 
 	if (!f)
 		return 1;
@@ -98,15 +102,39 @@ static int topo_check(const char *path)
 	return 0;
 }
 
+/* check and dot: [-v] [--strict] FILE. NULL on anything else. */
+static const char *file_args(int argc, char **argv, unsigned *flags, bool *verbose)
+{
+	const char *file = NULL;
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--strict"))
+			*flags |= TOPO_STRICT;
+		else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))
+			*verbose = true;
+		else if (file || (argv[i][0] == '-' && argv[i][1]))
+			return NULL;
+		else
+			file = argv[i];
+	}
+	return file;
+}
+
 int cmd_topo(int argc, char **argv)
 {
+	unsigned flags = 0;
+	bool verbose = false;
+	const char *file;
+
 	if (cli_wants_help(argc, argv))
 		return topo_usage(stdout);
 	if (argc >= 3 && !strcmp(argv[1], "gen"))
 		return topo_gen(argc - 2, argv + 2);
-	if (argc == 3 && !strcmp(argv[1], "dot"))
-		return topo_dot_file(argv[2]);
-	if (argc == 3 && !strcmp(argv[1], "check"))
-		return topo_check(argv[2]);
-	return topo_usage(stderr);
+	if (argc < 3 || (strcmp(argv[1], "dot") && strcmp(argv[1], "check")))
+		return topo_usage(stderr);
+	if (!(file = file_args(argc - 2, argv + 2, &flags, &verbose)))
+		return topo_usage(stderr);
+	log_init(verbose ? 1 : 0);
+	return argv[1][0] == 'd' ? topo_dot_file(file, flags) : topo_check(file, flags);
 }

@@ -25,6 +25,8 @@ GOptionEntry *emu_option_entries(struct emu_opts *o)
 		  "Node (id or GUID) whose ports are this host's; repeatable (default: the first CA)", "NODE" },
 		{ "configured", 'c', 0, G_OPTION_ARG_NONE, &o->configured,
 		  "Start as if a subnet manager had run: LIDs, routes, ports Active", NULL },
+		{ "strict", 0, 0, G_OPTION_ARG_NONE, &o->strict,
+		  "Refuse a topology line that is not topology (default: skip it, warning)", NULL },
 		{ "seed", 0, 0, G_OPTION_ARG_STRING, &o->seed_str,
 		  "Seed of every random choice (default: a new one; see ibemu ctl seed)", "N" },
 		{ "name", 'n', 0, G_OPTION_ARG_FILENAME, &o->name,
@@ -196,14 +198,14 @@ char *emu_find_ctl(const char *socket_path, const char *name)
 	return found;
 }
 
-struct fabric *emu_load_fabric(const char *topology)
+struct fabric *emu_load_fabric(const char *topology, unsigned flags)
 {
 	GError *err = NULL;
 	struct fabric *f;
 
 	if (!topology)
 		return topo_load_default();
-	f = topo_load_file(topology, &err);
+	f = topo_load_file(topology, flags, &err);
 	if (!f) {
 		fprintf(stderr, "ibemu: %s\n", err->message);
 		g_error_free(err);
@@ -270,7 +272,7 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 		fprintf(stderr, "ibemu: cannot write the log to %s: %s\n", o->log_path, g_strerror(errno));
 		return 1;
 	}
-	if (!(e->f = emu_load_fabric(o->topology)))
+	if (!(e->f = emu_load_fabric(o->topology, o->strict ? TOPO_STRICT : 0)))
 		return 1;
 	if (o->seed_str) {
 		char *end;

@@ -17,7 +17,7 @@
 
 struct emu_opts {
 	gchar *topology, **attach, *name, *scenario_file, *seed_str, *log_path;
-	gboolean configured, verbose;
+	gboolean configured, verbose, strict;
 };
 
 struct emu {
@@ -52,8 +52,8 @@ GPtrArray *emu_list(void);
 char *emu_find_ctl(const char *socket_path, const char *name);
 
 /* The topology file's fabric, or the built-in default for NULL; errors
- * are printed. */
-struct fabric *emu_load_fabric(const char *topology);
+ * are printed. @flags: TOPO_STRICT refuses lines that are no topology. */
+struct fabric *emu_load_fabric(const char *topology, unsigned flags);
 
 /* Everything up to the front-end. Errors are printed; returns 0, or the
  * exit status to end with. */

@@ -159,35 +159,22 @@ struct node *fabric_lookup(struct fabric *f, const char *name)
 	return *end ? NULL : fabric_find_guid(f, guid);
 }
 
-int fabric_link(struct port *a, struct port *b, uint8_t width, uint8_t speed,
-		uint8_t espeed)
+int fabric_link(struct port *a, struct port *b, uint8_t width, struct lspeed sp)
 {
+	struct port *ends[2] = { a, b };
+	unsigned i;
+
 	if (a->remote || b->remote || a == b || a->num == 0 || b->num == 0)
 		return -1;
 	a->remote = b;
 	b->remote = a;
-	a->width_active = b->width_active = width;
-	a->speed_active = b->speed_active = speed;
-	a->espeed_active = b->espeed_active = espeed;
-	if (!(a->width_supported & width))
-		a->width_supported = a->width_enabled = a->width_supported | width;
-	if (!(b->width_supported & width))
-		b->width_supported = b->width_enabled = b->width_supported | width;
-	if (espeed) {
-		struct port *ends[2] = { a, b };
-		unsigned i;
+	for (i = 0; i < 2; i++) {
+		struct port *p = ends[i];
 
-		for (i = 0; i < 2; i++) {
-			struct port *p = ends[i];
-
-			/* Every extended speed up to the active one (an NDR
-			 * port also runs HDR), and FDR and EDR always. */
-			p->espeed_supported = p->espeed_enabled =
-				(uint8_t)(p->espeed_supported | espeed | (espeed - 1) |
-					  ESPEED_FDR | ESPEED_EDR);
-			p->cap_mask |= CAP_EXT_SPEEDS;
-			port_mgmt(p)->cap_mask |= CAP_EXT_SPEEDS;
-		}
+		p->width_active = width;
+		if (!(p->width_supported & width))
+			p->width_supported = p->width_enabled = p->width_supported | width;
+		port_set_speed(p, sp);
 	}
 	a->phys_state = b->phys_state = PHYS_LINKUP;
 	a->state = b->state = PORT_INIT;

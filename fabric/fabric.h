@@ -53,6 +53,15 @@ enum phys_state {
 enum { WIDTH_1X = 1, WIDTH_4X = 2, WIDTH_8X = 4, WIDTH_12X = 8, WIDTH_2X = 16 };
 enum { SPEED_SDR = 1, SPEED_DDR = 2, SPEED_QDR = 4 };
 enum { ESPEED_FDR = 1, ESPEED_EDR = 2, ESPEED_HDR = 4, ESPEED_NDR = 8 };
+/* Mellanox ExtendedPortInfo LinkSpeed bits: FDR10 runs QDR as PortInfo
+ * tells it; only this attribute says it is FDR10 (libibnetdisc asks it). */
+enum { MSPEED_FDR10 = 1 };
+
+/* What a cable trained to, in the three attributes' encodings:
+ * LinkSpeedActive, LinkSpeedExtActive (0: none), Mellanox LinkSpeedActive. */
+struct lspeed {
+	uint8_t speed, espeed, mspeed;
+};
 
 #define CAP_IS_SM		0x00000002u
 #define CAP_EXT_SPEEDS		0x00004000u
@@ -117,6 +126,7 @@ struct port {
 	uint8_t width_enabled, width_supported, width_active;
 	uint8_t speed_enabled, speed_supported, speed_active;
 	uint8_t espeed_enabled, espeed_supported, espeed_active;
+	uint8_t mspeed_enabled, mspeed_supported, mspeed_active;	/* MSPEED_ */
 	uint8_t state;		/* enum port_state */
 	uint8_t phys_state;	/* enum phys_state */
 	uint8_t link_down_default;
@@ -144,7 +154,8 @@ struct port {
 	uint64_t *alias_guids;
 	uint8_t sl2vl[8];	/* SLtoVL, two SLs a byte (per output port) */
 	uint8_t *vlarb;		/* 4 blocks x 64 bytes, allocated on first Set */
-	uint8_t *mlnx_epi;	/* Mellanox ExtendedPortInfo (64 bytes), on first Set */
+	uint8_t *mlnx_epi;	/* Mellanox ExtendedPortInfo (64 bytes), on first Set;
+				 * its speeds are the mspeed_ fields */
 	struct port_counters counters;
 
 	struct port_upper upper;	/* .deliver NULL when not attached */
@@ -210,8 +221,7 @@ struct node *fabric_find_guid(struct fabric *f, uint64_t guid);
 struct node *fabric_lookup(struct fabric *f, const char *name);
 
 /* Connect two free ports with a cable: both go LinkUp/Init. */
-int fabric_link(struct port *a, struct port *b, uint8_t width, uint8_t speed,
-		uint8_t espeed);
+int fabric_link(struct port *a, struct port *b, uint8_t width, struct lspeed sp);
 /* Port @num of @n, or NULL past its last. */
 static inline struct port *node_port(struct node *n, unsigned num)
 {

@@ -225,36 +225,54 @@ unsigned width_lanes(unsigned width_bit)
 	}
 }
 
-/* The link speeds (PortInfo LinkSpeedActive, LinkSpeedExtActive; IBA
- * 14.2.5.6), their names and lane rates as kernel sysfs.c:rate_show. */
+/* The link speeds (PortInfo LinkSpeedActive, LinkSpeedExtActive and
+ * Mellanox ExtendedPortInfo LinkSpeedActive; IBA 14.2.5.6), their names
+ * and lane rates as kernel sysfs.c:rate_show. */
 const struct link_speed link_speeds[] = {
-	{ "SDR", "2.5", SPEED_SDR, 0, 25 },
-	{ "DDR", NULL, SPEED_DDR, 0, 50 },
-	{ "QDR", "10", SPEED_QDR, 0, 100 },
-	{ "FDR", "14", SPEED_QDR, ESPEED_FDR, 140 },
-	{ "EDR", "25", SPEED_QDR, ESPEED_EDR, 250 },
-	{ "HDR", "50", SPEED_QDR, ESPEED_HDR, 500 },
-	{ "NDR", "100", SPEED_QDR, ESPEED_NDR, 1000 },
-	{ NULL, NULL, 0, 0, 0 },
+	{ "SDR", "2.5", { SPEED_SDR, 0, 0 }, 25 },
+	{ "DDR", NULL, { SPEED_DDR, 0, 0 }, 50 },
+	{ "QDR", "10", { SPEED_QDR, 0, 0 }, 100 },
+	{ "FDR10", NULL, { SPEED_QDR, 0, MSPEED_FDR10 }, 100 },
+	{ "FDR", "14", { SPEED_QDR, ESPEED_FDR, 0 }, 140 },
+	{ "EDR", "25", { SPEED_QDR, ESPEED_EDR, 0 }, 250 },
+	{ "HDR", "50", { SPEED_QDR, ESPEED_HDR, 0 }, 500 },
+	{ "NDR", "100", { SPEED_QDR, ESPEED_NDR, 0 }, 1000 },
+	{ NULL, NULL, { 0, 0, 0 }, 0 },
 };
 
-/* The port's active speed; the extended ones only when @ext allows. */
-static const struct link_speed *active_speed(const struct port *p, bool ext)
+/*
+ * What @sp runs at: the extended speed if any (@ext: only when the port
+ * says it has them), else FDR10 if Mellanox's attribute says so, else the
+ * base speed; SDR for anything else.
+ */
+static const struct link_speed *speed_entry(struct lspeed sp, bool ext)
 {
 	const struct link_speed *s;
 
-	for (s = link_speeds; ext && s->name; s++)
-		if (s->espeed && s->espeed == p->espeed_active)
+	for (s = link_speeds; s->name; s++) {
+		if (ext && sp.espeed)
+			if (s->sp.espeed == sp.espeed)
+				return s;
+		if (!(ext && sp.espeed) && !s->sp.espeed && s->sp.speed == sp.speed &&
+		    s->sp.mspeed == (sp.mspeed & MSPEED_FDR10))
 			return s;
-	for (s = link_speeds; s->name; s++)
-		if (!s->espeed && s->speed == p->speed_active)
-			return s;
+	}
 	return &link_speeds[0];
+}
+
+const struct link_speed *link_speed_of(struct lspeed sp)
+{
+	return speed_entry(sp, true);
+}
+
+static struct lspeed port_lspeed(const struct port *p)
+{
+	return (struct lspeed){ p->speed_active, p->espeed_active, p->mspeed_active };
 }
 
 const char *port_speed_name(const struct port *p)
 {
-	return active_speed(p, true)->name;
+	return speed_entry(port_lspeed(p), true)->name;
 }
 
 /* The host sees an extended speed only where CapabilityMask says so. */
@@ -263,7 +281,25 @@ const struct link_speed *port_host_speed(const struct port *p)
 	bool ext = p->cap_mask & CAP_EXT_SPEEDS ||
 		   port_mgmt((struct port *)p)->cap_mask & CAP_EXT_SPEEDS;
 
-	return active_speed(p, ext);
+	return speed_entry(port_lspeed(p), ext);
+}
+
+void port_set_speed(struct port *p, struct lspeed sp)
+{
+	p->speed_active = sp.speed;
+	p->espeed_active = sp.espeed;
+	p->mspeed_active = sp.mspeed;
+	if (sp.espeed) {
+		/* Every extended speed up to the active one (an NDR port
+		 * also runs HDR), and FDR and EDR always, as ibsim's. */
+		p->espeed_supported = p->espeed_enabled =
+			(uint8_t)(p->espeed_supported | sp.espeed | (sp.espeed - 1) |
+				  ESPEED_FDR | ESPEED_EDR);
+		p->cap_mask |= CAP_EXT_SPEEDS;
+		port_mgmt(p)->cap_mask |= CAP_EXT_SPEEDS;
+	}
+	if (sp.mspeed)
+		p->mspeed_supported = p->mspeed_enabled = p->mspeed_supported | sp.mspeed;
 }
 
 static unsigned speed_deci(const struct port *p, const char **name)

@@ -53,16 +53,22 @@ void port_set_cap_bits(struct port *p, uint32_t set, uint32_t clear);
 struct link_speed {
 	const char *name;	/* "QDR" */
 	const char *lane_gbps;	/* "10", or NULL (DDR: ibnetdiscover writes no rate) */
-	uint8_t speed, espeed;	/* LinkSpeed and LinkSpeedExt values */
+	struct lspeed sp;	/* how the attributes say it */
 	unsigned deci;		/* a lane's rate in tenths of Gb/s */
 };
 /* Every speed, slowest first; the last entry has a NULL name. */
 extern const struct link_speed link_speeds[];
-/* "SDR" .. "NDR": the speed the port runs at. */
+/* The entry for @sp (SDR if it names none). */
+const struct link_speed *link_speed_of(struct lspeed sp);
+/* "SDR" .. "NDR", "FDR10": the speed the port runs at. */
 const char *port_speed_name(const struct port *p);
 /* The speed the host's driver reports (sysfs rate, verbs active_speed):
  * an extended speed only when CapabilityMask has IsExtendedSpeedsSupported. */
 const struct link_speed *port_host_speed(const struct port *p);
+/* The port trained to @sp: its active speeds, and what it supports and
+ * enables grows to include them (CapabilityMask gains
+ * IsExtendedSpeedsSupported with an extended speed). */
+void port_set_speed(struct port *p, struct lspeed sp);
 
 /* Active rate in deci-Gb/s x width, as kernel sysfs.c:rate_show. */
 unsigned port_rate_deci_gbps(const struct port *p);

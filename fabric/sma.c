@@ -528,31 +528,47 @@ static uint16_t led_set(struct smp_ctx *c)
 	return led_get(c);
 }
 
-/* Mellanox ExtendedPortInfo (0xFF90): only Mellanox nodes know it. */
+/* Mellanox firmware: Mellanox's own devices and Bull's built on them
+ * (libibnetdisc asks both for ExtendedPortInfo). */
+static bool mlnx_firmware(const struct node *n)
+{
+	return n->vendor_id == 0x02c9 || n->vendor_id == 0x119f;
+}
+
+/*
+ * Mellanox ExtendedPortInfo (0xFF90): only Mellanox firmware knows it. Its
+ * link speeds are the port's FDR10 state (read-only but LinkSpeedEnabled);
+ * the rest is kept as the SM set it.
+ */
 static uint16_t mlnx_epi_get(struct smp_ctx *c)
 {
 	struct port *p = ctx_port(c, c->mod);
 
-	if (c->n->vendor_id != 0x02c9)
+	if (!mlnx_firmware(c->n))
 		return ST_UNSUPPORTED;
 	if (!p)
 		return ST_INVALID;
 	if (p->mlnx_epi)
 		memcpy(c->data, p->mlnx_epi, 64);
+	WR(IB_MLNX_EXT_PORT_LINK_SPEED_SUPPORTED_F, p->mspeed_supported);
+	WR(IB_MLNX_EXT_PORT_LINK_SPEED_ENABLED_F, p->mspeed_enabled);
+	WR(IB_MLNX_EXT_PORT_LINK_SPEED_ACTIVE_F, p->mspeed_active);
 	return ST_OK;
 }
 
 static uint16_t mlnx_epi_set(struct smp_ctx *c)
 {
 	struct port *p = ctx_port(c, c->mod);
+	unsigned en = RD(IB_MLNX_EXT_PORT_LINK_SPEED_ENABLED_F);
 
-	if (c->n->vendor_id != 0x02c9)
+	if (!mlnx_firmware(c->n))
 		return ST_UNSUPPORTED;
-	if (!p)
+	if (!p || (en & ~p->mspeed_supported))
 		return ST_INVALID;
 	if (!p->mlnx_epi)
 		p->mlnx_epi = g_malloc(64);
 	memcpy(p->mlnx_epi, c->req, 64);
+	p->mspeed_enabled = (uint8_t)en;
 	return ST_OK;
 }
 

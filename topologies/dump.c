@@ -18,11 +18,16 @@ void topo_dump(struct fabric *f, GString *out)
 		struct node *n = g_ptr_array_index(f->nodes, i);
 		bool sw = node_is_switch(n);
 
-		g_string_append_printf(out, "vendid=0x%x\ndevid=0x%x\nsysimgguid=0x%" G_GINT64_MODIFIER "x\n",
-				       n->vendor_id, n->device_id, n->sys_guid);
-		g_string_append_printf(out, "%s=0x%" G_GINT64_MODIFIER "x\n",
+		g_string_append_printf(out, "vendid=0x%x\ndevid=0x%x\n", n->vendor_id, n->device_id);
+		/* No line for a SystemImageGUID of 0, as ibnetdiscover. */
+		if (n->sys_guid)
+			g_string_append_printf(out, "sysimgguid=0x%" G_GINT64_MODIFIER "x\n", n->sys_guid);
+		g_string_append_printf(out, "%s=0x%" G_GINT64_MODIFIER "x",
 				       sw ? "switchguid" : n->type == NODE_ROUTER ? "rtguid" : "caguid",
 				       n->guid);
+		if (sw)
+			g_string_append_printf(out, "(%" G_GINT64_MODIFIER "x)", n->ports[0].guid);
+		g_string_append_c(out, '\n');
 		g_string_append_printf(out, "%s\t%u \"%s\"\t# \"%s\"", sw ? "Switch" :
 				       n->type == NODE_ROUTER ? "Rt" : "Ca", n->nports, n->id, n->desc);
 		if (sw)

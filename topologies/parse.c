@@ -16,6 +16,8 @@
 #include "topologies/topo.h"
 
 #define MAX_INCLUDE_DEPTH 8
+/* Skipped lines warned about one by one; the rest are counted. */
+#define MAX_SKIP_WARNINGS 10
 
 G_DEFINE_QUARK(ibemu-topology-error, topo_error)
 
@@ -24,18 +26,33 @@ struct link_decl {
 	unsigned port;
 	char *remote;
 	unsigned rport;
-	uint8_t width, speed, espeed;	/* 0 = not given on this line */
+	uint64_t rguid;			/* the remote CA port's GUID; 0 = not given */
+	uint8_t width;			/* 0 = not given on this line */
+	struct lspeed sp;		/* .speed 0 = not given */
+	uint8_t def_width;		/* width= and speed= in force here */
+	struct lspeed def_sp;
 	char *where;			/* "file:line" */
 };
 
 struct parser {
 	struct fabric *f;
+	unsigned flags;			/* TOPO_ */
 	GPtrArray *links;		/* struct link_decl * */
-	uint32_t vendid;
+	GHashTable *named;		/* CA ports whose GUID a line gave */
+	uint32_t vendid;		/* sticky, as in ibsim, once given */
 	uint16_t devid;
-	uint64_t sysimgguid;		/* for the next node only; 0 = none */
+	bool have_vendid, have_devid;
+	/* An ibnetdiscover record's own vendid=/devid= block came before
+	 * this header: it writes sysimgguid= there unless the node's
+	 * SystemImageGUID is 0 (infiniband-diags ibnetdiscover.c out_ids). */
+	bool ids_block;
+	bool have_sysimgguid;
+	uint64_t sysimgguid;		/* for the next node only */
+	uint64_t sw_port_guid;		/* switchguid=G(P): P, for the next switch */
 	uint64_t guid_next[4];		/* by enum node_type */
-	uint8_t def_width, def_speed, def_espeed;
+	unsigned skipped;		/* lines that are not topology */
+	uint8_t def_width;
+	struct lspeed def_sp;
 	struct node *cur;		/* node whose port lines we read */
 	int depth;
 };
@@ -118,30 +135,24 @@ static uint8_t parse_width(const char *s)
 	return end != s && !g_ascii_strcasecmp(end, "x") ? lanes_width((unsigned long)v) : 0;
 }
 
-/* "QDR", "FDR", the lane rate "2.5", "10", "14", "25", or an ibsim
- * LinkSpeedEnabled mask 1..7 ("4" is QDR; "0" too, as ibsim takes it: @espeed
- * is left as it was, a mask says nothing of the extended speeds); false if
- * none. */
-static bool parse_speed(const char *s, uint8_t *speed, uint8_t *espeed)
+/* "QDR", "FDR10", "FDR", the lane rate "2.5", "10", "14", "25", or an
+ * ibsim LinkSpeedEnabled mask 1..7 ("4" is QDR; "0" too, as ibsim takes it:
+ * the extended speed is left as it was, a mask says nothing of it); false
+ * if none. */
+static bool parse_speed(const char *s, struct lspeed *sp)
 {
 	static const uint8_t best[] = { SPEED_QDR, SPEED_DDR, SPEED_SDR };
 	const struct link_speed *t;
 	long v = bare_number(s);
 
 	if (v >= 0 && v <= 7) {
-		*speed = v ? mask_best((unsigned long)v, best, G_N_ELEMENTS(best)) : SPEED_QDR;
-		return true;
-	}
-	/* FDR10 runs at QDR's signalling as far as PortInfo tells. */
-	if (!g_ascii_strcasecmp(s, "FDR10")) {
-		*speed = SPEED_QDR;
-		*espeed = 0;
+		sp->speed = v ? mask_best((unsigned long)v, best, G_N_ELEMENTS(best)) : SPEED_QDR;
+		sp->mspeed = 0;
 		return true;
 	}
 	for (t = link_speeds; t->name; t++)
 		if (!g_ascii_strcasecmp(s, t->name) || (t->lane_gbps && !strcmp(s, t->lane_gbps))) {
-			*speed = t->speed;
-			*espeed = t->espeed;
+			*sp = t->sp;
 			return true;
 		}
 	return false;
@@ -149,18 +160,20 @@ static bool parse_speed(const char *s, uint8_t *speed, uint8_t *espeed)
 
 /* e= and extspeed=: an ibsim LinkSpeedExtEnabled mask 0..15 ("2" is EDR,
  * "0" none), or a name as for s=; false if neither. */
-static bool parse_espeed(const char *s, uint8_t *speed, uint8_t *espeed)
+static bool parse_espeed(const char *s, struct lspeed *sp)
 {
 	static const uint8_t best[] = { ESPEED_NDR, ESPEED_HDR, ESPEED_EDR, ESPEED_FDR };
 	long v = bare_number(s);
 
 	if (v >= 0 && v <= 15) {
-		*espeed = mask_best((unsigned long)v, best, G_N_ELEMENTS(best));
-		if (*espeed)
-			*speed = SPEED_QDR;	/* the extended speeds need QDR enabled */
+		sp->espeed = mask_best((unsigned long)v, best, G_N_ELEMENTS(best));
+		if (sp->espeed) {
+			sp->speed = SPEED_QDR;	/* the extended speeds need QDR enabled */
+			sp->mspeed = 0;
+		}
 		return true;
 	}
-	return parse_speed(s, speed, espeed);
+	return parse_speed(s, sp);
 }
 
 static bool parse_u64(const char *s, uint64_t *v)
@@ -174,8 +187,7 @@ static bool parse_u64(const char *s, uint64_t *v)
 }
 
 /* Look for "4xQDR" style tokens in an ibnetdiscover comment. */
-static void comment_link_speed(const char *c, uint8_t *w, uint8_t *sp,
-			       uint8_t *esp)
+static void comment_link_speed(const char *c, uint8_t *w, struct lspeed *sp)
 {
 	static GRegex *re;	/* compiled once, like parse_text()'s */
 	GMatchInfo *mi;
@@ -187,18 +199,18 @@ static void comment_link_speed(const char *c, uint8_t *w, uint8_t *sp,
 		char *wd = g_match_info_fetch(mi, 1), *spd = g_match_info_fetch(mi, 2);
 
 		*w = lanes_width(strtoul(wd, NULL, 10));
-		parse_speed(spd, sp, esp);
+		parse_speed(spd, sp);
 		g_free(wd);
 		g_free(spd);
 	}
 	g_match_info_free(mi);
 }
 
+/* key=val, and for switchguid= the "(portguid)" that may follow (or ""). */
 static bool parse_directive(struct parser *ps, const char *key, const char *val,
-			    const char *file, unsigned line, GError **err)
+			    const char *paren, const char *file, unsigned line, GError **err)
 {
 	uint64_t v;
-	uint8_t sp, esp;
 
 	if (!strcmp(key, "width")) {
 		if (!(ps->def_width = parse_width(val)))
@@ -206,24 +218,27 @@ static bool parse_directive(struct parser *ps, const char *key, const char *val,
 		return true;
 	}
 	if (!strcmp(key, "speed") || !strcmp(key, "extspeed")) {
-		sp = ps->def_speed;
-		esp = ps->def_espeed;
-		if (!(key[0] == 's' ? parse_speed : parse_espeed)(val, &sp, &esp))
-			return fail(err, file, line, "bad %s \"%s\" (SDR..NDR, or an ibsim mask)", key, val);
-		ps->def_speed = sp;
-		ps->def_espeed = esp;
+		if (!(key[0] == 's' ? parse_speed : parse_espeed)(val, &ps->def_sp))
+			return fail(err, file, line, "bad %s \"%s\" (SDR..NDR, FDR10, or an ibsim mask)", key, val);
 		return true;
 	}
 	if (!parse_u64(val, &v))
 		return fail(err, file, line, "bad number \"%s\" for %s", val, key);
-	if (!strcmp(key, "vendid"))
+	if (!strcmp(key, "vendid")) {
 		ps->vendid = (uint32_t)v;
-	else if (!strcmp(key, "devid"))
+		ps->have_vendid = ps->ids_block = true;
+	} else if (!strcmp(key, "devid")) {
 		ps->devid = (uint16_t)v;
-	else if (!strcmp(key, "sysimgguid"))
+		ps->have_devid = ps->ids_block = true;
+	} else if (!strcmp(key, "sysimgguid")) {
 		ps->sysimgguid = v;
-	else if (!strcmp(key, "switchguid"))
+		ps->have_sysimgguid = true;
+	} else if (!strcmp(key, "switchguid")) {
 		ps->guid_next[NODE_SWITCH] = v;
+		/* ibnetdiscover writes the port GUID (NodeInfo:PortGUID) in
+		 * parentheses; the same as the node GUID on most switches. */
+		ps->sw_port_guid = *paren ? g_ascii_strtoull(paren + 1, NULL, 16) : 0;
+	}
 	else if (!strcmp(key, "caguid") || !strcmp(key, "hcaguids"))
 		ps->guid_next[NODE_CA] = v;
 	else if (!strcmp(key, "rtguid"))
@@ -231,6 +246,39 @@ static bool parse_directive(struct parser *ps, const char *key, const char *val,
 	else
 		return fail(err, file, line, "unknown setting \"%s\"", key);
 	return true;
+}
+
+/* ConnectX-4 and later (mlx5; and BlueField): port 1's GUID is the node
+ * GUID. Earlier HCAs number ports from node GUID + 1. */
+static bool port_guid_is_node_guid(const struct node *n)
+{
+	return n->vendor_id == 0x02c9 &&
+	       ((n->device_id >= 0x1011 && n->device_id <= 0x10ff) ||
+		(n->device_id >= 0xa2d2 && n->device_id <= 0xa2ff));
+}
+
+/* What the ids before a node's header say of it: kept as written (a 0
+ * too), defaults only where the file says nothing. */
+static void node_identity(struct parser *ps, struct node *n)
+{
+	unsigned i;
+
+	if (ps->have_vendid)
+		n->vendor_id = ps->vendid;
+	if (ps->have_devid)
+		n->device_id = ps->devid;
+	if (ps->have_sysimgguid)
+		n->sys_guid = ps->sysimgguid;
+	else if (ps->ids_block)
+		n->sys_guid = 0;
+	if (node_is_switch(n) && ps->sw_port_guid)
+		for (i = 0; i <= n->nports; i++)
+			n->ports[i].guid = ps->sw_port_guid;
+	if (!node_is_switch(n) && port_guid_is_node_guid(n))
+		for (i = 1; i <= n->nports; i++)
+			n->ports[i].guid = n->guid + i - 1;
+	ps->have_sysimgguid = ps->ids_block = false;
+	ps->sw_port_guid = 0;
 }
 
 static bool parse_header(struct parser *ps, GMatchInfo *mi, const char *file,
@@ -266,13 +314,7 @@ static bool parse_header(struct parser *ps, GMatchInfo *mi, const char *file,
 	}
 	/* GUIDs advance past this node's port GUIDs (guid + 1..nports). */
 	ps->guid_next[type] = guid + (type == NODE_SWITCH ? 1 : nports + 1);
-	if (ps->vendid)
-		n->vendor_id = ps->vendid;
-	if (ps->devid)
-		n->device_id = ps->devid;
-	if (ps->sysimgguid)
-		n->sys_guid = ps->sysimgguid;
-	ps->sysimgguid = 0;
+	node_identity(ps, n);
 	if (hash) {
 		const char *q1 = strchr(hash, '"'), *q2 = q1 ? strchr(q1 + 1, '"') : NULL;
 		const char *tail = q2 ? q2 + 1 : hash + 1;
@@ -313,8 +355,6 @@ static bool parse_options(struct link_decl *l, const char *rest,
 	unsigned i;
 
 	for (i = 0; tok[i] && ok; i++) {
-		uint8_t sp = l->speed, esp = l->espeed;
-
 		if (!*tok[i])
 			continue;
 		if (tok[i][0] == '#')
@@ -323,10 +363,7 @@ static bool parse_options(struct link_decl *l, const char *rest,
 			if (!(l->width = parse_width(tok[i] + 2)))
 				ok = fail(err, file, line, "bad link width \"%s\"", tok[i]);
 		} else if (g_str_has_prefix(tok[i], "s=") || g_str_has_prefix(tok[i], "e=")) {
-			if ((tok[i][0] == 's' ? parse_speed : parse_espeed)(tok[i] + 2, &sp, &esp)) {
-				l->speed = sp;
-				l->espeed = esp;
-			} else
+			if (!(tok[i][0] == 's' ? parse_speed : parse_espeed)(tok[i] + 2, &l->sp))
 				ok = fail(err, file, line, "bad link speed \"%s\"", tok[i]);
 		} else
 			ok = fail(err, file, line, "unexpected \"%s\" on a port line", tok[i]);
@@ -338,9 +375,9 @@ static bool parse_options(struct link_decl *l, const char *rest,
 static bool parse_port_line(struct parser *ps, GMatchInfo *mi, const char *file,
 			    unsigned line, GError **err)
 {
-	char *pnum = g_match_info_fetch(mi, 1), *pguid = g_match_info_fetch(mi, 3);
-	char *remote = g_match_info_fetch(mi, 4), *rnum = g_match_info_fetch(mi, 6);
-	char *rest = g_match_info_fetch(mi, 9);
+	char *pnum = g_match_info_fetch(mi, 1), *pguid = g_match_info_fetch(mi, 4);
+	char *remote = g_match_info_fetch(mi, 5), *rnum = g_match_info_fetch(mi, 7);
+	char *rguid = g_match_info_fetch(mi, 10), *rest = g_match_info_fetch(mi, 11);
 	struct node *n = ps->cur;
 	struct link_decl *l;
 	unsigned long port = strtoul(pnum, NULL, 10);
@@ -357,7 +394,10 @@ static bool parse_port_line(struct parser *ps, GMatchInfo *mi, const char *file,
 	l->port = (unsigned)port;
 	l->remote = g_strdup(remote);
 	l->rport = *rnum ? (unsigned)strtoul(rnum, NULL, 10) : 1;
+	l->rguid = *rguid ? g_ascii_strtoull(rguid, NULL, 16) : 0;
 	l->where = g_strdup_printf("%s:%u", file, line);
+	l->def_width = ps->def_width;
+	l->def_sp = ps->def_sp;
 	g_ptr_array_add(ps->links, l);
 	if (!parse_options(l, rest, file, line, err))
 		goto out;
@@ -365,19 +405,19 @@ static bool parse_port_line(struct parser *ps, GMatchInfo *mi, const char *file,
 		uint64_t g = g_ascii_strtoull(pguid, NULL, 16);
 
 		n->ports[port].guid = g;
+		g_hash_table_add(ps->named, &n->ports[port]);
 	}
 	if (hash) {
-		uint8_t w = 0, sp = 0, esp = 0;
+		uint8_t w = 0;
+		struct lspeed sp = { 0, 0, 0 };
 		const char *q = strchr(hash, '"');
 		unsigned lid, lmc;
 
-		comment_link_speed(hash, &w, &sp, &esp);
+		comment_link_speed(hash, &w, &sp);
 		if (w && !l->width)
 			l->width = w;
-		if (sp && !l->speed) {
-			l->speed = sp;
-			l->espeed = esp;
-		}
+		if (sp.speed && !l->sp.speed)
+			l->sp = sp;
 		/* A CA's own LID comes before the remote's description. */
 		if (!node_is_switch(n) && sscanf(hash, "# lid %u lmc %u", &lid, &lmc) >= 1 &&
 		    (!q || strstr(hash, "lid") < q)) {
@@ -396,6 +436,7 @@ out:
 	g_free(pguid);
 	g_free(remote);
 	g_free(rnum);
+	g_free(rguid);
 	g_free(rest);
 	return ok;
 }
@@ -439,6 +480,18 @@ static bool parse_include(struct parser *ps, const char *line_text,
 	return ok;
 }
 
+/*
+ * A line that is no topology (a dump that begins with ibnetdiscover's own
+ * "ibwarn: ..." on stderr, a note someone added) is skipped with a
+ * warning naming it; the first few each, then one count at the end.
+ */
+static void skip_line(struct parser *ps, const char *file, unsigned line, const char *text)
+{
+	if (++ps->skipped <= MAX_SKIP_WARNINGS)
+		g_warning("%s:%u: skipped, not topology: \"%.60s\" (--strict refuses it)",
+			  file, line, text);
+}
+
 /* g_regex_match() that frees the match info of an earlier try first. */
 static bool match(GRegex *re, const char *line, GMatchInfo **mi)
 {
@@ -451,7 +504,7 @@ static bool match(GRegex *re, const char *line, GMatchInfo **mi)
 static bool parse_text(struct parser *ps, char *text, const char *file,
 		       const char *dir, GError **err)
 {
-	static GRegex *re_header, *re_port, *re_set;
+	static GRegex *re_header, *re_port, *re_set, *re_group;
 	/*
 	 * Lines are cut in place with memchr: g_strsplit() searches with
 	 * strstr(), which sanitizers check by measuring the whole rest of the
@@ -465,8 +518,16 @@ static bool parse_text(struct parser *ps, char *text, const char *file,
 
 	if (!re_header) {
 		re_header = g_regex_new("^(Switch|Hca|Ca|Rt)\\s+(\\d+)\\s+\"([^\"]+)\"(.*)$", 0, 0, NULL);
-		re_port = g_regex_new("^\\[(\\d+)\\](\\(([0-9a-fA-Fx]+)\\))?\\s*\"([^\"]+)\"(\\[(\\d+)\\])?(\\([0-9a-fA-Fx]+\\))?(\\[ext \\d+\\])?(.*)$", 0, 0, NULL);
-		re_set = g_regex_new("^([a-z]+)\\s*=\\s*([^\\s(]+)", 0, 0, NULL);
+		/* [port][ext N](guid) "remote"[port][ext N] (guid) rest: the
+		 * [ext N] of `ibnetdiscover -g` (chassis external ports) are
+		 * read and ignored. */
+		re_port = g_regex_new("^\\[(\\d+)\\](\\[ext \\d+\\])?(\\(([0-9a-fA-Fx]+)\\))?\\s*"
+				      "\"([^\"]+)\"(\\[(\\d+)\\])?(\\[ext \\d+\\])?"
+				      "\\s*(\\(([0-9a-fA-Fx]+)\\))?(.*)$", 0, 0, NULL);
+		/* `ibnetdiscover -g` groups nodes under these lines. */
+		re_group = g_regex_new("^(Non-Chassis Nodes|Chassis \\d+( \\(guid 0x[0-9a-fA-F]+\\))?)$",
+				       0, 0, NULL);
+		re_set = g_regex_new("^([a-z]+)\\s*=\\s*([^\\s(]+)(\\([0-9a-fA-Fx]+\\))?", 0, 0, NULL);
 	}
 	ps->cur = NULL;
 	for (p = copy; (p = memchr(p, '\n', (size_t)(end - p))); p++)
@@ -507,13 +568,20 @@ static bool parse_text(struct parser *ps, char *text, const char *file,
 			ok = parse_include(ps, l, file, lineno, dir, err);
 		} else if (match(re_set, l, &mi)) {
 			char *k = g_match_info_fetch(mi, 1), *v = g_match_info_fetch(mi, 2);
+			char *paren = g_match_info_fetch(mi, 3);
 
 			ps->cur = NULL;
-			ok = parse_directive(ps, k, v, file, lineno, err);
+			ok = parse_directive(ps, k, v, paren ? paren : "", file, lineno, err);
 			g_free(k);
 			g_free(v);
-		} else {
+			g_free(paren);
+		} else if (match(re_group, l, &mi)) {
+			ps->cur = NULL;	/* ibnetdiscover -g: the grouping is not kept */
+		} else if (ps->flags & TOPO_STRICT) {
 			ok = fail(err, file, lineno, "unrecognized line \"%.40s\"", l);
+		} else {
+			/* The record goes on: stderr lines can land mid-record. */
+			skip_line(ps, file, lineno, l);
 		}
 		g_match_info_free(mi);
 	}
@@ -522,9 +590,60 @@ static bool parse_text(struct parser *ps, char *text, const char *file,
 	return ok;
 }
 
-static bool same_or_unset(uint8_t a, uint8_t b)
+/*
+ * The second end of a cable names a width or speed (or both): where the
+ * first named one too and they differ, the link trained to the lower of
+ * the two. A dump of a degraded link shows just that (the man page's
+ * example: 1xSDR on one side, 4xSDR on the other); it is evidence, not a
+ * contradiction, so it loads, and -v says what was taken.
+ */
+static void second_end(struct link_decl *l, struct link_decl *other, struct port *a,
+		       struct port *b)
 {
-	return !a || !b || a == b;
+	uint8_t w = other->width ? other->width : other->def_width;
+	struct lspeed sp = other->sp.speed ? other->sp : other->def_sp;
+
+	if (l->width && l->width != w) {
+		if (other->width)
+			g_message("%s: width %ux, %ux at %s: the link trained to %ux", l->where,
+				  width_lanes(l->width), width_lanes(other->width), other->where,
+				  MIN(width_lanes(l->width), width_lanes(other->width)));
+		if (!other->width || width_lanes(l->width) < width_lanes(w))
+			w = l->width;
+	}
+	if (l->sp.speed && memcmp(&l->sp, &sp, sizeof(sp))) {
+		const struct link_speed *mine = link_speed_of(l->sp), *theirs = link_speed_of(sp);
+
+		if (other->sp.speed)
+			g_message("%s: speed %s, %s at %s: the link trained to %s", l->where,
+				  mine->name, theirs->name, other->where,
+				  mine->deci < theirs->deci ? mine->name : theirs->name);
+		if (!other->sp.speed || mine->deci < theirs->deci)
+			sp = l->sp;
+	}
+	a->width_active = b->width_active = w;
+	port_set_speed(a, sp);
+	port_set_speed(b, sp);
+}
+
+/*
+ * A port line names the remote CA port's GUID in parentheses; where that
+ * port's own line gave none (a dump written from one side, or cut), it is
+ * the port's GUID. Two different GUIDs for one port cannot both be real.
+ */
+static bool remote_guid(struct parser *ps, struct link_decl *l, struct port *b, GError **err)
+{
+	if (g_hash_table_contains(ps->named, b)) {
+		if (b->guid == l->rguid)
+			return true;
+		g_set_error(err, TOPO_ERROR, 1, "%s: \"%s\"[%u] has port GUID %" G_GINT64_MODIFIER
+			    "x here but %" G_GINT64_MODIFIER "x on its own line", l->where,
+			    b->node->id, b->num, l->rguid, b->guid);
+		return false;
+	}
+	b->guid = l->rguid;
+	g_hash_table_add(ps->named, b);
+	return true;
 }
 
 /* Make the cables. Each may be declared on one end or both. */
@@ -560,10 +679,13 @@ static bool make_links(struct parser *ps, GError **err)
 			ok = false;
 			break;
 		}
+		if (l->rguid && !node_is_switch(r) && !remote_guid(ps, l, b, err)) {
+			ok = false;
+			break;
+		}
 		if (!a->remote && !b->remote) {
-			fabric_link(a, b, l->width ? l->width : ps->def_width,
-				    l->speed ? l->speed : ps->def_speed,
-				    l->speed ? l->espeed : ps->def_espeed);
+			fabric_link(a, b, l->width ? l->width : l->def_width,
+				    l->sp.speed ? l->sp : l->def_sp);
 			g_hash_table_insert(decl, a, l);
 			g_hash_table_insert(decl, b, l);
 			continue;
@@ -580,26 +702,7 @@ static bool make_links(struct parser *ps, GError **err)
 			ok = false;
 			break;
 		}
-		if (!same_or_unset(l->width, other->width) ||
-		    !same_or_unset(l->speed, other->speed) ||
-		    (l->speed && other->speed && l->espeed != other->espeed)) {
-			g_set_error(err, TOPO_ERROR, 1, "%s: link width or speed differs from %s",
-				    l->where, other->where);
-			ok = false;
-			break;
-		}
-		/* The second end may be the one that names the width/speed. */
-		if (l->width && !other->width)
-			a->width_active = b->width_active = l->width;
-		if (l->speed && !other->speed) {
-			struct port *ends[2] = { a, b };
-			unsigned k;
-
-			for (k = 0; k < 2; k++) {
-				ends[k]->speed_active = l->speed;
-				ends[k]->espeed_active = l->espeed;
-			}
-		}
+		second_end(l, other, a, b);
 	}
 	progress_done(prog);
 	g_hash_table_destroy(decl);
@@ -608,13 +711,16 @@ static bool make_links(struct parser *ps, GError **err)
 
 /* Load from @text, which is cut up on the way (a file's buffer is not
  * copied: at 50,000 nodes that is 8 MB more at the peak). */
-static struct fabric *load_buffer(char *text, const char *name, GError **err)
+static struct fabric *load_buffer(char *text, const char *name, unsigned flags,
+				  GError **err)
 {
 	struct parser ps = {
 		.f = fabric_new(),
+		.flags = flags,
 		.links = g_ptr_array_new_with_free_func(link_decl_free),
+		.named = g_hash_table_new(NULL, NULL),
 		.def_width = WIDTH_4X,
-		.def_speed = SPEED_QDR,
+		.def_sp = { SPEED_QDR, 0, 0 },
 		/* Deterministic GUIDs for nodes the file gives none for. */
 		.guid_next = { 0, 0x0002c90300000100ULL, 0x0002c90200000100ULL,
 			       0x0002c90400000100ULL },
@@ -623,10 +729,13 @@ static struct fabric *load_buffer(char *text, const char *name, GError **err)
 	bool ok;
 
 	ok = parse_text(&ps, text, name, dir, err) && make_links(&ps, err);
+	if (ps.skipped > MAX_SKIP_WARNINGS)
+		g_warning("%s: %u lines skipped in all, not topology", name, ps.skipped);
 	if (ok && ps.f->nodes->len == 0)
 		ok = fail(err, name, 1, "no nodes defined");
 	g_free(dir);
 	g_ptr_array_free(ps.links, TRUE);
+	g_hash_table_destroy(ps.named);
 	if (!ok) {
 		fabric_free(ps.f);
 		return NULL;
@@ -634,7 +743,7 @@ static struct fabric *load_buffer(char *text, const char *name, GError **err)
 	return ps.f;
 }
 
-struct fabric *topo_load_file(const char *path, GError **err)
+struct fabric *topo_load_file(const char *path, unsigned flags, GError **err)
 {
 	char *text = NULL;
 	struct fabric *f;
@@ -645,15 +754,16 @@ struct fabric *topo_load_file(const char *path, GError **err)
 		g_error_free(ioerr);
 		return NULL;
 	}
-	f = load_buffer(text, path, err);
+	f = load_buffer(text, path, flags, err);
 	g_free(text);
 	return f;
 }
 
-struct fabric *topo_load_string(const char *text, const char *name, GError **err)
+struct fabric *topo_load_string(const char *text, const char *name, unsigned flags,
+				GError **err)
 {
 	char *copy = g_strdup(text);
-	struct fabric *f = load_buffer(copy, name, err);
+	struct fabric *f = load_buffer(copy, name, flags, err);
 
 	g_free(copy);
 	return f;
@@ -662,7 +772,8 @@ struct fabric *topo_load_string(const char *text, const char *name, GError **err
 struct fabric *topo_load_default(void)
 {
 	GError *err = NULL;
-	struct fabric *f = topo_load_string(topo_default_text, "(built-in default fabric)", &err);
+	struct fabric *f = topo_load_string(topo_default_text, "(built-in default fabric)",
+					    TOPO_STRICT, &err);
 
 	/* The text is part of the program; a failure is a build bug. */
 	g_assert_no_error(err);

@@ -13,7 +13,10 @@
  *   [1](portguid)	"S-1"[1]	# lid 3 lmc 0 "desc" lid 1 4xQDR
  *
  * A blank line ends a node's record. A link may be written on one side or
- * both; both sides must agree. Errors read "file:line: what is wrong".
+ * both; where the two sides name different widths or speeds, the link runs
+ * at the lower (a dump of a degraded link). `ibnetdiscover -g` grouping
+ * ("Chassis N", "[ext N]") is read and ignored. Errors read "file:line:
+ * what is wrong".
  */
 #ifndef IBEMU_TOPOLOGIES_TOPO_H
 #define IBEMU_TOPOLOGIES_TOPO_H
@@ -26,9 +29,12 @@
 #define TOPO_ERROR (topo_error_quark())
 GQuark topo_error_quark(void);
 
-struct fabric *topo_load_file(const char *path, GError **err);
+/* Lines that are no topology are skipped with a warning, or refused
+ * with TOPO_STRICT. */
+#define TOPO_STRICT	1u
+struct fabric *topo_load_file(const char *path, unsigned flags, GError **err);
 /* @name is what error messages call the text. */
-struct fabric *topo_load_string(const char *text, const char *name,
+struct fabric *topo_load_string(const char *text, const char *name, unsigned flags,
 				GError **err);
 
 /* gen.c: write a two-level fat tree of @radix-port switches; -1 if bad. */

@@ -21,7 +21,7 @@
 static inline struct fabric *load(const char *text)
 {
 	GError *err = NULL;
-	struct fabric *f = topo_load_string(text, "test.net", &err);
+	struct fabric *f = topo_load_string(text, "test.net", TOPO_STRICT, &err);
 
 	if (!f)
 		fail_msg("topology: %s", err->message);
