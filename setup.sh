@@ -7,7 +7,8 @@ cd "$(dirname "$0")"
 PKGS="build-essential autoconf automake libtool pkg-config \
 libglib2.0-dev libjson-glib-dev libfuse3-dev fuse3 libibumad-dev libibmad-dev libibverbs-dev libcmocka-dev \
 infiniband-diags opensm ibverbs-utils ibsim-utils libumad2sim0 python3 valgrind graphviz man-db \
-qemu-system-x86 busybox-static cpio kmod xz-utils systemd clang"
+qemu-system-x86 busybox-static cpio kmod xz-utils systemd clang \
+prometheus-node-exporter curl"
 
 missing=""
 for p in $PKGS; do

@@ -225,7 +225,11 @@ static int attach_nodes(struct fabric *f, struct umad_host *h, char **names)
 			return -1;
 		}
 		if (n->type == NODE_ROUTER) {
-			fprintf(stderr, "ibemu: --attach %s: routers cannot be attached\n", names[i]);
+			/* ib_umad offers a device for any IB device's ports,
+			 * but no Linux driver presents a router: no host has one. */
+			fprintf(stderr, "ibemu: --attach %s: a router cannot be attached "
+				"(no Linux driver presents one, so no host has its umad devices)\n",
+				names[i]);
 			return -1;
 		}
 		umad_host_attach(h, n);

@@ -173,9 +173,11 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	if (v->kind == VN_ATTR) {
 		char *text = v->show(v);
-		size_t len = strlen(text);
+		size_t len = text ? strlen(text) : 0;
 
-		if ((size_t)off >= len)
+		if (!text)
+			fuse_reply_err(req, EINVAL);
+		else if ((size_t)off >= len)
 			fuse_reply_buf(req, NULL, 0);
 		else
 			fuse_reply_buf(req, text + off, MIN(size, len - (size_t)off));

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "cuse/sysfs.h"
+#include "fabric/pma.h"
 #include "fabric/port.h"
 
 static char *fmt_guid(uint64_t g)
@@ -132,6 +133,55 @@ static char *show_gid(const struct vnode *v)
 			       (unsigned)(g >> 16) & 0xffff, (unsigned)g & 0xffff);
 }
 
+/*
+ * ports/N/counters/: the kernel's PMA counter files (sysfs.c, the set it
+ * takes when ClassPortInfo has the extended width, as ibemu's PMA says):
+ * each read is a Get of PortCounters or PortCountersExtended to the
+ * port's own PMA, in its units (data in 4-byte words), narrow counters
+ * saturated as the PMA holds them.
+ */
+static const struct {
+	const char *name;
+	uint16_t attr;
+	enum MAD_FIELDS field;
+} sysfs_counters[] = {
+#define PC(n, f) { n, IB_GSI_PORT_COUNTERS, f }
+#define PCX(n, f) { n, IB_GSI_PORT_COUNTERS_EXT, f }
+	PC("symbol_error", IB_PC_ERR_SYM_F),
+	PC("link_error_recovery", IB_PC_LINK_RECOVERS_F),
+	PC("link_downed", IB_PC_LINK_DOWNED_F),
+	PC("port_rcv_errors", IB_PC_ERR_RCV_F),
+	PC("port_rcv_remote_physical_errors", IB_PC_ERR_PHYSRCV_F),
+	PC("port_rcv_switch_relay_errors", IB_PC_ERR_SWITCH_REL_F),
+	PC("port_xmit_discards", IB_PC_XMT_DISCARDS_F),
+	PC("port_xmit_constraint_errors", IB_PC_ERR_XMTCONSTR_F),
+	PC("port_rcv_constraint_errors", IB_PC_ERR_RCVCONSTR_F),
+	PC("local_link_integrity_errors", IB_PC_ERR_LOCALINTEG_F),
+	PC("excessive_buffer_overrun_errors", IB_PC_ERR_EXCESS_OVR_F),
+	PC("VL15_dropped", IB_PC_VL15_DROPPED_F),
+	PCX("port_xmit_data", IB_PC_EXT_XMT_BYTES_F),
+	PCX("port_rcv_data", IB_PC_EXT_RCV_BYTES_F),
+	PCX("port_xmit_packets", IB_PC_EXT_XMT_PKTS_F),
+	PC("port_xmit_wait", IB_PC_XMT_WAIT_F),
+	PCX("port_rcv_packets", IB_PC_EXT_RCV_PKTS_F),
+	PCX("unicast_rcv_packets", IB_PC_EXT_RCV_UPKTS_F),
+	PCX("unicast_xmit_packets", IB_PC_EXT_XMT_UPKTS_F),
+	PCX("multicast_rcv_packets", IB_PC_EXT_RCV_MPKTS_F),
+	PCX("multicast_xmit_packets", IB_PC_EXT_XMT_MPKTS_F),
+#undef PC
+#undef PCX
+};
+
+static char *show_counter(const struct vnode *v)
+{
+	uint64_t val;
+
+	/* The kernel returns the error of a failed MAD: EINVAL. */
+	if (!pma_query(PORT(v), sysfs_counters[v->arg].attr, sysfs_counters[v->arg].field, &val))
+		return NULL;
+	return g_strdup_printf("%" G_GUINT64_FORMAT "\n", val);
+}
+
 static char *show_pkey(const struct vnode *v)
 {
 	const struct port *p = PORT(v);
@@ -184,6 +234,9 @@ static void build_port(struct vfs *vfs, struct vnode *ports, struct port *p)
 		snprintf(name, sizeof(name), "%u", i);
 		vfs_attr(vfs, sub, name, show_gid, p, i);
 	}
+	sub = vfs_dir(vfs, dir, "counters");
+	for (i = 0; i < G_N_ELEMENTS(sysfs_counters); i++)
+		vfs_attr(vfs, sub, sysfs_counters[i].name, show_counter, p, i);
 	/* pkeys/ must be exactly 0..N-1 (docs/umad.md §1.3.5). */
 	sub = vfs_dir(vfs, dir, "pkeys");
 	for (i = 0; i < p->npkeys; i++) {

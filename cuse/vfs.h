@@ -23,7 +23,8 @@ struct vnode {
 	struct vnode *parent;
 	enum vnode_kind kind;
 	GPtrArray *children;	/* VN_DIR only */
-	vnode_show show;	/* VN_ATTR: returns g_malloc'd text */
+	vnode_show show;	/* VN_ATTR: returns g_malloc'd text, or NULL: the
+				 * read fails with EINVAL, as a kernel show's error */
 	void *ctx;
 	unsigned arg;
 };

@@ -327,3 +327,25 @@ void pma_process(struct node *n, struct port *in, const uint8_t *req,
 		g_debug("PMA %s: %s %s(0x%04x) port %u -> status 0x%04x", n->id,
 			set ? "Set" : "Get", a ? a->name : "?", mad_attr_id(req), sel, status);
 }
+
+/* The kernel's sysfs way in (pma.h): a Get as process_mad() carries it. */
+bool pma_query(struct port *p, uint16_t attr, enum MAD_FIELDS field, uint64_t *val)
+{
+	MAD_BUF(req) = { 0 };
+	MAD_BUF(resp);
+
+	req[0] = 1;	/* BaseVersion */
+	req[1] = UMAD_CLASS_PERF_MGMT;
+	req[2] = 1;	/* ClassVersion */
+	req[3] = UMAD_METHOD_GET;
+	req[16] = attr >> 8;
+	req[17] = attr & 0xff;
+	mad_set_field(req + PMA_DATA, 0, IB_PC_PORT_SELECT_F, p->num);
+	pma_process(p->node, p, req, resp);
+	if (mad_status(resp))
+		return false;
+	/* mad_get_field64 reads 8 bytes: only for the 64-bit counters. */
+	*val = attr == IB_GSI_PORT_COUNTERS_EXT ? mad_get_field64(resp + PMA_DATA, 0, field) :
+	       mad_get_field(resp + PMA_DATA, 0, field);
+	return true;
+}

@@ -17,6 +17,14 @@
 void pma_process(struct node *n, struct port *in, const uint8_t *req,
 		 uint8_t *resp);
 
+/*
+ * Ask @p's own PMA for @attr (PortCounters or PortCountersExtended) with
+ * PortSelect = @p, as the kernel's sysfs asks the HCA (get_perf_mad():
+ * process_mad, nothing on the wire), and read @field of the answer into
+ * @val. False if the PMA answered with a status.
+ */
+bool pma_query(struct port *p, uint16_t attr, enum MAD_FIELDS field, uint64_t *val);
+
 /* Count @packets of @dwords 32-bit words on SL @sl leaving @out for @in. */
 void pma_count(struct port *out, struct port *in, unsigned packets,
 	       unsigned dwords, unsigned sl, bool multicast);
