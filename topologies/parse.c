@@ -19,6 +19,8 @@
 /* Skipped lines warned about one by one; the rest are counted. */
 #define MAX_SKIP_WARNINGS 10
 
+enum { IDS_VENDID = 1, IDS_DEVID = 2, IDS_GUID = 4, IDS_BLOCK = 7 };
+
 G_DEFINE_QUARK(ibemu-topology-error, topo_error)
 
 struct link_decl {
@@ -42,10 +44,14 @@ struct parser {
 	uint32_t vendid;		/* sticky, as in ibsim, once given */
 	uint16_t devid;
 	bool have_vendid, have_devid;
-	/* An ibnetdiscover record's own vendid=/devid= block came before
-	 * this header: it writes sysimgguid= there unless the node's
-	 * SystemImageGUID is 0 (infiniband-diags ibnetdiscover.c out_ids). */
-	bool ids_block;
+	/*
+	 * What of an ibnetdiscover record's ids block (vendid=, devid=,
+	 * [sysimgguid=], switchguid=/caguid=/rtguid=) came since the last
+	 * header, IDS_ bits. ibnetdiscover leaves sysimgguid= out only when
+	 * SystemImageGUID is 0 (infiniband-diags ibnetdiscover.c out_ids);
+	 * an ibsim file's sticky vendid= alone does not say that.
+	 */
+	unsigned ids_seen;
 	bool have_sysimgguid;
 	uint64_t sysimgguid;		/* for the next node only */
 	uint64_t sw_port_guid;		/* switchguid=G(P): P, for the next switch */
@@ -226,10 +232,12 @@ static bool parse_directive(struct parser *ps, const char *key, const char *val,
 		return fail(err, file, line, "bad number \"%s\" for %s", val, key);
 	if (!strcmp(key, "vendid")) {
 		ps->vendid = (uint32_t)v;
-		ps->have_vendid = ps->ids_block = true;
+		ps->have_vendid = true;
+		ps->ids_seen |= IDS_VENDID;
 	} else if (!strcmp(key, "devid")) {
 		ps->devid = (uint16_t)v;
-		ps->have_devid = ps->ids_block = true;
+		ps->have_devid = true;
+		ps->ids_seen |= IDS_DEVID;
 	} else if (!strcmp(key, "sysimgguid")) {
 		ps->sysimgguid = v;
 		ps->have_sysimgguid = true;
@@ -238,12 +246,14 @@ static bool parse_directive(struct parser *ps, const char *key, const char *val,
 		/* ibnetdiscover writes the port GUID (NodeInfo:PortGUID) in
 		 * parentheses; the same as the node GUID on most switches. */
 		ps->sw_port_guid = *paren ? g_ascii_strtoull(paren + 1, NULL, 16) : 0;
-	}
-	else if (!strcmp(key, "caguid") || !strcmp(key, "hcaguids"))
+		ps->ids_seen |= IDS_GUID;
+	} else if (!strcmp(key, "caguid") || !strcmp(key, "hcaguids")) {
 		ps->guid_next[NODE_CA] = v;
-	else if (!strcmp(key, "rtguid"))
+		ps->ids_seen |= IDS_GUID;
+	} else if (!strcmp(key, "rtguid")) {
 		ps->guid_next[NODE_ROUTER] = v;
-	else
+		ps->ids_seen |= IDS_GUID;
+	} else
 		return fail(err, file, line, "unknown setting \"%s\"", key);
 	return true;
 }
@@ -269,7 +279,7 @@ static void node_identity(struct parser *ps, struct node *n)
 		n->device_id = ps->devid;
 	if (ps->have_sysimgguid)
 		n->sys_guid = ps->sysimgguid;
-	else if (ps->ids_block)
+	else if (ps->ids_seen == IDS_BLOCK)
 		n->sys_guid = 0;
 	if (node_is_switch(n) && ps->sw_port_guid)
 		for (i = 0; i <= n->nports; i++)
@@ -277,7 +287,8 @@ static void node_identity(struct parser *ps, struct node *n)
 	if (!node_is_switch(n) && port_guid_is_node_guid(n))
 		for (i = 1; i <= n->nports; i++)
 			n->ports[i].guid = n->guid + i - 1;
-	ps->have_sysimgguid = ps->ids_block = false;
+	ps->have_sysimgguid = false;
+	ps->ids_seen = 0;
 	ps->sw_port_guid = 0;
 }
 

@@ -76,7 +76,8 @@ static void test_ibnetdiscover_format(void **state)
 static void test_ibsim_format(void **state)
 {
 	/* One-sided links, ibsim options, no GUIDs given: deterministic ones. */
-	struct fabric *f = load("Switch 8 \"s1\"\n[1] \"h1\"[1] w=12x s=DDR\n[2] \"h2\"[2]\n\n"
+	struct fabric *f = load("vendid=0x15b3\n"
+				"Switch 8 \"s1\"\n[1] \"h1\"[1] w=12x s=DDR\n[2] \"h2\"[2]\n\n"
 				"Hca 2 \"h1\"\n\nHca 2 \"h2\"\n");
 	struct node *h1 = fabric_find(f, "h1"), *h2 = fabric_find(f, "h2");
 
@@ -89,6 +90,10 @@ static void test_ibsim_format(void **state)
 	assert_int_equal(h1->guid, 0x0002c90300000100ULL);
 	assert_int_equal(h2->guid, h1->guid + 3);	/* past h1's port GUIDs */
 	assert_int_equal(fabric_find(f, "s1")->guid, 0x0002c90200000100ULL);
+	/* ibsim's sticky vendid= is no ibnetdiscover ids block: the
+	 * SystemImageGUID stays the node GUID, as ibsim has it. */
+	assert_int_equal(h2->vendor_id, 0x15b3);
+	assert_int_equal(fabric_find(f, "s1")->sys_guid, 0x0002c90200000100ULL);
 	fabric_free(f);
 }
 
