@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,16 +16,21 @@
 #include "lib/log.h"
 #include "topologies/topo.h"
 
+/* Whole decimal numbers that fit an unsigned: no sign, no wrap ("-1" is
+ * not 4294967295). */
 static bool parse_uints(char **argv, unsigned n, unsigned *v)
 {
 	unsigned i;
 
 	for (i = 0; i < n; i++) {
 		char *end;
+		guint64 x;
 
-		v[i] = (unsigned)strtoul(argv[i], &end, 10);
-		if (!*argv[i] || *end)
+		errno = 0;
+		x = g_ascii_strtoull(argv[i], &end, 10);
+		if (!g_ascii_isdigit(argv[i][0]) || *end || errno || x > G_MAXUINT)
 			return false;
+		v[i] = (unsigned)x;
 	}
 	return true;
 }
@@ -56,19 +62,24 @@ static int topo_usage(FILE *out)
 static int topo_gen(int argc, char **argv)
 {
 	unsigned v[4] = { 0, 0, 1, 1 }, f[3] = { 0, 0, 0 };	/* f: 0 HOSTS = the default */
+	const char *why = NULL;
 	int r = -1;
 
 	if (!strcmp(argv[0], "fattree") && (argc == 2 || argc == 3) &&
 	    parse_uints(argv + 1, (unsigned)argc - 1, f) && (argc == 2 || f[1]))
-		r = topo_gen_fattree2(stdout, f[0], f[1]);
+		r = topo_gen_fattree2(stdout, f[0], f[1], &why);
 	else if (!strcmp(argv[0], "fattree3") && (argc == 3 || argc == 4) &&
 		 parse_uints(argv + 1, (unsigned)argc - 1, f) && (argc == 3 || f[2]))
-		r = topo_gen_fattree3(stdout, f[0], f[1], f[2]);
+		r = topo_gen_fattree3(stdout, f[0], f[1], f[2], &why);
 	else if ((!strcmp(argv[0], "torus") || !strcmp(argv[0], "mesh")) &&
 		 (argc == 3 || argc == 4) && parse_uints(argv + 1, (unsigned)argc - 1, v))
-		r = topo_gen_grid(stdout, argv[0][0] == 't', v, 1);
+		r = topo_gen_grid(stdout, argv[0][0] == 't', v, 1, &why);
 	else if (!strcmp(argv[0], "dragonfly") && argc == 4 && parse_uints(argv + 1, 3, v))
-		r = topo_gen_dragonfly(stdout, v[0], v[1], v[2]);
+		r = topo_gen_dragonfly(stdout, v[0], v[1], v[2], &why);
+	if (r < 0 && why) {
+		fprintf(stderr, "ibemu topo gen %s: %s\n", argv[0], why);
+		return 2;
+	}
 	return r < 0 ? topo_usage(stderr) : 0;
 }
 

@@ -280,12 +280,17 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 		return 1;
 	if (o->seed_str) {
 		char *end;
+		guint64 v;
 
-		seed = (guint32)g_ascii_strtoull(o->seed_str, &end, 0);
-		if (*end) {
-			fprintf(stderr, "ibemu: --seed wants a number\n");
+		errno = 0;
+		v = g_ascii_strtoull(o->seed_str, &end, 0);
+		/* No sign: "-1" would wrap to 4294967295. */
+		if (!g_ascii_isdigit(o->seed_str[0]) || *end || errno || v > G_MAXUINT32) {
+			fprintf(stderr, "ibemu: --seed wants a number 0..4294967295, not \"%s\"\n",
+				o->seed_str);
 			return 2;
 		}
+		seed = (guint32)v;
 	} else {
 		seed = g_random_int();
 	}

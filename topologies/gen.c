@@ -16,14 +16,23 @@
 
 #include "topologies/topo.h"
 
-int topo_gen_fattree2(FILE *out, unsigned radix, unsigned hosts)
+/* Say why an argument is refused (one line, no newline): -1. */
+static int refuse(const char **why, const char *msg)
+{
+	*why = msg;
+	return -1;
+}
+
+int topo_gen_fattree2(FILE *out, unsigned radix, unsigned hosts, const char **why)
 {
 	unsigned up, l, s, h;	/* spines; leaf, spine, host */
 
 	if (!hosts)
 		hosts = radix / 2;
-	if (radix < 2 || radix > 254 || radix % 2 || hosts >= radix)
-		return -1;
+	if (radix < 2 || radix > 254 || radix % 2)
+		return refuse(why, "RADIX must be even, 2..254 (ports a switch)");
+	if (hosts >= radix)
+		return refuse(why, "HOSTS must be below RADIX (a leaf needs an uplink)");
 	up = radix - hosts;
 	fprintf(out, "# Two-level fat tree of %u-port switches: %u leaves, %u spines, %u HCAs",
 		radix, radix, up, radix * hosts);
@@ -63,17 +72,22 @@ int topo_gen_fattree2(FILE *out, unsigned radix, unsigned hosts)
  * round robin, RADIX links each (so PODS x (RADIX - HOSTS) x RADIX/2 must be
  * a multiple of RADIX). RADIX 36 and 6 pods: 1944 HCAs, 270 switches.
  */
-int topo_gen_fattree3(FILE *out, unsigned radix, unsigned pods, unsigned hosts)
+int topo_gen_fattree3(FILE *out, unsigned radix, unsigned pods, unsigned hosts,
+		      const char **why)
 {
 	unsigned half = radix / 2, up, cores, p, i, j;
 
 	if (!hosts)
 		hosts = half;
-	if (radix < 4 || radix > 254 || radix % 2 || pods < 1 || pods > 10000 || hosts >= radix)
-		return -1;
+	if (radix < 4 || radix > 254 || radix % 2)
+		return refuse(why, "RADIX must be even, 4..254 (ports a switch)");
+	if (pods < 1 || pods > 10000)
+		return refuse(why, "PODS must be 1..10000");
+	if (hosts >= radix)
+		return refuse(why, "HOSTS must be below RADIX (a leaf needs an uplink)");
 	up = radix - hosts;
 	if (pods * up * half % radix)
-		return -1;
+		return refuse(why, "PODS x (RADIX-HOSTS) x RADIX/2 must be a multiple of RADIX");
 	cores = pods * up * half / radix;
 	fprintf(out, "# Three-level fat tree of %u-port switches: %u pods, %u core switches, %u HCAs",
 		radix, pods, cores, pods * half * hosts);
@@ -134,20 +148,27 @@ int topo_gen_fattree3(FILE *out, unsigned radix, unsigned pods, unsigned hosts)
  * (ports 1..2*dims: -x +x -y +y -z +z), wrapping around in a torus, with
  * HCAS hosts a switch on the ports after those.
  */
-int topo_gen_grid(FILE *out, bool torus, const unsigned dim[3], unsigned hcas)
+int topo_gen_grid(FILE *out, bool torus, const unsigned dim[3], unsigned hcas,
+		  const char **why)
 {
-	unsigned n = dim[0] * dim[1] * dim[2], dims = dim[2] > 1 ? 3 : 2;
-	unsigned nports = 2 * dims + hcas, i, d, h;
+	/* In 64 bits: 65536^3 must not wrap to an empty fabric. */
+	uint64_t all = (uint64_t)dim[0] * dim[1] * dim[2];
+	unsigned n = (unsigned)MIN(all, G_MAXUINT), dims = dim[2] > 1 ? 3 : 2;
+	unsigned i, d, h;
 
-	if (!dim[0] || !dim[1] || !dim[2] || n > 100000 || nports > 254)
-		return -1;
+	if (!dim[0] || !dim[1] || !dim[2])
+		return refuse(why, "every dimension must be 1 or more");
+	if (all > TOPO_GEN_MAX_SWITCHES)
+		return refuse(why, "X x Y x Z must be at most 100000 switches");
+	if (2 * dims + (uint64_t)hcas > 254)
+		return refuse(why, "a switch would need more than 254 ports");
 	fprintf(out, "# %s of %ux%ux%u switches, %u HCA%s each.\n\n", torus ? "Torus" : "Mesh",
 		dim[0], dim[1], dim[2], hcas, hcas == 1 ? "" : "s");
 	for (i = 0; i < n; i++) {
 		unsigned c[3] = { i % dim[0], i / dim[0] % dim[1], i / (dim[0] * dim[1]) };
 
 		fprintf(out, "Switch\t%u \"sw-%u-%u-%u\"\t# \"sw-%u-%u-%u\" enhanced port 0\n",
-			nports, c[0], c[1], c[2], c[0], c[1], c[2]);
+			2 * dims + hcas, c[0], c[1], c[2], c[0], c[1], c[2]);
 		for (d = 0; d < dims; d++) {
 			int s;
 
@@ -184,13 +205,19 @@ int topo_gen_grid(FILE *out, bool torus, const unsigned dim[3], unsigned hcas)
  * inside a group, HOSTS HCAs and GLOBAL global links a switch, and
  * ROUTERS x GLOBAL + 1 groups so that every pair of groups has one cable.
  */
-int topo_gen_dragonfly(FILE *out, unsigned routers, unsigned hosts, unsigned global)
+int topo_gen_dragonfly(FILE *out, unsigned routers, unsigned hosts, unsigned global,
+		       const char **why)
 {
-	unsigned groups = routers * global + 1, nports = routers - 1 + hosts + global;
-	unsigned g, r, k, h;
+	uint64_t nports = (uint64_t)routers - 1 + hosts + global;
+	uint64_t groups64 = (uint64_t)routers * global + 1;
+	unsigned groups = (unsigned)MIN(groups64, G_MAXUINT), g, r, k, h;
 
-	if (!routers || !global || nports > 254 || groups * routers > 100000)
-		return -1;
+	if (!routers || !global)
+		return refuse(why, "ROUTERS and GLOBAL must be 1 or more");
+	if (nports > 254)
+		return refuse(why, "ROUTERS-1 + HOSTS + GLOBAL must be at most 254 (ports a switch)");
+	if (groups64 * routers > TOPO_GEN_MAX_SWITCHES)
+		return refuse(why, "ROUTERS x (ROUTERS x GLOBAL + 1) must be at most 100000 switches");
 	fprintf(out, "# Dragonfly: %u groups of %u switches, %u HCAs and %u global links each.\n\n",
 		groups, routers, hosts, global);
 	for (g = 0; g < groups; g++)
@@ -198,7 +225,7 @@ int topo_gen_dragonfly(FILE *out, unsigned routers, unsigned hosts, unsigned glo
 			unsigned p = 1, q;
 
 			fprintf(out, "Switch\t%u \"g%03u-r%02u\"\t# \"g%03u-r%02u\" enhanced port 0\n",
-				nports, g, r, g, r);
+				(unsigned)nports, g, r, g, r);
 			/* Local: port p of r reaches every other router q. */
 			for (q = 0; q < routers; q++)
 				if (q != r)

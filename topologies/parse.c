@@ -57,6 +57,7 @@ struct parser {
 	uint64_t sw_port_guid;		/* switchguid=G(P): P, for the next switch */
 	uint64_t guid_next[4];		/* by enum node_type */
 	unsigned skipped;		/* lines that are not topology */
+	struct topo_budget budget;	/* what includes may still read */
 	uint8_t def_width;
 	struct lspeed def_sp;
 	struct node *cur;		/* node whose port lines we read */
@@ -192,6 +193,54 @@ static bool parse_u64(const char *s, uint64_t *v)
 				      g_ascii_isspace(*end));
 }
 
+/*
+ * "lid N" or "lid N lmc M" at @s, after blanks (ibnetdiscover's comments):
+ * 0 if it is not there, 1 or 2 for what was read, -1 (and @err) for a LID
+ * that is not unicast or an LMC past 7. Numbers of any length are read
+ * whole: 99999999999 is refused, not wrapped.
+ */
+static int lid_lmc(const char *s, uint16_t *lid, uint8_t *lmc, const char *file,
+		   unsigned line, GError **err)
+{
+	guint64 v;
+	char *end;
+
+	while (g_ascii_isspace(*s))
+		s++;
+	if (strncmp(s, "lid ", 4) || !g_ascii_isdigit(s[4]))
+		return 0;
+	errno = 0;
+	v = g_ascii_strtoull(s + 4, &end, 10);
+	if (errno || v >= 0xc000) {
+		fail(err, file, line, "LID %.*s is not unicast (0..49151)", (int)(end - s - 4), s + 4);
+		return -1;
+	}
+	*lid = (uint16_t)v;
+	if (strncmp(end, " lmc ", 5) || !g_ascii_isdigit(end[5]))
+		return 1;
+	s = end + 5;
+	v = g_ascii_strtoull(s, &end, 10);
+	if (errno || v > 7) {
+		fail(err, file, line, "LMC %.*s is not 0..7", (int)(end - s), s);
+		return -1;
+	}
+	*lmc = (uint8_t)v;
+	return 2;
+}
+
+/* A GUID in hex (no 0x: ibnetdiscover's parentheses), not 0 (IBA 4.1.1:
+ * 0 is no GUID), 16 digits at most. */
+static bool hex_guid(const char *s, uint64_t *g, const char *file, unsigned line, GError **err)
+{
+	char *end;
+
+	errno = 0;
+	*g = g_ascii_strtoull(s, &end, 16);
+	if (errno || *end || !*g)
+		return fail(err, file, line, "GUID \"%s\" is not valid (1..ffffffffffffffff)", s);
+	return true;
+}
+
 /* Look for "4xQDR" style tokens in an ibnetdiscover comment. */
 static void comment_link_speed(const char *c, uint8_t *w, struct lspeed *sp)
 {
@@ -230,6 +279,12 @@ static bool parse_directive(struct parser *ps, const char *key, const char *val,
 	}
 	if (!parse_u64(val, &v))
 		return fail(err, file, line, "bad number \"%s\" for %s", val, key);
+	/* A node GUID of 0 is no GUID (IBA 4.1.1); SystemImageGUID 0 is
+	 * "none", as ibnetdiscover has it. */
+	if (!v && g_str_has_suffix(key, "guid") && strcmp(key, "sysimgguid"))
+		return fail(err, file, line, "%s=0: a GUID of 0 is not valid", key);
+	if (!v && !strcmp(key, "hcaguids"))
+		return fail(err, file, line, "hcaguids=0: a GUID of 0 is not valid");
 	if (!strcmp(key, "vendid")) {
 		ps->vendid = (uint32_t)v;
 		ps->have_vendid = true;
@@ -245,7 +300,15 @@ static bool parse_directive(struct parser *ps, const char *key, const char *val,
 		ps->guid_next[NODE_SWITCH] = v;
 		/* ibnetdiscover writes the port GUID (NodeInfo:PortGUID) in
 		 * parentheses; the same as the node GUID on most switches. */
-		ps->sw_port_guid = *paren ? g_ascii_strtoull(paren + 1, NULL, 16) : 0;
+		ps->sw_port_guid = 0;
+		if (*paren) {
+			char *hex = g_strndup(paren + 1, strlen(paren) - 2);
+			bool ok = hex_guid(hex, &ps->sw_port_guid, file, line, err);
+
+			g_free(hex);
+			if (!ok)
+				return false;
+		}
 		ps->ids_seen |= IDS_GUID;
 	} else if (!strcmp(key, "caguid") || !strcmp(key, "hcaguids")) {
 		ps->guid_next[NODE_CA] = v;
@@ -329,7 +392,6 @@ static bool parse_header(struct parser *ps, GMatchInfo *mi, const char *file,
 	if (hash) {
 		const char *q1 = strchr(hash, '"'), *q2 = q1 ? strchr(q1 + 1, '"') : NULL;
 		const char *tail = q2 ? q2 + 1 : hash + 1;
-		unsigned lid, lmc;
 
 		if (q1 && q2)
 			g_strlcpy(n->desc, q1 + 1, MIN(sizeof(n->desc), (size_t)(q2 - q1)));
@@ -337,15 +399,8 @@ static bool parse_header(struct parser *ps, GMatchInfo *mi, const char *file,
 			const char *l = strstr(tail, "lid ");
 
 			n->sw->enhanced_port0 = !strstr(tail, "base port 0");
-			if (l && sscanf(l, "lid %u lmc %u", &lid, &lmc) >= 1) {
-				if (lid >= 0xc000) {
-					fail(err, file, line, "switch \"%s\": LID %u is not unicast", id, lid);
-					goto out;
-				}
-				n->ports[0].lid = (uint16_t)lid;
-				if (sscanf(l, "lid %u lmc %u", &lid, &lmc) == 2)
-					n->ports[0].lmc = (uint8_t)MIN(lmc, 7u);
-			}
+			if (l && lid_lmc(l, &n->ports[0].lid, &n->ports[0].lmc, file, line, err) < 0)
+				goto out;
 		}
 	}
 	ps->cur = n;
@@ -392,6 +447,7 @@ static bool parse_port_line(struct parser *ps, GMatchInfo *mi, const char *file,
 	struct node *n = ps->cur;
 	struct link_decl *l;
 	unsigned long port = strtoul(pnum, NULL, 10);
+	uint64_t rg = 0;
 	const char *hash = strchr(rest, '#');
 	bool ok = false;
 
@@ -400,12 +456,20 @@ static bool parse_port_line(struct parser *ps, GMatchInfo *mi, const char *file,
 		     n->id, pnum, n->nports);
 		goto out;
 	}
+	/* The remote port is checked against its node once known; here
+	 * only the range, so that 4294967297 is not read as 1. */
+	if (*rnum && (strtoul(rnum, NULL, 10) < 1 || strtoul(rnum, NULL, 10) > 254)) {
+		fail(err, file, line, "remote port %s is not 1..254", rnum);
+		goto out;
+	}
+	if (*rguid && !hex_guid(rguid, &rg, file, line, err))
+		goto out;
 	l = g_new0(struct link_decl, 1);
 	l->n = n;
 	l->port = (unsigned)port;
 	l->remote = g_strdup(remote);
 	l->rport = *rnum ? (unsigned)strtoul(rnum, NULL, 10) : 1;
-	l->rguid = *rguid ? g_ascii_strtoull(rguid, NULL, 16) : 0;
+	l->rguid = rg;
 	l->where = g_strdup_printf("%s:%u", file, line);
 	l->def_width = ps->def_width;
 	l->def_sp = ps->def_sp;
@@ -413,8 +477,10 @@ static bool parse_port_line(struct parser *ps, GMatchInfo *mi, const char *file,
 	if (!parse_options(l, rest, file, line, err))
 		goto out;
 	if (*pguid && !node_is_switch(n)) {
-		uint64_t g = g_ascii_strtoull(pguid, NULL, 16);
+		uint64_t g;
 
+		if (!hex_guid(pguid, &g, file, line, err))
+			goto out;
 		n->ports[port].guid = g;
 		g_hash_table_add(ps->named, &n->ports[port]);
 	}
@@ -422,7 +488,7 @@ static bool parse_port_line(struct parser *ps, GMatchInfo *mi, const char *file,
 		uint8_t w = 0;
 		struct lspeed sp = { 0, 0, 0 };
 		const char *q = strchr(hash, '"');
-		unsigned lid, lmc;
+		const char *own = strstr(hash, "lid");
 
 		comment_link_speed(hash, &w, &sp);
 		if (w && !l->width)
@@ -430,16 +496,9 @@ static bool parse_port_line(struct parser *ps, GMatchInfo *mi, const char *file,
 		if (sp.speed && !l->sp.speed)
 			l->sp = sp;
 		/* A CA's own LID comes before the remote's description. */
-		if (!node_is_switch(n) && sscanf(hash, "# lid %u lmc %u", &lid, &lmc) >= 1 &&
-		    (!q || strstr(hash, "lid") < q)) {
-			if (lid >= 0xc000) {
-				fail(err, file, line, "port %lu: LID %u is not unicast", port, lid);
-				goto out;
-			}
-			n->ports[port].lid = (uint16_t)lid;
-			if (sscanf(hash, "# lid %u lmc %u", &lid, &lmc) == 2)
-				n->ports[port].lmc = (uint8_t)MIN(lmc, 7u);
-		}
+		if (!node_is_switch(n) && own && (!q || own < q) &&
+		    lid_lmc(hash + 1, &n->ports[port].lid, &n->ports[port].lmc, file, line, err) < 0)
+			goto out;
 	}
 	ok = true;
 out:
@@ -452,7 +511,7 @@ out:
 	return ok;
 }
 
-static bool parse_text(struct parser *ps, char *text, const char *file,
+static bool parse_text(struct parser *ps, char *text, size_t len, const char *file,
 		       const char *dir, GError **err);
 
 static bool parse_include(struct parser *ps, const char *line_text,
@@ -460,8 +519,8 @@ static bool parse_include(struct parser *ps, const char *line_text,
 			  GError **err)
 {
 	const char *q1 = strchr(line_text, '"'), *q2 = q1 ? strchr(q1 + 1, '"') : NULL;
-	char *name, *path, *text = NULL;
-	GError *ioerr = NULL;
+	char *name, *path, *text, *why = NULL;
+	size_t len;
 	bool ok;
 
 	if (!q2)
@@ -470,9 +529,9 @@ static bool parse_include(struct parser *ps, const char *line_text,
 		return fail(err, file, line, "includes nested deeper than %d", MAX_INCLUDE_DEPTH);
 	name = g_strndup(q1 + 1, (gsize)(q2 - q1 - 1));
 	path = g_path_is_absolute(name) ? g_strdup(name) : g_build_filename(dir, name, NULL);
-	if (!g_file_get_contents(path, &text, NULL, &ioerr)) {
-		fail(err, file, line, "cannot include \"%s\": %s", name, ioerr->message);
-		g_error_free(ioerr);
+	if (!(text = topo_read(path, false, &ps->budget, &len, &why))) {
+		fail(err, file, line, "cannot include \"%s\": %s", name, why);
+		g_free(why);
 		g_free(name);
 		g_free(path);
 		return false;
@@ -481,7 +540,7 @@ static bool parse_include(struct parser *ps, const char *line_text,
 	{
 		char *subdir = g_path_get_dirname(path);
 
-		ok = parse_text(ps, text, path, subdir, err);
+		ok = parse_text(ps, text, len, path, subdir, err);
 		g_free(subdir);
 	}
 	ps->depth--;
@@ -511,8 +570,8 @@ static bool match(GRegex *re, const char *line, GMatchInfo **mi)
 	return g_regex_match(re, line, 0, mi);
 }
 
-/* Parse @text, cutting its lines in place. */
-static bool parse_text(struct parser *ps, char *text, const char *file,
+/* Parse @text (@len bytes), cutting its lines in place. */
+static bool parse_text(struct parser *ps, char *text, size_t len, const char *file,
 		       const char *dir, GError **err)
 {
 	static GRegex *re_header, *re_port, *re_set, *re_group;
@@ -521,7 +580,7 @@ static bool parse_text(struct parser *ps, char *text, const char *file,
 	 * strstr(), which sanitizers check by measuring the whole rest of the
 	 * text each time, quadratic on a 50,000-node file.
 	 */
-	char *copy = text, *end = copy + strlen(copy), *line, *next, *p;
+	char *copy = text, *end = copy + len, *line, *next, *p;
 	struct progress *prog;
 	unsigned i, nlines = 1;
 	char *what;
@@ -552,6 +611,11 @@ static bool parse_text(struct parser *ps, char *text, const char *file,
 		GMatchInfo *mi = NULL;
 
 		next = nl ? nl + 1 : NULL;
+		if (memchr(line, 0, (size_t)((nl ? nl : end) - line))) {
+			/* Once the rest of the file went unread, silently. */
+			ok = fail(err, file, lineno, "a NUL byte: a topology file is text");
+			break;
+		}
 		if (nl)
 			*nl = 0;
 		l = g_strstrip(line);
@@ -720,10 +784,11 @@ static bool make_links(struct parser *ps, GError **err)
 	return ok;
 }
 
-/* Load from @text, which is cut up on the way (a file's buffer is not
- * copied: at 50,000 nodes that is 8 MB more at the peak). */
-static struct fabric *load_buffer(char *text, const char *name, unsigned flags,
-				  GError **err)
+/* Load from @text (@len bytes), which is cut up on the way (a file's
+ * buffer is not copied: at 50,000 nodes that is 8 MB more at the peak).
+ * @budget: what reading @text took already. */
+static struct fabric *load_buffer(char *text, size_t len, const char *name, unsigned flags,
+				  struct topo_budget budget, GError **err)
 {
 	struct parser ps = {
 		.f = fabric_new(),
@@ -735,11 +800,12 @@ static struct fabric *load_buffer(char *text, const char *name, unsigned flags,
 		/* Deterministic GUIDs for nodes the file gives none for. */
 		.guid_next = { 0, 0x0002c90300000100ULL, 0x0002c90200000100ULL,
 			       0x0002c90400000100ULL },
+		.budget = budget,
 	};
 	char *dir = g_path_get_dirname(name);
 	bool ok;
 
-	ok = parse_text(&ps, text, name, dir, err) && make_links(&ps, err);
+	ok = parse_text(&ps, text, len, name, dir, err) && make_links(&ps, err);
 	if (ps.skipped > MAX_SKIP_WARNINGS)
 		g_warning("%s: %u lines skipped in all, not topology", name, ps.skipped);
 	if (ok && ps.f->nodes->len == 0)
@@ -756,16 +822,17 @@ static struct fabric *load_buffer(char *text, const char *name, unsigned flags,
 
 struct fabric *topo_load_file(const char *path, unsigned flags, GError **err)
 {
-	char *text = NULL;
+	struct topo_budget budget = { 0, 0 };
+	char *text, *why = NULL;
 	struct fabric *f;
-	GError *ioerr = NULL;
+	size_t len;
 
-	if (!g_file_get_contents(path, &text, NULL, &ioerr)) {
-		g_set_error(err, TOPO_ERROR, 2, "%s: %s", path, ioerr->message);
-		g_error_free(ioerr);
+	if (!(text = topo_read(path, true, &budget, &len, &why))) {
+		g_set_error(err, TOPO_ERROR, 2, "%s: %s", path, why);
+		g_free(why);
 		return NULL;
 	}
-	f = load_buffer(text, path, flags, err);
+	f = load_buffer(text, len, path, flags, budget, err);
 	g_free(text);
 	return f;
 }
@@ -773,8 +840,9 @@ struct fabric *topo_load_file(const char *path, unsigned flags, GError **err)
 struct fabric *topo_load_string(const char *text, const char *name, unsigned flags,
 				GError **err)
 {
+	struct topo_budget budget = { strlen(text), 1 };
 	char *copy = g_strdup(text);
-	struct fabric *f = load_buffer(copy, name, flags, err);
+	struct fabric *f = load_buffer(copy, budget.bytes, name, flags, budget, err);
 
 	g_free(copy);
 	return f;

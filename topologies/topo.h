@@ -37,12 +37,33 @@ struct fabric *topo_load_file(const char *path, unsigned flags, GError **err);
 struct fabric *topo_load_string(const char *text, const char *name, unsigned flags,
 				GError **err);
 
-/* gen.c: write a two-level fat tree of @radix-port switches; -1 if bad. */
+/*
+ * read.c: what loading may read in all, includes too: at most
+ * TOPO_MAX_FILES files and TOPO_MAX_BYTES of text (a 50,000-node dump is
+ * 8 MB). topo_read() gives @path's text (NUL-terminated, *@len bytes) or
+ * NULL with *@why (g_free it); only the top file may be a pipe.
+ */
+#define TOPO_MAX_FILES	1000u
+#define TOPO_MAX_BYTES	(512u << 20)
+struct topo_budget {
+	size_t bytes;
+	unsigned files;
+};
+char *topo_read(const char *path, bool top, struct topo_budget *b, size_t *len,
+		char **why);
+
+/* gen.c: write a generated fabric (fattree2: two levels of
+ * @radix-port switches); each returns -1 with *@why (one line) for
+ * arguments out of range. */
 #include <stdio.h>
-int topo_gen_fattree2(FILE *out, unsigned radix, unsigned hosts);
-int topo_gen_fattree3(FILE *out, unsigned radix, unsigned pods, unsigned hosts);
-int topo_gen_grid(FILE *out, bool torus, const unsigned dim[3], unsigned hcas);
-int topo_gen_dragonfly(FILE *out, unsigned routers, unsigned hosts, unsigned global);
+#define TOPO_GEN_MAX_SWITCHES	100000u
+int topo_gen_fattree2(FILE *out, unsigned radix, unsigned hosts, const char **why);
+int topo_gen_fattree3(FILE *out, unsigned radix, unsigned pods, unsigned hosts,
+		      const char **why);
+int topo_gen_grid(FILE *out, bool torus, const unsigned dim[3], unsigned hcas,
+		  const char **why);
+int topo_gen_dragonfly(FILE *out, unsigned routers, unsigned hosts, unsigned global,
+		       const char **why);
 
 /* dump.c: the fabric as it is now, in this format. */
 void topo_dump(struct fabric *f, GString *out);

@@ -20,7 +20,7 @@ check "fattree 36 24" "912 nodes (48 switches, 864 CAs, 0 routers), 1296 links, 
 check "fattree3 8 2 6" "62 nodes (14 switches, 48 CAs, 0 routers), 80 links, 160 ports"
 "$IBEMU" topo gen fattree 7 >/dev/null 2>"$WORK/out"; RC=$?
 expect_rc 2 "an odd radix is refused"
-expect_line "ibemu topo gen fattree RADIX [HOSTS]" "with the usage"
+expect_line "ibemu topo gen fattree: RADIX must be even, 2..254 (ports a switch)" "saying which limit"
 "$IBEMU" topo gen fattree 8 8 >/dev/null 2>"$WORK/out"; RC=$?
 expect_rc 2 "a leaf with no uplink is refused"
 "$IBEMU" topo gen fattree3 8 1 5 >/dev/null 2>"$WORK/out"; RC=$?
@@ -48,4 +48,22 @@ grep -q "$(printf '\r\033\[K')$WORK/big.net: 2214 nodes" "$WORK/out" &&
 	pass "wiped before the result" || fail "the progress line was not wiped"
 IBEMU_PROGRESS=always "$IBEMU" topo check "$WORK/big.net" >"$WORK/out" 2>&1
 expect_no_line "reading" "a pipe sees none"
+
+# Arguments out of range: one line saying which limit, exit 2, no fabric.
+# (65536^3 once wrapped to 0 switches: an empty fabric, exit 0.)
+gen_refused() {	# WANT ARGS...
+	local want=$1
+	shift
+	"$IBEMU" topo gen "$@" >"$WORK/out" 2>"$WORK/err"; RC=$?
+	if [ $RC = 2 ] && [ ! -s "$WORK/out" ] && [ "$(cat "$WORK/err")" = "$want" ]; then
+		pass "topo gen $*: refused"; else fail "topo gen $*: rc $RC, said '$(cat "$WORK/err")'"; fi
+}
+gen_refused "ibemu topo gen mesh: X x Y x Z must be at most 100000 switches" mesh 65536 65536 65536
+gen_refused "ibemu topo gen dragonfly: ROUTERS-1 + HOSTS + GLOBAL must be at most 254 (ports a switch)" \
+	dragonfly 4 2 4294967295
+"$IBEMU" topo gen fattree 4294967298 >"$WORK/out" 2>&1; RC=$?
+expect_rc 2 "a radix past 32 bits is refused, not read as 2"
+"$IBEMU" run --seed -1 -- true >"$WORK/out" 2>&1; RC=$?
+expect_rc 2 "--seed -1"
+expect_line 'ibemu: --seed wants a number 0..4294967295, not "-1"' "is refused, not read as 4294967295"
 finish

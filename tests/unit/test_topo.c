@@ -2,6 +2,8 @@
 /* Topology parser: both formats, GUID rules, and file:line errors. */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <glib/gstdio.h>
 
 #include "fabric/port.h"
@@ -261,6 +263,100 @@ static void test_errors(void **state)
 	expect_error("width=7x\n", "t.net:1: bad width");
 	expect_error("Switch 0 \"s\"\n", "t.net:1: node \"s\": port count 0");
 	expect_error("# only a comment\n", "no nodes defined");
+	/* Numbers are read whole and range-checked, never wrapped. */
+	expect_error("Switch 4 \"s\"\n[1] \"h\"[4294967297]\n\nCa 1 \"h\"\n",
+		     "t.net:2: remote port 4294967297 is not 1..254");
+	expect_error("Switch 4 \"s\" # \"d\" enhanced port 0 lid 99999999999 lmc 0\n",
+		     "t.net:1: LID 99999999999 is not unicast");
+	expect_error("Ca 1 \"h\"\n[1] \"s\"[1] # lid 3 lmc 9 \"x\" lid 1 4xQDR\n\nSwitch 2 \"s\"\n",
+		     "t.net:2: LMC 9 is not 0..7");
+	expect_error("caguid=0x0\nCa 1 \"h\"\n", "t.net:1: caguid=0: a GUID of 0 is not valid");
+	expect_error("switchguid=0x10(0)\nSwitch 1 \"s\"\n", "t.net:1: GUID \"0\" is not valid");
+	expect_error("Ca 1 \"h\"\n[1](0) \"s\"[1]\n\nSwitch 2 \"s\"\n", "t.net:2: GUID \"0\" is not valid");
+	expect_error("Ca 1 \"h\"\n[1](12345678901234567) \"s\"[1]\n\nSwitch 2 \"s\"\n",
+		     "t.net:2: GUID \"12345678901234567\" is not valid");
+}
+
+/* A NUL byte once ended a file silently, the rest unread. */
+static void test_nul_byte(void **state)
+{
+	static const char text[] = "Switch 2 \"s\"\n[1] \"h\"[1]\n\0\nCa 1 \"h\"\n";
+	char *dir = g_dir_make_tmp("ibemu-topo-XXXXXX", NULL);
+	char *path = g_build_filename(dir, "nul.net", NULL);
+	GError *err = NULL;
+
+	(void)state;
+	g_file_set_contents(path, text, sizeof(text) - 1, NULL);
+	assert_null(topo_load_file(path, 0, &err));
+	assert_non_null(strstr(err->message, "nul.net:3: a NUL byte"));
+	g_error_free(err);
+	g_unlink(path);
+	g_rmdir(dir);
+	g_free(path);
+	g_free(dir);
+}
+
+/*
+ * Includes are budgeted: ten files each including the next ten times,
+ * nine deep (10^9 reads once) stop at TOPO_MAX_FILES; /dev/zero and a
+ * FIFO are refused as not regular files, with the including line.
+ */
+static void test_include_budget(void **state)
+{
+	char *dir = g_dir_make_tmp("ibemu-topo-XXXXXX", NULL);
+	GError *err = NULL;
+	struct fabric *f;
+	char name[32], *path, *fifo;
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i <= 8; i++) {
+		GString *t = g_string_new(i == 0 ? "Switch 2 \"s\"\n\n" : "");
+		unsigned k;
+
+		for (k = 0; i < 8 && k < 10; k++)
+			g_string_append_printf(t, "include \"n%u.net\"\n", i + 1);
+		g_snprintf(name, sizeof(name), "n%u.net", i);
+		path = g_build_filename(dir, name, NULL);
+		g_file_set_contents(path, t->str, -1, NULL);
+		g_free(path);
+		g_string_free(t, TRUE);
+	}
+	path = g_build_filename(dir, "n0.net", NULL);
+	f = topo_load_file(path, 0, &err);
+	assert_null(f);
+	assert_non_null(strstr(err->message, "more than 1000 topology files read in all"));
+	g_clear_error(&err);
+
+	g_file_set_contents(path, "Switch 2 \"s\"\n\ninclude \"/dev/zero\"\n", -1, NULL);
+	assert_null(topo_load_file(path, 0, &err));
+	assert_non_null(strstr(err->message, "n0.net:3: cannot include \"/dev/zero\": not a regular file"));
+	g_clear_error(&err);
+
+	fifo = g_build_filename(dir, "fifo", NULL);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	g_file_set_contents(path, "include \"fifo\"\n", -1, NULL);
+	assert_null(topo_load_file(path, 0, &err));
+	assert_non_null(strstr(err->message, "n0.net:1: cannot include \"fifo\": not a regular file"));
+	g_clear_error(&err);
+	/* The top file may not be a device either (a pipe it may). */
+	assert_null(topo_load_file("/dev/zero", 0, &err));
+	assert_non_null(strstr(err->message, "/dev/zero: not a regular file or a pipe"));
+	g_clear_error(&err);
+
+	g_unlink(fifo);
+	for (i = 0; i <= 8; i++) {
+		char *p;
+
+		g_snprintf(name, sizeof(name), "n%u.net", i);
+		p = g_build_filename(dir, name, NULL);
+		g_unlink(p);
+		g_free(p);
+	}
+	g_rmdir(dir);
+	g_free(fifo);
+	g_free(path);
+	g_free(dir);
 }
 
 int main(void)
@@ -274,6 +370,8 @@ int main(void)
 		cmocka_unit_test(test_stray_lines),
 		cmocka_unit_test(test_include),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_nul_byte),
+		cmocka_unit_test(test_include_budget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
