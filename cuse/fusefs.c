@@ -200,6 +200,25 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		devfile_write(req, v, buf, size, off, fi);
 }
 
+/*
+ * ftruncate() on a device: the kernel refuses it before any driver with
+ * EINVAL (do_ftruncate: not a regular file). Here the file is a FUSE
+ * regular file, so the request comes: answer as the kernel. Anything
+ * else stays ENOSYS (the tree is fixed).
+ */
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		       struct fuse_file_info *fi)
+{
+	struct vnode *v = vfs_get(req_fs(req)->vfs, ino);
+
+	(void)attr;
+	(void)fi;
+	if (v && v->kind != VN_DIR && v->kind != VN_ATTR && (to_set & FUSE_SET_ATTR_SIZE))
+		fuse_reply_err(req, EINVAL);
+	else
+		fuse_reply_err(req, ENOSYS);
+}
+
 static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		     struct fuse_file_info *fi, unsigned flags, const void *in_buf,
 		     size_t in_bufsz, size_t out_bufsz)
@@ -243,6 +262,7 @@ static const struct fuse_lowlevel_ops ops = {
 	.init = op_init,
 	.lookup = op_lookup,
 	.getattr = op_getattr,
+	.setattr = op_setattr,
 	.readdir = op_readdir,
 	.open = op_open,
 	.read = op_read,

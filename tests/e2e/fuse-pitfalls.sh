@@ -3,7 +3,12 @@
 # - FOPEN_STREAM: a write() on an fd whose other thread is blocked in read()
 #   returns at once (without it, it waits behind the read's f_pos_lock);
 # - a blocking read is completed later by the packet (the ETIMEDOUT report);
-# - FUSE_INTERRUPT: a client SIGKILLed while blocked in read() dies at once.
+# - FUSE_INTERRUPT: a client SIGKILLed while blocked in read() dies at once;
+# - the calls the kernel answers before any driver answer as it does:
+#   ftruncate and truncate EINVAL (was ENOSYS), O_TRUNC opens, lseek
+#   ESPIPE, MAP_SHARED ENODEV. (A write of 0 bytes, an unknown ioctl with
+#   a NULL argument and MAP_PRIVATE are answered by the FUSE kernel itself:
+#   README, Robustness.)
 . "$(dirname "$0")/lib.sh"
 
 ibemu_run -- timeout 10 "$TOOLS/umad_block" stream
@@ -15,4 +20,29 @@ expect_line "read_len=88 status=110" "the blocked read gets the ETIMEDOUT report
 ibemu_run -- timeout 10 "$TOOLS/umad_block" kill
 expect_rc 0 "kill test ran"
 expect_line "reaped killed=1" "a client killed in read() is reaped"
+
+ibemu_run -- python3 -c '
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_long]
+dev = "/dev/infiniband/umad0"
+fd = os.open(dev, os.O_RDWR)
+def err(name, f):
+    try:
+        f(); print(name, "ok")
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+err("ftruncate", lambda: os.ftruncate(fd, 0))
+err("truncate", lambda: os.truncate(dev, 0))
+err("open-trunc", lambda: os.close(os.open(dev, os.O_WRONLY | os.O_TRUNC)))
+err("lseek", lambda: os.lseek(fd, 0, os.SEEK_SET))
+p = libc.mmap(None, 4096, 1, 1, fd, 0)
+print("mmap-shared", errno.errorcode[ctypes.get_errno()] if p == 2**64 - 1 else "mapped")'
+expect_line "ftruncate EINVAL" "ftruncate: EINVAL as on a character device"
+expect_line "truncate EINVAL" "truncate: EINVAL"
+expect_line "open-trunc ok" "an O_TRUNC open succeeds (ignored on a device)"
+expect_line "lseek ESPIPE" "lseek: ESPIPE"
+expect_line "mmap-shared ENODEV" "MAP_SHARED: ENODEV"
 finish
