@@ -43,7 +43,13 @@ static int connect_to(const char *path, unsigned timeout_s, GError **err)
 	struct timeval tv = { .tv_sec = timeout_s };
 	int fd;
 
-	g_strlcpy(sa.sun_path, path, sizeof(sa.sun_path));
+	/* Cut short, it would name another socket: say so instead. */
+	if (g_strlcpy(sa.sun_path, path, sizeof(sa.sun_path)) >= sizeof(sa.sun_path)) {
+		g_set_error(err, IBEMU_ERROR, ENAMETOOLONG,
+			    "cannot reach the emulator at %s: %s (a socket path has at most %zu bytes)",
+			    path, g_strerror(ENAMETOOLONG), sizeof(sa.sun_path) - 1);
+		return -1;
+	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||

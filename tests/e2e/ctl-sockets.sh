@@ -29,6 +29,14 @@ expect_no_line "dead1" "stale sockets are removed"
 expect_match "^$NAME +[0-9]+ +namespace +\(built-in default\) +host1$" "ibemu list: name, pid, mode, topology, attached"
 [ "$(wc -l <"$WORK/out")" = 2 ] && pass "and nothing else" || fail "list: $(cat "$WORK/out")"
 
+# A --socket path longer than sun_path (107 bytes) is refused, not cut:
+# cut, this one would name the live socket (slashes pad it to 107).
+tail="/$NAME.sock"
+long="$D$(printf '/%.0s' $(seq $((107 - ${#D} - ${#tail}))))${tail}junk"
+"$IBEMU" ctl --socket "$long" seed >"$WORK/out" 2>&1; RC=$?
+expect_rc 1 "ctl --socket with a ${#long}-byte path"
+expect_line "File name too long (a socket path has at most 107 bytes)" "says why, talks to no one"
+
 # The name in use: refused, and the first stays reachable.
 "$IBEMU" run --name "$NAME" -- true >"$WORK/out" 2>&1; RC=$?
 expect_rc 1 "a second run under a name in use"
