@@ -248,15 +248,13 @@ const struct link_speed link_speeds[] = {
 static const struct link_speed *speed_entry(struct lspeed sp, bool ext)
 {
 	const struct link_speed *s;
+	bool use_ext = ext && sp.espeed;
 
-	for (s = link_speeds; s->name; s++) {
-		if (ext && sp.espeed)
-			if (s->sp.espeed == sp.espeed)
-				return s;
-		if (!(ext && sp.espeed) && !s->sp.espeed && s->sp.speed == sp.speed &&
+	for (s = link_speeds; s->name; s++)
+		if (use_ext ? s->sp.espeed == sp.espeed :
+		    !s->sp.espeed && s->sp.speed == sp.speed &&
 		    s->sp.mspeed == (sp.mspeed & MSPEED_FDR10))
 			return s;
-	}
 	return &link_speeds[0];
 }
 
