@@ -334,12 +334,11 @@ bool pma_query(struct port *p, uint16_t attr, enum MAD_FIELDS field, uint64_t *v
 	MAD_BUF(req) = { 0 };
 	MAD_BUF(resp);
 
-	req[0] = 1;	/* BaseVersion */
-	req[1] = UMAD_CLASS_PERF_MGMT;
-	req[2] = 1;	/* ClassVersion */
-	req[3] = UMAD_METHOD_GET;
-	req[16] = attr >> 8;
-	req[17] = attr & 0xff;
+	req[MAD_OFF(base_version)] = 1;
+	req[MAD_OFF(mgmt_class)] = UMAD_CLASS_PERF_MGMT;
+	req[MAD_OFF(class_version)] = 1;
+	req[MAD_OFF(method)] = UMAD_METHOD_GET;
+	mad_set_attr_id(req, attr);
 	mad_set_field(req + PMA_DATA, 0, IB_PC_PORT_SELECT_F, p->num);
 	pma_process(p->node, p, req, resp);
 	if (mad_status(resp))

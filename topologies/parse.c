@@ -219,6 +219,7 @@ static int lid_lmc(const char *s, uint16_t *lid, uint8_t *lmc, const char *file,
 	if (strncmp(end, " lmc ", 5) || !g_ascii_isdigit(end[5]))
 		return 1;
 	s = end + 5;
+	errno = 0;
 	v = g_ascii_strtoull(s, &end, 10);
 	if (errno || v > 7) {
 		fail(err, file, line, "LMC %.*s is not 0..7", (int)(end - s), s);
@@ -281,10 +282,9 @@ static bool parse_directive(struct parser *ps, const char *key, const char *val,
 		return fail(err, file, line, "bad number \"%s\" for %s", val, key);
 	/* A node GUID of 0 is no GUID (IBA 4.1.1); SystemImageGUID 0 is
 	 * "none", as ibnetdiscover has it. */
-	if (!v && g_str_has_suffix(key, "guid") && strcmp(key, "sysimgguid"))
+	if (!v && strcmp(key, "sysimgguid") &&
+	    (g_str_has_suffix(key, "guid") || !strcmp(key, "hcaguids")))
 		return fail(err, file, line, "%s=0: a GUID of 0 is not valid", key);
-	if (!v && !strcmp(key, "hcaguids"))
-		return fail(err, file, line, "hcaguids=0: a GUID of 0 is not valid");
 	if (!strcmp(key, "vendid")) {
 		ps->vendid = (uint32_t)v;
 		ps->have_vendid = true;
@@ -447,6 +447,7 @@ static bool parse_port_line(struct parser *ps, GMatchInfo *mi, const char *file,
 	struct node *n = ps->cur;
 	struct link_decl *l;
 	unsigned long port = strtoul(pnum, NULL, 10);
+	unsigned long rport = *rnum ? strtoul(rnum, NULL, 10) : 1;
 	uint64_t rg = 0;
 	const char *hash = strchr(rest, '#');
 	bool ok = false;
@@ -458,7 +459,7 @@ static bool parse_port_line(struct parser *ps, GMatchInfo *mi, const char *file,
 	}
 	/* The remote port is checked against its node once known; here
 	 * only the range, so that 4294967297 is not read as 1. */
-	if (*rnum && (strtoul(rnum, NULL, 10) < 1 || strtoul(rnum, NULL, 10) > 254)) {
+	if (rport < 1 || rport > 254) {
 		fail(err, file, line, "remote port %s is not 1..254", rnum);
 		goto out;
 	}
@@ -468,7 +469,7 @@ static bool parse_port_line(struct parser *ps, GMatchInfo *mi, const char *file,
 	l->n = n;
 	l->port = (unsigned)port;
 	l->remote = g_strdup(remote);
-	l->rport = *rnum ? (unsigned)strtoul(rnum, NULL, 10) : 1;
+	l->rport = (unsigned)rport;
 	l->rguid = rg;
 	l->where = g_strdup_printf("%s:%u", file, line);
 	l->def_width = ps->def_width;
