@@ -3,9 +3,11 @@
  * The verbs files of both front-ends (docs/verbs.md "Daemon files"):
  *
  * VN_VCMD, the command file: /dev/infiniband/uverbsN in CUSE mode, and
- * the sysfs file the provider puts over its command fd in both modes. No
- * uverbs command is implemented yet: a write of one fails as the kernel's
- * ib_uverbs_write() fails a command the device does not support.
+ * the sysfs file the provider puts over its command fd in both modes: one
+ * open is one verbs context's way to the fabric (lib/verbs_wire.h). Of the
+ * uverbs commands only CREATE_COMP_CHANNEL is served; a write of another
+ * fails as the kernel's ib_uverbs_write() fails a command the device does
+ * not support.
  *
  * VN_VEVENTS, the async event file (ib_uverbs' async event file): one
  * event record a read, blocking reads parked until an event comes.
@@ -15,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <string.h>
 
 #include "cuse/devfile_priv.h"
 #include "emulator/uverbs.h"
@@ -22,10 +25,85 @@
 
 /* ---- the command file ------------------------------------------------ */
 
+/*
+ * One open: a verbs context (emulator/uverbs.h). Reads block like the
+ * event file's; a CREATE_COMP_CHANNEL write is held until the provider,
+ * asked by an upcall record, has made the channel in the writer's process
+ * and says so with VERBS_IOC_UPCALL_DONE (docs/verbs.md "Completion
+ * channels"): only that process can make a file descriptor there.
+ */
+struct cfile {
+	struct devfiles *df;
+	struct uverbs_ctx *ctx;
+	struct fuse_pollhandle *ph;
+	GQueue reads;		/* struct parked *, blocking reads */
+	GHashTable *upcalls;	/* id -> struct held_write *, owned */
+	uint32_t next_id;
+};
+
+struct held_write {
+	fuse_req_t req;
+	size_t size;
+};
+
+/* Upcalls one context may have unanswered: a provider that never answers
+ * holds this many writers, no more. */
+#define UPCALLS_MAX	64
+
+static struct cfile *cfile_of(const struct fuse_file_info *fi)
+{
+	return (struct cfile *)(uintptr_t)fi->fh;
+}
+
+static void reply_recs(fuse_req_t req, struct cfile *cf, size_t size)
+{
+	char *buf = g_malloc(size);
+	ssize_t n = uverbs_ctx_read(cf->ctx, buf, size);
+
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+	g_free(buf);
+}
+
+/* A record was queued: answer blocked reads, then notify pollers. */
+static void cfile_wakeup(void *ctx)
+{
+	struct cfile *cf = ctx;
+	struct parked *p;
+
+	while (uverbs_ctx_readable(cf->ctx) && (p = g_queue_peek_head(&cf->reads))) {
+		devfile_unpark_read(p);
+		if (!p->interrupted)
+			reply_recs(p->req, cf, p->size);
+		else
+			fuse_reply_err(p->req, EINTR);
+		g_free(p);
+	}
+	if (uverbs_ctx_readable(cf->ctx))
+		devfile_poll_notify(&cf->ph);
+}
+
+static void answer_held(void *data)
+{
+	struct held_write *h = data;
+
+	fuse_reply_err(h->req, EIO);
+	g_free(h);
+}
+
 static void open_vcmd(struct devfiles *df, fuse_req_t req, struct vnode *v,
 		      struct fuse_file_info *fi)
 {
-	fi->fh = 0;
+	struct cfile *cf = g_new0(struct cfile, 1);
+
+	cf->df = df;
+	cf->ctx = uverbs_ctx_open(v->ctx);
+	g_queue_init(&cf->reads);
+	cf->upcalls = g_hash_table_new_full(NULL, NULL, NULL, answer_held);
+	uverbs_ctx_set_wakeup(cf->ctx, cfile_wakeup, cf);
+	fi->fh = (uint64_t)(uintptr_t)cf;
 	fi->direct_io = 1;
 	fi->nonseekable = 1;
 	fuse_reply_open(req, fi);
@@ -33,26 +111,160 @@ static void open_vcmd(struct devfiles *df, fuse_req_t req, struct vnode *v,
 
 /* struct ib_uverbs_cmd_hdr: command, in_words, out_words. */
 #define UVERBS_CMD_HDR_SIZE	8
+/* ...and struct ib_uverbs_create_comp_channel: the response pointer. */
+#define UVERBS_CREATE_COMP_CHANNEL_SIZE	16
+
+static void comp_channel_upcall(fuse_req_t req, struct cfile *cf, const char *buf, size_t size)
+{
+	struct verbs_wire_upcall up = { .rec = { VERBS_REC_UPCALL, sizeof(up) } };
+	struct held_write *h;
+
+	/* ib_uverbs_write(): the command's own size, or EINVAL. */
+	if (size < UVERBS_CREATE_COMP_CHANNEL_SIZE) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (g_hash_table_size(cf->upcalls) >= UPCALLS_MAX) {
+		fuse_reply_err(req, EMFILE);
+		return;
+	}
+	up.id = ++cf->next_id;
+	up.command = VERBS_CMD_CREATE_COMP_CHANNEL;
+	memcpy(&up.response, buf + UVERBS_CMD_HDR_SIZE, sizeof(up.response));
+	h = g_new0(struct held_write, 1);
+	h->req = req;
+	h->size = size;
+	g_hash_table_insert(cf->upcalls, GUINT_TO_POINTER(up.id), h);
+	uverbs_ctx_queue(cf->ctx, &up, sizeof(up));
+}
 
 static void write_vcmd(fuse_req_t req, struct vnode *v, const char *buf, size_t size,
 		       off_t off, struct fuse_file_info *fi)
 {
+	struct cfile *cf = cfile_of(fi);
+	uint32_t command;
+	ssize_t n;
+
 	/* ib_uverbs_write(): a short header is EINVAL, a command without a
 	 * handler EOPNOTSUPP (uapi_get_method). */
-	fuse_reply_err(req, size < UVERBS_CMD_HDR_SIZE ? EINVAL : EOPNOTSUPP);
+	if (size < UVERBS_CMD_HDR_SIZE) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	memcpy(&command, buf, sizeof(command));
+	if ((command & 0xffff0000u) == VERBS_REC_MAGIC) {
+		n = uverbs_ctx_write(cf->ctx, buf, size);
+		if (n < 0)
+			fuse_reply_err(req, (int)-n);
+		else
+			fuse_reply_write(req, (size_t)n);
+	} else if (command == VERBS_CMD_CREATE_COMP_CHANNEL) {
+		comp_channel_upcall(req, cf, buf, size);
+	} else {
+		fuse_reply_err(req, EOPNOTSUPP);
+	}
+}
+
+static void read_vcmd(struct devfiles *df, fuse_req_t req, struct vnode *v,
+		      size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct cfile *cf = cfile_of(fi);
+	struct parked *p;
+
+	if (uverbs_ctx_readable(cf->ctx) || (fi->flags & O_NONBLOCK)) {
+		reply_recs(req, cf, size);
+		return;
+	}
+	p = devfile_park(req, df);
+	if (!p)
+		return;
+	p->size = size;
+	devfile_park_read(p, &cf->reads);
+}
+
+static void ioctl_vcmd(fuse_req_t req, struct vnode *v, unsigned int cmd,
+		       struct fuse_file_info *fi, const void *in_buf, size_t in_bufsz,
+		       size_t out_bufsz)
+{
+	struct cfile *cf = cfile_of(fi);
+	struct verbs_ioc_qp qp;
+	struct verbs_ioc_upcall_done done;
+	struct held_write *h;
+	int r;
+
+	switch (cmd) {
+	case VERBS_IOC_QP_CREATE:
+	case VERBS_IOC_QP_SET:
+	case VERBS_IOC_QP_DESTROY:
+		if (in_bufsz < sizeof(qp)) {
+			fuse_reply_err(req, EFAULT);
+			return;
+		}
+		memcpy(&qp, in_buf, sizeof(qp));
+		r = uverbs_ctx_ioctl(cf->ctx, cmd, &qp);
+		if (r < 0)
+			fuse_reply_err(req, -r);
+		else
+			fuse_reply_ioctl(req, 0, &qp, MIN(out_bufsz, sizeof(qp)));
+		return;
+	case VERBS_IOC_UPCALL_DONE:
+		if (in_bufsz < sizeof(done)) {
+			fuse_reply_err(req, EFAULT);
+			return;
+		}
+		memcpy(&done, in_buf, sizeof(done));
+		h = g_hash_table_lookup(cf->upcalls, GUINT_TO_POINTER(done.id));
+		if (!h) {
+			fuse_reply_err(req, EINVAL);
+			return;
+		}
+		g_hash_table_steal(cf->upcalls, GUINT_TO_POINTER(done.id));
+		if (done.error > 0)
+			fuse_reply_err(h->req, done.error);
+		else
+			fuse_reply_write(h->req, h->size);
+		g_free(h);
+		fuse_reply_ioctl(req, 0, NULL, 0);
+		return;
+	case VERBS_IOC_WAKE: {
+		struct verbs_wire_rec wake = { VERBS_REC_WAKE, sizeof(wake) };
+
+		uverbs_ctx_queue(cf->ctx, &wake, sizeof(wake));
+		fuse_reply_ioctl(req, 0, NULL, 0);
+		return;
+	}
+	default:
+		/* RDMA_VERBS_IOCTL is not served: ENOTTY makes libibverbs use
+		 * write() and sysfs. */
+		fuse_reply_err(req, ENOTTY);
+	}
+}
+
+static void poll_vcmd(fuse_req_t req, struct vnode *v, struct fuse_file_info *fi,
+		      struct fuse_pollhandle *ph)
+{
+	struct cfile *cf = cfile_of(fi);
+	unsigned revents = POLLOUT | POLLWRNORM;
+
+	if (uverbs_ctx_readable(cf->ctx))
+		revents |= POLLIN | POLLRDNORM;
+	devfile_poll_reply(req, ph, &cf->ph, revents);
 }
 
 static void release_vcmd(struct devfiles *df, fuse_req_t req, struct vnode *v,
 			 struct fuse_file_info *fi)
 {
+	struct cfile *cf = cfile_of(fi);
+
+	devfile_closing(&cf->reads, cf->ph);
+	g_hash_table_destroy(cf->upcalls);	/* held writes fail with EIO */
+	uverbs_ctx_close(cf->ctx);
+	g_free(cf);
 	fuse_reply_err(req, 0);
 }
 
-/* ib_uverbs_fops has no read; its ioctl (RDMA_VERBS_IOCTL) is not served:
- * ENOTTY makes libibverbs use write() and sysfs. */
 const struct devfile_ops devfile_vcmd_ops = {
-	open_vcmd, devfile_no_read, write_vcmd, devfile_no_ioctl, devfile_no_poll,
-	release_vcmd,
+	open_vcmd, read_vcmd, write_vcmd, ioctl_vcmd, poll_vcmd, release_vcmd,
 };
 
 /* ---- the async event file -------------------------------------------- */

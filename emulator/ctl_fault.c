@@ -13,7 +13,9 @@
 /* Names for classes, methods and attributes in fault rules. */
 static const struct ctl_name class_names[] = {
 	{ "smp", 0x01 }, { "lid", 0x01 }, { "dr", 0x81 }, { "sa", 0x03 },
-	{ "perf", 0x04 }, { "pma", 0x04 }, { "cm", 0x07 }, { NULL, 0 },
+	{ "perf", 0x04 }, { "pma", 0x04 }, { "cm", 0x07 },
+	{ "data", FAULT_CLASS_DATA },	/* data packets (verbs), not MADs */
+	{ NULL, 0 },
 }, method_names[] = {
 	{ "get", 0x01 }, { "set", 0x02 }, { "send", 0x03 }, { "trap", 0x05 },
 	{ "report", 0x06 }, { "trap_repress", 0x07 }, { "gettable", 0x12 },
@@ -129,6 +131,10 @@ int ctl_fault_add(struct ctl_call *c)
 	TAKE(O_NTH, nth, unsigned);
 	TAKE(O_JITTER, jitter, unsigned);
 #undef TAKE
+	if (r.mgmt_class == FAULT_CLASS_DATA &&
+	    (r.action == FAULT_STATUS || o[O_METHOD].set || o[O_ATTR].set || o[O_MOD].set ||
+	     o[O_TID].set || o[O_DR].set || o[O_DIR].set))
+		return ctl_fail(c, "--class data takes no MAD fields (status, --method, --attr, --mod, --tid, --dr, --dir)");
 	if (o[O_PROB].set)
 		r.prob = o[O_PROB].d;
 	/* --after and --before count from now, on the emulator's clock. */

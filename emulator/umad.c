@@ -170,6 +170,7 @@ struct umad_dev *umad_host_dev(struct umad_host *h, unsigned index)
 }
 
 unsigned umad_host_ncas(const struct umad_host *h) { return h->cas->len; }
+struct fabric *umad_host_fabric(const struct umad_host *h) { return h->fabric; }
 
 struct node *umad_host_ca(struct umad_host *h, unsigned k, const char **name)
 {

@@ -50,6 +50,7 @@ void umad_host_set_recv_limits(struct umad_host *h, unsigned packets, size_t byt
 unsigned umad_host_attach(struct umad_host *h, struct node *n);
 unsigned umad_host_ndevs(const struct umad_host *h);
 struct umad_dev *umad_host_dev(struct umad_host *h, unsigned index);
+struct fabric *umad_host_fabric(const struct umad_host *h);
 /* The CA names, in attach order; each has one or more devices. */
 unsigned umad_host_ncas(const struct umad_host *h);
 struct node *umad_host_ca(struct umad_host *h, unsigned k, const char **name);

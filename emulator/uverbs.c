@@ -10,23 +10,10 @@
 #include <string.h>
 
 #include "emulator/uverbs.h"
+#include "emulator/uverbs_priv.h"
 #include "fabric/port.h"
 #include "lib/log.h"
 #include "lib/verbs_wire.h"
-
-struct uverbs_dev {
-	struct uverbs *uv;
-	unsigned index;
-	const char *ca_name;	/* the umad host's */
-	struct node *node;
-	uint8_t *last_state;	/* [port]: PortState last reported */
-	GList *files;		/* struct uverbs_events * */
-};
-
-struct uverbs {
-	struct umad_host *host;
-	GPtrArray *devs;	/* struct uverbs_dev * */
-};
 
 struct uverbs_events {
 	struct uverbs_dev *dev;
@@ -63,17 +50,9 @@ static void queue_event(struct uverbs_dev *d, unsigned port, uint32_t type)
 	}
 }
 
-static struct uverbs_dev *dev_of_node(struct uverbs *uv, const struct node *n)
+struct uverbs_dev *uverbs_dev_of_node(struct uverbs *uv, const struct node *n)
 {
-	unsigned i;
-
-	for (i = 0; i < uv->devs->len; i++) {
-		struct uverbs_dev *d = g_ptr_array_index(uv->devs, i);
-
-		if (d->node == n)
-			return d;
-	}
-	return NULL;
+	return g_hash_table_lookup(uv->by_node, n);
 }
 
 /*
@@ -91,7 +70,7 @@ static void on_port_changed(void *ctx, struct port *p, unsigned what)
 		{ PORT_CHANGED_REREG, VERBS_EV_CLIENT_REREGISTER },
 		{ PORT_CHANGED_PKEY, VERBS_EV_PKEY_CHANGE },
 	};
-	struct uverbs_dev *d = dev_of_node(ctx, p->node);
+	struct uverbs_dev *d = uverbs_dev_of_node(ctx, p->node);
 	unsigned i;
 
 	/* No one listens: the first open takes the ports as they are then. */
@@ -269,6 +248,7 @@ struct uverbs *uverbs_new(struct umad_host *h)
 
 	uv->host = h;
 	uv->devs = g_ptr_array_new();
+	uv->by_node = g_hash_table_new(NULL, NULL);
 	for (k = 0; k < umad_host_ncas(h); k++) {
 		const char *name = NULL;
 		struct node *n = umad_host_ca(h, k, &name);
@@ -282,9 +262,12 @@ struct uverbs *uverbs_new(struct umad_host *h)
 		d->ca_name = name;
 		d->node = n;
 		d->last_state = g_new0(uint8_t, n->nports + 1);
+		uverbs_qps_init(d);
 		g_ptr_array_add(uv->devs, d);
+		g_hash_table_insert(uv->by_node, n, d);
 	}
 	umad_host_set_changed(h, on_port_changed, uv);
+	uverbs_data_hook(uv, umad_host_fabric(h));
 	return uv;
 }
 
@@ -295,15 +278,18 @@ void uverbs_free(struct uverbs *uv)
 	if (!uv)
 		return;
 	umad_host_set_changed(uv->host, NULL, NULL);
+	uverbs_data_hook(NULL, umad_host_fabric(uv->host));
 	for (i = 0; i < uv->devs->len; i++) {
 		struct uverbs_dev *d = g_ptr_array_index(uv->devs, i);
 
 		while (d->files)
 			uverbs_events_close(d->files->data);
+		uverbs_qps_clear(d);
 		g_free(d->last_state);
 		g_free(d);
 	}
 	g_ptr_array_free(uv->devs, TRUE);
+	g_hash_table_destroy(uv->by_node);
 	g_free(uv);
 }
 

@@ -51,4 +51,28 @@ bool uverbs_events_readable(const struct uverbs_events *ev);
  * -EINVAL when @count cannot hold one (ib_uverbs_event_read). */
 ssize_t uverbs_events_read(struct uverbs_events *ev, void *buf, size_t count);
 
+/*
+ * One open of the device's command file: a verbs context's way to the
+ * fabric (docs/verbs.md "Data path", lib/verbs_wire.h). It owns the QP
+ * numbers it created and a queue of records for the provider to read;
+ * closing it frees both, so a crashed process's QPs vanish with it.
+ */
+struct uverbs_ctx;
+
+struct uverbs_ctx *uverbs_ctx_open(struct uverbs_dev *d);
+void uverbs_ctx_close(struct uverbs_ctx *c);
+/* Called whenever a record is queued (to wake readers, poll). */
+void uverbs_ctx_set_wakeup(struct uverbs_ctx *c, void (*fn)(void *), void *ctx);
+bool uverbs_ctx_readable(const struct uverbs_ctx *c);
+/* Send the packet records in @buf: @count, or -EINVAL (nothing sent) when
+ * one is malformed or names a QP, port or P_Key index it may not. */
+ssize_t uverbs_ctx_write(struct uverbs_ctx *c, const void *buf, size_t count);
+/* As many whole records as fit in @buf: their size; -EAGAIN when none is
+ * queued, -EINVAL when @count cannot hold the next. */
+ssize_t uverbs_ctx_read(struct uverbs_ctx *c, void *buf, size_t count);
+/* Queue a record of the front-end's own (an upcall, a wake-up). */
+void uverbs_ctx_queue(struct uverbs_ctx *c, const void *rec, size_t len);
+/* VERBS_IOC_QP_*: 0 or -errno; @arg is the command's struct, in and out. */
+int uverbs_ctx_ioctl(struct uverbs_ctx *c, unsigned cmd, void *arg);
+
 #endif

@@ -114,6 +114,16 @@ struct port_upper {
 };
 
 /*
+ * Where data packets that reach a CA port go (docs/verbs.md "Data path"):
+ * the emulator's table of QPs. UPPER_UNCLAIMED and UPPER_DROPPED both
+ * drop it (no such QP, a Q_Key mismatch, a full queue).
+ */
+struct fabric_data_sink {
+	enum upper_verdict (*deliver)(void *ctx, struct port *port, const struct mad_pkt *pkt);
+	void *ctx;
+};
+
+/*
  * A port. Switch-wide fields (LID, LMC, SM LID, M_Key, capability mask) are
  * kept on port 0 of a switch and read from there for every port.
  */
@@ -203,6 +213,7 @@ struct fabric {
 	bool draining;
 	struct fault_set faults;
 	struct timerq *tq;	/* for delays; set by the owner */
+	struct fabric_data_sink data_sink;	/* set by the owner of the QPs */
 	uint64_t delivered, dropped;	/* statistics for tests and dumps */
 };
 
@@ -258,7 +269,8 @@ struct fabric_counts {
 };
 void fabric_count(struct fabric *f, struct fabric_counts *c);
 
-/* route.c: inject a MAD from @port as the host attached there sends it. */
+/* route.c: inject a MAD, or a data packet (pkt->data), from @port as the
+ * host attached there sends it. */
 void fabric_send(struct fabric *f, struct port *port, const struct mad_pkt *pkt);
 
 #endif

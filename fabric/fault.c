@@ -88,6 +88,19 @@ static bool matches(const struct fault_rule *r, const struct port *in,
 {
 	const uint8_t *m = p->mad;
 
+	/* A data packet has no MAD fields: rules that name one are MAD rules;
+	 * those that name none match both. */
+	if (p->data)
+		return (!r->node || r->node == in->node) &&
+		       (r->port == FAULT_ANY || r->port == in->num) &&
+		       (r->mgmt_class == FAULT_ANY || r->mgmt_class == FAULT_CLASS_DATA) &&
+		       r->method == FAULT_ANY && r->attr == FAULT_ANY &&
+		       r->attr_mod == FAULT_ANY && r->tid == FAULT_ANY && r->route != 1 &&
+		       r->direction == FAULT_ANY &&
+		       (r->slid == FAULT_ANY || r->slid == p->slid) &&
+		       (r->dlid == FAULT_ANY || r->dlid == p->dlid);
+	if (r->mgmt_class == FAULT_CLASS_DATA)
+		return false;
 	return (!r->node || r->node == in->node) &&
 	       (r->port == FAULT_ANY || r->port == in->num) &&
 	       (r->mgmt_class == FAULT_ANY || r->mgmt_class == mad_class(m)) &&
@@ -128,11 +141,15 @@ struct fault_rule *fault_check(struct fault_set *fs, struct port *in,
 		if (r->prob < 1.0 && g_rand_double(fs->rand) >= r->prob)
 			continue;
 		r->hits++;
-		/* No TID: tools draw theirs at random; the log must replay. */
-		fault_log(fs, "rule %u %s %u on match %u: class 0x%02x method 0x%02x attr 0x%04x mod 0x%x at %s/%u",
-			  r->id, fault_action_name(r->action), r->arg, r->matches, mad_class(p->mad),
-			  mad_method(p->mad), mad_attr_id(p->mad), mad_attr_mod(p->mad),
-			  in->node->id, in->num);
+		if (p->data)
+			fault_log(fs, "rule %u %s %u on match %u: data %u -> %u qp 0x%x at %s/%u",
+				  r->id, fault_action_name(r->action), r->arg, r->matches,
+				  p->slid, p->dlid, p->dqp, in->node->id, in->num);
+		else	/* No TID: tools draw theirs at random; the log must replay. */
+			fault_log(fs, "rule %u %s %u on match %u: class 0x%02x method 0x%02x attr 0x%04x mod 0x%x at %s/%u",
+				  r->id, fault_action_name(r->action), r->arg, r->matches,
+				  mad_class(p->mad), mad_method(p->mad), mad_attr_id(p->mad),
+				  mad_attr_mod(p->mad), in->node->id, in->num);
 		return r;
 	}
 	return NULL;

@@ -30,6 +30,8 @@ enum fault_action {
 };
 
 #define FAULT_ANY (-1)
+/* mgmt_class of a rule for data packets (`--class data`), not MADs. */
+#define FAULT_CLASS_DATA 0x100
 
 struct fault_rule {
 	unsigned id;

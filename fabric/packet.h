@@ -45,6 +45,13 @@ struct mad_pkt {
 	 * NULL for ordinary MADs. Copies of a packet share it by reference.
 	 */
 	GBytes *rmpp;
+	/*
+	 * A data packet (docs/verbs.md "Data path") instead of a MAD: the
+	 * whole lib/verbs_wire.h record, header and payload, shared by
+	 * reference; the routing fields above (LIDs, QPs, Q_Key, P_Key, SL)
+	 * are copies of its. mad[] is zero. NULL for MADs.
+	 */
+	GBytes *data;
 };
 
 /* Take a copy of @src that owns a reference to its RMPP payload. */
@@ -53,13 +60,17 @@ static inline void mad_pkt_copy(struct mad_pkt *dst, const struct mad_pkt *src)
 	*dst = *src;
 	if (dst->rmpp)
 		g_bytes_ref(dst->rmpp);
+	if (dst->data)
+		g_bytes_ref(dst->data);
 }
 
 static inline void mad_pkt_release(struct mad_pkt *p)
 {
 	if (p->rmpp)
 		g_bytes_unref(p->rmpp);
-	p->rmpp = NULL;
+	if (p->data)
+		g_bytes_unref(p->data);
+	p->rmpp = p->data = NULL;
 }
 
 /* Big-endian fields at any offset of a MAD buffer. */

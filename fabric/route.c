@@ -12,6 +12,7 @@
 #include "fabric/route.h"
 #include "fabric/sma.h"
 #include "fabric/smi.h"
+#include "lib/verbs_wire.h"
 
 #define MAX_HOPS 64
 /* LRH + BTH + DETH + MAD + ICRC + VCRC = 290 bytes: 72 words, as ibsim. */
@@ -31,6 +32,11 @@ static void drop(struct fabric *f, const struct mad_pkt *p, const char *why,
 		 const struct port *at)
 {
 	f->dropped++;
+	if (p->data) {
+		g_debug("drop data packet %u -> %u qp 0x%x at %s/%u: %s", p->slid, p->dlid,
+			p->dqp, at ? at->node->id : "?", at ? at->num : 0, why);
+		return;
+	}
 	g_debug("drop class 0x%02x method 0x%02x attr 0x%04x tid 0x%016" G_GINT64_MODIFIER "x at %s/%u: %s",
 		mad_class(p->mad), mad_method(p->mad), mad_attr_id(p->mad),
 		mad_tid(p->mad), at ? at->node->id : "?", at ? at->num : 0, why);
@@ -130,9 +136,13 @@ static void transmit(struct fabric *f, struct port *out, struct mad_pkt *p)
 		return;
 	}
 	p->hops_left--;
-	/* An RMPP transfer crosses the cable as 256-byte segments. */
-	pma_count(out, r, p->rmpp ? (unsigned)((g_bytes_get_size(p->rmpp) + 255) / 256) : 1,
-		  MAD_PACKET_DWORDS, p->sl, p->dlid >= 0xc000 && p->dlid != LID_PERMISSIVE);
+	if (p->data)
+		pma_count(out, r, 1, (verbs_pkt_wire_bytes(g_bytes_get_data(p->data, NULL)) + 3) / 4,
+			  p->sl, p->dlid >= 0xc000 && p->dlid != LID_PERMISSIVE);
+	else	/* An RMPP transfer crosses the cable as 256-byte segments. */
+		pma_count(out, r,
+			  p->rmpp ? (unsigned)((g_bytes_get_size(p->rmpp) + 255) / 256) : 1,
+			  MAD_PACKET_DWORDS, p->sl, p->dlid >= 0xc000 && p->dlid != LID_PERMISSIVE);
 	enqueue(f, r, p);
 }
 
@@ -166,7 +176,10 @@ static void switch_route(struct fabric *f, struct node *n, struct port *in,
 	unsigned out;
 
 	if (port_owns_lid(&n->ports[0], p->dlid)) {
-		local_receive(f, in, p, true);
+		if (p->data)
+			drop(f, p, "data for a switch (it has no data QPs)", in);
+		else
+			local_receive(f, in, p, true);
 		return;
 	}
 	out = p->dlid < sw->lft_len ? sw->lft[p->dlid] : 0xff;
@@ -258,6 +271,29 @@ static void respond(struct fabric *f, struct port *in, const struct mad_pkt *req
 }
 
 /*
+ * A data packet reaching the CA port @in it is addressed to: the P_Key
+ * check of IBA 9.2.7 (C9-42), as for GMPs, counted in P_KeyViolations;
+ * then the QP's owner (the Q_Key check is the QP's: fabric_data_sink).
+ */
+static void data_receive(struct fabric *f, struct port *in, struct mad_pkt *p)
+{
+	enum upper_verdict v;
+
+	if (!port_pkey_accepts(in, p->pkey)) {
+		if (in->pkey_violations < 0xffff)
+			in->pkey_violations++;
+		drop(f, p, "P_Key not in the port's table", in);
+		return;
+	}
+	v = f->data_sink.deliver ? f->data_sink.deliver(f->data_sink.ctx, in, p) : UPPER_UNCLAIMED;
+	if (v == UPPER_TAKEN)
+		f->delivered++;
+	else
+		drop(f, p, v == UPPER_DROPPED ? "the QP refused it (Q_Key, or its queue is full)" :
+			   "no such QP", in);
+}
+
+/*
  * The node's own processing of a MAD addressed to it (docs/umad.md §4.6):
  * validation, firmware (SMA), then the attached host's agents, then the
  * kernel's reply to unclaimed Get/Set.
@@ -272,6 +308,10 @@ static void local_receive(struct fabric *f, struct port *in, struct mad_pkt *p,
 
 	struct fault_rule *r;
 
+	if (p->data) {
+		data_receive(f, in, p);
+		return;
+	}
 	/* validate_mad(): base version 1, SMPs on QP0 only, GMPs on QP1. */
 	if (p->mad[0] != 1 || mad_is_smp(p->mad) != (p->dqp == 0)) {
 		drop(f, p, "invalid MAD for QP", in);
@@ -358,6 +398,13 @@ static bool apply_faults(struct fabric *f, struct port *in, struct mad_pkt *p)
 		}
 		return true;
 	case FAULT_CORRUPT:
+		if (p->data) {
+			/* The ICRC no longer matches: the receiver throws it
+			 * away and counts PortRcvErrors (IBA 7.8.1, 16.1.3.5). */
+			in->counters.rcv_err++;
+			drop(f, p, "fault rule: corrupt (bad ICRC)", in);
+			return false;
+		}
 		p->mad[r->arg % MAD_SIZE] ^= 0xff;
 		return true;
 	case FAULT_STATUS:

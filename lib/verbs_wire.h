@@ -11,8 +11,10 @@
  *                      read gives one struct verbs_wire_event, blocks when
  *                      none is queued (EAGAIN with O_NONBLOCK), poll works
  *   ibemu_cmd          the uverbs command file, which the provider puts
- *                      over its command fd (dup3): commands not served
- *                      fail there with EOPNOTSUPP in both modes
+ *                      over its command fd (dup3): one open is one verbs
+ *                      context's way to the fabric (below); uverbs
+ *                      commands other than CREATE_COMP_CHANNEL fail there
+ *                      with EOPNOTSUPP in both modes
  *
  * The names in the text files are those of libibverbs' struct
  * ibv_device_attr and struct ibv_port_attr fields, with the same encodings
@@ -22,6 +24,7 @@
 #define IBEMU_LIB_VERBS_WIRE_H
 
 #include <stdint.h>
+#include <sys/ioctl.h>
 
 #define VERBS_WIRE_DEVICE	"ibemu_device"
 #define VERBS_WIRE_PORT		"ibemu_port"	/* + the port number */
@@ -47,5 +50,156 @@ enum verbs_wire_event_type {
 	VERBS_EV_CLIENT_REREGISTER = 17,
 	VERBS_EV_GID_CHANGE = 18,
 };
+
+/* ---- the data path (docs/verbs.md "Data path") ------------------------
+ *
+ * The provider is the HCA's transport layer (QPs, RC reliability, memory);
+ * the daemon is the wire: it routes each packet by the switches' LFTs,
+ * drops it on a port that is not Active, checks P_Key and Q_Key, applies
+ * the fault rules, counts it in the PMA counters and hands it to the
+ * context that owns the destination QP.
+ *
+ * On an open ibemu_cmd:
+ *   write  one or more whole records (struct verbs_wire_rec first), each
+ *          a packet (VERBS_REC_PKT); a write that starts with a uverbs
+ *          command header is a uverbs command instead (command < 2^16 or
+ *          with the EXTENDED flag; ours have the magic high bits)
+ *   read   as many whole queued records as fit (at least one; EINVAL for
+ *          a buffer smaller than the next); blocks while none is queued
+ *   ioctl  VERBS_IOC_*: QP numbers, the end of an upcall, a wake-up
+ */
+#define VERBS_REC_MAGIC		0x49420000u	/* "IB" in the high bits */
+enum verbs_rec_type {
+	VERBS_REC_PKT = VERBS_REC_MAGIC | 1,	/* a packet: struct verbs_wire_pkt */
+	/* The daemon asks the provider to make a completion channel for a
+	 * parked CREATE_COMP_CHANNEL write: struct verbs_wire_upcall. */
+	VERBS_REC_UPCALL = VERBS_REC_MAGIC | 2,
+	VERBS_REC_WAKE = VERBS_REC_MAGIC | 3,	/* answer to VERBS_IOC_WAKE */
+};
+
+struct verbs_wire_rec {
+	uint32_t type;		/* enum verbs_rec_type */
+	uint32_t len;		/* of the whole record, this header included */
+};
+
+/* Packet flags. */
+enum {
+	VERBS_PKT_SE = 1,	/* BTH SolicitedEvent */
+	VERBS_PKT_ACKREQ = 2,	/* BTH AckReq */
+};
+
+/*
+ * A packet: the fields of its LRH, BTH and the extended transport headers
+ * its opcode has (IBA 9.2-9.4), in host order, then @len payload bytes.
+ * The sender fills all but slid (it gives the source path bits there) and
+ * pkey (it gives pkey_index); the daemon sets them from the port, and on
+ * delivery sets port and pkey_index to where it arrived and matched.
+ */
+struct verbs_wire_pkt {
+	struct verbs_wire_rec rec;	/* VERBS_REC_PKT, len = sizeof + payload */
+	uint8_t port;		/* the HCA port it leaves by / arrived at */
+	uint8_t sl;
+	uint8_t opcode;		/* BTH OpCode, enum verbs_opcode */
+	uint8_t flags;		/* VERBS_PKT_* */
+	uint16_t slid, dlid;
+	uint16_t pkey_index, pkey;
+	uint32_t sqpn, dqpn;	/* DETH source QP (UD); the sender's QP (RC) */
+	uint32_t psn;		/* 24 bits */
+	uint32_t qkey;		/* DETH */
+	uint32_t imm;		/* ImmDt, as the verbs give it (network order) */
+	uint32_t aeth;		/* AETH: syndrome << 24 | MSN */
+	uint32_t rkey, dma_len;	/* RETH */
+	uint64_t va;		/* RETH */
+	uint32_t len;		/* payload bytes that follow */
+	uint32_t reserved;
+};
+
+/* BTH opcodes (IBA Table 33): RC 0x00-0x11, UD 0x64-0x65. */
+enum verbs_opcode {
+	OP_RC_SEND_FIRST = 0x00,
+	OP_RC_SEND_MIDDLE = 0x01,
+	OP_RC_SEND_LAST = 0x02,
+	OP_RC_SEND_LAST_IMM = 0x03,
+	OP_RC_SEND_ONLY = 0x04,
+	OP_RC_SEND_ONLY_IMM = 0x05,
+	OP_RC_WRITE_FIRST = 0x06,
+	OP_RC_WRITE_MIDDLE = 0x07,
+	OP_RC_WRITE_LAST = 0x08,
+	OP_RC_WRITE_LAST_IMM = 0x09,
+	OP_RC_WRITE_ONLY = 0x0a,
+	OP_RC_WRITE_ONLY_IMM = 0x0b,
+	OP_RC_READ_REQUEST = 0x0c,
+	OP_RC_READ_RESPONSE_FIRST = 0x0d,
+	OP_RC_READ_RESPONSE_MIDDLE = 0x0e,
+	OP_RC_READ_RESPONSE_LAST = 0x0f,
+	OP_RC_READ_RESPONSE_ONLY = 0x10,
+	OP_RC_ACK = 0x11,
+	OP_UD_SEND_ONLY = 0x64,
+	OP_UD_SEND_ONLY_IMM = 0x65,
+};
+
+/*
+ * The bytes the packet takes on the wire (IBA 7.7, 9.2-9.4): LRH 8, BTH
+ * 12, the extended headers of its opcode, the payload padded to 4, ICRC
+ * 4, VCRC 2. What the PMA counts in PortXmitData (in words).
+ */
+static inline unsigned verbs_pkt_wire_bytes(const struct verbs_wire_pkt *p)
+{
+	unsigned op = p->opcode, ext = 0;
+
+	if (op == OP_UD_SEND_ONLY || op == OP_UD_SEND_ONLY_IMM)
+		ext += 8;					/* DETH */
+	if (op == OP_RC_WRITE_FIRST || op == OP_RC_WRITE_ONLY ||
+	    op == OP_RC_WRITE_ONLY_IMM || op == OP_RC_READ_REQUEST)
+		ext += 16;					/* RETH */
+	if (op == OP_RC_READ_RESPONSE_FIRST || op == OP_RC_READ_RESPONSE_LAST ||
+	    op == OP_RC_READ_RESPONSE_ONLY || op == OP_RC_ACK)
+		ext += 4;					/* AETH */
+	if (op == OP_RC_SEND_LAST_IMM || op == OP_RC_SEND_ONLY_IMM ||
+	    op == OP_RC_WRITE_LAST_IMM || op == OP_RC_WRITE_ONLY_IMM ||
+	    op == OP_UD_SEND_ONLY_IMM)
+		ext += 4;					/* ImmDt */
+	return 8 + 12 + ext + ((p->len + 3) & ~3u) + 4 + 2;
+}
+
+/* A completion channel to make, for the parked write @id. */
+struct verbs_wire_upcall {
+	struct verbs_wire_rec rec;	/* VERBS_REC_UPCALL */
+	uint32_t id;
+	uint32_t command;	/* the uverbs command: CREATE_COMP_CHANNEL */
+	uint64_t response;	/* where in the writer's memory the answer goes */
+};
+
+/* The uverbs command the daemon turns into an upcall (rdma/ib_user_verbs.h). */
+#define VERBS_CMD_CREATE_COMP_CHANNEL	17
+
+#define VERBS_IOC_MAGIC		0xeb
+
+/* A QP number on this device for this context: the daemon delivers
+ * packets for it here until it is destroyed or the file is closed. */
+struct verbs_ioc_qp {
+	uint32_t qpn;		/* out of CREATE; in for the others */
+	uint32_t type;		/* CREATE: IBV_QPT_RC (2) or IBV_QPT_UD (4) */
+	uint32_t qkey;		/* SET: the Q_Key a UD QP checks */
+	uint32_t port;		/* SET: its port; 0 while it has none */
+};
+
+struct verbs_ioc_upcall_done {
+	uint32_t id;
+	int32_t error;		/* 0, or the errno the write fails with */
+};
+
+#define VERBS_IOC_QP_CREATE	_IOWR(VERBS_IOC_MAGIC, 1, struct verbs_ioc_qp)
+#define VERBS_IOC_QP_SET	_IOW(VERBS_IOC_MAGIC, 2, struct verbs_ioc_qp)
+#define VERBS_IOC_QP_DESTROY	_IOW(VERBS_IOC_MAGIC, 3, struct verbs_ioc_qp)
+#define VERBS_IOC_UPCALL_DONE	_IOW(VERBS_IOC_MAGIC, 4, struct verbs_ioc_upcall_done)
+/* Queue a VERBS_REC_WAKE record (a reader thread's way out). */
+#define VERBS_IOC_WAKE		_IO(VERBS_IOC_MAGIC, 5)
+
+/* Records a context holds unread; past it packets are dropped (as an HCA
+ * drops what it has no buffer for) and the daemon says so once. */
+#define VERBS_RX_MAX		8192
+/* The largest packet payload: the largest IB MTU. */
+#define VERBS_PKT_MAX_PAYLOAD	4096
 
 #endif

@@ -88,30 +88,68 @@ struct verbs_device {
  * those this provider leaves NULL keep libibverbs' own, which fail with
  * EOPNOTSUPP (libibverbs/dummy_ops.c). */
 typedef void (*verbs_op)(void);
+struct verbs_mr;
 struct verbs_context_ops {
 	verbs_op advise_mr, alloc_dm, alloc_mw, alloc_null_mr, alloc_parent_domain;
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
 	verbs_op alloc_td, async_event, attach_counters_point_flow, attach_mcast, bind_mw,
-		close_xrcd, cq_event, create_ah, create_counters, create_cq, create_cq_ex,
-		create_flow, create_flow_action_esp, create_qp, create_qp_ex,
-		create_rwq_ind_table, create_srq, create_srq_ex, create_wq, dealloc_mw;
+		close_xrcd, cq_event;
+	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+	verbs_op create_counters;
+	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
+				    struct ibv_comp_channel *channel, int comp_vector);
+	verbs_op create_cq_ex, create_flow, create_flow_action_esp;
+	struct ibv_qp *(*create_qp)(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+	verbs_op create_qp_ex, create_rwq_ind_table;
+	struct ibv_srq *(*create_srq)(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
+	verbs_op create_srq_ex, create_wq, dealloc_mw;
 	int (*dealloc_pd)(struct ibv_pd *pd);
-	verbs_op dealloc_td, dereg_mr, destroy_ah, destroy_counters, destroy_cq, destroy_flow,
-		destroy_flow_action, destroy_qp, destroy_rwq_ind_table, destroy_srq, destroy_wq,
-		detach_mcast;
+	verbs_op dealloc_td;
+	int (*dereg_mr)(struct verbs_mr *vmr);
+	int (*destroy_ah)(struct ibv_ah *ah);
+	verbs_op destroy_counters;
+	int (*destroy_cq)(struct ibv_cq *cq);
+	verbs_op destroy_flow, destroy_flow_action;
+	int (*destroy_qp)(struct ibv_qp *qp);
+	verbs_op destroy_rwq_ind_table;
+	int (*destroy_srq)(struct ibv_srq *srq);
+	verbs_op destroy_wq, detach_mcast;
 	void (*free_context)(struct ibv_context *context);
 	verbs_op free_dm, get_srq_num, import_dm, import_mr, import_pd, modify_cq,
-		modify_flow_action_esp, modify_qp, modify_qp_rate_limit, modify_srq, modify_wq,
-		open_qp, open_xrcd, poll_cq, post_recv, post_send, post_srq_ops, post_srq_recv;
+		modify_flow_action_esp;
+	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
+	verbs_op modify_qp_rate_limit;
+	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
+	verbs_op modify_wq, open_qp, open_xrcd;
+	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+	int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+	int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+	verbs_op post_srq_ops;
+	int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			     struct ibv_recv_wr **bad);
 	int (*query_device_ex)(struct ibv_context *context,
 			       const struct ibv_query_device_ex_input *input,
 			       struct ibv_device_attr_ex *attr, size_t attr_size);
 	verbs_op query_ece;
 	int (*query_port)(struct ibv_context *context, uint8_t port_num,
 			  struct ibv_port_attr *port_attr);
-	verbs_op query_qp, query_qp_data_in_order, query_rt_values, query_srq, read_counters,
-		reg_dm_mr, reg_dmabuf_mr, reg_mr, req_notify_cq, rereg_mr, resize_cq, set_ece,
-		unimport_dm, unimport_mr, unimport_pd;
+	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+			struct ibv_qp_init_attr *init_attr);
+	verbs_op query_qp_data_in_order, query_rt_values;
+	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+	verbs_op read_counters, reg_dm_mr, reg_dmabuf_mr;
+	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
+				 int access);
+	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
+	verbs_op rereg_mr, resize_cq, set_ece, unimport_dm, unimport_mr, unimport_pd;
+};
+
+/* libibverbs' struct verbs_mr: what ibv_dereg_mr reads beside ibv_mr. */
+enum { IBEMU_MR_TYPE_MR = 0 };	/* enum ibv_mr_type IBV_MR_TYPE_MR */
+struct verbs_mr {
+	struct ibv_mr ibv_mr;
+	uint32_t mr_type;
+	int access;
 };
 
 /* What libibverbs exports to providers (symbol version IBVERBS_PRIVATE_34). */
@@ -148,7 +186,15 @@ _Static_assert(offsetof(struct verbs_context_ops, free_context) == 312, "free_co
 _Static_assert(offsetof(struct verbs_context_ops, post_send) == 440, "post_send");
 _Static_assert(offsetof(struct verbs_context_ops, query_device_ex) == 464, "query_device_ex");
 _Static_assert(offsetof(struct verbs_context_ops, query_port) == 480, "query_port");
+_Static_assert(offsetof(struct verbs_context_ops, create_cq) == 120, "create_cq");
+_Static_assert(offsetof(struct verbs_context_ops, create_qp) == 152, "create_qp");
+_Static_assert(offsetof(struct verbs_context_ops, modify_qp) == 376, "modify_qp");
+_Static_assert(offsetof(struct verbs_context_ops, poll_cq) == 424, "poll_cq");
+_Static_assert(offsetof(struct verbs_context_ops, post_recv) == 432, "post_recv");
+_Static_assert(offsetof(struct verbs_context_ops, reg_mr) == 544, "reg_mr");
+_Static_assert(offsetof(struct verbs_context_ops, req_notify_cq) == 552, "req_notify_cq");
 _Static_assert(offsetof(struct verbs_context_ops, unimport_pd) == 600, "unimport_pd");
+_Static_assert(sizeof(struct verbs_mr) == 56, "verbs_mr");
 #else
 #error "the provider's ABI declarations are checked for x86_64 and aarch64 only"
 #endif

@@ -62,16 +62,37 @@ static void ibemu_free_context(struct ibv_context *ibctx)
 {
 	struct ibemu_context *ctx = to_ctx(ibctx);
 
+	ibemu_threads_stop(ctx);
+	ibemu_chans_free(ctx);
 	verbs_uninit_context(&ctx->vctx);
 	free(ctx);
 }
 
 static const struct verbs_context_ops ibemu_ops = {
 	.alloc_pd = ibemu_alloc_pd,
+	.create_ah = ibemu_create_ah,
+	.create_cq = ibemu_create_cq,
+	.create_qp = ibemu_create_qp,
+	.create_srq = ibemu_create_srq,
 	.dealloc_pd = ibemu_dealloc_pd,
+	.dereg_mr = ibemu_dereg_mr,
+	.destroy_ah = ibemu_destroy_ah,
+	.destroy_cq = ibemu_destroy_cq,
+	.destroy_qp = ibemu_destroy_qp,
+	.destroy_srq = ibemu_destroy_srq,
 	.free_context = ibemu_free_context,
+	.modify_qp = ibemu_modify_qp,
+	.modify_srq = ibemu_modify_srq,
+	.poll_cq = ibemu_poll_cq,
+	.post_recv = ibemu_post_recv,
+	.post_send = ibemu_post_send,
+	.post_srq_recv = ibemu_post_srq_recv,
 	.query_device_ex = ibemu_query_device_ex,
 	.query_port = ibemu_query_port,
+	.query_qp = ibemu_query_qp,
+	.query_srq = ibemu_query_srq,
+	.reg_mr = ibemu_reg_mr,
+	.req_notify_cq = ibemu_req_notify_cq,
 };
 
 static struct verbs_context *ibemu_alloc_context(struct ibv_device *ibdev, int cmd_fd,
@@ -85,10 +106,13 @@ static struct verbs_context *ibemu_alloc_context(struct ibv_device *ibdev, int c
 	ctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*ctx), NULL, 0);
 	if (!ctx)
 		return NULL;
+	pthread_mutex_init(&ctx->lock, NULL);
+	pthread_mutex_init(&ctx->chan_lock, NULL);
 	/*
 	 * The command fd is the host's /dev/full in namespace mode: put the
-	 * daemon's command file over it, so that what libibverbs writes there
-	 * itself (ibv_create_comp_channel) fails the same way in both modes.
+	 * daemon's command file over it, in both modes, so that what
+	 * libibverbs writes there itself (ibv_create_comp_channel) reaches
+	 * the daemon, and our packets go the same way (thread.c).
 	 */
 	fd = open_at_dev(ibdev, VERBS_WIRE_CMD, O_RDWR);
 	if (fd < 0 || dup3(fd, ctx->vctx.context.cmd_fd, O_CLOEXEC) < 0)
@@ -101,6 +125,9 @@ static struct verbs_context *ibemu_alloc_context(struct ibv_device *ibdev, int c
 		goto fail_errno;
 	/* Completion vectors are the data path's; one, as the smallest HCA. */
 	ctx->vctx.context.num_comp_vectors = 1;
+	errno = ibemu_threads_start(ctx);
+	if (errno)
+		goto fail_errno;
 	verbs_set_ops(&ctx->vctx, &ibemu_ops);
 	return &ctx->vctx;
 

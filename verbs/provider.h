@@ -3,19 +3,56 @@
  * The ibemu libibverbs provider (docs/verbs.md): every emulated CA is a
  * device whose attributes and async events come from the ibemu daemon's
  * files in the device's sysfs directory (lib/verbs_wire.h).
+ *
+ * The data path: the provider is the HCA's transport layer (QPs, RC
+ * reliability, memory keys) and the daemon the wire. All data-path state
+ * of a context is under its one lock; a reader thread takes the packets
+ * the daemon delivers and a timer thread retransmits (thread.c).
  */
 #ifndef IBEMU_VERBS_PROVIDER_H
 #define IBEMU_VERBS_PROVIDER_H
 
+#include <pthread.h>
+
+#include "lib/verbs_wire.h"
 #include "verbs/abi.h"
+
+/* Limits the device reports (emulator/uverbs.c) that the provider keeps. */
+#define IBEMU_MAX_SGE		16
+#define IBEMU_MAX_WR		4096
+#define IBEMU_MAX_CQE		65535
+#define IBEMU_MAX_INLINE	512
+#define IBEMU_MAX_RD_ATOM	16
+/* UD receive buffers start with room for a GRH (IBA 11.4.1.2). */
+#define IBEMU_GRH_BYTES		40
 
 struct ibemu_device {
 	struct verbs_device vdev;	/* first: libibverbs frees through it */
 };
 
+struct ibemu_qp;
+struct ibemu_mr;
+struct ibemu_chan;
+
 struct ibemu_context {
 	struct verbs_context vctx;	/* first: see alloc_context */
 	uint32_t next_pd_handle;
+	pthread_mutex_t lock;		/* the data path's state below */
+	struct ibemu_qp *qps;		/* list */
+	struct ibemu_mr *mrs;		/* list */
+	uint32_t next_key;
+	/* Packets waiting for one write to the daemon (thread.c). */
+	char *out;
+	size_t out_len;
+	/* Completion channels this process has (cq.c), under chan_lock:
+	 * the reader thread makes them without the data path's lock. */
+	pthread_mutex_t chan_lock;
+	struct ibemu_chan *chans;
+	/* Threads (thread.c). */
+	pthread_t reader, timer;
+	bool threads;
+	pthread_cond_t timer_cond;	/* with lock: a deadline changed */
+	bool stopping;
 };
 
 /* The ibv_context libibverbs hands us is the last member of vctx. */
@@ -38,5 +75,203 @@ int ibemu_query_port(struct ibv_context *context, uint8_t port_num,
 /* pd.c */
 struct ibv_pd *ibemu_alloc_pd(struct ibv_context *context);
 int ibemu_dealloc_pd(struct ibv_pd *pd);
+
+/* ---- memory (mr.c) ------------------------------------------------------ */
+
+struct ibemu_mr {
+	struct verbs_mr vmr;
+	struct ibemu_mr *next;
+	char *host;		/* where iova is in this process */
+	uint64_t iova;		/* what keys' addresses count from */
+};
+
+struct ibv_mr *ibemu_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			    uint64_t hca_va, int access);
+int ibemu_dereg_mr(struct verbs_mr *vmr);
+/* The region @key names in @pd, if [va, va + len) is in it with @access:
+ * then *@host is where va is in this process. Under ctx->lock. */
+bool ibemu_mr_check(struct ibemu_context *ctx, struct ibv_pd *pd, uint32_t key, bool remote,
+		    uint64_t va, uint64_t len, int access, char **host);
+/* Scatter-gather lists: check them (an IBV_WC_* status, 0 = fine), then
+ * copy between them and a flat buffer at byte @off of the list. */
+int ibemu_sge_check(struct ibemu_context *ctx, struct ibv_pd *pd, const struct ibv_sge *sg,
+		    int n, int access, uint64_t *total);
+void ibemu_sge_copy(struct ibemu_context *ctx, struct ibv_pd *pd, const struct ibv_sge *sg,
+		    int n, uint64_t off, void *buf, size_t len, bool to_sge);
+
+/* ---- completion queues and channels (cq.c) ------------------------------ */
+
+struct ibemu_cq {
+	struct ibv_cq cq;
+	struct ibv_wc *ring;
+	unsigned size, head, count;
+	bool armed, solicited_only, overrun;
+	int chan_fd;		/* our end of the channel's socket, or -1 */
+};
+
+static inline struct ibemu_cq *to_cq(struct ibv_cq *cq)
+{
+	return (struct ibemu_cq *)cq;
+}
+
+struct ibv_cq *ibemu_create_cq(struct ibv_context *context, int cqe,
+			       struct ibv_comp_channel *channel, int comp_vector);
+int ibemu_destroy_cq(struct ibv_cq *cq);
+int ibemu_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+int ibemu_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+/* Add a completion (under ctx->lock); @solicited: the SE bit came. */
+void ibemu_cq_add(struct ibemu_cq *cq, const struct ibv_wc *wc, bool solicited);
+/* Make a completion channel for the upcall @up (reader thread). */
+int ibemu_chan_make(struct ibemu_context *ctx, const struct verbs_wire_upcall *up);
+void ibemu_chans_free(struct ibemu_context *ctx);
+
+/* ---- queues (qp.c, srq.c, post.c) -------------------------------------- */
+
+/* A receive work request, as posted. */
+struct ibemu_rwqe {
+	uint64_t wr_id;
+	int num_sge;
+	struct ibv_sge sg[IBEMU_MAX_SGE];
+};
+
+struct ibemu_srq {
+	struct ibv_srq srq;
+	struct ibemu_rwqe *ring;
+	unsigned size, head, count;
+	unsigned limit;		/* SRQ_LIMIT_REACHED below this; 0 = off */
+};
+
+/* A send work request as posted, and its progress on an RC QP. */
+struct ibemu_swqe {
+	uint64_t wr_id;
+	enum ibv_wr_opcode opcode;
+	unsigned send_flags;
+	uint32_t imm;
+	int num_sge;
+	struct ibv_sge sg[IBEMU_MAX_SGE];
+	char *inline_data;	/* IBV_SEND_INLINE: a copy, owned */
+	uint64_t len;
+	uint64_t remote_addr;
+	uint32_t rkey;
+	/* UD */
+	struct ibv_ah_attr ah;
+	uint32_t remote_qpn, remote_qkey;
+	/* RC */
+	uint32_t psn, npkts;	/* the PSNs it takes: psn .. psn + npkts - 1 */
+	uint32_t read_next;	/* RDMA READ: the next response PSN expected */
+	bool sent;
+};
+
+struct ibemu_ah {
+	struct ibv_ah ah;
+	struct ibv_ah_attr attr;
+};
+
+struct ibemu_qp {
+	struct ibv_qp qp;
+	struct ibemu_qp *next;
+	struct ibemu_context *ctx;
+	enum ibv_qp_state state;
+	struct ibv_qp_cap cap;
+	bool sq_sig_all;
+	uint8_t port;
+	uint16_t pkey_index;
+	uint32_t qkey;
+	int access;
+	/* RC path */
+	struct ibv_ah_attr ah;
+	enum ibv_mtu path_mtu;
+	uint32_t dest_qpn;
+	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
+	uint8_t max_rd_atomic, max_dest_rd_atomic;
+	/* Send queue: [sq_head, sq_tail) posted, [sq_head, sq_next) sent. */
+	struct ibemu_swqe *sq;
+	unsigned sq_size, sq_head, sq_next, sq_count;
+	uint32_t sq_psn;	/* next PSN to give */
+	unsigned retry_left, rnr_left;
+	uint64_t deadline_us;	/* retransmit when no progress by then; 0 none */
+	uint64_t rnr_until_us;	/* waiting out an RNR NAK; 0 none */
+	/* Receive queue (when no SRQ) */
+	struct ibemu_rwqe *rq;
+	unsigned rq_size, rq_head, rq_count;
+	/* Responder */
+	uint32_t epsn, msn;
+	bool nak_sent;		/* a sequence NAK for epsn is out */
+	bool recv_open;		/* a multi-packet SEND or WRITE is in progress */
+	struct ibemu_rwqe cur;	/* the receive WR it fills (SEND) */
+	bool cur_has_wqe;
+	uint64_t cur_off;
+	uint64_t wr_va;		/* RDMA WRITE in progress: where the next goes */
+	uint32_t wr_rkey, wr_len;
+	uint32_t wr_total;
+};
+
+static inline struct ibemu_qp *to_qp(struct ibv_qp *qp)
+{
+	return (struct ibemu_qp *)qp;
+}
+
+struct ibv_qp *ibemu_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+int ibemu_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
+int ibemu_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+		   struct ibv_qp_init_attr *init_attr);
+int ibemu_destroy_qp(struct ibv_qp *qp);
+struct ibemu_qp *ibemu_qp_find(struct ibemu_context *ctx, uint32_t qpn);
+/* To the error state: every WR not completed completes with
+ * IBV_WC_WR_FLUSH_ERR (IBA 10.3.1, 11.4.2.2). Under ctx->lock. */
+void ibemu_qp_to_error(struct ibemu_qp *qp);
+struct ibv_ah *ibemu_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int ibemu_destroy_ah(struct ibv_ah *ah);
+
+struct ibv_srq *ibemu_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
+int ibemu_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
+int ibemu_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+int ibemu_destroy_srq(struct ibv_srq *srq);
+int ibemu_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad_wr);
+/* Take the next receive WR of @qp (its SRQ's or its own): false if none. */
+bool ibemu_take_rwqe(struct ibemu_qp *qp, struct ibemu_rwqe *out);
+
+int ibemu_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+int ibemu_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+/* A completion for @qp's WR (send or receive side), to its CQ. */
+void ibemu_complete(struct ibemu_qp *qp, bool recv, const struct ibv_wc *wc, bool se);
+
+/* ---- the transport (rc.c, ud in post.c) -------------------------------- */
+
+/* Bytes of a packet payload at @mtu (IBV_MTU_*). */
+static inline uint32_t ibemu_mtu_bytes(enum ibv_mtu mtu)
+{
+	return 128u << (mtu < IBV_MTU_256 ? 1 : mtu > IBV_MTU_4096 ? 5 : mtu);
+}
+
+#define PSN_MASK	0xffffffu
+/* a - b in PSN space (24 bits, IBA 9.7.1): negative when a is before b. */
+static inline int32_t psn_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)((a - b) << 8) >> 8;
+}
+
+/* Send what is posted and not yet sent, from sq_next. */
+void ibemu_rc_send_pending(struct ibemu_qp *qp);
+/* A packet for an RC QP (requester or responder side). */
+void ibemu_rc_receive(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const char *payload);
+/* The timer of @qp: retransmit or give up if its deadline passed. */
+void ibemu_rc_timer(struct ibemu_qp *qp, uint64_t now_us);
+void ibemu_ud_receive(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const char *payload);
+
+/* ---- the wire and the threads (thread.c) -------------------------------- */
+
+uint64_t ibemu_now_us(void);
+/* Queue a packet for the daemon (flushed by ibemu_flush). */
+void ibemu_send_pkt(struct ibemu_context *ctx, const struct verbs_wire_pkt *hdr,
+		    const void *payload);
+void ibemu_flush(struct ibemu_context *ctx);
+/* Tell the timer thread a deadline moved. */
+void ibemu_kick_timer(struct ibemu_context *ctx);
+int ibemu_threads_start(struct ibemu_context *ctx);
+void ibemu_threads_stop(struct ibemu_context *ctx);
+/* The daemon's QP numbers (VERBS_IOC_QP_*). */
+int ibemu_ioc(struct ibemu_context *ctx, unsigned long cmd, void *arg);
 
 #endif

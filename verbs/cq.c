@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Completion queues and completion channels.
+ *
+ * A channel is what ibv_create_comp_channel() gets from the kernel: a new
+ * file descriptor in the caller's process from which ibv_get_cq_event()
+ * reads 8-byte records naming the CQ (struct ib_uverbs_comp_event_desc).
+ * libibverbs writes that command to the command fd itself, bypassing the
+ * provider; the daemon holds the write and asks our reader thread (an
+ * upcall, docs/verbs.md "Completion channels"), which makes a socket pair
+ * here, writes the descriptor number where the command says, and lets the
+ * daemon answer the write.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "verbs/provider.h"
+
+/* ---- channels ----------------------------------------------------------- */
+
+struct ibemu_chan {
+	struct ibemu_chan *next;
+	int app_fd;		/* the number the process has */
+	int our_fd;		/* our end */
+};
+
+int ibemu_chan_make(struct ibemu_context *ctx, const struct verbs_wire_upcall *up)
+{
+	struct ibemu_chan *ch, **pp;
+	uint32_t fd32;
+	int sv[2];
+
+	if (up->command != VERBS_CMD_CREATE_COMP_CHANNEL)
+		return EOPNOTSUPP;
+	/* Close-on-exec, as the kernel's (get_unused_fd_flags(O_CLOEXEC)). */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return errno;
+	ch = calloc(1, sizeof(*ch));
+	if (!ch) {
+		close(sv[0]);
+		close(sv[1]);
+		return ENOMEM;
+	}
+	ch->app_fd = sv[0];
+	ch->our_fd = sv[1];
+	pthread_mutex_lock(&ctx->chan_lock);
+	/* A number the process closed and got again is a new channel. */
+	for (pp = &ctx->chans; *pp; pp = &(*pp)->next)
+		if ((*pp)->app_fd == ch->app_fd) {
+			struct ibemu_chan *old = *pp;
+
+			*pp = old->next;
+			close(old->our_fd);
+			free(old);
+			break;
+		}
+	ch->next = ctx->chans;
+	ctx->chans = ch;
+	pthread_mutex_unlock(&ctx->chan_lock);
+	/* struct ib_uverbs_create_comp_channel_resp, in the writer's memory:
+	 * this process's, since the upcall went to the file it wrote. */
+	fd32 = (uint32_t)ch->app_fd;
+	memcpy((void *)(uintptr_t)up->response, &fd32, sizeof(fd32));
+	return 0;
+}
+
+void ibemu_chans_free(struct ibemu_context *ctx)
+{
+	struct ibemu_chan *ch;
+
+	pthread_mutex_lock(&ctx->chan_lock);
+	while ((ch = ctx->chans)) {
+		ctx->chans = ch->next;
+		close(ch->our_fd);
+		free(ch);
+	}
+	pthread_mutex_unlock(&ctx->chan_lock);
+}
+
+/* Our end of @channel, duplicated for a CQ; -1 if it is not ours. */
+static int chan_fd_for(struct ibemu_context *ctx, struct ibv_comp_channel *channel)
+{
+	struct ibemu_chan *ch;
+	int fd = -1;
+
+	pthread_mutex_lock(&ctx->chan_lock);
+	for (ch = ctx->chans; ch; ch = ch->next)
+		if (ch->app_fd == channel->fd) {
+			fd = fcntl(ch->our_fd, F_DUPFD_CLOEXEC, 0);
+			break;
+		}
+	pthread_mutex_unlock(&ctx->chan_lock);
+	return fd;
+}
+
+/* ---- CQs ---------------------------------------------------------------- */
+
+struct ibv_cq *ibemu_create_cq(struct ibv_context *context, int cqe,
+			       struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct ibemu_cq *cq;
+
+	if (cqe < 1 || cqe > IBEMU_MAX_CQE || comp_vector < 0 ||
+	    comp_vector >= context->num_comp_vectors) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq || !(cq->ring = calloc((size_t)cqe, sizeof(*cq->ring)))) {
+		free(cq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	cq->size = (unsigned)cqe;
+	cq->chan_fd = -1;
+	if (channel) {
+		cq->chan_fd = chan_fd_for(to_ctx(context), channel);
+		if (cq->chan_fd < 0) {
+			free(cq->ring);
+			free(cq);
+			errno = EINVAL;
+			return NULL;
+		}
+	}
+	/* libibverbs sets the rest (verbs_init_cq); ibv_cq.cqe is ours. */
+	cq->cq.cqe = cqe;
+	return &cq->cq;
+}
+
+int ibemu_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct ibemu_context *ctx = to_ctx(ibcq->context);
+	struct ibemu_cq *cq = to_cq(ibcq);
+	struct ibemu_qp *qp;
+
+	pthread_mutex_lock(&ctx->lock);
+	for (qp = ctx->qps; qp; qp = qp->next)
+		if (qp->qp.send_cq == ibcq || qp->qp.recv_cq == ibcq) {
+			pthread_mutex_unlock(&ctx->lock);
+			return EBUSY;
+		}
+	pthread_mutex_unlock(&ctx->lock);
+	if (cq->chan_fd >= 0)
+		close(cq->chan_fd);
+	free(cq->ring);
+	free(cq);
+	return 0;
+}
+
+int ibemu_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
+{
+	struct ibemu_context *ctx = to_ctx(ibcq->context);
+	struct ibemu_cq *cq = to_cq(ibcq);
+	int n = 0;
+
+	pthread_mutex_lock(&ctx->lock);
+	while (n < num_entries && cq->count) {
+		wc[n++] = cq->ring[cq->head];
+		cq->head = (cq->head + 1) % cq->size;
+		cq->count--;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	/* Programs spin on an empty CQ; on an HCA that costs nothing, here
+	 * the daemon and our reader need the CPU it spins on: give it up. */
+	if (!n)
+		sched_yield();
+	return n;
+}
+
+int ibemu_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct ibemu_context *ctx = to_ctx(ibcq->context);
+	struct ibemu_cq *cq = to_cq(ibcq);
+
+	pthread_mutex_lock(&ctx->lock);
+	cq->armed = true;
+	cq->solicited_only = solicited_only != 0;
+	pthread_mutex_unlock(&ctx->lock);
+	return 0;
+}
+
+/* The event of an armed CQ: one record on the channel, then disarmed
+ * until the next ibv_req_notify_cq (IBA 11.4.2.4). */
+static void notify(struct ibemu_cq *cq)
+{
+	uint64_t handle = (uint64_t)(uintptr_t)&cq->cq;
+
+	cq->armed = false;
+	if (cq->chan_fd >= 0)
+		(void)!send(cq->chan_fd, &handle, sizeof(handle), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+void ibemu_cq_add(struct ibemu_cq *cq, const struct ibv_wc *wc, bool solicited)
+{
+	if (cq->count == cq->size) {
+		/* An overrun: the CQ is in error (IBA 11.4.2.1); say it once. */
+		if (!cq->overrun)
+			fprintf(stderr, "libibemu: CQ %p overrun (%u entries): completions lost\n",
+				(void *)cq, cq->size);
+		cq->overrun = true;
+		return;
+	}
+	cq->ring[(cq->head + cq->count) % cq->size] = *wc;
+	cq->count++;
+	if (cq->armed && (!cq->solicited_only || solicited || wc->status != IBV_WC_SUCCESS))
+		notify(cq);
+}

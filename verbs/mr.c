@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Memory regions and scatter-gather lists. The provider is the HCA, in
+ * the process that owns the memory: a region is its address range, its
+ * access flags and a key; a remote access names the key and the HCA checks
+ * range and flags before it touches anything (IBA 10.6.3, C10-56..C10-62).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verbs/provider.h"
+
+/* The access a region needs for remote writes and atomics needs local
+ * write as well (IBA 10.6.3.1; ib_check_mr_access). */
+#define REMOTE_WRITES	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)
+
+struct ibv_mr *ibemu_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			    uint64_t hca_va, int access)
+{
+	struct ibemu_context *ctx = to_ctx(pd->context);
+	struct ibemu_mr *mr;
+	uint32_t key;
+
+	if ((access & REMOTE_WRITES) && !(access & IBV_ACCESS_LOCAL_WRITE)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!addr && length) {
+		errno = EFAULT;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (!mr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&ctx->lock);
+	/* Keys: an index in the high 24 bits and a tag in the low 8, as
+	 * HCAs make them; never 0. */
+	key = (++ctx->next_key << 8) | 0x2a;
+	mr->vmr.ibv_mr.lkey = mr->vmr.ibv_mr.rkey = key;
+	mr->vmr.ibv_mr.handle = key;
+	mr->vmr.mr_type = IBEMU_MR_TYPE_MR;
+	mr->vmr.access = access;
+	/* libibverbs fills context, pd, addr and length on return (after
+	 * the reader thread may look): set those it checks now. Keys name
+	 * iovas (ibv_reg_mr_iova2); keep where the iova is here. */
+	mr->vmr.ibv_mr.length = length;
+	mr->vmr.ibv_mr.pd = pd;
+	mr->host = addr;
+	mr->iova = hca_va;
+	mr->next = ctx->mrs;
+	ctx->mrs = mr;
+	pthread_mutex_unlock(&ctx->lock);
+	return &mr->vmr.ibv_mr;
+}
+
+int ibemu_dereg_mr(struct verbs_mr *vmr)
+{
+	struct ibemu_mr *mr = (struct ibemu_mr *)vmr, **pp;
+	struct ibemu_context *ctx = to_ctx(vmr->ibv_mr.context);
+
+	pthread_mutex_lock(&ctx->lock);
+	for (pp = &ctx->mrs; *pp && *pp != mr; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = mr->next;
+	pthread_mutex_unlock(&ctx->lock);
+	free(mr);
+	return 0;
+}
+
+bool ibemu_mr_check(struct ibemu_context *ctx, struct ibv_pd *pd, uint32_t key, bool remote,
+		    uint64_t va, uint64_t len, int access, char **host)
+{
+	struct ibemu_mr *mr;
+
+	for (mr = ctx->mrs; mr; mr = mr->next) {
+		struct ibv_mr *m = &mr->vmr.ibv_mr;
+
+		if ((remote ? m->rkey : m->lkey) != key)
+			continue;
+		if (m->pd != pd || (mr->vmr.access & access) != access)
+			return false;
+		if (va < mr->iova || len > m->length || va - mr->iova > m->length - len)
+			return false;
+		*host = (char *)mr->host + (va - mr->iova);
+		return true;
+	}
+	return false;
+}
+
+int ibemu_sge_check(struct ibemu_context *ctx, struct ibv_pd *pd, const struct ibv_sge *sg,
+		    int n, int access, uint64_t *total)
+{
+	char *host;
+	int i;
+
+	*total = 0;
+	for (i = 0; i < n; i++) {
+		if (sg[i].length &&
+		    !ibemu_mr_check(ctx, pd, sg[i].lkey, false, sg[i].addr, sg[i].length, access,
+				    &host))
+			return IBV_WC_LOC_PROT_ERR;
+		*total += sg[i].length;
+	}
+	return 0;
+}
+
+/* Copy @len bytes between @buf and the list at byte @off of it; the
+ * list was checked (ibemu_sge_check), so every lkey resolves. */
+void ibemu_sge_copy(struct ibemu_context *ctx, struct ibv_pd *pd, const struct ibv_sge *sg,
+		    int n, uint64_t off, void *buf, size_t len, bool to_sge)
+{
+	char *b = buf, *host;
+	int i;
+
+	for (i = 0; i < n && len; i++) {
+		uint64_t take;
+
+		if (off >= sg[i].length) {
+			off -= sg[i].length;
+			continue;
+		}
+		take = sg[i].length - off;
+		if (take > len)
+			take = len;
+		if (ibemu_mr_check(ctx, pd, sg[i].lkey, false, sg[i].addr + off, take, 0, &host)) {
+			if (to_sge)
+				memcpy(host, b, take);
+			else
+				memcpy(b, host, take);
+		}
+		b += take;
+		len -= take;
+		off = 0;
+	}
+}

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Posting work requests (IBA 11.4.1), completions, and the UD transport
+ * (IBA 9.8: one packet a message, no acknowledgement: a UD send completes
+ * when it leaves, a receive when a packet finds a receive WR).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verbs/provider.h"
+
+void ibemu_complete(struct ibemu_qp *qp, bool recv, const struct ibv_wc *wc, bool se)
+{
+	ibemu_cq_add(to_cq(recv ? qp->qp.recv_cq : qp->qp.send_cq), wc, se);
+}
+
+/* ---- UD ----------------------------------------------------------------- */
+
+static void ud_send(struct ibemu_qp *qp, struct ibemu_swqe *w)
+{
+	struct ibemu_context *ctx = qp->ctx;
+	struct verbs_wire_pkt h;
+	struct ibv_wc wc;
+	char *buf = NULL;
+	uint64_t len = 0;
+	int st = 0;
+
+	memset(&wc, 0, sizeof(wc));
+	if (w->inline_data)
+		len = w->len;
+	else
+		st = ibemu_sge_check(ctx, qp->qp.pd, w->sg, w->num_sge, 0, &len);
+	/* One packet: the message must fit the MTU (IBA 9.8.3; C9-?). */
+	if (!st && len > VERBS_PKT_MAX_PAYLOAD)
+		st = IBV_WC_LOC_LEN_ERR;
+	if (!st) {
+		buf = malloc(len ? len : 1);
+		if (!buf)
+			st = IBV_WC_LOC_QP_OP_ERR;
+	}
+	if (!st) {
+		if (w->inline_data)
+			memcpy(buf, w->inline_data, len);
+		else
+			ibemu_sge_copy(ctx, qp->qp.pd, w->sg, w->num_sge, 0, buf, len, false);
+		memset(&h, 0, sizeof(h));
+		h.port = w->ah.port_num ? w->ah.port_num : qp->port;
+		h.sl = w->ah.sl;
+		h.slid = w->ah.src_path_bits;
+		h.dlid = w->ah.dlid;
+		h.pkey_index = qp->pkey_index;
+		h.opcode = w->opcode == IBV_WR_SEND_WITH_IMM ? OP_UD_SEND_ONLY_IMM : OP_UD_SEND_ONLY;
+		h.flags = (w->send_flags & IBV_SEND_SOLICITED) ? VERBS_PKT_SE : 0;
+		h.sqpn = qp->qp.qp_num;
+		h.dqpn = w->remote_qpn;
+		/* A Q_Key with the high bit set means the QP's own (IBA 10.2.4). */
+		h.qkey = (w->remote_qkey & 0x80000000u) ? qp->qkey : w->remote_qkey;
+		h.psn = qp->sq_psn;
+		qp->sq_psn = (qp->sq_psn + 1) & PSN_MASK;
+		h.imm = w->imm;
+		h.len = (uint32_t)len;
+		ibemu_send_pkt(ctx, &h, buf);
+	}
+	free(buf);
+	if (st || qp->sq_sig_all || (w->send_flags & IBV_SEND_SIGNALED)) {
+		wc.wr_id = w->wr_id;
+		wc.status = st;
+		wc.opcode = IBV_WC_SEND;
+		wc.qp_num = qp->qp.qp_num;
+		ibemu_complete(qp, false, &wc, false);
+	}
+}
+
+void ibemu_ud_receive(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const char *payload)
+{
+	struct ibemu_context *ctx = qp->ctx;
+	struct ibemu_rwqe r;
+	struct ibv_wc wc;
+	uint64_t room;
+	int st;
+
+	/* Receives need RTR; a packet without a receive WR is dropped
+	 * (IBA 9.8.3.1: UD has no RNR). */
+	if ((qp->state != IBV_QPS_RTR && qp->state != IBV_QPS_RTS) || !ibemu_take_rwqe(qp, &r))
+		return;
+	memset(&wc, 0, sizeof(wc));
+	st = ibemu_sge_check(ctx, qp->qp.pd, r.sg, r.num_sge, IBV_ACCESS_LOCAL_WRITE, &room);
+	if (!st && room < IBEMU_GRH_BYTES + (uint64_t)p->len)
+		st = IBV_WC_LOC_LEN_ERR;
+	/* The first 40 bytes are the GRH's; without one they are left as
+	 * they are and IBV_WC_GRH is not set. */
+	if (!st)
+		ibemu_sge_copy(ctx, qp->qp.pd, r.sg, r.num_sge, IBEMU_GRH_BYTES, (void *)payload,
+			       p->len, true);
+	wc.wr_id = r.wr_id;
+	wc.status = st;
+	wc.opcode = IBV_WC_RECV;
+	wc.byte_len = IBEMU_GRH_BYTES + p->len;
+	if (p->opcode == OP_UD_SEND_ONLY_IMM) {
+		wc.imm_data = p->imm;
+		wc.wc_flags |= IBV_WC_WITH_IMM;
+	}
+	wc.qp_num = qp->qp.qp_num;
+	wc.src_qp = p->sqpn;
+	wc.slid = p->slid;
+	wc.sl = p->sl;
+	wc.pkey_index = p->pkey_index;
+	ibemu_complete(qp, true, &wc, p->flags & VERBS_PKT_SE);
+}
+
+/* ---- posting ------------------------------------------------------------- */
+
+static int check_send_wr(const struct ibemu_qp *qp, const struct ibv_send_wr *wr)
+{
+	bool rc = qp->qp.qp_type == IBV_QPT_RC;
+
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge)
+		return EINVAL;
+	switch (wr->opcode) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+		break;
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+		if (!rc)
+			return EINVAL;
+		break;
+	default:	/* atomics, MW binds, TSO: the device offers none */
+		return EINVAL;
+	}
+	if (!rc && !wr->wr.ud.ah)
+		return EINVAL;
+	if ((wr->send_flags & IBV_SEND_INLINE) && wr->opcode == IBV_WR_RDMA_READ)
+		return EINVAL;
+	return 0;
+}
+
+/* Copy @wr into the free slot @w; EINVAL for inline data past the cap. */
+static int take_send_wr(struct ibemu_qp *qp, struct ibemu_swqe *w, const struct ibv_send_wr *wr)
+{
+	int i;
+
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wr->wr_id;
+	w->opcode = wr->opcode;
+	w->send_flags = wr->send_flags;
+	w->imm = wr->imm_data;
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		uint64_t len = 0;
+		char *p;
+
+		for (i = 0; i < wr->num_sge; i++)
+			len += wr->sg_list[i].length;
+		if (len > qp->cap.max_inline_data)
+			return EINVAL;
+		/* Inline data is copied now: the buffer is free on return. */
+		w->inline_data = p = malloc(len ? len : 1);
+		if (!p)
+			return ENOMEM;
+		for (i = 0; i < wr->num_sge; i++) {
+			memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length);
+			p += wr->sg_list[i].length;
+		}
+		w->len = len;
+	} else {
+		w->num_sge = wr->num_sge;
+		memcpy(w->sg, wr->sg_list, sizeof(*w->sg) * (size_t)wr->num_sge);
+		for (i = 0; i < wr->num_sge; i++)
+			w->len += wr->sg_list[i].length;
+	}
+	if (qp->qp.qp_type == IBV_QPT_UD) {
+		w->ah = ((struct ibemu_ah *)wr->wr.ud.ah)->attr;
+		w->remote_qpn = wr->wr.ud.remote_qpn;
+		w->remote_qkey = wr->wr.ud.remote_qkey;
+	} else {
+		w->remote_addr = wr->wr.rdma.remote_addr;
+		w->rkey = wr->wr.rdma.rkey;
+	}
+	return 0;
+}
+
+int ibemu_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	struct ibemu_qp *qp = to_qp(ibqp);
+	struct ibemu_context *ctx = qp->ctx;
+	int err = 0;
+
+	pthread_mutex_lock(&ctx->lock);
+	for (; wr; wr = wr->next) {
+		struct ibemu_swqe *w;
+
+		/* Posting to a send queue that is not there yet is an error
+		 * (IBA 10.8.2: Reset, Init, RTR); in Error it flushes. */
+		if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD &&
+		    qp->state != IBV_QPS_ERR) {
+			err = EINVAL;
+			break;
+		}
+		err = check_send_wr(qp, wr);
+		if (err)
+			break;
+		if (qp->sq_count == qp->sq_size - 1) {
+			err = ENOMEM;
+			break;
+		}
+		w = &qp->sq[(qp->sq_head + qp->sq_count) % qp->sq_size];
+		err = take_send_wr(qp, w, wr);
+		if (err)
+			break;
+		if (qp->qp.qp_type == IBV_QPT_UD && qp->state == IBV_QPS_RTS) {
+			ud_send(qp, w);
+			free(w->inline_data);
+			w->inline_data = NULL;
+			continue;
+		}
+		qp->sq_count++;
+	}
+	if (qp->state == IBV_QPS_ERR)
+		ibemu_qp_to_error(qp);
+	else if (qp->qp.qp_type == IBV_QPT_RC)
+		ibemu_rc_send_pending(qp);
+	ibemu_flush(ctx);
+	pthread_mutex_unlock(&ctx->lock);
+	if (err)
+		*bad_wr = wr;
+	return err;
+}
+
+int ibemu_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	struct ibemu_qp *qp = to_qp(ibqp);
+	struct ibemu_context *ctx = qp->ctx;
+	int err = 0;
+
+	pthread_mutex_lock(&ctx->lock);
+	for (; wr; wr = wr->next) {
+		struct ibemu_rwqe *r;
+
+		/* A QP with an SRQ has no receive queue; Reset has none yet. */
+		if (ibqp->srq || qp->state == IBV_QPS_RESET || wr->num_sge < 0 ||
+		    (uint32_t)wr->num_sge > qp->cap.max_recv_sge) {
+			err = EINVAL;
+			break;
+		}
+		if (qp->rq_count == qp->rq_size - 1) {
+			err = ENOMEM;
+			break;
+		}
+		r = &qp->rq[(qp->rq_head + qp->rq_count) % qp->rq_size];
+		r->wr_id = wr->wr_id;
+		r->num_sge = wr->num_sge;
+		memcpy(r->sg, wr->sg_list, sizeof(*r->sg) * (size_t)wr->num_sge);
+		qp->rq_count++;
+	}
+	if (qp->state == IBV_QPS_ERR)
+		ibemu_qp_to_error(qp);
+	pthread_mutex_unlock(&ctx->lock);
+	if (err)
+		*bad_wr = wr;
+	return err;
+}

@@ -1,0 +1,565 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The RC transport (IBA 9.7 and 9.9), as an HCA does it at both ends.
+ *
+ * Requester: each send WR takes PSNs (one a packet; an RDMA READ as many
+ * as its response has), goes out split at the path MTU, and stays until
+ * acknowledged. No progress for 4.096 us x 2^timeout resends everything
+ * unacknowledged, retry_cnt times, then IBV_WC_RETRY_EXC_ERR; an RNR NAK
+ * waits its timer and resends, rnr_retry times (7: for ever), then
+ * IBV_WC_RNR_RETRY_EXC_ERR; a NAK ends the QP in the error state.
+ *
+ * Responder: takes the packet with the expected PSN, re-acknowledges
+ * duplicates (re-reads a duplicate READ), NAKs the first packet past a
+ * gap, RNR-NAKs a SEND that finds no receive WR, and checks every remote
+ * access against the region's key, range and rights and the QP's.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "verbs/provider.h"
+
+/* AETH syndromes (IBA 9.7.5.2.1, Table 42). */
+#define AETH_ACK		0x1f	/* ACK, credit count "invalid" */
+#define AETH_RNR(t)		(0x20 | (t))
+#define AETH_NAK_SEQ		0x60
+#define AETH_NAK_INV_REQ	0x61
+#define AETH_NAK_REM_ACCESS	0x62
+#define AETH_NAK_REM_OP		0x63
+
+/* The RNR NAK timer field in microseconds (IBA Table 45). */
+static const uint32_t rnr_us[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920,
+	2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880,
+	163840, 245760, 327680, 491520,
+};
+
+/* Local ACK timeout: 4.096 us x 2^timeout; 0 means none (IBA 11.2.4.2). */
+static uint64_t timeout_us(const struct ibemu_qp *qp)
+{
+	return qp->timeout ? (4096ull << qp->timeout) / 1000 : 0;
+}
+
+static uint32_t npkts_of(uint64_t len, uint32_t mtu)
+{
+	return len ? (uint32_t)((len + mtu - 1) / mtu) : 1;
+}
+
+/* A packet of @qp to its peer: the fields every RC packet has. */
+static void rc_header(const struct ibemu_qp *qp, struct verbs_wire_pkt *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->port = qp->port;
+	h->sl = qp->ah.sl;
+	h->slid = qp->ah.src_path_bits;
+	h->dlid = qp->ah.dlid;
+	h->pkey_index = qp->pkey_index;
+	h->sqpn = qp->qp.qp_num;
+	h->dqpn = qp->dest_qpn;
+}
+
+/* ---- requester ---------------------------------------------------------- */
+
+static bool signaled(const struct ibemu_qp *qp, const struct ibemu_swqe *w)
+{
+	return qp->sq_sig_all || (w->send_flags & IBV_SEND_SIGNALED);
+}
+
+static enum ibv_wc_opcode wc_opcode(enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return IBV_WC_RDMA_WRITE;
+	case IBV_WR_RDMA_READ:
+		return IBV_WC_RDMA_READ;
+	default:
+		return IBV_WC_SEND;
+	}
+}
+
+/* The oldest send WR is done with @status: complete it (an error always,
+ * success when signaled) and, on error, the QP goes to the error state. */
+static void complete_head(struct ibemu_qp *qp, enum ibv_wc_status status)
+{
+	struct ibemu_swqe *w = &qp->sq[qp->sq_head];
+	struct ibv_wc wc;
+
+	if (status != IBV_WC_SUCCESS || signaled(qp, w)) {
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = w->wr_id;
+		wc.status = status;
+		wc.opcode = wc_opcode(w->opcode);
+		wc.qp_num = qp->qp.qp_num;
+		if (w->opcode == IBV_WR_RDMA_READ)
+			wc.byte_len = (uint32_t)w->len;
+		ibemu_complete(qp, false, &wc, false);
+	}
+	free(w->inline_data);
+	w->inline_data = NULL;
+	if (qp->sq_next == qp->sq_head)
+		qp->sq_next = (qp->sq_next + 1) % qp->sq_size;
+	qp->sq_head = (qp->sq_head + 1) % qp->sq_size;
+	qp->sq_count--;
+	if (status != IBV_WC_SUCCESS)
+		ibemu_qp_to_error(qp);
+}
+
+/* Something was acknowledged: the retry counts start again. */
+static void progress(struct ibemu_qp *qp)
+{
+	qp->retry_left = qp->retry_cnt;
+	qp->rnr_left = qp->rnr_retry;
+	qp->deadline_us = qp->sq_head != qp->sq_next && timeout_us(qp) ?
+			  ibemu_now_us() + timeout_us(qp) : 0;
+	ibemu_kick_timer(qp->ctx);
+}
+
+/* Packet @i of send WR @w on the wire. */
+static void send_packet(struct ibemu_qp *qp, struct ibemu_swqe *w, uint32_t i, char *buf)
+{
+	uint32_t mtu = ibemu_mtu_bytes(qp->path_mtu);
+	bool first = i == 0, last = i == w->npkts - 1, imm = false;
+	uint64_t off = (uint64_t)i * mtu;
+	struct verbs_wire_pkt h;
+
+	rc_header(qp, &h);
+	h.psn = (w->psn + i) & PSN_MASK;
+	if (w->opcode == IBV_WR_RDMA_READ) {
+		h.opcode = OP_RC_READ_REQUEST;
+		h.va = w->remote_addr;
+		h.rkey = w->rkey;
+		h.dma_len = (uint32_t)w->len;
+		h.flags = VERBS_PKT_ACKREQ;
+		ibemu_send_pkt(qp->ctx, &h, NULL);
+		return;
+	}
+	h.len = (uint32_t)(w->len - off < mtu ? w->len - off : mtu);
+	if (w->inline_data)
+		memcpy(buf, w->inline_data + off, h.len);
+	else
+		ibemu_sge_copy(qp->ctx, qp->qp.pd, w->sg, w->num_sge, off, buf, h.len, false);
+	if (w->opcode == IBV_WR_SEND || w->opcode == IBV_WR_SEND_WITH_IMM) {
+		imm = w->opcode == IBV_WR_SEND_WITH_IMM;
+		h.opcode = first && last ? (imm ? OP_RC_SEND_ONLY_IMM : OP_RC_SEND_ONLY) :
+			   first ? OP_RC_SEND_FIRST :
+			   last ? (imm ? OP_RC_SEND_LAST_IMM : OP_RC_SEND_LAST) : OP_RC_SEND_MIDDLE;
+	} else {
+		imm = w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+		h.opcode = first && last ? (imm ? OP_RC_WRITE_ONLY_IMM : OP_RC_WRITE_ONLY) :
+			   first ? OP_RC_WRITE_FIRST :
+			   last ? (imm ? OP_RC_WRITE_LAST_IMM : OP_RC_WRITE_LAST) : OP_RC_WRITE_MIDDLE;
+		if (first) {
+			h.va = w->remote_addr;
+			h.rkey = w->rkey;
+			h.dma_len = (uint32_t)w->len;
+		}
+	}
+	if (last) {
+		h.flags = VERBS_PKT_ACKREQ;
+		if (w->send_flags & IBV_SEND_SOLICITED)
+			h.flags |= VERBS_PKT_SE;
+		if (imm)
+			h.imm = w->imm;
+	}
+	ibemu_send_pkt(qp->ctx, &h, buf);
+}
+
+static void send_wqe(struct ibemu_qp *qp, struct ibemu_swqe *w)
+{
+	char *buf = malloc(ibemu_mtu_bytes(qp->path_mtu));
+	uint32_t i;
+
+	if (!buf)
+		return;		/* the timer resends it */
+	if (w->opcode == IBV_WR_RDMA_READ)
+		w->read_next = w->psn;
+	for (i = 0; i < (w->opcode == IBV_WR_RDMA_READ ? 1 : w->npkts); i++)
+		send_packet(qp, w, i, buf);
+	free(buf);
+}
+
+/* Everything sent and not acknowledged goes again, oldest first. */
+static void resend(struct ibemu_qp *qp)
+{
+	unsigned i;
+
+	for (i = qp->sq_head; i != qp->sq_next; i = (i + 1) % qp->sq_size)
+		send_wqe(qp, &qp->sq[i]);
+}
+
+void ibemu_rc_send_pending(struct ibemu_qp *qp)
+{
+	uint32_t mtu = ibemu_mtu_bytes(qp->path_mtu);
+	unsigned tail = (qp->sq_head + qp->sq_count) % qp->sq_size;
+	bool was_idle = qp->sq_head == qp->sq_next;
+
+	if (qp->state != IBV_QPS_RTS)
+		return;
+	while (qp->sq_next != tail && qp->state == IBV_QPS_RTS) {
+		struct ibemu_swqe *w = &qp->sq[qp->sq_next];
+		int access = w->opcode == IBV_WR_RDMA_READ ? IBV_ACCESS_LOCAL_WRITE : 0;
+		uint64_t len;
+
+		if (!w->inline_data &&
+		    ibemu_sge_check(qp->ctx, qp->qp.pd, w->sg, w->num_sge, access, &len)) {
+			/* Only the oldest can complete: later ones wait
+			 * behind it, then flush with the QP. */
+			if (qp->sq_next == qp->sq_head)
+				complete_head(qp, IBV_WC_LOC_PROT_ERR);
+			else
+				ibemu_qp_to_error(qp);
+			return;
+		}
+		w->psn = qp->sq_psn;
+		w->npkts = npkts_of(w->len, mtu);
+		qp->sq_psn = (qp->sq_psn + w->npkts) & PSN_MASK;
+		send_wqe(qp, w);
+		qp->sq_next = (qp->sq_next + 1) % qp->sq_size;
+	}
+	if (was_idle && qp->sq_head != qp->sq_next) {
+		qp->deadline_us = timeout_us(qp) ? ibemu_now_us() + timeout_us(qp) : 0;
+		ibemu_kick_timer(qp->ctx);
+	}
+}
+
+void ibemu_rc_timer(struct ibemu_qp *qp, uint64_t now)
+{
+	if (qp->state != IBV_QPS_RTS)
+		return;
+	if (qp->rnr_until_us && now >= qp->rnr_until_us) {
+		qp->rnr_until_us = 0;
+		resend(qp);
+		qp->deadline_us = timeout_us(qp) ? now + timeout_us(qp) : 0;
+		return;
+	}
+	if (!qp->deadline_us || now < qp->deadline_us)
+		return;
+	if (qp->sq_head == qp->sq_next) {
+		qp->deadline_us = 0;
+		return;
+	}
+	if (!qp->retry_left) {
+		complete_head(qp, IBV_WC_RETRY_EXC_ERR);
+		return;
+	}
+	qp->retry_left--;
+	resend(qp);
+	qp->deadline_us = now + timeout_us(qp);
+}
+
+/* Complete the WRs that end before PSN @psn (or at it, @inclusive); an
+ * unfinished READ stops it: its data has not all come. */
+static bool ack_upto(struct ibemu_qp *qp, uint32_t psn, bool inclusive)
+{
+	bool any = false;
+
+	while (qp->sq_head != qp->sq_next) {
+		struct ibemu_swqe *w = &qp->sq[qp->sq_head];
+		int32_t d = psn_diff(w->psn + w->npkts - 1, psn);
+
+		if (d > 0 || (d == 0 && !inclusive) || w->opcode == IBV_WR_RDMA_READ)
+			break;
+		complete_head(qp, IBV_WC_SUCCESS);
+		any = true;
+	}
+	return any;
+}
+
+static void read_response(struct ibemu_qp *qp, const struct verbs_wire_pkt *p,
+			  const char *payload)
+{
+	uint32_t mtu = ibemu_mtu_bytes(qp->path_mtu);
+	struct ibemu_swqe *w;
+
+	ack_upto(qp, p->psn, false);
+	if (qp->sq_head == qp->sq_next)
+		return;
+	w = &qp->sq[qp->sq_head];
+	/* Only the response packet expected next; a gap waits for the
+	 * timer, which asks again. */
+	if (w->opcode != IBV_WR_RDMA_READ || p->psn != w->read_next)
+		return;
+	ibemu_sge_copy(qp->ctx, qp->qp.pd, w->sg, w->num_sge,
+		       (uint64_t)(uint32_t)psn_diff(p->psn, w->psn) * mtu, (void *)payload, p->len,
+		       true);
+	w->read_next = (w->read_next + 1) & PSN_MASK;
+	if (p->opcode == OP_RC_READ_RESPONSE_LAST || p->opcode == OP_RC_READ_RESPONSE_ONLY)
+		complete_head(qp, IBV_WC_SUCCESS);
+	progress(qp);
+}
+
+static void acknowledge(struct ibemu_qp *qp, const struct verbs_wire_pkt *p)
+{
+	unsigned syn = p->aeth >> 24;
+
+	switch (syn & 0xe0) {
+	case 0x00:	/* ACK */
+		if (ack_upto(qp, p->psn, true))
+			progress(qp);
+		return;
+	case 0x20:	/* RNR NAK: the PSN named waits, the ones before are done */
+		ack_upto(qp, p->psn, false);
+		if (qp->sq_head == qp->sq_next)
+			return;
+		if (qp->rnr_retry != 7 && !qp->rnr_left) {
+			complete_head(qp, IBV_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		if (qp->rnr_retry != 7)
+			qp->rnr_left--;
+		qp->deadline_us = 0;
+		qp->rnr_until_us = ibemu_now_us() + rnr_us[syn & 0x1f];
+		ibemu_kick_timer(qp->ctx);
+		return;
+	case 0x60:	/* NAK */
+		ack_upto(qp, p->psn, false);
+		if (qp->sq_head == qp->sq_next)
+			return;
+		switch (syn) {
+		case AETH_NAK_SEQ:
+			resend(qp);
+			return;
+		case AETH_NAK_INV_REQ:
+			complete_head(qp, IBV_WC_REM_INV_REQ_ERR);
+			return;
+		case AETH_NAK_REM_ACCESS:
+			complete_head(qp, IBV_WC_REM_ACCESS_ERR);
+			return;
+		default:
+			complete_head(qp, IBV_WC_REM_OP_ERR);
+			return;
+		}
+	}
+}
+
+/* ---- responder ---------------------------------------------------------- */
+
+static void send_ack(struct ibemu_qp *qp, uint32_t psn, unsigned syndrome)
+{
+	struct verbs_wire_pkt h;
+
+	rc_header(qp, &h);
+	h.opcode = OP_RC_ACK;
+	h.psn = psn & PSN_MASK;
+	h.aeth = (uint32_t)syndrome << 24 | (qp->msn & PSN_MASK);
+	ibemu_send_pkt(qp->ctx, &h, NULL);
+}
+
+/* The region of an RDMA request, checked (IBA 9.7.4.1.3, 10.6.3): the
+ * QP must allow the access and the key cover the range with the right. */
+static bool remote_ok(struct ibemu_qp *qp, uint32_t rkey, uint64_t va, uint64_t len, int access,
+		      char **host)
+{
+	static char none;
+
+	if (!(qp->access & access))
+		return false;
+	if (!len) {
+		*host = &none;
+		return true;
+	}
+	return ibemu_mr_check(qp->ctx, qp->qp.pd, rkey, true, va, len, access, host);
+}
+
+/* Answer a READ request at @psn: its response packets, from memory now. */
+static bool read_reply(struct ibemu_qp *qp, const struct verbs_wire_pkt *p)
+{
+	uint32_t mtu = ibemu_mtu_bytes(qp->path_mtu), n = npkts_of(p->dma_len, mtu), i;
+	struct verbs_wire_pkt h;
+	char *host;
+
+	if (!remote_ok(qp, p->rkey, p->va, p->dma_len, IBV_ACCESS_REMOTE_READ, &host))
+		return false;
+	for (i = 0; i < n; i++) {
+		uint64_t off = (uint64_t)i * mtu;
+
+		rc_header(qp, &h);
+		h.psn = (p->psn + i) & PSN_MASK;
+		h.opcode = n == 1 ? OP_RC_READ_RESPONSE_ONLY :
+			   i == 0 ? OP_RC_READ_RESPONSE_FIRST :
+			   i == n - 1 ? OP_RC_READ_RESPONSE_LAST : OP_RC_READ_RESPONSE_MIDDLE;
+		h.len = (uint32_t)(p->dma_len - off < mtu ? p->dma_len - off : mtu);
+		h.aeth = (uint32_t)AETH_ACK << 24 | (qp->msn & PSN_MASK);
+		ibemu_send_pkt(qp->ctx, &h, host + off);
+	}
+	return true;
+}
+
+/* The receive completion of a message this QP took. */
+static void complete_recv(struct ibemu_qp *qp, const struct verbs_wire_pkt *p,
+			  enum ibv_wc_opcode op, uint32_t len)
+{
+	struct ibv_wc wc;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = qp->cur.wr_id;
+	wc.status = IBV_WC_SUCCESS;
+	wc.opcode = op;
+	wc.byte_len = len;
+	if (p->opcode == OP_RC_SEND_LAST_IMM || p->opcode == OP_RC_SEND_ONLY_IMM ||
+	    p->opcode == OP_RC_WRITE_LAST_IMM || p->opcode == OP_RC_WRITE_ONLY_IMM) {
+		wc.imm_data = p->imm;
+		wc.wc_flags = IBV_WC_WITH_IMM;
+	}
+	wc.qp_num = qp->qp.qp_num;
+	wc.src_qp = p->sqpn;
+	wc.slid = p->slid;
+	wc.sl = p->sl;
+	wc.pkey_index = p->pkey_index;
+	qp->cur_has_wqe = false;
+	ibemu_complete(qp, true, &wc, p->flags & VERBS_PKT_SE);
+}
+
+static bool is_first(unsigned op)
+{
+	return op == OP_RC_SEND_FIRST || op == OP_RC_SEND_ONLY || op == OP_RC_SEND_ONLY_IMM ||
+	       op == OP_RC_WRITE_FIRST || op == OP_RC_WRITE_ONLY || op == OP_RC_WRITE_ONLY_IMM;
+}
+
+static bool is_last(unsigned op)
+{
+	return op != OP_RC_SEND_FIRST && op != OP_RC_SEND_MIDDLE && op != OP_RC_WRITE_FIRST &&
+	       op != OP_RC_WRITE_MIDDLE;
+}
+
+static bool is_send(unsigned op)
+{
+	return op <= OP_RC_SEND_ONLY_IMM;
+}
+
+/* Why a request fails, as the AETH syndrome of the NAK; 0 when it was
+ * taken; AETH_RNR when no receive WR is there for it. */
+static unsigned take_request(struct ibemu_qp *qp, const struct verbs_wire_pkt *p,
+			     const char *payload)
+{
+	unsigned op = p->opcode;
+	bool imm = op == OP_RC_WRITE_LAST_IMM || op == OP_RC_WRITE_ONLY_IMM;
+	uint64_t room;
+	char *host;
+
+	if (is_first(op) == qp->recv_open)
+		return AETH_NAK_INV_REQ;	/* a FIRST inside a message, or a MIDDLE outside */
+	if (is_first(op) && !is_send(op)) {
+		if (!remote_ok(qp, p->rkey, p->va, p->dma_len, IBV_ACCESS_REMOTE_WRITE, &host))
+			return AETH_NAK_REM_ACCESS;
+		qp->wr_va = p->va;
+		qp->wr_rkey = p->rkey;
+		qp->wr_total = p->dma_len;
+		qp->cur_off = 0;
+	}
+	/* A receive WR for a SEND, and for the immediate of a WRITE. */
+	if (((is_send(op) && is_first(op)) || imm) && !qp->cur_has_wqe) {
+		if (!ibemu_take_rwqe(qp, &qp->cur))
+			return AETH_RNR(0);
+		qp->cur_has_wqe = true;
+		if (is_send(op))
+			qp->cur_off = 0;
+	}
+	if (is_send(op)) {
+		if (ibemu_sge_check(qp->ctx, qp->qp.pd, qp->cur.sg, qp->cur.num_sge,
+				    IBV_ACCESS_LOCAL_WRITE, &room) ||
+		    qp->cur_off + p->len > room)
+			return AETH_NAK_INV_REQ;
+		ibemu_sge_copy(qp->ctx, qp->qp.pd, qp->cur.sg, qp->cur.num_sge, qp->cur_off,
+			       (void *)payload, p->len, true);
+	} else {
+		if (qp->cur_off + p->len > qp->wr_total ||
+		    !remote_ok(qp, qp->wr_rkey, qp->wr_va + qp->cur_off, p->len,
+			       IBV_ACCESS_REMOTE_WRITE, &host))
+			return AETH_NAK_REM_ACCESS;
+		memcpy(host, payload, p->len);
+	}
+	qp->cur_off += p->len;
+	qp->recv_open = !is_last(op);
+	if (is_last(op)) {
+		if (is_send(op))
+			complete_recv(qp, p, IBV_WC_RECV, (uint32_t)qp->cur_off);
+		else if (imm)
+			complete_recv(qp, p, IBV_WC_RECV_RDMA_WITH_IMM, qp->wr_total);
+		qp->msn++;
+	}
+	return 0;
+}
+
+static void request(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const char *payload)
+{
+	int32_t d = psn_diff(p->psn, qp->epsn);
+	unsigned why;
+
+	if (d > 0) {
+		/* A gap: one NAK until the expected PSN comes (IBA 9.9.2.2). */
+		if (!qp->nak_sent)
+			send_ack(qp, qp->epsn, AETH_NAK_SEQ);
+		qp->nak_sent = true;
+		return;
+	}
+	if (d < 0) {
+		/* A duplicate: done already; say so again (IBA 9.9.2.1). */
+		if (p->opcode == OP_RC_READ_REQUEST)
+			read_reply(qp, p);
+		else
+			send_ack(qp, (qp->epsn - 1) & PSN_MASK, AETH_ACK);
+		return;
+	}
+	qp->nak_sent = false;
+	if (p->opcode == OP_RC_READ_REQUEST) {
+		if (qp->recv_open || !read_reply(qp, p)) {
+			send_ack(qp, p->psn, qp->recv_open ? AETH_NAK_INV_REQ : AETH_NAK_REM_ACCESS);
+			return;
+		}
+		qp->msn++;
+		qp->epsn = (p->psn + npkts_of(p->dma_len, ibemu_mtu_bytes(qp->path_mtu))) & PSN_MASK;
+		return;
+	}
+	why = take_request(qp, p, payload);
+	if ((why & 0xe0) == 0x20) {
+		send_ack(qp, p->psn, AETH_RNR(qp->min_rnr_timer));
+		return;
+	}
+	if (why) {
+		/* The requester's QP ends; so does this one (IBA 9.9.3.1.2,
+		 * responder class B and C errors), completing the receive WR
+		 * it was filling with the error. */
+		send_ack(qp, p->psn, why);
+		if (qp->cur_has_wqe) {
+			struct ibv_wc wc;
+
+			memset(&wc, 0, sizeof(wc));
+			wc.wr_id = qp->cur.wr_id;
+			wc.status = why == AETH_NAK_INV_REQ ? IBV_WC_LOC_LEN_ERR : IBV_WC_REM_ACCESS_ERR;
+			wc.opcode = IBV_WC_RECV;
+			wc.qp_num = qp->qp.qp_num;
+			qp->cur_has_wqe = false;
+			ibemu_complete(qp, true, &wc, false);
+		}
+		ibemu_qp_to_error(qp);
+		return;
+	}
+	qp->epsn = (p->psn + 1) & PSN_MASK;
+	if (p->flags & VERBS_PKT_ACKREQ)
+		send_ack(qp, p->psn, AETH_ACK);
+}
+
+void ibemu_rc_receive(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const char *payload)
+{
+	if (qp->state != IBV_QPS_RTR && qp->state != IBV_QPS_RTS)
+		return;
+	/* Only the peer: IBA 9.6.1.5, C9-? (the source QP must be the one
+	 * the QP is connected to). */
+	if (p->sqpn != qp->dest_qpn)
+		return;
+	if (p->opcode >= OP_RC_READ_RESPONSE_FIRST && p->opcode <= OP_RC_ACK) {
+		if (qp->state != IBV_QPS_RTS)
+			return;
+		if (p->opcode == OP_RC_ACK)
+			acknowledge(qp, p);
+		else
+			read_response(qp, p, payload);
+		return;
+	}
+	if (p->opcode <= OP_RC_READ_REQUEST)
+		request(qp, p, payload);
+}
