@@ -8,7 +8,7 @@ PKGS="build-essential autoconf automake libtool pkg-config \
 libglib2.0-dev libjson-glib-dev libfuse3-dev fuse3 libibumad-dev libibmad-dev libibverbs-dev libcmocka-dev \
 infiniband-diags opensm ibverbs-utils ibsim-utils libumad2sim0 python3 valgrind graphviz man-db \
 qemu-system-x86 busybox-static cpio kmod xz-utils systemd clang \
-prometheus-node-exporter curl"
+prometheus-node-exporter curl iproute2"
 
 missing=""
 for p in $PKGS; do

@@ -36,3 +36,30 @@ stop_opensm() {
 	kill $osm
 	wait $osm
 }
+
+# wait_listen PORT: until something listens on TCP PORT here
+wait_listen() {
+	local n=0
+	until ss -ltn "sport = :$1" | grep -q LISTEN || [ $n -ge 300 ]; do
+		n=$((n + 1))
+		timeout 0.1 tail -f /dev/null
+	done
+}
+
+# pingpong PORT PROGRAM [ARGS...]: PROGRAM's server on ibemu1 and its
+# client on ibemu0 (the ibverbs-utils pingpongs' -d, -p, host); prints
+# "PROGRAM ARGS: client RC server RC" and each side's last line.
+pingpong() {
+	local port=$1 s rc src
+	shift
+	timeout 60 "$@" -d ibemu1 -p "$port" >"$W/pp.srv" 2>&1 &
+	s=$!
+	wait_listen "$port"
+	timeout 60 "$@" -d ibemu0 -p "$port" localhost >"$W/pp.cli" 2>&1
+	rc=$?
+	wait $s
+	src=$?
+	echo "$*: client $rc server $src"
+	echo "  client: $(tail -1 "$W/pp.cli")"
+	echo "  server: $(tail -1 "$W/pp.srv")"
+}

@@ -3,9 +3,9 @@
 # set. Unmodified ibv_devices and ibv_devinfo, against ibstat and smpquery
 # field by field; the async events a verbs program gets, in order, as
 # opensm, `ibemu ctl` and SMP Sets change the ports; ibv_query_pkey and
-# ibv_query_gid after P_KeyTable and GUIDInfo Sets; what is not there yet
-# fails with EOPNOTSUPP; fault rules do not reach ibv_query_port; the
-# netlink trap.
+# ibv_query_gid after P_KeyTable and GUIDInfo Sets; the calls the
+# provider refuses, with the errno of each; fault rules do not reach
+# ibv_query_port; the netlink trap.
 . "$(dirname "$0")/lib.sh"
 export IBEMU W="$WORK" VW="$TOOLS/verbs_watch" CMP="$(dirname "$0")/verbs_cmp.py"
 
@@ -32,7 +32,7 @@ stop_opensm
 wait $wp
 echo "watcher rc $?"
 "$VW" tables ibemu0 1
-"$VW" unsupported ibemu0
+"$VW" refused ibemu0
 "$IBEMU" ctl fault add drop >/dev/null
 echo "under a drop-all rule: $(ibv_devinfo -d ibemu0 | grep -c PORT_ACTIVE) ports active"
 smpquery -D nodedesc 0,1 >/dev/null 2>&1 || echo "while SMPs time out"
@@ -68,12 +68,16 @@ expect_same "$WORK/p2.want" "$WORK/p2" "port 2's events in order: opensm, ibemu 
 expect_line "pkey 1 0x8001" "ibv_query_pkey follows the P_KeyTable Set"
 expect_line "gid 1 fe80::11:2233:4455:6677" "ibv_query_gid follows the GUIDInfo Set"
 expect_line "gid 0 fe80::2:c903:0:101" "GID 0 is the prefix and the port GUID"
-expect_line "alloc_pd: ok" "alloc_pd works"
-expect_line "dealloc_pd: ok" "dealloc_pd works"
-for v in create_cq create_comp_channel reg_mr create_ah; do
-	expect_line "$v: Operation not supported" "$v fails with EOPNOTSUPP"
+for v in alloc_pd create_cq create_comp_channel reg_mr create_qp destroy_qp destroy_cq; do
+	expect_line "$v: ok" "$v works"
 done
-expect_line "query_port 99: Invalid argument" "a port that is not there is EINVAL"
+for v in "create_cq 0" "reg_mr remote write only" "create_ah dlid 0" "create_qp 99 SGEs" \
+	"post_send in Reset" "modify_qp Reset to RTR" "modify_qp Init without a port" \
+	"modify_qp Init port 9" "query_port 99"; do
+	expect_line "$v: Invalid argument" "$v is EINVAL"
+done
+expect_line "create_qp UC: Operation not supported" "a UC QP is EOPNOTSUPP (RC and UD only)"
+expect_line "destroy_cq in use: Device or resource busy" "a CQ a QP uses is EBUSY to destroy"
 expect_line "under a drop-all rule: 2 ports active" "fault rules do not reach ibv_query_port"
 expect_line "while SMPs time out" "while they drop SMPs"
 # Without the trap this kernel says ESOCKTNOSUPPORT (94) for a stream

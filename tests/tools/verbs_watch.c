@@ -8,8 +8,9 @@
  *       COUNT events (exit 0) or TIMEOUT_S seconds (exit 1)
  *   verbs_watch tables DEV PORT
  *       print "pkey I 0xKEY" and "gid I GID" for the port's whole tables
- *   verbs_watch unsupported DEV
- *       try what the provider does not do yet, print "VERB: ERRNO TEXT"
+ *   verbs_watch refused DEV
+ *       calls the provider must refuse, and some it must take: print
+ *       "VERB: ok" or "VERB: ERRNO TEXT"
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -111,29 +112,67 @@ static void say(const char *verb, bool failed)
 	printf("%s: %s\n", verb, failed ? strerror(errno) : "ok");
 }
 
-static int unsupported(struct ibv_context *ctx)
+/* ibv_ calls that return an errno rather than setting it. */
+static void say_ret(const char *verb, int ret)
 {
+	errno = ret;
+	say(verb, ret != 0);
+}
+
+static int refused(struct ibv_context *ctx)
+{
+	struct ibv_qp_init_attr qia = { .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 } };
 	struct ibv_port_attr pa;
+	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND }, *bad;
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
 	struct ibv_pd *pd;
 	char buf[64];
-	int ret;
 
 	pd = ibv_alloc_pd(ctx);
 	say("alloc_pd", !pd);
 	errno = 0;
-	say("create_cq", !ibv_create_cq(ctx, 16, NULL, NULL, 0));
+	say("create_cq 0", !ibv_create_cq(ctx, 0, NULL, NULL, 0));
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	say("create_cq", !cq);
 	errno = 0;
 	say("create_comp_channel", !ibv_create_comp_channel(ctx));
-	if (pd) {
-		errno = 0;
-		say("reg_mr", !ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE));
-		errno = 0;
-		say("create_ah", !ibv_create_ah(pd, &(struct ibv_ah_attr){ .port_num = 1 }));
-		say("dealloc_pd", ibv_dealloc_pd(pd) != 0);
-	}
-	ret = ibv_query_port(ctx, 99, &pa);
-	errno = ret;
-	say("query_port 99", ret != 0);
+	if (!pd || !cq)
+		return 1;
+	errno = 0;
+	say("reg_mr remote write only",
+	    !ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_REMOTE_WRITE));
+	errno = 0;
+	say("reg_mr", !ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE));
+	errno = 0;
+	say("create_ah dlid 0", !ibv_create_ah(pd, &(struct ibv_ah_attr){ .port_num = 1 }));
+	qia.send_cq = qia.recv_cq = cq;
+	qia.qp_type = IBV_QPT_UC;
+	errno = 0;
+	say("create_qp UC", !ibv_create_qp(pd, &qia));
+	qia.qp_type = IBV_QPT_RC;
+	qia.cap.max_send_sge = 99;
+	errno = 0;
+	say("create_qp 99 SGEs", !ibv_create_qp(pd, &qia));
+	qia.cap.max_send_sge = 1;
+	qp = ibv_create_qp(pd, &qia);
+	say("create_qp", !qp);
+	if (!qp)
+		return 1;
+	say_ret("post_send in Reset", ibv_post_send(qp, &swr, &bad));
+	say_ret("modify_qp Reset to RTR",
+		ibv_modify_qp(qp, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR }, IBV_QP_STATE));
+	say_ret("modify_qp Init without a port",
+		ibv_modify_qp(qp, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_INIT },
+			      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_ACCESS_FLAGS));
+	say_ret("modify_qp Init port 9",
+		ibv_modify_qp(qp, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_INIT, .port_num = 9 },
+			      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS));
+	say_ret("destroy_cq in use", ibv_destroy_cq(cq));
+	say_ret("destroy_qp", ibv_destroy_qp(qp));
+	say_ret("destroy_cq", ibv_destroy_cq(cq));
+	say_ret("query_port 99", ibv_query_port(ctx, 99, &pa));
 	return 0;
 }
 
@@ -143,7 +182,7 @@ int main(int argc, char **argv)
 	int ret;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: verbs_watch events DEV COUNT TIMEOUT_S | tables DEV PORT | unsupported DEV\n");
+		fprintf(stderr, "usage: verbs_watch events DEV COUNT TIMEOUT_S | tables DEV PORT | refused DEV\n");
 		return 2;
 	}
 	ctx = open_dev(argv[2]);
@@ -153,8 +192,8 @@ int main(int argc, char **argv)
 		ret = events(ctx, atoi(argv[3]), atoi(argv[4]));
 	else if (!strcmp(argv[1], "tables") && argc == 4)
 		ret = tables(ctx, atoi(argv[3]));
-	else if (!strcmp(argv[1], "unsupported"))
-		ret = unsupported(ctx);
+	else if (!strcmp(argv[1], "refused"))
+		ret = refused(ctx);
 	else
 		ret = 2;
 	ibv_close_device(ctx);

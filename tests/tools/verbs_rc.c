@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Two emulated CAs in one process, a QP on each, connected through the
+ * fabric: what the ibverbs-utils pingpongs do not show.
+ *
+ *   verbs_rc A B ops
+ *       RC SEND, SEND with immediate, inline SEND, RDMA WRITE, WRITE with
+ *       immediate, RDMA READ (a message over several MTUs each), checking
+ *       every byte and completion field; then a bad rkey
+ *       (IBV_WC_REM_ACCESS_ERR), a SEND without a receive WR and rnr_retry
+ *       1 (IBV_WC_RNR_RETRY_EXC_ERR); "NAME ok" or "NAME: what is wrong"
+ *   verbs_rc A B stream N SIZE TIMEOUT
+ *       N RC SENDs of SIZE bytes, one at a time, retry_cnt 7 and the
+ *       given timeout, every byte checked in order: "stream N ok"
+ *   verbs_rc A B retry TIMEOUT RETRY
+ *       one RC SEND; prints its status and how long it took in ms
+ *   verbs_rc A B ud N PKEY_INDEX
+ *       N UD SENDs of 256 bytes from A with the P_Key at PKEY_INDEX,
+ *       then waits for the receives at B for a second:
+ *       "ud sent N received M"
+ *
+ * A and B are device names; each uses its port 1, whose LID must be set.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <infiniband/verbs.h>
+
+#define BUF	(64 * 1024)
+#define QKEY	0x11111111
+
+struct end {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	char *buf;
+	uint16_t lid;
+};
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "verbs_rc: %s: %s\n", what, strerror(errno));
+	exit(2);
+}
+
+static void open_end(struct end *e, const char *name, enum ibv_qp_type type)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_port_attr pa;
+	int i;
+
+	for (i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			e->ctx = ibv_open_device(list[i]);
+	if (!e->ctx)
+		die(name);
+	ibv_free_device_list(list);
+	if (ibv_query_port(e->ctx, 1, &pa) || !pa.lid)
+		die("port 1 has no LID");
+	e->lid = pa.lid;
+	e->pd = ibv_alloc_pd(e->ctx);
+	e->cq = ibv_create_cq(e->ctx, 64, NULL, NULL, 0);
+	e->buf = calloc(1, BUF);
+	e->mr = ibv_reg_mr(e->pd, e->buf, BUF, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (!e->pd || !e->cq || !e->mr)
+		die("pd, cq or mr");
+	e->qp = ibv_create_qp(e->pd, &(struct ibv_qp_init_attr){
+		.send_cq = e->cq, .recv_cq = e->cq, .qp_type = type,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 2,
+			 .max_recv_sge = 2, .max_inline_data = 64 } });
+	if (!e->qp)
+		die("create_qp");
+}
+
+/* INIT, RTR, RTS for an RC QP to @peer. */
+static void connect_rc(struct end *e, struct end *peer, int timeout, int retry, int rnr_retry)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ };
+
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_ACCESS_FLAGS))
+		die("INIT");
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = peer->qp->qp_num, .rq_psn = 0x100, .max_dest_rd_atomic = 1,
+		.min_rnr_timer = 1, .ah_attr = { .dlid = peer->lid, .port_num = 1 } };
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			  IBV_QP_MIN_RNR_TIMER))
+		die("RTR");
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 0x100, .timeout = timeout,
+		.retry_cnt = retry, .rnr_retry = rnr_retry, .max_rd_atomic = 1 };
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
+		die("RTS");
+}
+
+/* The next completion on @e within @ms, or status -1. */
+static struct ibv_wc next_wc(struct end *e, int ms)
+{
+	long long deadline = now_ms() + ms;
+	struct ibv_wc wc = { .status = -1 };
+
+	while (now_ms() < deadline)
+		if (ibv_poll_cq(e->cq, 1, &wc) > 0)
+			return wc;
+	wc.status = -1;
+	return wc;
+}
+
+static void post_recv(struct end *e, size_t off, size_t len)
+{
+	struct ibv_sge sg = { (uintptr_t)e->buf + off, (uint32_t)len, e->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 7, .sg_list = &sg, .num_sge = 1 }, *bad;
+
+	if (ibv_post_recv(e->qp, &wr, &bad))
+		die("post_recv");
+}
+
+static int post_send(struct end *e, enum ibv_wr_opcode op, size_t off, size_t len,
+		     uint64_t raddr, uint32_t rkey, unsigned flags)
+{
+	struct ibv_sge sg = { (uintptr_t)e->buf + off, (uint32_t)len, e->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 9, .sg_list = &sg, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED | flags, .imm_data = htonl(0xabcd0123) }, *bad;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return ibv_post_send(e->qp, &wr, &bad);
+}
+
+static void fill(char *p, size_t len, unsigned seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (char)(i * 7 + seed);
+}
+
+static bool same(const char *a, const char *b, size_t len)
+{
+	return !memcmp(a, b, len);
+}
+
+static void say(const char *name, const char *problem)
+{
+	if (problem)
+		printf("%s: %s\n", name, problem);
+	else
+		printf("%s ok\n", name);
+}
+
+/* One operation from a to b, its completions checked. */
+static const char *op_check(struct end *a, struct end *b, enum ibv_wr_opcode op, size_t len,
+			    unsigned flags)
+{
+	bool recv = op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM ||
+		    op == IBV_WR_RDMA_WRITE_WITH_IMM;
+	bool imm = op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE_WITH_IMM;
+	struct ibv_wc wc;
+
+	memset(b->buf, 0, BUF);
+	memset(a->buf + BUF / 2, 0, BUF / 2);
+	fill(a->buf, len, (unsigned)op);
+	fill(b->buf + 4096, len, (unsigned)op + 1);
+	if (recv)
+		post_recv(b, 0, BUF / 2);
+	if (op == IBV_WR_RDMA_READ) {
+		if (post_send(a, op, BUF / 2, len, (uintptr_t)b->buf + 4096, b->mr->rkey, flags))
+			return "post_send failed";
+	} else if (post_send(a, op, 0, len, op == IBV_WR_RDMA_WRITE ||
+			     op == IBV_WR_RDMA_WRITE_WITH_IMM ? (uintptr_t)b->buf : 0,
+			     b->mr->rkey, flags)) {
+		return "post_send failed";
+	}
+	wc = next_wc(a, 5000);
+	if (wc.status != IBV_WC_SUCCESS)
+		return wc.status == (enum ibv_wc_status)-1 ? "no send completion" :
+		       ibv_wc_status_str(wc.status);
+	if (wc.wr_id != 9 || wc.opcode != (op == IBV_WR_RDMA_READ ? IBV_WC_RDMA_READ :
+					   op == IBV_WR_RDMA_WRITE ||
+					   op == IBV_WR_RDMA_WRITE_WITH_IMM ? IBV_WC_RDMA_WRITE :
+					   IBV_WC_SEND))
+		return "wrong send completion";
+	if (op == IBV_WR_RDMA_READ)
+		return same(a->buf + BUF / 2, b->buf + 4096, len) && wc.byte_len == len ?
+		       NULL : "read data differ";
+	if (recv) {
+		wc = next_wc(b, 5000);
+		if (wc.status != IBV_WC_SUCCESS)
+			return "no receive completion";
+		if (wc.wr_id != 7 || wc.byte_len != len || wc.qp_num != b->qp->qp_num ||
+		    wc.src_qp != a->qp->qp_num || wc.slid != a->lid)
+			return "wrong receive completion fields";
+		if (wc.opcode != (op == IBV_WR_RDMA_WRITE_WITH_IMM ? IBV_WC_RECV_RDMA_WITH_IMM :
+				  IBV_WC_RECV))
+			return "wrong receive opcode";
+		if (imm != !!(wc.wc_flags & IBV_WC_WITH_IMM) ||
+		    (imm && wc.imm_data != htonl(0xabcd0123)))
+			return "wrong immediate";
+	}
+	return same(a->buf, b->buf, len) ? NULL : "data differ";
+}
+
+static int ops(struct end *a, struct end *b)
+{
+	struct ibv_wc wc;
+
+	connect_rc(a, b, 14, 7, 7);
+	connect_rc(b, a, 14, 7, 7);
+	say("send", op_check(a, b, IBV_WR_SEND, 5000, 0));
+	say("send_imm", op_check(a, b, IBV_WR_SEND_WITH_IMM, 3000, 0));
+	say("send_inline", op_check(a, b, IBV_WR_SEND, 60, IBV_SEND_INLINE));
+	say("send_empty", op_check(a, b, IBV_WR_SEND, 0, 0));
+	say("write", op_check(a, b, IBV_WR_RDMA_WRITE, 9000, 0));
+	say("write_imm", op_check(a, b, IBV_WR_RDMA_WRITE_WITH_IMM, 2500, 0));
+	say("read", op_check(a, b, IBV_WR_RDMA_READ, 7000, 0));
+	/* A key B never gave: the responder NAKs, both QPs end. */
+	post_send(a, IBV_WR_RDMA_WRITE, 0, 100, (uintptr_t)b->buf, b->mr->rkey + 0x100, 0);
+	wc = next_wc(a, 5000);
+	say("bad_rkey", wc.status == IBV_WC_REM_ACCESS_ERR ? NULL :
+	    wc.status == (enum ibv_wc_status)-1 ? "no completion" : ibv_wc_status_str(wc.status));
+	post_send(a, IBV_WR_SEND, 0, 10, 0, 0, 0);
+	wc = next_wc(a, 5000);
+	say("after_error", wc.status == IBV_WC_WR_FLUSH_ERR ? NULL : "not flushed");
+	return 0;
+}
+
+static int rnr(struct end *a, struct end *b)
+{
+	struct ibv_wc wc;
+
+	connect_rc(a, b, 14, 7, 1);
+	connect_rc(b, a, 14, 7, 1);
+	post_send(a, IBV_WR_SEND, 0, 10, 0, 0, 0);
+	wc = next_wc(a, 5000);
+	say("rnr", wc.status == IBV_WC_RNR_RETRY_EXC_ERR ? NULL :
+	    wc.status == (enum ibv_wc_status)-1 ? "no completion" : ibv_wc_status_str(wc.status));
+	return 0;
+}
+
+static int stream(struct end *a, struct end *b, int n, size_t size, int timeout)
+{
+	int i;
+
+	connect_rc(a, b, timeout, 7, 7);
+	connect_rc(b, a, timeout, 7, 7);
+	for (i = 0; i < n; i++) {
+		struct ibv_wc wc;
+
+		post_recv(b, 0, size);
+		fill(a->buf, size, (unsigned)i);
+		if (post_send(a, IBV_WR_SEND, 0, size, 0, 0, 0))
+			die("post_send");
+		wc = next_wc(a, 30000);
+		if (wc.status != IBV_WC_SUCCESS) {
+			printf("stream: message %d: %s\n", i, (int)wc.status < 0 ? "no completion" :
+			       ibv_wc_status_str(wc.status));
+			return 1;
+		}
+		wc = next_wc(b, 30000);
+		if (wc.status != IBV_WC_SUCCESS || wc.byte_len != size ||
+		    !same(a->buf, b->buf, size)) {
+			printf("stream: message %d arrived wrong\n", i);
+			return 1;
+		}
+	}
+	printf("stream %d ok\n", n);
+	return 0;
+}
+
+static int retry(struct end *a, struct end *b, int timeout, int count)
+{
+	long long t0;
+	struct ibv_wc wc;
+
+	connect_rc(a, b, timeout, count, 7);
+	connect_rc(b, a, timeout, count, 7);
+	post_recv(b, 0, 100);
+	t0 = now_ms();
+	post_send(a, IBV_WR_SEND, 0, 100, 0, 0, 0);
+	wc = next_wc(a, 60000);
+	printf("retry: %s after %lld ms\n", (int)wc.status < 0 ? "no completion" :
+	       ibv_wc_status_str(wc.status), now_ms() - t0);
+	return 0;
+}
+
+static void ud_ready(struct end *e, int pkey_index)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY,
+				 .pkey_index = (uint16_t)pkey_index };
+
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+		die("UD INIT");
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE))
+		die("UD RTR");
+	a.qp_state = IBV_QPS_RTS;
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		die("UD RTS");
+}
+
+static int ud(struct end *a, struct end *b, int n, int pkey_index)
+{
+	struct ibv_ah *ah = ibv_create_ah(a->pd, &(struct ibv_ah_attr){ .dlid = b->lid,
+							       .port_num = 1 });
+	int i, got = 0;
+
+	if (!ah)
+		die("create_ah");
+	ud_ready(a, pkey_index);
+	ud_ready(b, 0);
+	/* The receive queue stays full: one more for each that completes. */
+	for (i = 0; i < 16; i++)
+		post_recv(b, 0, 256 + 40);
+	for (i = 0; i < n; i++) {
+		struct ibv_sge sg = { (uintptr_t)a->buf, 256, a->mr->lkey };
+		struct ibv_send_wr wr = { .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad;
+		struct ibv_wc wc;
+
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = b->qp->qp_num;
+		wr.wr.ud.remote_qkey = QKEY;
+		if (ibv_post_send(a->qp, &wr, &bad))
+			die("UD post_send");
+		if (next_wc(a, 5000).status != IBV_WC_SUCCESS)
+			die("UD send completion");
+		/* A packet that arrives does within milliseconds: a lost one
+		 * is not waited for longer. */
+		wc = next_wc(b, 50);
+		if (wc.status == IBV_WC_SUCCESS) {
+			got++;
+			post_recv(b, 0, 256 + 40);
+		}
+	}
+	while (next_wc(b, 1000).status == IBV_WC_SUCCESS)
+		got++;
+	printf("ud sent %d received %d\n", n, got);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct end a = { 0 }, b = { 0 };
+	const char *mode = argc > 3 ? argv[3] : "";
+	bool is_ud = !strcmp(mode, "ud");
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: verbs_rc A B ops|rnr|stream N SIZE TIMEOUT|retry TIMEOUT RETRY|ud N PKEY_INDEX\n");
+		return 2;
+	}
+	open_end(&a, argv[1], is_ud ? IBV_QPT_UD : IBV_QPT_RC);
+	open_end(&b, argv[2], is_ud ? IBV_QPT_UD : IBV_QPT_RC);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(mode, "ops"))
+		return ops(&a, &b);
+	if (!strcmp(mode, "rnr"))
+		return rnr(&a, &b);
+	if (!strcmp(mode, "stream") && argc == 7)
+		return stream(&a, &b, atoi(argv[4]), (size_t)atoi(argv[5]), atoi(argv[6]));
+	if (!strcmp(mode, "retry") && argc == 6)
+		return retry(&a, &b, atoi(argv[4]), atoi(argv[5]));
+	if (is_ud && argc == 6)
+		return ud(&a, &b, atoi(argv[4]), atoi(argv[5]));
+	fprintf(stderr, "verbs_rc: bad mode or arguments\n");
+	return 2;
+}
