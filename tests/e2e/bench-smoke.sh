@@ -36,4 +36,12 @@ expect_match "^ibemu  median [0-9]+ ms to SUBNET UP" "opensm to SUBNET UP under 
 expect_match "^ibsim  median [0-9]+ ms for saquery NodeRecords" "saquery NodeRecords under ibsim"
 expect_match "^ibemu  median [0-9]+ ms for saquery NodeRecords" "saquery NodeRecords under ibemu"
 expect_match "^peak RSS \(last round\): ibsim [0-9.]+ MB, ibemu [0-9.]+ MB$" "peak RSS of both"
+if [ -x "$(dirname "$IBEMU")/verbs/libibemu-rdmav34.so" ]; then
+	timeout 120 bash "$BENCH/verbs-pingpong.sh" 1 100 >"$WORK/out" 2>&1
+	RC=$?
+	expect_rc 0 "verbs-pingpong.sh runs"
+	expect_match "^rc_pingpong 64 B: median [0-9.]+ us/iter$" "RC latency"
+	expect_match "^ud_pingpong 64 B: median [0-9.]+ us/iter$" "UD latency"
+	expect_match "^rc_pingpong 64 KiB: median [0-9.]+ Mbit/s$" "RC bandwidth"
+fi
 finish

@@ -1,0 +1,38 @@
+#!/bin/bash
+# The verbs data path between two attached CAs (host1 = ibemu0 and host3 =
+# ibemu1 of the default fabric, --configured: two switch hops): latency of
+# ibv_rc_pingpong and ibv_ud_pingpong with small messages, and the
+# bandwidth of ibv_rc_pingpong with 64 KiB ones (ib_send_bw-style: one
+# message each way per iteration, at MTU 1024); medians of ROUNDS rounds.
+#
+#   bench/verbs-pingpong.sh [ROUNDS] [ITERS]
+ROUNDS=${1:-5}
+ITERS=${2:-2000}
+. "$(dirname "$0")/lib.sh"
+
+cat >"$W/round.sh" <<'SCRIPT'
+port=18700
+# run NAME ARGS...: one pingpong, its client's last two lines
+run() {
+	local name=$1 s
+	shift
+	port=$((port + 1))
+	timeout 120 "$@" -d ibemu1 -p $port >/dev/null 2>&1 &
+	s=$!
+	until ss -ltn "sport = :$port" | grep -q LISTEN; do timeout 0.05 tail -f /dev/null; done
+	timeout 120 "$@" -d ibemu0 -p $port localhost 2>&1 | tail -2 | sed "s/^/$name /"
+	wait $s
+}
+run rc-lat ibv_rc_pingpong -s 64 -n "$ITERS"
+run ud-lat ibv_ud_pingpong -s 64 -n "$ITERS"
+run rc-bw ibv_rc_pingpong -s 65536 -n $((ITERS / 10))
+SCRIPT
+for r in $(seq "$ROUNDS"); do
+	ITERS=$ITERS "$IBEMU" run -c -a host1 -a host3 -- bash "$W/round.sh" >>"$W/rounds" 2>&1
+done
+lat() { awk -v n="$1" '$1 == n && /usec\/iter/ {print $(NF - 1)}' "$W/rounds" | median; }
+bw() { awk -v n="$1" '$1 == n && /Mbit\/sec/ {print $(NF - 1)}' "$W/rounds" | median; }
+echo "rounds: $ROUNDS, $ITERS iterations (bandwidth: $((ITERS / 10)) of 64 KiB)"
+echo "rc_pingpong 64 B: median $(lat rc-lat) us/iter"
+echo "ud_pingpong 64 B: median $(lat ud-lat) us/iter"
+echo "rc_pingpong 64 KiB: median $(bw rc-bw) Mbit/s"
