@@ -40,6 +40,7 @@ echo "host3 P_Key violations: $(( $(smpquery portinfo "$L3" 1 | awk -F. '/^PkeyV
 "$RC_TOOL" ibemu0 ibemu1 ud 5 0 | sed 's/^/default pkey: /'
 # 30% of the data packets towards host3 dropped at leaf2: RC delivers
 # all, in order, by retransmission; UD loses some.
+"$IBEMU" ctl fault add status 12 --class data 2>&1 | sed 's/^/refused: /'
 "$IBEMU" ctl fault add drop --class data --node leaf2 --dlid "$L3" --prob 0.3 >/dev/null
 "$RC_TOOL" ibemu0 ibemu1 stream 100 1024 14
 "$RC_TOOL" ibemu0 ibemu1 ud 100 0
@@ -71,6 +72,7 @@ expect_line "stream 10 ok" "the stream arrived"
 expect_line "pkey: ud sent 5 received 0" "a P_Key host3 lacks: nothing arrives"
 expect_line "host3 P_Key violations: 5" "and host3's PortInfo counts 5 P_Key violations"
 expect_line "default pkey: ud sent 5 received 5" "with the default P_Key all arrive"
+expect_match "^refused: .*--class data takes no MAD fields" "a status rule for data packets is refused"
 expect_line "stream 100 ok" "RC through a 30% drop rule: every message, in order, data checked"
 got=$(sed -n 's/^ud sent 100 received \([0-9]*\)$/\1/p' "$WORK/out")
 [ -n "$got" ] && [ "$got" -gt 40 ] && [ "$got" -lt 95 ] &&
