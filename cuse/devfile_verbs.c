@@ -226,6 +226,21 @@ static void ioctl_vcmd(fuse_req_t req, struct vnode *v, unsigned int cmd,
 		g_free(h);
 		fuse_reply_ioctl(req, 0, NULL, 0);
 		return;
+	case VERBS_IOC_SEND: {
+		const struct verbs_ioc_send *send = in_buf;
+		ssize_t n;
+
+		if (in_bufsz < sizeof(*send) || send->len > sizeof(send->data)) {
+			fuse_reply_err(req, in_bufsz < sizeof(*send) ? EFAULT : EINVAL);
+			return;
+		}
+		n = uverbs_ctx_write(cf->ctx, send->data, send->len);
+		if (n < 0)
+			fuse_reply_err(req, (int)-n);
+		else
+			fuse_reply_ioctl(req, 0, NULL, 0);
+		return;
+	}
 	case VERBS_IOC_WAKE: {
 		struct verbs_wire_rec wake = { VERBS_REC_WAKE, sizeof(wake) };
 

@@ -60,10 +60,14 @@ enum verbs_wire_event_type {
  * context that owns the destination QP.
  *
  * On an open ibemu_cmd:
- *   write  one or more whole records (struct verbs_wire_rec first), each
- *          a packet (VERBS_REC_PKT); a write that starts with a uverbs
- *          command header is a uverbs command instead (command < 2^16 or
- *          with the EXTENDED flag; ours have the magic high bits)
+ *   ioctl  VERBS_IOC_SEND: one or more whole packet records (struct
+ *          verbs_wire_rec first, VERBS_REC_PKT). An ioctl, not a write:
+ *          FUSE holds the file's lock for a write until it is answered,
+ *          and the CREATE_COMP_CHANNEL write is answered only once the
+ *          provider's reader thread, which sends ACKs, has run the upcall
+ *   write  the same records are taken by write() too; a write that starts
+ *          with a uverbs command header is a uverbs command (command <
+ *          2^16 or with the EXTENDED flag; ours have the magic high bits)
  *   read   as many whole queued records as fit (at least one; EINVAL for
  *          a buffer smaller than the next); blocks while none is queued
  *   ioctl  VERBS_IOC_*: QP numbers, the end of an upcall, a wake-up
@@ -195,6 +199,17 @@ struct verbs_ioc_upcall_done {
 #define VERBS_IOC_UPCALL_DONE	_IOW(VERBS_IOC_MAGIC, 4, struct verbs_ioc_upcall_done)
 /* Queue a VERBS_REC_WAKE record (a reader thread's way out). */
 #define VERBS_IOC_WAKE		_IO(VERBS_IOC_MAGIC, 5)
+
+/* Packets to send: @len bytes of whole records in @data. The size is the
+ * largest an ioctl number can encode (14 bits), so at least three
+ * MTU-sized packets fit. */
+#define VERBS_IOC_SEND_MAX	16368
+struct verbs_ioc_send {
+	uint32_t len;
+	uint32_t reserved;
+	char data[VERBS_IOC_SEND_MAX];
+};
+#define VERBS_IOC_SEND		_IOW(VERBS_IOC_MAGIC, 6, struct verbs_ioc_send)
 
 /* Records a context holds unread; past it packets are dropped (as an HCA
  * drops what it has no buffer for) and the daemon says so once. */

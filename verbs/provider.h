@@ -41,8 +41,8 @@ struct ibemu_context {
 	struct ibemu_qp *qps;		/* list */
 	struct ibemu_mr *mrs;		/* list */
 	uint32_t next_key;
-	/* Packets waiting for one write to the daemon (thread.c). */
-	char *out;
+	/* Packets waiting for one VERBS_IOC_SEND to the daemon (thread.c). */
+	struct verbs_ioc_send *out;
 	size_t out_len;
 	/* Completion channels this process has (cq.c), under chan_lock:
 	 * the reader thread makes them without the data path's lock. */

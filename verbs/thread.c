@@ -2,9 +2,9 @@
 /*
  * The wire to the daemon and the two threads of a context.
  *
- * Packets go out in writes of whole records to the command file
- * (lib/verbs_wire.h), gathered while the context's lock is held and
- * written before it is let go. The reader thread blocks in read() on the
+ * Packets go out in VERBS_IOC_SEND ioctls of whole records on the command
+ * file (lib/verbs_wire.h), gathered while the context's lock is held and
+ * sent before it is let go. The reader thread blocks in read() on the
  * same file and hands each packet to its QP; it also answers the daemon's
  * upcalls (cq.c). The timer thread sleeps until the nearest RC deadline.
  * Both end at ibv_close_device: VERBS_IOC_WAKE gives the reader a record
@@ -22,9 +22,8 @@
 
 #include "verbs/provider.h"
 
-/* A write of at most this much: one FUSE request (its max_write is more),
- * so the daemon gets it whole; a read likewise. */
-#define OUT_MAX		(64 * 1024)
+/* A read of at most this much: one FUSE request (its max_read is more),
+ * so it never waits for a second piece. */
 #define IN_MAX		(64 * 1024)
 
 uint64_t ibemu_now_us(void)
@@ -42,18 +41,17 @@ int ibemu_ioc(struct ibemu_context *ctx, unsigned long cmd, void *arg)
 
 /* ---- out ---------------------------------------------------------------- */
 
+/* Packets go by ioctl, never write: lib/verbs_wire.h says why. */
 void ibemu_flush(struct ibemu_context *ctx)
 {
-	ssize_t n;
-
 	if (!ctx->out_len)
 		return;
-	n = write(ctx->vctx.context.cmd_fd, ctx->out, ctx->out_len);
+	ctx->out->len = (uint32_t)ctx->out_len;
 	/* A packet the daemon refuses is lost on the wire: RC resends, UD
 	 * does not; a refusal is a bug here, so say it. */
-	if (n != (ssize_t)ctx->out_len)
+	if (ibemu_ioc(ctx, VERBS_IOC_SEND, ctx->out) < 0)
 		fprintf(stderr, "libibemu: the ibemu daemon refused %zu bytes of packets: %s\n",
-			ctx->out_len, n < 0 ? strerror(errno) : "short write");
+			ctx->out_len, strerror(errno));
 	ctx->out_len = 0;
 }
 
@@ -61,16 +59,18 @@ void ibemu_send_pkt(struct ibemu_context *ctx, const struct verbs_wire_pkt *hdr,
 		    const void *payload)
 {
 	size_t len = sizeof(*hdr) + hdr->len;
-	struct verbs_wire_pkt *h;
+	struct verbs_wire_pkt h = *hdr;
+	char *at;
 
-	if (ctx->out_len + len > OUT_MAX)
+	if (ctx->out_len + len > VERBS_IOC_SEND_MAX)
 		ibemu_flush(ctx);
-	h = (struct verbs_wire_pkt *)(ctx->out + ctx->out_len);
-	memcpy(h, hdr, sizeof(*hdr));
-	h->rec.type = VERBS_REC_PKT;
-	h->rec.len = (uint32_t)len;
+	/* Records follow each other unaligned: copied in, never cast. */
+	at = ctx->out->data + ctx->out_len;
+	h.rec.type = VERBS_REC_PKT;
+	h.rec.len = (uint32_t)len;
+	memcpy(at, &h, sizeof(h));
 	if (hdr->len)
-		memcpy(h + 1, payload, hdr->len);
+		memcpy(at + sizeof(h), payload, hdr->len);
 	ctx->out_len += len;
 }
 
@@ -197,7 +197,7 @@ int ibemu_threads_start(struct ibemu_context *ctx)
 	pthread_condattr_t ca;
 	int err;
 
-	ctx->out = malloc(OUT_MAX);
+	ctx->out = malloc(sizeof(*ctx->out));
 	if (!ctx->out)
 		return ENOMEM;
 	pthread_condattr_init(&ca);

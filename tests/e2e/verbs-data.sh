@@ -24,6 +24,7 @@ set -u
 eval "$PINGPONGS"
 "$RC_TOOL" ibemu0 ibemu1 ops
 "$RC_TOOL" ibemu0 ibemu1 rnr
+"$RC_TOOL" ibemu0 ibemu1 channels 200 | sed 's/^/channels: /'
 # The switch port that delivers to host3 (leaf2/1) counts what the
 # stream sends: 10 messages of 4096 bytes at MTU 1024.
 L2=$(ibswitches | awk '/leaf switch 2/ {for (i = 1; i <= NF; i++) if ($i == "lid") print $(i + 1)}')
@@ -65,6 +66,9 @@ done
 expect_line "bad_rkey ok" "a bad rkey completes with IBV_WC_REM_ACCESS_ERR"
 expect_line "after_error ok" "and later WRs are flushed"
 expect_line "rnr ok" "no receive WR and rnr_retry 1: IBV_WC_RNR_RETRY_EXC_ERR"
+expect_line "channels: channels: 200 made during the stream" \
+	"completion channels made while the same process's reader thread sends ACKs"
+expect_line "channels: stream 200 ok" "and the stream goes on"
 # 40 packets of 8+12+1024+4+2 bytes: 263 words each (IBA 7.7, 9.2).
 expect_line "leaf2/1 xmit: 10520 words 40 packets" \
 	"perfquery on the switch port to host3: exactly the stream's packets and words"

@@ -12,6 +12,10 @@
  *   verbs_rc A B stream N SIZE TIMEOUT
  *       N RC SENDs of SIZE bytes, one at a time, retry_cnt 7 and the
  *       given timeout, every byte checked in order: "stream N ok"
+ *   verbs_rc A B channels N
+ *       a stream of N messages in one thread while another makes and
+ *       destroys N completion channels on B: "channels: N made during
+ *       the stream" and "stream N ok"
  *   verbs_rc A B retry TIMEOUT RETRY
  *       one RC SEND; prints its status and how long it took in ms
  *   verbs_rc A B ud N PKEY_INDEX
@@ -23,6 +27,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -301,6 +306,42 @@ static int retry(struct end *a, struct end *b, int timeout, int count)
 	return 0;
 }
 
+struct streaming {
+	struct end *a, *b;
+	int n, rc;
+};
+
+static void *streamer(void *arg)
+{
+	struct streaming *s = arg;
+
+	s->rc = stream(s->a, s->b, s->n, 1024, 14);
+	return NULL;
+}
+
+/* Completion channels made on B while B's reader thread sends the ACKs
+ * of a stream: the CREATE_COMP_CHANNEL write waits for that thread. */
+static int channels(struct end *a, struct end *b, int n)
+{
+	struct streaming s = { a, b, n, -1 };
+	pthread_t t;
+	int i, made = 0;
+
+	if (pthread_create(&t, NULL, streamer, &s))
+		die("pthread_create");
+	for (i = 0; i < n; i++) {
+		struct ibv_comp_channel *ch = ibv_create_comp_channel(b->ctx);
+
+		if (!ch)
+			break;
+		made++;
+		ibv_destroy_comp_channel(ch);
+	}
+	pthread_join(t, NULL);
+	printf("channels: %d made during the stream\n", made);
+	return s.rc;
+}
+
 static void ud_ready(struct end *e, int pkey_index)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY,
@@ -363,7 +404,7 @@ int main(int argc, char **argv)
 	bool is_ud = !strcmp(mode, "ud");
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: verbs_rc A B ops|rnr|stream N SIZE TIMEOUT|retry TIMEOUT RETRY|ud N PKEY_INDEX\n");
+		fprintf(stderr, "usage: verbs_rc A B ops|rnr|stream N SIZE TIMEOUT|channels N|retry TIMEOUT RETRY|ud N PKEY_INDEX\n");
 		return 2;
 	}
 	open_end(&a, argv[1], is_ud ? IBV_QPT_UD : IBV_QPT_RC);
@@ -375,6 +416,8 @@ int main(int argc, char **argv)
 		return rnr(&a, &b);
 	if (!strcmp(mode, "stream") && argc == 7)
 		return stream(&a, &b, atoi(argv[4]), (size_t)atoi(argv[5]), atoi(argv[6]));
+	if (!strcmp(mode, "channels") && argc == 5)
+		return channels(&a, &b, atoi(argv[4]));
 	if (!strcmp(mode, "retry") && argc == 6)
 		return retry(&a, &b, atoi(argv[4]), atoi(argv[5]));
 	if (is_ud && argc == 6)
