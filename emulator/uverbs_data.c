@@ -75,7 +75,7 @@ static uint16_t pkey_index_of(const struct port *p, uint16_t pkey)
 
 /*
  * A data packet reached CA port @in: the destination QP's owner gets it. A
- * UD QP takes only what carries its Q_Key (IBA 10.2.4, C10-15), else the
+ * UD QP takes only what carries its Q_Key (IBA 10.2.4), else the
  * port counts a Q_Key violation; a context that does not read loses
  * packets, not memory.
  */

@@ -3,7 +3,7 @@
  * Memory regions and scatter-gather lists. The provider is the HCA, in
  * the process that owns the memory: a region is its address range, its
  * access flags and a key; a remote access names the key and the HCA checks
- * range and flags before it touches anything (IBA 10.6.3, C10-56..C10-62).
+ * range and flags before it touches anything (IBA 10.6.3).
  */
 #include "config.h"
 

@@ -33,7 +33,7 @@ static void ud_send(struct ibemu_qp *qp, struct ibemu_swqe *w)
 		len = w->len;
 	else
 		st = ibemu_sge_check(ctx, qp->qp.pd, w->sg, w->num_sge, 0, &len);
-	/* One packet: the message must fit the MTU (IBA 9.8.3; C9-?). */
+	/* One packet: a UD message must fit the MTU (IBA 9.8.3). */
 	if (!st && len > VERBS_PKT_MAX_PAYLOAD)
 		st = IBV_WC_LOC_LEN_ERR;
 	if (!st) {

@@ -547,8 +547,8 @@ void ibemu_rc_receive(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const
 {
 	if (qp->state != IBV_QPS_RTR && qp->state != IBV_QPS_RTS)
 		return;
-	/* Only the peer: IBA 9.6.1.5, C9-? (the source QP must be the one
-	 * the QP is connected to). */
+	/* Only the peer: an RC QP takes packets from the QP it is connected
+	 * to (IBA 9.6.1.5). */
 	if (p->sqpn != qp->dest_qpn)
 		return;
 	if (p->opcode >= OP_RC_READ_RESPONSE_FIRST && p->opcode <= OP_RC_ACK) {
