@@ -124,6 +124,24 @@ void devfile_poll_notify(struct fuse_pollhandle **held)
 	*held = NULL;
 }
 
+void devfile_wake_reads(GQueue *reads, struct fuse_pollhandle **held,
+			bool (*readable)(void *file),
+			void (*reply)(void *file, const struct parked *p), void *file)
+{
+	struct parked *p;
+
+	while (readable(file) && (p = g_queue_peek_head(reads))) {
+		devfile_unpark_read(p);
+		if (!p->interrupted)
+			reply(file, p);
+		else
+			fuse_reply_err(p->req, EINTR);
+		g_free(p);
+	}
+	if (readable(file))
+		devfile_poll_notify(held);
+}
+
 void devfile_closing(GQueue *reads, struct fuse_pollhandle *held)
 {
 	struct parked *p;
@@ -285,21 +303,21 @@ static void read_more(fuse_req_t req, struct ufile *uf, size_t size, off_t off)
 }
 
 /* A packet was queued: answer blocked reads, then notify pollers. */
+static bool ufile_readable(void *ctx)
+{
+	return umad_readable(((struct ufile *)ctx)->file);
+}
+
+static void ufile_reply_parked(void *ctx, const struct parked *p)
+{
+	reply_read(p->req, ctx, p->size, p->count);
+}
+
 static void ufile_wakeup(void *ctx)
 {
 	struct ufile *uf = ctx;
-	struct parked *p;
 
-	while (umad_readable(uf->file) && (p = g_queue_peek_head(&uf->reads))) {
-		devfile_unpark_read(p);
-		if (!p->interrupted)
-			reply_read(p->req, uf, p->size, p->count);
-		else
-			fuse_reply_err(p->req, EINTR);
-		g_free(p);
-	}
-	if (umad_readable(uf->file))
-		devfile_poll_notify(&uf->ph);
+	devfile_wake_reads(&uf->reads, &uf->ph, ufile_readable, ufile_reply_parked, uf);
 }
 
 /* The per-open state of a umad file (NULL for issm files). */

@@ -43,6 +43,14 @@ void devfile_poll_reply(fuse_req_t req, struct fuse_pollhandle *ph,
 			struct fuse_pollhandle **held, unsigned revents);
 /* The file became readable: wake the poller *@held, if any, once. */
 void devfile_poll_notify(struct fuse_pollhandle **held);
+/*
+ * Something was queued on a file (its wake-up callback): while
+ * @readable(@file) holds, answer its parked reads in @reads in order with
+ * @reply (EINTR for one interrupted meanwhile), then wake its poller.
+ */
+void devfile_wake_reads(GQueue *reads, struct fuse_pollhandle **held,
+			bool (*readable)(void *file),
+			void (*reply)(void *file, const struct parked *p), void *file);
 /* A file with parked reads on @reads and poll handle @held is released:
  * answer the reads EINTR and drop the handle. */
 void devfile_closing(GQueue *reads, struct fuse_pollhandle *held);

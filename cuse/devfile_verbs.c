@@ -67,22 +67,22 @@ static void reply_recs(fuse_req_t req, struct cfile *cf, size_t size)
 	g_free(buf);
 }
 
+static bool cfile_readable(void *ctx)
+{
+	return uverbs_ctx_readable(((struct cfile *)ctx)->ctx);
+}
+
+static void cfile_reply_parked(void *ctx, const struct parked *p)
+{
+	reply_recs(p->req, ctx, p->size);
+}
+
 /* A record was queued: answer blocked reads, then notify pollers. */
 static void cfile_wakeup(void *ctx)
 {
 	struct cfile *cf = ctx;
-	struct parked *p;
 
-	while (uverbs_ctx_readable(cf->ctx) && (p = g_queue_peek_head(&cf->reads))) {
-		devfile_unpark_read(p);
-		if (!p->interrupted)
-			reply_recs(p->req, cf, p->size);
-		else
-			fuse_reply_err(p->req, EINTR);
-		g_free(p);
-	}
-	if (uverbs_ctx_readable(cf->ctx))
-		devfile_poll_notify(&cf->ph);
+	devfile_wake_reads(&cf->reads, &cf->ph, cfile_readable, cfile_reply_parked, cf);
 }
 
 static void answer_held(void *data)
@@ -307,22 +307,22 @@ static void reply_event(fuse_req_t req, struct efile *ef, size_t size)
 		fuse_reply_buf(req, (const char *)&rec, (size_t)n);
 }
 
+static bool efile_readable(void *ctx)
+{
+	return uverbs_events_readable(((struct efile *)ctx)->ev);
+}
+
+static void efile_reply_parked(void *ctx, const struct parked *p)
+{
+	reply_event(p->req, ctx, p->size);
+}
+
 /* An event was queued: answer blocked reads, then notify pollers. */
 static void efile_wakeup(void *ctx)
 {
 	struct efile *ef = ctx;
-	struct parked *p;
 
-	while (uverbs_events_readable(ef->ev) && (p = g_queue_peek_head(&ef->reads))) {
-		devfile_unpark_read(p);
-		if (!p->interrupted)
-			reply_event(p->req, ef, p->size);
-		else
-			fuse_reply_err(p->req, EINTR);
-		g_free(p);
-	}
-	if (uverbs_events_readable(ef->ev))
-		devfile_poll_notify(&ef->ph);
+	devfile_wake_reads(&ef->reads, &ef->ph, efile_readable, efile_reply_parked, ef);
 }
 
 static void open_vevents(struct devfiles *df, fuse_req_t req, struct vnode *v,
