@@ -238,23 +238,11 @@ int ibemu_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv
 
 	pthread_mutex_lock(&ctx->lock);
 	for (; wr; wr = wr->next) {
-		struct ibemu_rwqe *r;
-
 		/* A QP with an SRQ has no receive queue; Reset has none yet. */
-		if (ibqp->srq || qp->state == IBV_QPS_RESET || wr->num_sge < 0 ||
-		    (uint32_t)wr->num_sge > qp->cap.max_recv_sge) {
-			err = EINVAL;
+		err = ibqp->srq || qp->state == IBV_QPS_RESET ? EINVAL :
+		      ibemu_rq_push(&qp->rq, wr, qp->cap.max_recv_sge);
+		if (err)
 			break;
-		}
-		if (qp->rq_count == qp->rq_size - 1) {
-			err = ENOMEM;
-			break;
-		}
-		r = &qp->rq[(qp->rq_head + qp->rq_count) % qp->rq_size];
-		r->wr_id = wr->wr_id;
-		r->num_sge = wr->num_sge;
-		memcpy(r->sg, wr->sg_list, sizeof(*r->sg) * (size_t)wr->num_sge);
-		qp->rq_count++;
 	}
 	if (qp->state == IBV_QPS_ERR)
 		ibemu_qp_to_error(qp);

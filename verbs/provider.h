@@ -134,10 +134,22 @@ struct ibemu_rwqe {
 	struct ibv_sge sg[IBEMU_MAX_SGE];
 };
 
+/* Posted receive WRs in order: a QP's receive queue or an SRQ (srq.c). */
+struct ibemu_rq {
+	struct ibemu_rwqe *ring;	/* NULL: a QP with an SRQ has none */
+	unsigned size, head, count;	/* size: one more than it holds */
+};
+
+/* A ring for @max_wr WRs: 0, or ENOMEM. */
+int ibemu_rq_init(struct ibemu_rq *rq, unsigned max_wr);
+/* Append @wr: 0, EINVAL past @max_sge SGEs, ENOMEM when full. */
+int ibemu_rq_push(struct ibemu_rq *rq, const struct ibv_recv_wr *wr, unsigned max_sge);
+/* Take the oldest into @out: false when empty. */
+bool ibemu_rq_pop(struct ibemu_rq *rq, struct ibemu_rwqe *out);
+
 struct ibemu_srq {
 	struct ibv_srq srq;
-	struct ibemu_rwqe *ring;
-	unsigned size, head, count;
+	struct ibemu_rq rq;
 	unsigned limit;		/* SRQ_LIMIT_REACHED below this; 0 = off */
 };
 
@@ -191,9 +203,7 @@ struct ibemu_qp {
 	unsigned retry_left, rnr_left;
 	uint64_t deadline_us;	/* retransmit when no progress by then; 0 none */
 	uint64_t rnr_until_us;	/* waiting out an RNR NAK; 0 none */
-	/* Receive queue (when no SRQ) */
-	struct ibemu_rwqe *rq;
-	unsigned rq_size, rq_head, rq_count;
+	struct ibemu_rq rq;	/* its receive queue (when no SRQ) */
 	/* Responder */
 	uint32_t epsn, msn;
 	bool nak_sent;		/* a sequence NAK for epsn is out */

@@ -86,10 +86,8 @@ struct ibv_qp *ibemu_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 		qp->cap.max_recv_wr = qp->cap.max_recv_sge = 0;
 	/* One slot more than asked: a full ring is never empty. */
 	qp->sq_size = qp->cap.max_send_wr + 1;
-	qp->rq_size = qp->cap.max_recv_wr + 1;
 	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
-	qp->rq = attr->srq ? NULL : calloc(qp->rq_size, sizeof(*qp->rq));
-	if (!qp->sq || (!attr->srq && !qp->rq))
+	if (!qp->sq || (!attr->srq && ibemu_rq_init(&qp->rq, qp->cap.max_recv_wr)))
 		goto nomem;
 	if (ibemu_ioc(ctx, VERBS_IOC_QP_CREATE, &ioc) < 0)
 		goto fail;
@@ -121,7 +119,7 @@ nomem:
 fail:
 	if (qp) {
 		free(qp->sq);
-		free(qp->rq);
+		free(qp->rq.ring);
 	}
 	free(qp);
 	return NULL;
@@ -150,7 +148,7 @@ int ibemu_destroy_qp(struct ibv_qp *ibqp)
 	for (i = 0; i < qp->sq_size; i++)
 		free_swqe(&qp->sq[i]);
 	free(qp->sq);
-	free(qp->rq);
+	free(qp->rq.ring);
 	free(qp);
 	return 0;
 }
@@ -159,6 +157,7 @@ int ibemu_destroy_qp(struct ibv_qp *ibqp)
 
 void ibemu_qp_to_error(struct ibemu_qp *qp)
 {
+	struct ibemu_rwqe r;
 	struct ibv_wc wc;
 
 	qp->state = IBV_QPS_ERR;
@@ -179,12 +178,10 @@ void ibemu_qp_to_error(struct ibemu_qp *qp)
 		qp->sq_count--;
 	}
 	qp->sq_next = qp->sq_head;
-	while (qp->rq && qp->rq_count) {
-		wc.wr_id = qp->rq[qp->rq_head].wr_id;
+	while (ibemu_rq_pop(&qp->rq, &r)) {
+		wc.wr_id = r.wr_id;
 		wc.opcode = IBV_WC_RECV;
 		ibemu_cq_add(to_cq(qp->qp.recv_cq), &wc, false);
-		qp->rq_head = (qp->rq_head + 1) % qp->rq_size;
-		qp->rq_count--;
 	}
 	if (qp->cur_has_wqe) {
 		wc.wr_id = qp->cur.wr_id;
@@ -203,7 +200,7 @@ static void qp_reset(struct ibemu_qp *qp)
 	for (i = 0; i < qp->sq_size; i++)
 		free_swqe(&qp->sq[i]);
 	qp->sq_head = qp->sq_next = qp->sq_count = 0;
-	qp->rq_head = qp->rq_count = 0;
+	qp->rq.head = qp->rq.count = 0;
 	qp->deadline_us = qp->rnr_until_us = 0;
 	qp->recv_open = qp->cur_has_wqe = qp->nak_sent = false;
 	qp->msn = 0;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Shared receive queues (IBA 10.2.9): receive WRs that any QP attached to
- * the SRQ takes in arrival order.
+ * the SRQ takes in arrival order; and the ring of receive WRs that SRQs
+ * and QPs' own receive queues both are.
  */
 #include "config.h"
 
@@ -21,12 +22,11 @@ struct ibv_srq *ibemu_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *at
 		return NULL;
 	}
 	srq = calloc(1, sizeof(*srq));
-	if (!srq || !(srq->ring = calloc(attr->attr.max_wr + 1, sizeof(*srq->ring)))) {
+	if (!srq || ibemu_rq_init(&srq->rq, attr->attr.max_wr)) {
 		free(srq);
 		errno = ENOMEM;
 		return NULL;
 	}
-	srq->size = attr->attr.max_wr + 1;
 	srq->limit = attr->attr.srq_limit;
 	/* libibverbs sets context, srq_context, pd, mutex and cond. */
 	srq->srq.handle = 1;
@@ -42,7 +42,7 @@ int ibemu_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int mask)
 	if (mask & IBV_SRQ_MAX_WR)
 		return EINVAL;
 	if (mask & IBV_SRQ_LIMIT) {
-		if (attr->srq_limit >= srq->size)
+		if (attr->srq_limit >= srq->rq.size)
 			return EINVAL;
 		pthread_mutex_lock(&ctx->lock);
 		srq->limit = attr->srq_limit;
@@ -55,7 +55,7 @@ int ibemu_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
 {
 	struct ibemu_srq *srq = (struct ibemu_srq *)ibsrq;
 
-	attr->max_wr = srq->size - 1;
+	attr->max_wr = srq->rq.size - 1;
 	attr->max_sge = IBEMU_MAX_SGE;
 	attr->srq_limit = srq->limit;
 	return 0;
@@ -74,7 +74,7 @@ int ibemu_destroy_srq(struct ibv_srq *ibsrq)
 			return EBUSY;
 		}
 	pthread_mutex_unlock(&ctx->lock);
-	free(srq->ring);
+	free(srq->rq.ring);
 	free(srq);
 	return 0;
 }
@@ -88,21 +88,9 @@ int ibemu_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 
 	pthread_mutex_lock(&ctx->lock);
 	for (; wr; wr = wr->next) {
-		struct ibemu_rwqe *r;
-
-		if (wr->num_sge < 0 || wr->num_sge > IBEMU_MAX_SGE) {
-			err = EINVAL;
+		err = ibemu_rq_push(&srq->rq, wr, IBEMU_MAX_SGE);
+		if (err)
 			break;
-		}
-		if (srq->count == srq->size - 1) {
-			err = ENOMEM;
-			break;
-		}
-		r = &srq->ring[(srq->head + srq->count) % srq->size];
-		r->wr_id = wr->wr_id;
-		r->num_sge = wr->num_sge;
-		memcpy(r->sg, wr->sg_list, sizeof(*r->sg) * (size_t)wr->num_sge);
-		srq->count++;
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	if (err)
@@ -114,18 +102,41 @@ bool ibemu_take_rwqe(struct ibemu_qp *qp, struct ibemu_rwqe *out)
 {
 	struct ibemu_srq *srq = (struct ibemu_srq *)qp->qp.srq;
 
-	if (srq) {
-		if (!srq->count)
-			return false;
-		*out = srq->ring[srq->head];
-		srq->head = (srq->head + 1) % srq->size;
-		srq->count--;
-		return true;
-	}
-	if (!qp->rq_count)
+	return ibemu_rq_pop(srq ? &srq->rq : &qp->rq, out);
+}
+
+/* ---- receive rings ------------------------------------------------------- */
+
+int ibemu_rq_init(struct ibemu_rq *rq, unsigned max_wr)
+{
+	rq->size = max_wr + 1;		/* a full ring is never empty */
+	rq->head = rq->count = 0;
+	rq->ring = calloc(rq->size, sizeof(*rq->ring));
+	return rq->ring ? 0 : ENOMEM;
+}
+
+int ibemu_rq_push(struct ibemu_rq *rq, const struct ibv_recv_wr *wr, unsigned max_sge)
+{
+	struct ibemu_rwqe *r;
+
+	if (wr->num_sge < 0 || (unsigned)wr->num_sge > max_sge)
+		return EINVAL;
+	if (rq->count == rq->size - 1)
+		return ENOMEM;
+	r = &rq->ring[(rq->head + rq->count) % rq->size];
+	r->wr_id = wr->wr_id;
+	r->num_sge = wr->num_sge;
+	memcpy(r->sg, wr->sg_list, sizeof(*r->sg) * (size_t)wr->num_sge);
+	rq->count++;
+	return 0;
+}
+
+bool ibemu_rq_pop(struct ibemu_rq *rq, struct ibemu_rwqe *out)
+{
+	if (!rq->count)
 		return false;
-	*out = qp->rq[qp->rq_head];
-	qp->rq_head = (qp->rq_head + 1) % qp->rq_size;
-	qp->rq_count--;
+	*out = rq->ring[rq->head];
+	rq->head = (rq->head + 1) % rq->size;
+	rq->count--;
 	return true;
 }
