@@ -209,14 +209,14 @@ static const char *check_pkt(struct uverbs_ctx *c, const struct verbs_wire_pkt *
  * path bits the sender chose (IBA 7.11.1, LMC), the BTH P_Key the port's
  * table entry the QP names.
  */
-static void send_pkt(struct uverbs_ctx *c, const struct verbs_wire_pkt *src)
+static void send_pkt(struct uverbs_ctx *c, const void *rec, size_t len)
 {
-	struct port *port = &c->dev->node->ports[src->port];
+	struct verbs_wire_pkt *w = g_memdup2(rec, len);	/* aligned, ours */
+	struct port *port = &c->dev->node->ports[w->port];
 	uint16_t mask = (uint16_t)((1u << port->lmc) - 1);
-	struct verbs_wire_pkt *w = g_memdup2(src, src->rec.len);
 	struct mad_pkt p;
 
-	w->slid = (uint16_t)((port->lid & ~mask) | (src->slid & mask));
+	w->slid = (uint16_t)((port->lid & ~mask) | (w->slid & mask));
 	w->pkey = port->pkeys[w->pkey_index];
 	memset(&p, 0, sizeof(p));
 	p.slid = w->slid;
@@ -226,7 +226,7 @@ static void send_pkt(struct uverbs_ctx *c, const struct verbs_wire_pkt *src)
 	p.qkey = w->qkey;
 	p.pkey = w->pkey;
 	p.sl = w->sl;
-	p.data = g_bytes_new_take(w, src->rec.len);
+	p.data = g_bytes_new_take(w, len);
 	fabric_send(umad_host_fabric(c->dev->uv->host), port, &p);
 	g_bytes_unref(p.data);
 }
@@ -256,14 +256,11 @@ ssize_t uverbs_ctx_write(struct uverbs_ctx *c, const void *buf, size_t count)
 		return -EINVAL;
 	}
 	for (off = 0; off < count; ) {
-		struct verbs_wire_pkt w;
-		void *copy;
+		struct verbs_wire_rec rec;
 
-		memcpy(&w, b + off, sizeof(w));
-		copy = g_memdup2(b + off, w.rec.len);	/* aligned */
-		send_pkt(c, copy);
-		g_free(copy);
-		off += w.rec.len;
+		memcpy(&rec, b + off, sizeof(rec));
+		send_pkt(c, b + off, rec.len);
+		off += rec.len;
 	}
 	return (ssize_t)count;
 }
