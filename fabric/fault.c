@@ -88,30 +88,24 @@ static bool matches(const struct fault_rule *r, const struct port *in,
 {
 	const uint8_t *m = p->mad;
 
+	if ((r->node && r->node != in->node) || (r->port != FAULT_ANY && r->port != in->num) ||
+	    (r->slid != FAULT_ANY && r->slid != p->slid) ||
+	    (r->dlid != FAULT_ANY && r->dlid != p->dlid))
+		return false;
 	/* A data packet has no MAD fields: rules that name one are MAD rules;
 	 * those that name none match both. */
 	if (p->data)
-		return (!r->node || r->node == in->node) &&
-		       (r->port == FAULT_ANY || r->port == in->num) &&
-		       (r->mgmt_class == FAULT_ANY || r->mgmt_class == FAULT_CLASS_DATA) &&
+		return (r->mgmt_class == FAULT_ANY || r->mgmt_class == FAULT_CLASS_DATA) &&
 		       r->method == FAULT_ANY && r->attr == FAULT_ANY &&
 		       r->attr_mod == FAULT_ANY && r->tid == FAULT_ANY && r->route != 1 &&
-		       r->direction == FAULT_ANY &&
-		       (r->slid == FAULT_ANY || r->slid == p->slid) &&
-		       (r->dlid == FAULT_ANY || r->dlid == p->dlid);
-	if (r->mgmt_class == FAULT_CLASS_DATA)
-		return false;
-	return (!r->node || r->node == in->node) &&
-	       (r->port == FAULT_ANY || r->port == in->num) &&
-	       (r->mgmt_class == FAULT_ANY || r->mgmt_class == mad_class(m)) &&
+		       r->direction == FAULT_ANY;
+	return (r->mgmt_class == FAULT_ANY || r->mgmt_class == mad_class(m)) &&
 	       (r->method == FAULT_ANY || r->method == mad_method(m)) &&
 	       (r->attr == FAULT_ANY || r->attr == mad_attr_id(m)) &&
 	       (r->attr_mod == FAULT_ANY || r->attr_mod == mad_attr_mod(m)) &&
 	       (r->route == FAULT_ANY ||
 		r->route == (mad_class(m) == UMAD_CLASS_SUBN_DIRECTED_ROUTE)) &&
 	       (r->direction == FAULT_ANY || r->direction == mad_is_response(m)) &&
-	       (r->slid == FAULT_ANY || r->slid == p->slid) &&
-	       (r->dlid == FAULT_ANY || r->dlid == p->dlid) &&
 	       (r->tid == FAULT_ANY || r->tid == (int64_t)(mad_tid(m) & 0xffffffff));
 }
 

@@ -116,6 +116,7 @@ static void release_reordered(struct fabric *f, struct node *n)
 static void transmit(struct fabric *f, struct port *out, struct mad_pkt *p)
 {
 	struct port *r = out->remote;
+	unsigned packets = 1, dwords = MAD_PACKET_DWORDS;
 
 	if (!r || out->phys_state != PHYS_LINKUP || r->phys_state != PHYS_LINKUP) {
 		drop(f, p, "no link", out);
@@ -136,13 +137,11 @@ static void transmit(struct fabric *f, struct port *out, struct mad_pkt *p)
 		return;
 	}
 	p->hops_left--;
-	if (p->data)
-		pma_count(out, r, 1, (verbs_pkt_wire_bytes(g_bytes_get_data(p->data, NULL)) + 3) / 4,
-			  p->sl, p->dlid >= 0xc000 && p->dlid != LID_PERMISSIVE);
-	else	/* An RMPP transfer crosses the cable as 256-byte segments. */
-		pma_count(out, r,
-			  p->rmpp ? (unsigned)((g_bytes_get_size(p->rmpp) + 255) / 256) : 1,
-			  MAD_PACKET_DWORDS, p->sl, p->dlid >= 0xc000 && p->dlid != LID_PERMISSIVE);
+	if (p->data)	/* a data packet's size is its headers' and payload's */
+		dwords = (verbs_pkt_wire_bytes(g_bytes_get_data(p->data, NULL)) + 3) / 4;
+	else if (p->rmpp)	/* an RMPP transfer crosses as 256-byte segments */
+		packets = (unsigned)((g_bytes_get_size(p->rmpp) + 255) / 256);
+	pma_count(out, r, packets, dwords, p->sl, p->dlid >= 0xc000 && p->dlid != LID_PERMISSIVE);
 	enqueue(f, r, p);
 }
 
