@@ -41,6 +41,7 @@ struct ibemu_context {
 	struct ibemu_qp *qps;		/* list */
 	struct ibemu_mr *mrs;		/* list */
 	uint32_t next_key;
+	uint8_t nports;			/* 0 until first asked (qp.c) */
 	/* Packets waiting for one VERBS_IOC_SEND to the daemon (thread.c). */
 	struct verbs_ioc_send *out;
 	size_t out_len;

@@ -271,13 +271,22 @@ static bool mask_ok(const struct ibemu_qp *qp, enum ibv_qp_state to, int mask)
 }
 
 /* The values, whatever the transition (IBA 11.2.5 ranges). */
-static bool values_ok(struct ibemu_qp *qp, const struct ibv_qp_attr *a, int mask)
+/* The device's port count, asked of the daemon once: it never changes. */
+static uint8_t port_count(struct ibemu_context *ctx)
 {
 	struct ibv_device_attr dev;
-	uint8_t nports = 2;
 
-	if (!ibv_query_device(qp->qp.context, &dev))
-		nports = dev.phys_port_cnt;
+	pthread_mutex_lock(&ctx->lock);
+	if (!ctx->nports)
+		ctx->nports = ibv_query_device(&ctx->vctx.context, &dev) ? 2 : dev.phys_port_cnt;
+	pthread_mutex_unlock(&ctx->lock);
+	return ctx->nports;
+}
+
+static bool values_ok(struct ibemu_qp *qp, const struct ibv_qp_attr *a, int mask)
+{
+	uint8_t nports = port_count(qp->ctx);
+
 	if ((mask & IBV_QP_PORT) && (a->port_num < 1 || a->port_num > nports))
 		return false;
 	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index >= 128)
