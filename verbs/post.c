@@ -24,7 +24,7 @@ static void ud_send(struct ibemu_qp *qp, struct ibemu_swqe *w)
 	struct ibemu_context *ctx = qp->ctx;
 	struct verbs_wire_pkt h;
 	struct ibv_wc wc;
-	char *buf = NULL;
+	char *buf = ctx->payload;
 	uint64_t len = 0;
 	int st = 0;
 
@@ -36,11 +36,6 @@ static void ud_send(struct ibemu_qp *qp, struct ibemu_swqe *w)
 	/* One packet: a UD message must fit the MTU (IBA 9.8.3). */
 	if (!st && len > VERBS_PKT_MAX_PAYLOAD)
 		st = IBV_WC_LOC_LEN_ERR;
-	if (!st) {
-		buf = malloc(len ? len : 1);
-		if (!buf)
-			st = IBV_WC_LOC_QP_OP_ERR;
-	}
 	if (!st) {
 		if (w->inline_data)
 			memcpy(buf, w->inline_data, len);
@@ -64,7 +59,6 @@ static void ud_send(struct ibemu_qp *qp, struct ibemu_swqe *w)
 		h.len = (uint32_t)len;
 		ibemu_send_pkt(ctx, &h, buf);
 	}
-	free(buf);
 	if (st || qp->sq_sig_all || (w->send_flags & IBV_SEND_SIGNALED)) {
 		wc.wr_id = w->wr_id;
 		wc.status = st;

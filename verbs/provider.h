@@ -45,6 +45,8 @@ struct ibemu_context {
 	/* Packets waiting for one VERBS_IOC_SEND to the daemon (thread.c). */
 	struct verbs_ioc_send *out;
 	size_t out_len;
+	/* One packet's payload as it is gathered from memory (post.c, rc.c). */
+	char payload[VERBS_PKT_MAX_PAYLOAD];
 	/* Completion channels this process has (cq.c), under chan_lock:
 	 * the reader thread makes them without the data path's lock. */
 	pthread_mutex_t chan_lock;

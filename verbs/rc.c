@@ -169,16 +169,12 @@ static void send_packet(struct ibemu_qp *qp, struct ibemu_swqe *w, uint32_t i, c
 
 static void send_wqe(struct ibemu_qp *qp, struct ibemu_swqe *w)
 {
-	char *buf = malloc(ibemu_mtu_bytes(qp->path_mtu));
 	uint32_t i;
 
-	if (!buf)
-		return;		/* the timer resends it */
 	if (w->opcode == IBV_WR_RDMA_READ)
 		w->read_next = w->psn;
 	for (i = 0; i < (w->opcode == IBV_WR_RDMA_READ ? 1 : w->npkts); i++)
-		send_packet(qp, w, i, buf);
-	free(buf);
+		send_packet(qp, w, i, qp->ctx->payload);
 }
 
 /* Everything sent and not acknowledged goes again, oldest first. */
