@@ -18,6 +18,11 @@ int cmd_exec(int argc, char **argv);	/* cmd_exec.c */
 int cmd_shell(int argc, char **argv);
 int cmd_topo(int argc, char **argv);	/* cmd_topo.c */
 
+/* $IBEMU names the running binary and its directory goes first on PATH,
+ * for everything a run or exec starts (`ibemu ctl` inside works as written;
+ * main.c). */
+void cli_export_self(void);
+
 /* Is there a --help or -h before any "--"? */
 bool cli_wants_help(int argc, char **argv);
 

@@ -112,7 +112,11 @@ static int exec_in(int argc, char **argv, bool shell)
 		g_error_free(err);
 		return 1;
 	}
-	if (join_namespaces(atoi(pid_text)) < 0)
+	cli_export_self();	/* before /proc/self/exe is the run's view */
+	/* From inside that run (its $IBEMU_CTL) we are in its namespaces
+	 * already, and its init's pid is not ours to see. */
+	if (g_strcmp0(g_getenv("IBEMU_CTL"), path) &&
+	    join_namespaces(atoi(pid_text)) < 0)
 		return 1;
 	g_setenv("IBEMU_CTL", path, TRUE);
 	if (chdir(cwd) < 0)

@@ -85,6 +85,7 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	ret = 1;
 	e.env.mode = "namespace";
+	cli_export_self();
 	envp = g_environ_setenv(g_get_environ(), "IBEMU_CTL", e.ctl_sock, TRUE);
 
 	/* The provider's path while /proc/self/exe still reads right

@@ -7,7 +7,9 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "lib/log.h"
@@ -42,6 +44,7 @@ static int usage(FILE *out)
 		fprintf(out, "  %-36s %s\n", left, commands[i].summary);
 		g_free(left);
 	}
+	fprintf(out, "  %-36s %s\n", "help [COMMAND]", "this text, or a command's options");
 	fprintf(out, "  %-36s %s\n\n", "--version", "print the version");
 	fprintf(out, "`ibemu COMMAND --help` gives the options of each command (man ibemu).\n");
 	return out == stderr ? 2 : 0;
@@ -60,11 +63,51 @@ bool cli_wants_help(int argc, char **argv)
 	return false;
 }
 
+void cli_export_self(void)
+{
+	char *exe = g_file_read_link("/proc/self/exe", NULL);
+	char *dir = exe ? g_path_get_dirname(exe) : NULL;
+	const char *path = g_getenv("PATH");
+	size_t n = dir ? strlen(dir) : 0;
+
+	if (!exe)
+		return;
+	g_setenv("IBEMU", exe, TRUE);
+	if (!path || !*path) {
+		g_setenv("PATH", dir, TRUE);
+	} else if (strncmp(path, dir, n) || (path[n] != ':' && path[n])) {
+		char *both = g_strconcat(dir, ":", path, NULL);
+
+		g_setenv("PATH", both, TRUE);
+		g_free(both);
+	}
+	g_free(exe);
+	g_free(dir);
+}
+
+/* GLib writes --help through g_print, which converts to the locale's
+ * charset: under LANG=C its "[OPTION" + U+2026 + "]" comes out as "[OPTION?]". Our
+ * help is ASCII whatever the locale. */
+static void print_ascii(const gchar *text)
+{
+	const char *p;
+
+	for (p = text; *p; p++) {
+		if (!strncmp(p, "\xe2\x80\xa6", 3)) {	/* the ellipsis, in UTF-8 */
+			fputs("...", stdout);
+			p += 2;
+		} else {
+			putchar(*p);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	unsigned i;
 
 	log_init(0);
+	g_set_print_handler(print_ascii);
 	if (argc < 2)
 		return usage(stderr);
 	if (!strcmp(argv[1], "--version")) {
@@ -73,6 +116,19 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return usage(stdout);
+	/* `ibemu help [COMMAND]`: as `ibemu [COMMAND] --help`. */
+	if (!strcmp(argv[1], "help")) {
+		char *help_argv[] = { argv[2], "--help", NULL };
+
+		for (i = 0; argc > 2 && i < G_N_ELEMENTS(commands); i++)
+			if (!strcmp(argv[2], commands[i].name))
+				return commands[i].fn(2, help_argv);
+		if (argc > 2) {
+			fprintf(stderr, "ibemu help: unknown command \"%s\"\n", argv[2]);
+			return usage(stderr);
+		}
+		return usage(stdout);
+	}
 	for (i = 0; i < G_N_ELEMENTS(commands); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);

@@ -8,6 +8,34 @@ MAN="$(cd "$(dirname "$0")/../../docs" && pwd)/ibemu.1"
 for c in "run --help" "start --help" "stop --help" "ctl --help" "exec --help" "shell --help" "topo --help" "--help"; do
 	"$IBEMU" $c >"$WORK/out" 2>&1 && [ -s "$WORK/out" ] && pass "ibemu $c" || fail "ibemu $c"
 done
+"$IBEMU" help >"$WORK/out" 2>&1; RC=$?
+expect_rc 0 "ibemu help"
+expect_line "help [COMMAND]" "ibemu help lists the commands"
+"$IBEMU" help topo >"$WORK/out" 2>&1
+expect_line "ibemu topo gen fattree" "ibemu help topo is topo's --help"
+"$IBEMU" help nosuch >"$WORK/out" 2>&1; RC=$?
+expect_rc 2 "ibemu help of an unknown command"
+# GLib's "[OPTION" U+2026 "]" reads "[OPTION?]" under LANG=C: plain ASCII.
+for c in run start; do
+	LANG=C LC_ALL=C "$IBEMU" $c --help >"$WORK/out" 2>&1
+	expect_line "ibemu $c [OPTION...]" "ibemu $c --help says [OPTION...] under LANG=C"
+	LC_ALL=C.UTF-8 "$IBEMU" $c --help >"$WORK/out" 2>&1
+	grep -q "$(printf '[^ -~]')" "$WORK/out" && fail "ibemu $c --help has non-ASCII under C.UTF-8" ||
+		pass "and only ASCII under C.UTF-8"
+done
+
+# Inside a run (and an exec) `ibemu` is the running binary, on PATH and in
+# $IBEMU, so `ibemu ctl` examples work as written; exec inside its own run
+# runs there.
+IBEMU_DIR=$(cd "$(dirname "$IBEMU")" && pwd)
+PATH=/usr/bin:/bin ibemu_run -- sh -c 'command -v ibemu; echo "IBEMU=$IBEMU"; ibemu ctl seed >/dev/null && echo ctl-ok
+	ibemu exec -- sh -c "echo exec-IBEMU=\$IBEMU; ls /dev/infiniband"'
+expect_line "$IBEMU_DIR/ibemu" "ibemu is on PATH inside a run"
+expect_line "IBEMU=$IBEMU_DIR/ibemu" "and \$IBEMU names it"
+expect_line "ctl-ok" "so ibemu ctl works inside as written"
+expect_line "exec-IBEMU=$IBEMU_DIR/ibemu" "ibemu exec from inside the run runs there"
+expect_line "umad0" "and sees the run's devices"
+
 "$IBEMU" --version >"$WORK/out"
 expect_line "ibemu 0.1.0" "--version"
 
