@@ -91,7 +91,10 @@ int cmd_ctl(int argc, char **argv)
 	path = emu_find_ctl(socket_path, name);
 	if (!path)
 		return 1;
-	ret = ctl_client(path, argc - i, argv + i, timeout_s);
+	if (!strcmp(argv[i], "wait"))
+		ret = ctl_client_wait(path, argc - i, argv + i, timeout_s);
+	else
+		ret = ctl_client(path, argc - i, argv + i, timeout_s);
 	g_free(path);
 	return ret;
 }

@@ -157,3 +157,44 @@ char *ctl_ask(const char *path, int argc, char **argv, GError **err)
 	}
 	return ret ? NULL : ans;
 }
+
+/* How often `wait` asks again: cheap for the emulator (one walk of the
+ * ports), and well under the time a sweep takes. */
+#define CTL_WAIT_POLL_US	(50 * 1000)
+
+int ctl_client_wait(const char *path, int argc, char **argv, unsigned timeout_s)
+{
+	unsigned long wait_s = 60;
+	int64_t deadline;
+	int i, ret;
+
+	/* The emulator checks the option's range at the first ask. */
+	for (i = 0; i + 1 < argc; i++)
+		if (!strcmp(argv[i], "--timeout"))
+			wait_s = strtoul(argv[i + 1], NULL, 0);
+	deadline = g_get_monotonic_time() + (int64_t)wait_s * G_USEC_PER_SEC;
+	for (;;) {
+		GError *err = NULL;
+		char *ans;
+
+		ret = ctl_exchange(path, argc, argv, timeout_s, &ans, &err);
+		if (ret < 0) {
+			fprintf(stderr, "ibemu ctl: %s\n", err->message);
+			g_error_free(err);
+			return 1;
+		}
+		if (ret == 0 || !g_str_has_prefix(ans, "error: not yet: ")) {
+			fputs(ans, ret ? stderr : stdout);
+			g_free(ans);
+			return ret;
+		}
+		if (g_get_monotonic_time() >= deadline) {
+			fprintf(stderr, "ibemu ctl: %s %s: not within %lu s (%s)\n", argv[0],
+				argc > 1 ? argv[1] : "", wait_s, g_strchomp(ans + 16));
+			g_free(ans);
+			return 1;
+		}
+		g_free(ans);
+		g_usleep(CTL_WAIT_POLL_US);
+	}
+}

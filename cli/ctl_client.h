@@ -18,6 +18,10 @@ int ctl_exchange(const char *path, int argc, char **argv, unsigned timeout_s,
 		 char **answer, GError **err);
 /* The same, printing the answer (stdout) or the error (stderr): exit status. */
 int ctl_client(const char *path, int argc, char **argv, unsigned timeout_s);
+/* `wait sm-up|active [--timeout S]`: ask again while the emulator says
+ * "not yet" (emulator/ctl_show.c), for at most S s (default 60): 0 once
+ * it says up, 1 with the last reason when time ran out. */
+int ctl_client_wait(const char *path, int argc, char **argv, unsigned timeout_s);
 /* The answer of a command that succeeded, else NULL and @err. */
 char *ctl_ask(const char *path, int argc, char **argv, GError **err);
 

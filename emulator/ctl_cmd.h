@@ -83,6 +83,8 @@ int ctl_dump(struct ctl_call *c);
 int ctl_pid(struct ctl_call *c);
 int ctl_seed(struct ctl_call *c);
 int ctl_events(struct ctl_call *c);
+int ctl_wait(struct ctl_call *c);
+extern const struct ctl_optdef ctl_wait_opts[];
 int ctl_link(struct ctl_call *c);	/* ctl_change.c */
 int ctl_port_phys(struct ctl_call *c);
 int ctl_guid(struct ctl_call *c);

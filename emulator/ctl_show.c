@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Control commands that only look: status, info, nodes, port, dump, pid,
- * seed, events (ctl_cmd.h).
+ * seed, events, wait (ctl_cmd.h).
  */
 #include "config.h"
 
@@ -213,5 +213,104 @@ int ctl_events(struct ctl_call *c)
 	}
 	if (c->json)
 		json_builder_end_array(c->json);
+	return 0;
+}
+
+/* An SM's sweep is over when it has set nothing for this long: opensm
+ * programs the multicast tables after the ports go Active, then logs
+ * SUBNET UP (osm_state_mgr.c, do_sweep). */
+#define SM_QUIET_US	(200 * 1000)
+
+const struct ctl_optdef ctl_wait_opts[] = {
+	{ "--timeout", OPT_UINT, "S", 86400, NULL },	/* read by the client */
+	{ NULL },
+};
+
+/* A port that has trained with its peer: the ones an SM must bring up. */
+static bool port_linked(const struct port *p)
+{
+	return p->remote && !p->cable_cut && p->phys_state == PHYS_LINKUP;
+}
+
+/* The port whose LID is @lid and that says IsSM, or NULL. */
+static struct port *sm_port(struct fabric *f, uint16_t lid)
+{
+	unsigned i, k;
+
+	for (i = 0; lid && i < f->nodes->len; i++) {
+		struct node *n = g_ptr_array_index(f->nodes, i);
+
+		/* A switch's one LID and capability mask are on port 0. */
+		for (k = node_is_switch(n) ? 0 : 1; k <= (node_is_switch(n) ? 0u : n->nports); k++) {
+			struct port *m = &n->ports[k];
+
+			if (m->lid && lid >= m->lid && lid < m->lid + (1u << m->lmc) &&
+			    (m->cap_mask & CAP_IS_SM))
+				return &n->ports[k];
+		}
+	}
+	return NULL;
+}
+
+/*
+ * `wait sm-up` and `wait active`, checked once: the answer says the subnet
+ * is up, or fails with "not yet: " and why; `ibemu ctl` asks again until
+ * its --timeout (cli/ctl_client.c). Up means every linked port Active; for
+ * sm-up also every port's SM LID naming a port with IsSM (the same SM for
+ * all), and no SMP Set for SM_QUIET_US.
+ */
+int ctl_wait(struct ctl_call *c)
+{
+	struct fabric *f = c->env->fabric;
+	bool sm = !strcmp(c->cmd->sub, "sm-up");
+	struct port *smp = NULL;
+	unsigned i, k, active = 0;
+	uint64_t now = c->env->tq ? timerq_now(c->env->tq) : 0;
+
+	for (i = 0; i < f->nodes->len; i++) {
+		struct node *n = g_ptr_array_index(f->nodes, i);
+
+		for (k = 1; k <= n->nports; k++) {
+			struct port *p = &n->ports[k], *m = port_mgmt(p);
+
+			if (!port_linked(p))
+				continue;
+			if (p->state != PORT_ACTIVE)
+				return ctl_fail(c, "not yet: %s/%u is %s", n->id, k,
+						port_state_name(p->state));
+			active++;
+			if (!sm)
+				continue;
+			if (!m->sm_lid)
+				return ctl_fail(c, "not yet: %s/%u has no SM LID", n->id, k);
+			if (!smp && !(smp = sm_port(f, m->sm_lid)))
+				return ctl_fail(c, "not yet: no port with LID %u says IsSM",
+						m->sm_lid);
+			if (m->sm_lid < port_mgmt(smp)->lid ||
+			    m->sm_lid >= port_mgmt(smp)->lid + (1u << port_mgmt(smp)->lmc))
+				return ctl_fail(c, "not yet: %s/%u names SM LID %u, others %u",
+						n->id, k, m->sm_lid, port_mgmt(smp)->lid);
+		}
+	}
+	if (sm && !smp)
+		return ctl_fail(c, "not yet: no linked port");
+	if (sm && f->last_smp_set_us && now - f->last_smp_set_us < SM_QUIET_US)
+		return ctl_fail(c, "not yet: the SM set something %" G_GUINT64_FORMAT " ms ago",
+				(now - f->last_smp_set_us) / 1000);
+	if (c->json) {
+		json_builder_begin_object(c->json);
+		ctl_json_uint(c->json, "active_ports", active);
+		if (smp) {
+			ctl_json_uint(c->json, "sm_lid", port_mgmt(smp)->lid);
+			ctl_json_str(c->json, "sm_node", smp->node->id);
+			ctl_json_uint(c->json, "sm_port", smp->num);
+		}
+		json_builder_end_object(c->json);
+	} else if (smp) {
+		g_string_append_printf(c->out, "subnet up: SM LID %u (%s/%u), %u ports Active\n",
+				       port_mgmt(smp)->lid, smp->node->id, smp->num, active);
+	} else {
+		g_string_append_printf(c->out, "%u ports Active\n", active);
+	}
 	return 0;
 }

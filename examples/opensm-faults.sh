@@ -4,12 +4,14 @@
 #   ibemu run -- examples/opensm-faults.sh
 set -eu
 W=$(mktemp -d)
-ups() { grep -c "SUBNET UP" "$W/opensm.log" 2>/dev/null || true; }
+# How many sweeps opensm has finished (its log, flushed by -d2; 0 before
+# the log exists), and a wait of at most 30 s for the Nth.
+ups() { cat "$W/opensm.log" 2>/dev/null | grep -c "SUBNET UP" || true; }
 wait_ups() { n=0; until [ "$(ups)" -ge "$1" ] || [ $n -ge 300 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null || true; done; }
 
 OSM_CACHE_DIR=$W opensm -d2 -f "$W/opensm.log" >/dev/null 2>&1 &
 osm=$!
-wait_ups 1
+ibemu ctl wait sm-up
 echo "== SUBNET UP: $(saquery | grep -c 'NodeRecord dump') NodeRecords"
 ibemu ctl link down leaf1/2; wait_ups 2
 echo "== cable out: $(saquery | grep -c 'NodeRecord dump') NodeRecords"

@@ -215,6 +215,9 @@ struct fabric {
 	struct timerq *tq;	/* for delays; set by the owner */
 	struct fabric_data_sink data_sink;	/* set by the owner of the QPs */
 	uint64_t delivered, dropped;	/* statistics for tests and dumps */
+	/* When an SMA last took a Set (tq's clock, us; 0: never): an SM's
+	 * sweep ends with Sets after the ports go Active (`ctl wait sm-up`). */
+	uint64_t last_smp_set_us;
 };
 
 /* An empty fabric; its owner sets f->tq before anything is delayed. */
