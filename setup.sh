@@ -1,14 +1,48 @@
 #!/bin/sh
-# Install what ibemu needs from Debian 12 (bookworm) packages and build it.
-# Safe to run again. Needs root or sudo for apt-get.
+# Install what ibemu needs from the distribution's packages and build it.
+#
+#   ./setup.sh          build and run: the compiler, the libraries, fuse3,
+#                       and the tools the README's first command runs
+#                       (infiniband-diags, opensm, ibverbs-utils)
+#   ./setup.sh --test   also what `make check` needs: cmocka, valgrind,
+#                       clang (fuzzers), ibsim (comparisons), qemu and the
+#                       VM kernel (CUSE tier), tshark, node_exporter, ...
+#
+# Debian 12 and Ubuntu 24.04 (libfuse 3.14 or newer is needed). Safe to run
+# again: it installs only what is missing. Needs root or sudo for apt-get.
 set -eu
 cd "$(dirname "$0")"
 
+TEST=
+case "${1:-}" in
+--test) TEST=1 ;;
+"") ;;
+*) echo "usage: ./setup.sh [--test]" >&2; exit 2 ;;
+esac
+
+# Which distribution: the package names below are the same on Debian 12
+# and Ubuntu 24.04; the VM kernel is Debian's (tests/vm/setup-vm).
+ID=unknown VERSION_ID=
+[ -r /etc/os-release ] && . /etc/os-release
+case "$ID:$VERSION_ID" in
+debian:*|ubuntu:24.*|ubuntu:2[5-9].*) ;;
+ubuntu:*)
+	echo "setup: Ubuntu $VERSION_ID has libfuse $(apt-cache policy libfuse3-dev 2>/dev/null | awk '/Candidate/ { print $2 }'); ibemu needs 3.14 or newer (Ubuntu 24.04, Debian 12)" >&2
+	exit 1 ;;
+*) echo "setup: $ID $VERSION_ID is not Debian or Ubuntu: install the packages named in setup.sh by hand" >&2 ;;
+esac
+
 PKGS="build-essential autoconf automake libtool pkg-config \
-libglib2.0-dev libjson-glib-dev libfuse3-dev fuse3 libibumad-dev libibmad-dev libibverbs-dev libcmocka-dev \
-infiniband-diags opensm ibverbs-utils ibsim-utils libumad2sim0 python3 valgrind graphviz man-db \
-qemu-system-x86 busybox-static cpio kmod xz-utils systemd clang \
-prometheus-node-exporter curl iproute2"
+libglib2.0-dev libjson-glib-dev libfuse3-dev fuse3 libibumad-dev libibmad-dev libibverbs-dev \
+infiniband-diags opensm ibverbs-utils iproute2"
+# The suite: unit tests and the memory checker, the fuzzers, the tools
+# tests and benchmarks compare with or run (ibsim, python3, graphviz, man,
+# node_exporter, curl, tshark), and the CUSE tier's VM (qemu, busybox,
+# cpio, kmod, xz; systemd for the unit file check).
+TEST_PKGS="libcmocka-dev valgrind clang python3 graphviz man-db \
+ibsim-utils libumad2sim0 prometheus-node-exporter curl tshark \
+qemu-system-x86 busybox-static cpio kmod xz-utils systemd"
+[ -z "$TEST" ] || PKGS="$PKGS $TEST_PKGS"
 
 missing=""
 for p in $PKGS; do
@@ -19,12 +53,15 @@ if [ -n "$missing" ]; then
 	[ "$(id -u)" -eq 0 ] || SUDO=sudo
 	echo "setup: installing:$missing"
 	$SUDO apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+	# tshark asks whether non-root users may capture: the default (no).
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 
 # The CUSE tier boots Debian's kernel in qemu: fetch and unpack it once
 # (into /var/cache/ibemu-vm; nothing is installed on the host).
-tests/vm/setup-vm --prepare
+if [ -n "$TEST" ]; then
+	tests/vm/setup-vm --prepare || echo "setup: no VM kernel: the CUSE tier (tests/e2e/cuse-vm.sh) will say why and skip" >&2
+fi
 
 [ -x configure ] || autoreconf -fi
 [ -f Makefile ] || ./configure -q

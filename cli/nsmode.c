@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -46,6 +47,50 @@ static int write_file(const char *path, const char *text)
 	return n == (ssize_t)strlen(text) ? 0 : -e;
 }
 
+/* A sysctl's value, or -1 when the file is not there. */
+static long sysctl_value(const char *path)
+{
+	char *text = NULL;
+	long v = -1;
+
+	if (g_file_get_contents(path, &text, NULL, NULL))
+		v = strtol(text, NULL, 10);
+	g_free(text);
+	return v;
+}
+
+/*
+ * Why a user's namespace could not be made, when the system says so, as
+ * one sentence saying what to do: Ubuntu 23.10 and later confine
+ * unprivileged user namespaces by AppArmor (unshare works, then writing
+ * uid_map is EPERM); a limit of 0 or Debian's old switch turns them off.
+ */
+static const char *userns_hint(void)
+{
+	if (sysctl_value("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1)
+		return "AppArmor restricts unprivileged user namespaces here "
+		       "(kernel.apparmor_restrict_unprivileged_userns = 1): run ibemu with sudo, "
+		       "or allow them: sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0";
+	if (sysctl_value("/proc/sys/user/max_user_namespaces") == 0)
+		return "user namespaces are turned off (user.max_user_namespaces = 0): run ibemu "
+		       "with sudo, or allow them: sudo sysctl user.max_user_namespaces=10000";
+	if (sysctl_value("/proc/sys/kernel/unprivileged_userns_clone") == 0)
+		return "unprivileged user namespaces are turned off (kernel.unprivileged_userns_clone = 0): "
+		       "run ibemu with sudo, or allow them: sudo sysctl kernel.unprivileged_userns_clone=1";
+	return NULL;
+}
+
+/* A failed step of making our user namespace: the hint when there is one. */
+static int fail_userns(GError **err, const char *what, int e)
+{
+	const char *hint = userns_hint();
+
+	if (!hint)
+		return fail(err, what, e);
+	g_set_error(err, IBEMU_ERROR, e, "%s: %s (%s)", hint, what, g_strerror(e));
+	return -1;
+}
+
 int ns_enter(GError **err)
 {
 	uid_t uid = getuid();
@@ -58,19 +103,19 @@ int ns_enter(GError **err)
 			return fail(err, "cannot create a mount namespace", errno);
 	} else {
 		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
-			return fail(err, "cannot create a user namespace (run as root, or allow unprivileged user namespaces)", errno);
+			return fail_userns(err, "cannot create a user namespace (run as root, or allow unprivileged user namespaces)", errno);
 		/* Be root inside, mapped to ourselves outside. */
 		if ((r = write_file("/proc/self/setgroups", "deny")) < 0 && r != -ENOENT)
-			return fail(err, "cannot write /proc/self/setgroups", -r);
+			return fail_userns(err, "cannot write /proc/self/setgroups", -r);
 		snprintf(map, sizeof(map), "0 %u 1", uid);
 		if ((r = write_file("/proc/self/uid_map", map)) < 0)
-			return fail(err, "cannot write uid_map", -r);
+			return fail_userns(err, "cannot write uid_map", -r);
 		snprintf(map, sizeof(map), "0 %u 1", gid);
 		if ((r = write_file("/proc/self/gid_map", map)) < 0)
-			return fail(err, "cannot write gid_map", -r);
+			return fail_userns(err, "cannot write gid_map", -r);
 	}
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return fail(err, "cannot make mounts private", errno);
+		return (geteuid() == 0 && uid ? fail_userns : fail)(err, "cannot make mounts private", errno);
 	return 0;
 }
 

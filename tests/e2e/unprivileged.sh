@@ -44,6 +44,35 @@ expect_line "root" "root inside the user namespace"
 expect_line "ibemu0" "ibstat sees the device"
 expect_line "Node Description:.....................host3 HCA-1" "SMPs go through the fabric"
 
+# Where the system turns user namespaces off, ibemu says so and what to do
+# in one line (not a bare "cannot write uid_map"). Made real here: in a user
+# namespace that maps uids 0..65535 to themselves and whose
+# user.max_user_namespaces is 0, nobody cannot make one.
+cat >"$WORK/userns.py" <<'PY'
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+r, w = os.pipe()
+r2, w2 = os.pipe()
+pid = os.fork()
+if pid == 0:
+    if libc.unshare(0x10000000) != 0:       # CLONE_NEWUSER
+        sys.exit("unshare: %s" % os.strerror(ctypes.get_errno()))
+    os.write(w, b"x"); os.read(r2, 1)
+    os.execvp(sys.argv[1], sys.argv[1:])
+os.read(r, 1)
+for f, text in (("uid_map", "0 0 65536"), ("gid_map", "0 0 65536")):
+    with open("/proc/%d/%s" % (pid, f), "w") as m:
+        m.write(text)
+os.write(w2, b"x")
+sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+PY
+python3 "$WORK/userns.py" sh -c "echo 0 >/proc/sys/user/max_user_namespaces &&
+	setpriv --reuid=65534 --regid=65534 --clear-groups $WORK/ibemu run -- true" >"$WORK/out" 2>&1
+RC=$?
+expect_rc 1 "refused where user namespaces are off"
+expect_line "ibemu: user namespaces are turned off (user.max_user_namespaces = 0): run ibemu with sudo, or allow them: sudo sysctl user.max_user_namespaces=10000: cannot create a user namespace" "says so and what to do, in one line"
+[ "$(wc -l <"$WORK/out")" -eq 1 ] && pass "and nothing else" || fail "more than one line"
+
 if [ -f "$provider" ]; then
 	as_nobody 666 "timeout 60 $WORK/ibemu run -a host1 -a host2 --configured -- sh -c \"ibv_devices; ibv_devinfo -d ibemu1\""
 	expect_rc 0 "verbs as nobody"
