@@ -88,6 +88,10 @@ int cmd_ctl(int argc, char **argv)
 		g_string_free(out, TRUE);
 		return 0;
 	}
+	/* The emulator opens a capture file from its own working directory. */
+	if (!strcmp(argv[i], "capture") && i + 2 < argc && !strcmp(argv[i + 1], "start") &&
+	    argv[i + 2][0] != '-')
+		argv[i + 2] = g_canonicalize_filename(argv[i + 2], NULL);
 	path = emu_find_ctl(socket_path, name);
 	if (!path)
 		return 1;

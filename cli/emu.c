@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/emu.h"
+#include "emulator/capture.h"
 #include "fabric/configure.h"
 #include "lib/log.h"
 #include "topologies/topo.h"
@@ -33,6 +34,8 @@ GOptionEntry *emu_option_entries(struct emu_opts *o)
 		  "Name of this emulator for ibemu ctl --name", "NAME" },
 		{ "scenario", 's', 0, G_OPTION_ARG_FILENAME, &o->scenario_file,
 		  "Run the timed steps of a scenario file from the start", "FILE" },
+		{ "capture", 0, 0, G_OPTION_ARG_FILENAME, &o->capture_path,
+		  "Write every packet on the fabric's cables to a pcap file (Wireshark)", "FILE" },
 		{ "log", 0, 0, G_OPTION_ARG_FILENAME, &o->log_path,
 		  "Write the log to FILE instead of standard error", "FILE" },
 		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &o->verbose,
@@ -51,6 +54,7 @@ void emu_opts_clear(struct emu_opts *o)
 	g_free(o->scenario_file);
 	g_free(o->seed_str);
 	g_free(o->log_path);
+	g_free(o->capture_path);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -318,6 +322,19 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 	if (attach_nodes(e->f, e->host, o->attach) < 0)
 		return 1;
 	e->uverbs = uverbs_new(e->host);
+	if (o->capture_path) {
+		/* Absolute: `ibemu start` leaves the working directory. */
+		char *path = g_canonicalize_filename(o->capture_path, NULL);
+		struct capture_opts all = { 0 };
+
+		e->env.capture = pkt_capture_start(e->f, path, &all, &err);
+		g_free(path);
+		if (!e->env.capture) {
+			fprintf(stderr, "ibemu: --capture: %s\n", err->message);
+			g_error_free(err);
+			return 1;
+		}
+	}
 	e->env.name = o->name ? o->name : default_name;
 	e->env.topology = o->topology ? o->topology : "(built-in default)";
 	e->env.attached = attached_ids(e->host);
@@ -347,6 +364,7 @@ void emu_start_scenario(struct emu *e)
 void emu_teardown(struct emu *e)
 {
 	ctl_server_free(e->ctl);
+	pkt_capture_stop(e->env.capture);
 	g_free(e->env.attached);
 	if (e->env.scenarios)
 		g_ptr_array_free(e->env.scenarios, TRUE);

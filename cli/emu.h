@@ -16,7 +16,7 @@
 #include "lib/timerq.h"
 
 struct emu_opts {
-	gchar *topology, **attach, *name, *scenario_file, *seed_str, *log_path;
+	gchar *topology, **attach, *name, *scenario_file, *seed_str, *log_path, *capture_path;
 	gboolean configured, verbose, strict;
 };
 

@@ -24,6 +24,7 @@ struct ctl_env {
 	/* For `info` (ibemu list): set by whoever starts the emulator. */
 	const char *name, *mode, *topology;
 	char *attached;		/* node ids, space-separated, owned */
+	struct pkt_capture *capture;	/* `capture start` or --capture; NULL: none */
 };
 
 /* Run one command; its output (or error text) goes to @out. 0 or -1. */

@@ -95,7 +95,11 @@ int ctl_scenario(struct ctl_call *c);
 int ctl_fault_add(struct ctl_call *c);	/* ctl_fault.c */
 int ctl_fault_list(struct ctl_call *c);
 int ctl_fault_del(struct ctl_call *c);
+int ctl_capture_start(struct ctl_call *c);	/* ctl_capture.c */
+int ctl_capture_stop(struct ctl_call *c);
+int ctl_capture_show(struct ctl_call *c);
 extern const struct ctl_optdef ctl_fault_opts[];
+extern const struct ctl_optdef ctl_capture_opts[];
 extern const struct ctl_optdef ctl_dump_opts[];
 
 /* The answer is this one error line (printf format); returns -1. */

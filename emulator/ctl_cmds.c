@@ -52,6 +52,13 @@ static const struct ctl_cmd commands[] = {
 	{ "fault", "list", "", 0, 0, NULL, false, "the fault rules and their hits",
 	  ctl_fault_list },
 	{ "fault", "del", "ID", 1, 1, NULL, false, "delete a fault rule", ctl_fault_del },
+	{ "capture", "start", "FILE", 1, 1, ctl_capture_opts, false,
+	  "write the packets on every cable (or --node's, --port's) to a pcap file",
+	  ctl_capture_start },
+	{ "capture", "stop", "", 0, 0, NULL, false, "end the capture: the file is complete",
+	  ctl_capture_stop },
+	{ "capture", NULL, "", 0, 0, NULL, false, "the capture's file, packets and bytes so far",
+	  ctl_capture_show },
 	{ "scenario", NULL, "FILE", 1, 1, NULL, false,
 	  "run a scenario file's steps on the emulator's clock", ctl_scenario },
 };

@@ -203,6 +203,17 @@ struct node {
 	unsigned index;		/* position in fabric->nodes */
 };
 
+/*
+ * Who sees each packet as it leaves a port onto its cable (route.c
+ * transmit; emulator/capture.c writes them to a pcap file). @first: the
+ * packet's first cable since it was sent or answered, so a whole-fabric
+ * capture records each packet once, not at every hop.
+ */
+struct fabric_tap {
+	void (*fn)(void *ctx, const struct port *out, const struct mad_pkt *p, bool first);
+	void *ctx;
+};
+
 struct fabric {
 	GPtrArray *nodes;	/* struct node *, owned */
 	GHashTable *by_id;	/* id -> node */
@@ -214,6 +225,7 @@ struct fabric {
 	struct fault_set faults;
 	struct timerq *tq;	/* for delays; set by the owner */
 	struct fabric_data_sink data_sink;	/* set by the owner of the QPs */
+	struct fabric_tap tap;	/* fn NULL: nobody looks */
 	uint64_t delivered, dropped;	/* statistics for tests and dumps */
 	/* When an SMA last took a Set (tq's clock, us; 0: never): an SM's
 	 * sweep ends with Sets after the ports go Active (`ctl wait sm-up`). */

@@ -136,6 +136,8 @@ static void transmit(struct fabric *f, struct port *out, struct mad_pkt *p)
 		drop(f, p, "hop limit (forwarding loop?)", out);
 		return;
 	}
+	if (f->tap.fn)
+		f->tap.fn(f->tap.ctx, out, p, p->hops_left == MAX_HOPS);
 	p->hops_left--;
 	if (p->data)	/* a data packet's size is its headers' and payload's */
 		dwords = (verbs_pkt_wire_bytes(g_bytes_get_data(p->data, NULL)) + 3) / 4;
