@@ -39,7 +39,7 @@ infiniband-diags opensm ibverbs-utils iproute2"
 # tests and benchmarks compare with or run (ibsim, python3, graphviz, man,
 # node_exporter, curl, tshark), and the CUSE tier's VM (qemu, busybox,
 # cpio, kmod, xz; systemd for the unit file check).
-TEST_PKGS="libcmocka-dev valgrind clang python3 graphviz man-db \
+TEST_PKGS="libcmocka-dev valgrind clang python3 python3-yaml graphviz man-db \
 ibsim-utils libumad2sim0 prometheus-node-exporter curl tshark \
 qemu-system-x86 busybox-static cpio kmod xz-utils systemd"
 [ -z "$TEST" ] || PKGS="$PKGS $TEST_PKGS"

@@ -30,4 +30,31 @@ n=0; until [ "$(downs)" -ge 1 ] 2>/dev/null || [ $n -ge 300 ]; do n=$((n + 1)); 
 echo "flap: link downed $(downs) time(s), state now $(cat /sys/class/infiniband/ibemu0/ports/1/state)"'
 expect_rc 0 "examples/link-flap.scn loads and runs"
 expect_match "^flap: link downed [12] time\\(s\\), state now [12]: " "its first step pulled host1's cable"
+# The CI example: the script action.yml runs keeps the event log, the
+# capture and opensm's log, and exits with the command's status.
+(cd "$WORK" && IBEMU="$IBEMU" IBEMU_OPENSM=true IBEMU_ARTIFACTS=art \
+	IBEMU_RUN='saquery | grep -c "NodeRecord dump"; ibemu ctl link down host4/1; exit 3' \
+	"$EX/ci/run-on-fabric.sh") >"$WORK/out" 2>&1
+RC=$?
+expect_rc 3 "examples/ci/run-on-fabric.sh exits with the command's status"
+expect_line "7" "opensm was up before the command (7 NodeRecords)"
+grep -q "link down host4/1" "$WORK/art/events.txt" && pass "the event log is kept" || fail "no events.txt"
+[ "$(tshark -r "$WORK/art/fabric.pcap" 2>/dev/null | grep -c 'SubnGet(NodeInfo)')" -ge 6 ] &&
+	pass "and a capture tshark reads" || fail "no capture of the sweep"
+grep -q "SUBNET UP" "$WORK/art/opensm.log" && pass "and opensm's log" || fail "no opensm.log"
+# action.yml runs files that exist and uses only the inputs it declares.
+python3 - "$EX/../action.yml" >"$WORK/out" 2>&1 <<'PY'
+import os, re, sys, yaml
+path = sys.argv[1]
+a = yaml.safe_load(open(path))
+root = os.path.dirname(path)
+text = open(path).read()
+for f in re.findall(r"GITHUB_ACTION_PATH/([\w./-]+)", text):
+    assert os.path.exists(os.path.join(root, f)), "missing " + f
+for i in re.findall(r"inputs\.(\w+)", text):
+    assert i in a["inputs"], "undeclared input " + i
+assert a["runs"]["using"] == "composite"
+print("action.yml ok")
+PY
+expect_line "action.yml ok" "action.yml: its files exist, its inputs are declared"
 finish
