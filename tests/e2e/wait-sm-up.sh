@@ -13,8 +13,10 @@ ibemu ctl wait sm-up --timeout 30; echo "up=$?"
 grep -c "SUBNET UP" "$W/opensm.log" | sed 's/^/logged=/'
 saquery -N | grep -c "NodeRecord dump" | sed 's/^/records=/'
 ibemu ctl wait sm-up --json
+# A replugged cable comes up Init; opensm's re-sweep (on its Trap 128)
+# makes it Active, maybe before the next command runs: the wait holds
+# until then.
 ibemu ctl link down host2/1; ibemu ctl link up host2/1
-ibemu ctl port host2/1 | grep -o "state [A-Z]*" | sed 's/^/replugged /'
 ibemu ctl wait sm-up --timeout 30; echo "again=$?"
 ibemu ctl port host2/1 | grep -o "state [A-Z]*" | sed 's/^/after /' 
 ibemu ctl wait sm-up --timeout 0x; echo "bad=$?"
@@ -27,7 +29,6 @@ expect_line "up=0" "with opensm it succeeds"
 expect_line "logged=1" "after opensm has logged SUBNET UP"
 expect_line "records=7" "and saquery answers at once"
 expect_line '"sm_lid":1,"sm_node":"host1","sm_port":1' "--json names the SM's port"
-expect_line "replugged state INIT" "a replugged cable comes up Init"
 expect_line "again=0" "wait sm-up waits for opensm's re-sweep"
 expect_line "after state ACTIVE" "which made it Active"
 expect_line "bad=1" "a bad --timeout"
