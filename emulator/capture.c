@@ -254,25 +254,6 @@ static void write_mad(struct pkt_capture *c, const struct mad_pkt *p, const uint
 	write_record(c, b, finish(b, n + MAD_SIZE));
 }
 
-static bool has_reth(unsigned op)
-{
-	return op == OP_RC_WRITE_FIRST || op == OP_RC_WRITE_ONLY ||
-	       op == OP_RC_WRITE_ONLY_IMM || op == OP_RC_READ_REQUEST;
-}
-
-static bool has_aeth(unsigned op)
-{
-	return op == OP_RC_READ_RESPONSE_FIRST || op == OP_RC_READ_RESPONSE_LAST ||
-	       op == OP_RC_READ_RESPONSE_ONLY || op == OP_RC_ACK;
-}
-
-static bool has_imm(unsigned op)
-{
-	return op == OP_RC_SEND_LAST_IMM || op == OP_RC_SEND_ONLY_IMM ||
-	       op == OP_RC_WRITE_LAST_IMM || op == OP_RC_WRITE_ONLY_IMM ||
-	       op == OP_UD_SEND_ONLY_IMM;
-}
-
 /* A verbs data packet (lib/verbs_wire.h) with its extension headers in
  * the order IBA 9.2 gives them: DETH, RETH, AETH, ImmDt. */
 static void write_data(struct pkt_capture *c, const struct mad_pkt *p)
@@ -289,19 +270,19 @@ static void write_data(struct pkt_capture *c, const struct mad_pkt *p)
 	b = g_malloc0(wire);
 	n = put_lrh(b, 0, w->sl, false, w->dlid, w->slid, wire - VCRC_BYTES);
 	n += put_bth(b + n, (uint8_t)op, pad, w->pkey, w->dqpn, false, w->psn);
-	if (op == OP_UD_SEND_ONLY || op == OP_UD_SEND_ONLY_IMM)
+	if (verbs_op_has_deth(op))
 		n += put_deth(b + n, w->qkey, w->sqpn);
-	if (has_reth(op)) {
+	if (verbs_op_has_reth(op)) {
 		be64(b + n, w->va);
 		be32(b + n + 8, w->rkey);
 		be32(b + n + 12, w->dma_len);
 		n += 16;
 	}
-	if (has_aeth(op)) {
+	if (verbs_op_has_aeth(op)) {
 		be32(b + n, w->aeth);
 		n += 4;
 	}
-	if (has_imm(op)) {
+	if (verbs_op_has_imm(op)) {
 		memcpy(b + n, &w->imm, 4);	/* network order already */
 		n += 4;
 	}

@@ -23,6 +23,7 @@
 #ifndef IBEMU_LIB_VERBS_WIRE_H
 #define IBEMU_LIB_VERBS_WIRE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
 
@@ -142,6 +143,28 @@ enum verbs_opcode {
 	OP_UD_SEND_ONLY_IMM = 0x65,
 };
 
+/* Which extended transport headers an opcode carries (IBA 9.2, Table 34). */
+static inline bool verbs_op_has_deth(unsigned op)
+{
+	return op == OP_UD_SEND_ONLY || op == OP_UD_SEND_ONLY_IMM;
+}
+static inline bool verbs_op_has_reth(unsigned op)
+{
+	return op == OP_RC_WRITE_FIRST || op == OP_RC_WRITE_ONLY ||
+	       op == OP_RC_WRITE_ONLY_IMM || op == OP_RC_READ_REQUEST;
+}
+static inline bool verbs_op_has_aeth(unsigned op)
+{
+	return op == OP_RC_READ_RESPONSE_FIRST || op == OP_RC_READ_RESPONSE_LAST ||
+	       op == OP_RC_READ_RESPONSE_ONLY || op == OP_RC_ACK;
+}
+static inline bool verbs_op_has_imm(unsigned op)
+{
+	return op == OP_RC_SEND_LAST_IMM || op == OP_RC_SEND_ONLY_IMM ||
+	       op == OP_RC_WRITE_LAST_IMM || op == OP_RC_WRITE_ONLY_IMM ||
+	       op == OP_UD_SEND_ONLY_IMM;
+}
+
 /*
  * The bytes the packet takes on the wire (IBA 7.7, 9.2-9.4): LRH 8, BTH
  * 12, the extended headers of its opcode, the payload padded to 4, ICRC
@@ -149,20 +172,10 @@ enum verbs_opcode {
  */
 static inline unsigned verbs_pkt_wire_bytes(const struct verbs_wire_pkt *p)
 {
-	unsigned op = p->opcode, ext = 0;
+	unsigned op = p->opcode;
+	unsigned ext = (verbs_op_has_deth(op) ? 8 : 0) + (verbs_op_has_reth(op) ? 16 : 0) +
+		       (verbs_op_has_aeth(op) ? 4 : 0) + (verbs_op_has_imm(op) ? 4 : 0);
 
-	if (op == OP_UD_SEND_ONLY || op == OP_UD_SEND_ONLY_IMM)
-		ext += 8;					/* DETH */
-	if (op == OP_RC_WRITE_FIRST || op == OP_RC_WRITE_ONLY ||
-	    op == OP_RC_WRITE_ONLY_IMM || op == OP_RC_READ_REQUEST)
-		ext += 16;					/* RETH */
-	if (op == OP_RC_READ_RESPONSE_FIRST || op == OP_RC_READ_RESPONSE_LAST ||
-	    op == OP_RC_READ_RESPONSE_ONLY || op == OP_RC_ACK)
-		ext += 4;					/* AETH */
-	if (op == OP_RC_SEND_LAST_IMM || op == OP_RC_SEND_ONLY_IMM ||
-	    op == OP_RC_WRITE_LAST_IMM || op == OP_RC_WRITE_ONLY_IMM ||
-	    op == OP_UD_SEND_ONLY_IMM)
-		ext += 4;					/* ImmDt */
 	return 8 + 12 + ext + ((p->len + 3) & ~3u) + 4 + 2;
 }
 

@@ -395,8 +395,7 @@ static void complete_recv(struct ibemu_qp *qp, const struct verbs_wire_pkt *p,
 	wc.status = IBV_WC_SUCCESS;
 	wc.opcode = op;
 	wc.byte_len = len;
-	if (p->opcode == OP_RC_SEND_LAST_IMM || p->opcode == OP_RC_SEND_ONLY_IMM ||
-	    p->opcode == OP_RC_WRITE_LAST_IMM || p->opcode == OP_RC_WRITE_ONLY_IMM) {
+	if (verbs_op_has_imm(p->opcode)) {
 		wc.imm_data = p->imm;
 		wc.wc_flags = IBV_WC_WITH_IMM;
 	}
