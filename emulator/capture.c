@@ -120,10 +120,12 @@ uint16_t ib_vcrc(const uint8_t *pkt, size_t len)
 
 /* ---- headers ----------------------------------------------------------- */
 
-static void be16(uint8_t *b, uint16_t v) { b[0] = (uint8_t)(v >> 8); b[1] = (uint8_t)v; }
-static void be24(uint8_t *b, uint32_t v) { b[0] = (uint8_t)(v >> 16); be16(b + 1, (uint16_t)v); }
-static void be32(uint8_t *b, uint32_t v) { be16(b, (uint16_t)(v >> 16)); be16(b + 2, (uint16_t)v); }
-static void be64(uint8_t *b, uint64_t v) { be32(b, (uint32_t)(v >> 32)); be32(b + 4, (uint32_t)v); }
+/* A 24-bit field (QPs, PSNs); the others through fabric/packet.h's put_be*. */
+static void put_be24(uint8_t *b, size_t off, uint32_t v)
+{
+	b[off] = (uint8_t)(v >> 16);
+	put_be16(b, off + 1, (uint16_t)v);
+}
 
 /* LRH (IBA 7.7.1): VL, LVer 0, SL, LNH, DLID, PktLen in 4-byte words
  * from the LRH through the ICRC, SLID. */
@@ -132,9 +134,9 @@ static size_t put_lrh(uint8_t *b, unsigned vl, unsigned sl, bool grh, uint16_t d
 {
 	b[0] = (uint8_t)(vl << 4);
 	b[1] = (uint8_t)((sl & 0xf) << 4 | (grh ? LNH_IBA_GLOBAL : LNH_IBA_LOCAL));
-	be16(b + 2, dlid);
-	be16(b + 4, (uint16_t)((pkt_bytes_to_icrc / 4) & 0x7ff));
-	be16(b + 6, slid);
+	put_be16(b, 2, dlid);
+	put_be16(b, 4, (uint16_t)((pkt_bytes_to_icrc / 4) & 0x7ff));
+	put_be16(b, 6, slid);
 	return LRH_BYTES;
 }
 
@@ -144,7 +146,7 @@ static size_t put_grh(uint8_t *b, const struct mad_pkt *p, size_t paylen)
 {
 	memset(b, 0, GRH_BYTES);
 	b[0] = 0x60;
-	be16(b + 4, (uint16_t)paylen);
+	put_be16(b, 4, (uint16_t)paylen);
 	b[6] = GRH_NXTHDR_BTH;
 	b[7] = 0xff;
 	memcpy(b + 8, p->sgid, 16);
@@ -159,19 +161,19 @@ static size_t put_bth(uint8_t *b, uint8_t opcode, unsigned pad, uint16_t pkey,
 	memset(b, 0, BTH_BYTES);
 	b[0] = opcode;
 	b[1] = (uint8_t)((pad & 3) << 4);
-	be16(b + 2, pkey);
-	be24(b + 5, dqp);
+	put_be16(b, 2, pkey);
+	put_be24(b, 5, dqp);
 	b[8] = ackreq ? 0x80 : 0;
-	be24(b + 9, psn);
+	put_be24(b, 9, psn);
 	return BTH_BYTES;
 }
 
 /* DETH (IBA 9.3.3): Q_Key, SrcQP. */
 static size_t put_deth(uint8_t *b, uint32_t qkey, uint32_t sqp)
 {
-	be32(b, qkey);
+	put_be32(b, 0, qkey);
 	b[4] = 0;
-	be24(b + 5, sqp);
+	put_be24(b, 5, sqp);
 	return DETH_BYTES;
 }
 
@@ -195,14 +197,14 @@ static void write_record(struct pkt_capture *c, const uint8_t *pkt, size_t len)
 	uint8_t erf[ERF_HDR_BYTES] = { 0 };
 	unsigned i;
 
+	if (c->full)
+		return;
 	for (i = 0; i < 8; i++)
 		erf[i] = (uint8_t)(ts >> (8 * i));
 	erf[8] = ERF_TYPE_INFINIBAND;
 	erf[9] = ERF_FLAG_VARLEN;
-	be16(erf + 10, (uint16_t)(ERF_HDR_BYTES + len));
-	be16(erf + 14, (uint16_t)len);
-	if (c->full)
-		return;
+	put_be16(erf, 10, (uint16_t)(ERF_HDR_BYTES + len));
+	put_be16(erf, 14, (uint16_t)len);
 	if (c->bytes + sizeof(hdr) + sizeof(erf) + len > c->o.max_bytes) {
 		c->full = true;
 		g_message("capture %s reached its %" G_GUINT64_FORMAT " MiB cap after %"
@@ -273,13 +275,13 @@ static void write_data(struct pkt_capture *c, const struct mad_pkt *p)
 	if (verbs_op_has_deth(op))
 		n += put_deth(b + n, w->qkey, w->sqpn);
 	if (verbs_op_has_reth(op)) {
-		be64(b + n, w->va);
-		be32(b + n + 8, w->rkey);
-		be32(b + n + 12, w->dma_len);
+		put_be64(b, n, w->va);
+		put_be32(b, n + 8, w->rkey);
+		put_be32(b, n + 12, w->dma_len);
 		n += 16;
 	}
 	if (verbs_op_has_aeth(op)) {
-		be32(b + n, w->aeth);
+		put_be32(b, n, w->aeth);
 		n += 4;
 	}
 	if (verbs_op_has_imm(op)) {

@@ -244,8 +244,7 @@ static struct port *sm_port(struct fabric *f, uint16_t lid)
 		for (k = node_is_switch(n) ? 0 : 1; k <= (node_is_switch(n) ? 0u : n->nports); k++) {
 			struct port *m = &n->ports[k];
 
-			if (m->lid && lid >= m->lid && lid < m->lid + (1u << m->lmc) &&
-			    (m->cap_mask & CAP_IS_SM))
+			if (port_owns_lid(m, lid) && (m->cap_mask & CAP_IS_SM))
 				return &n->ports[k];
 		}
 	}
@@ -286,8 +285,7 @@ int ctl_wait(struct ctl_call *c)
 			if (!smp && !(smp = sm_port(f, m->sm_lid)))
 				return ctl_fail(c, "not yet: no port with LID %u says IsSM",
 						m->sm_lid);
-			if (m->sm_lid < port_mgmt(smp)->lid ||
-			    m->sm_lid >= port_mgmt(smp)->lid + (1u << port_mgmt(smp)->lmc))
+			if (!port_owns_lid(smp, m->sm_lid))
 				return ctl_fail(c, "not yet: %s/%u names SM LID %u, others %u",
 						n->id, k, m->sm_lid, port_mgmt(smp)->lid);
 		}

@@ -94,6 +94,12 @@ static inline uint32_t get_be32(const uint8_t *m, size_t off)
 	memcpy(&v, m + off, sizeof(v));
 	return be32toh(v);
 }
+static inline void put_be32(uint8_t *m, size_t off, uint32_t x)
+{
+	__be32 v = htobe32(x);
+
+	memcpy(m + off, &v, sizeof(v));
+}
 static inline uint64_t get_be64(const uint8_t *m, size_t off)
 {
 	__be64 v;
