@@ -33,6 +33,7 @@ wait_for() {
 		n=$((n + 1))
 		timeout 0.1 tail -f /dev/null
 	done
+	return 0	# not the status of the last pause (124)
 }
 
 fail() {
