@@ -6,7 +6,10 @@
  * decimal and a newline, then the text, and closes: a client can tell a
  * complete answer from a cut one. The socket file is 0600, and a peer whose
  * uid is neither ours nor root's is refused (SO_PEERCRED), so other users
- * cannot steer the fabric. Requests are read and answers written without
+ * cannot steer the fabric. Inside a user namespace (a run by a normal
+ * user) root outside is unmapped and shows as the overflow uid: that one
+ * is let in too, as only root can pass the 0600 socket of a user's 0700
+ * directory besides the owner (cli/emu.c emu_ctl_dir_prepare). Requests are read and answers written without
  * blocking the loop; a request may be at most 64 KiB; at most 64 clients at
  * once; a connection that moves nothing for 10 s is closed.
  */
@@ -14,6 +17,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -167,6 +172,27 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
+/*
+ * The uid a peer outside our user namespace shows as (the kernel's
+ * overflowuid), or -1 in the initial namespace, where it is a real user.
+ * Asked at each use: the run enters its namespace after making the socket.
+ */
+static uid_t outsider_uid(void)
+{
+	char *map = NULL, *text = NULL;
+	unsigned inside, outside, count;
+	uid_t uid = (uid_t)-1;
+
+	if (g_file_get_contents("/proc/self/uid_map", &map, NULL, NULL) &&
+	    sscanf(map, "%u %u %u", &inside, &outside, &count) == 3 &&
+	    !(inside == 0 && outside == 0 && count == 4294967295u) &&
+	    g_file_get_contents("/proc/sys/kernel/overflowuid", &text, NULL, NULL))
+		uid = (uid_t)strtoul(text, NULL, 10);
+	g_free(map);
+	g_free(text);
+	return uid;
+}
+
 static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 {
 	struct ctl_server *srv = data;
@@ -178,12 +204,20 @@ static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 	(void)cond;
 	if (cfd < 0)
 		return G_SOURCE_CONTINUE;
-	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
-	    (cred.uid != geteuid() && cred.uid != 0)) {
-		g_warning("control socket: refused a client of uid %u", cred.uid);
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 		refuse(cfd, "error: permission denied\n");
 		close(cfd);
 		return G_SOURCE_CONTINUE;
+	}
+	if (cred.uid != geteuid() && cred.uid != 0) {
+		if (cred.uid != outsider_uid()) {
+			g_warning("control socket: refused a client of uid %u (pid %d)",
+				  cred.uid, (int)cred.pid);
+			refuse(cfd, "error: permission denied\n");
+			close(cfd);
+			return G_SOURCE_CONTINUE;
+		}
+		g_message("control socket: a client from outside our user namespace (root)");
 	}
 	if (srv->clients >= CTL_MAX_CLIENTS) {
 		refuse(cfd, "error: too many control clients\n");

@@ -44,6 +44,27 @@ expect_line "root" "root inside the user namespace"
 expect_line "ibemu0" "ibstat sees the device"
 expect_line "Node Description:.....................host3 HCA-1" "SMPs go through the fabric"
 
+# Root can steer a normal user's emulator (whose user namespace shows root
+# as the overflow uid); another user cannot reach its socket at all.
+sock=/tmp/ibemu-65534/unpriv-$$.sock
+rm -f "$WORK/done"
+as_nobody 666 "timeout 60 $WORK/ibemu run --name unpriv-$$ -- sh -c \"until [ -e $WORK/done ]; do sleep 0.1; done\"" &
+bg=$!
+if wait_for 30 test -S "$sock"; then
+	"$IBEMU" ctl --socket "$sock" status >"$WORK/ctl" 2>&1
+	grep -qE "^6 nodes \(2 switches, 4 CAs\)" "$WORK/ctl" &&
+		pass "root's ctl is let in" || fail "root's ctl: $(cat "$WORK/ctl")"
+	su daemon -s /bin/sh -c "$WORK/ibemu ctl --socket $sock status" >"$WORK/ctl" 2>&1
+	rc=$?
+	[ $rc -ne 0 ] && grep -q "Permission denied" "$WORK/ctl" &&
+		pass "another user is kept out" || fail "another user: rc $rc: $(cat "$WORK/ctl")"
+else
+	fail "nobody's emulator made no socket"
+fi
+touch "$WORK/done"
+wait $bg
+expect_no_line "ibemu[ctl]: warning: control socket: refused a client of uid 65534" "root was not refused"
+
 # Where the system turns user namespaces off, ibemu says so and what to do
 # in one line (not a bare "cannot write uid_map"). Made real here: in a user
 # namespace that maps uids 0..65535 to themselves and whose
