@@ -8,7 +8,8 @@
 #                       clang (fuzzers), ibsim (comparisons), qemu and the
 #                       VM kernel (CUSE tier), tshark, node_exporter, ...
 #
-# Debian 12 and Ubuntu 24.04 (libfuse 3.14 or newer is needed). Safe to run
+# Debian 12, Ubuntu 22.04 and 24.04 (libfuse 3.10 and GLib 2.72 or newer
+# are needed). Safe to run
 # again: it installs only what is missing. Needs root or sudo for apt-get.
 set -eu
 cd "$(dirname "$0")"
@@ -21,13 +22,13 @@ case "${1:-}" in
 esac
 
 # Which distribution: the package names below are the same on Debian 12
-# and Ubuntu 24.04; the VM kernel is Debian's (tests/vm/setup-vm).
+# and Ubuntu 22.04 and 24.04; the VM kernel is Debian's (tests/vm/setup-vm).
 ID=unknown VERSION_ID=
 [ -r /etc/os-release ] && . /etc/os-release
 case "$ID:$VERSION_ID" in
-debian:*|ubuntu:24.*|ubuntu:2[5-9].*) ;;
+debian:*|ubuntu:2[2-9].*) ;;
 ubuntu:*)
-	echo "setup: Ubuntu $VERSION_ID has libfuse $(apt-cache policy libfuse3-dev 2>/dev/null | awk '/Candidate/ { print $2 }'); ibemu needs 3.14 or newer (Ubuntu 24.04, Debian 12)" >&2
+	echo "setup: Ubuntu $VERSION_ID has libfuse $(apt-cache policy libfuse3-dev 2>/dev/null | awk '/Candidate/ { print $2 }'); ibemu needs 3.10 or newer (Ubuntu 22.04, Debian 12)" >&2
 	exit 1 ;;
 *) echo "setup: $ID $VERSION_ID is not Debian or Ubuntu: install the packages named in setup.sh by hand" >&2 ;;
 esac

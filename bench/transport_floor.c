@@ -156,19 +156,6 @@ static const struct fuse_lowlevel_ops f_ops = {
 	.poll = f_poll, .ioctl = f_ioctl,
 };
 
-/* Plain read and writev, through the same libfuse path as ibemu's hooks. */
-static ssize_t io_read(int fd, void *buf, size_t len, void *ud)
-{
-	(void)ud;
-	return read(fd, buf, len);
-}
-
-static ssize_t io_writev(int fd, struct iovec *iov, int count, void *ud)
-{
-	(void)ud;
-	return writev(fd, iov, count);
-}
-
 static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int spin_us;	/* SPIN_US: look for the next request this long */
@@ -205,8 +192,7 @@ static void *serve(void *se)
  * @threads threads. */
 static pid_t fuse_server(const char *dir, int threads)
 {
-	static const struct fuse_custom_io io = { .read = io_read, .writev = io_writev };
-	char *argv[] = { "transport_floor", NULL }, opts[128];
+	char *argv[] = { "transport_floor", NULL }, opts[128], fdpath[32];
 	struct fuse_args args = FUSE_ARGS_INIT(1, argv);
 	struct fuse_session *se;
 	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
@@ -220,8 +206,10 @@ static pid_t fuse_server(const char *dir, int threads)
 	if ((pid = fork()) == 0) {
 		pthread_t t;
 
+		/* The session takes fd as ibemu's do (cuse/serve.c serve_attach). */
+		snprintf(fdpath, sizeof(fdpath), "/dev/fd/%d", fd);
 		se = fuse_session_new(&args, &f_ops, sizeof(f_ops), NULL);
-		if (!se || fuse_session_custom_io(se, &io, fd) < 0)
+		if (!se || fuse_session_mount(se, fdpath) < 0)
 			_exit(1);
 		while (--threads > 0)
 			pthread_create(&t, NULL, serve, se);

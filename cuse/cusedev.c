@@ -12,7 +12,6 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cuse_lowlevel.h>
@@ -93,25 +92,12 @@ static const struct cuse_lowlevel_ops cops = {
 	.release = cop_release,
 };
 
-/* libfuse wants custom I/O to set the fd of a session it did not mount. */
-static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
-{
-	(void)userdata;
-	return read(fd, buf, len);
-}
-
-static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
-{
-	(void)userdata;
-	return writev(fd, iov, count);
-}
-
 static gboolean on_cuse_fd(gint fd, GIOCondition cond, gpointer data)
 {
 	struct cusedev *d = data;
 
 	(void)cond;
-	if (serve_requests(d->se, &d->buf, fd))
+	if (serve_requests(d->se, &d->buf, fd, NULL))
 		return G_SOURCE_CONTINUE;
 	g_warning("%s: the kernel closed its CUSE connection", d->path);
 	d->watch = 0;
@@ -133,7 +119,6 @@ static void cusedev_free(struct cusedev *d)
 
 static int cusedev_add(struct cusedevs *cd, struct vnode *v, GError **err)
 {
-	static const struct fuse_custom_io io = { .read = io_read, .writev = io_writev };
 	char *argv[] = { (char *)"ibemu", NULL };
 	struct fuse_args args = FUSE_ARGS_INIT(1, argv);
 	char *devname = g_strdup_printf("DEVNAME=infiniband/%s", v->name);
@@ -154,7 +139,7 @@ static int cusedev_add(struct cusedevs *cd, struct vnode *v, GError **err)
 	/* Major 0: the kernel picks a free one, as for ib_umad's region. */
 	d->se = cuse_lowlevel_new(&args, &ci, &cops, d);
 	g_free(devname);
-	if (!d->se || fuse_session_custom_io(d->se, &io, d->fd) < 0) {
+	if (!d->se || serve_attach(d->se, d->fd) < 0) {
 		g_set_error(err, IBEMU_ERROR, EIO, "cannot start the CUSE session of %s", d->path);
 		return -1;
 	}

@@ -339,7 +339,7 @@ static void open_umad(struct devfiles *df, fuse_req_t req, struct vnode *v,
 	fi->fh = (uint64_t)(uintptr_t)uf;
 	fi->direct_io = 1;
 	fi->nonseekable = 1;
-	fuse_reply_open(req, fi);
+	devfile_reply_open(df, req, fi);
 }
 
 static void open_issm(struct devfiles *df, fuse_req_t req, struct vnode *v,
@@ -351,7 +351,7 @@ static void open_issm(struct devfiles *df, fuse_req_t req, struct vnode *v,
 	fi->nonseekable = 1;
 	fi->fh = 0;
 	if (umad_issm_open(v->ctx) == 0) {
-		fuse_reply_open(req, fi);
+		devfile_reply_open(df, req, fi);
 		return;
 	}
 	if (fi->flags & O_NONBLOCK) {
@@ -513,7 +513,7 @@ static void wake_issm_waiter(struct devfiles *df, struct umad_dev *d)
 			continue;
 		g_queue_delete_link(&df->issm_waiters, l);
 		if (umad_issm_open(d) == 0)
-			fuse_reply_open(p->req, &fi);
+			devfile_reply_open(df, p->req, &fi);
 		else
 			fuse_reply_err(p->req, EAGAIN);
 		g_free(p);
@@ -650,6 +650,20 @@ void devfile_release(struct devfiles *df, fuse_req_t req, struct vnode *v,
 		     struct fuse_file_info *fi)
 {
 	ops_of(v)->release(df, req, v, fi);
+}
+
+void devfile_reply_open(struct devfiles *df, fuse_req_t req, const struct fuse_file_info *fi)
+{
+	if (df->reply_open)
+		df->reply_open(df->reply_open_data, req, fi);
+	else
+		fuse_reply_open(req, fi);
+}
+
+void devfiles_set_reply_open(struct devfiles *df, devfile_reply_open_fn fn, void *data)
+{
+	df->reply_open = fn;
+	df->reply_open_data = data;
 }
 
 struct devfiles *devfiles_new(void)

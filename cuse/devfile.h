@@ -25,6 +25,14 @@ struct devfiles;
 struct devfiles *devfiles_new(void);
 void devfiles_free(struct devfiles *df);
 
+/*
+ * Answer the opens of device files with @fn instead of fuse_reply_open
+ * (namespace mode adds FOPEN_STREAM, which libfuse cannot set: fusefs.c).
+ */
+typedef void (*devfile_reply_open_fn)(void *data, fuse_req_t req,
+				      const struct fuse_file_info *fi);
+void devfiles_set_reply_open(struct devfiles *df, devfile_reply_open_fn fn, void *data);
+
 void devfile_open(struct devfiles *df, fuse_req_t req, struct vnode *v,
 		  struct fuse_file_info *fi);
 void devfile_read(struct devfiles *df, fuse_req_t req, struct vnode *v,

@@ -24,7 +24,12 @@ struct devfiles {
 	guint idle;		/* pending flush of interrupted requests */
 	GQueue issm_waiters;	/* struct parked * */
 	GQueue all_reads;	/* every parked read, for interrupts */
+	devfile_reply_open_fn reply_open;	/* NULL: fuse_reply_open */
+	void *reply_open_data;
 };
+
+/* Answer an open of a device file, through the front-end's hook if any. */
+void devfile_reply_open(struct devfiles *df, fuse_req_t req, const struct fuse_file_info *fi);
 
 /*
  * Hold @req for a later reply. NULL if it was interrupted already: then it

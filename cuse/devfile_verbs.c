@@ -106,7 +106,7 @@ static void open_vcmd(struct devfiles *df, fuse_req_t req, struct vnode *v,
 	fi->fh = (uint64_t)(uintptr_t)cf;
 	fi->direct_io = 1;
 	fi->nonseekable = 1;
-	fuse_reply_open(req, fi);
+	devfile_reply_open(df, req, fi);
 }
 
 /* struct ib_uverbs_cmd_hdr: command, in_words, out_words. */
@@ -337,7 +337,7 @@ static void open_vevents(struct devfiles *df, fuse_req_t req, struct vnode *v,
 	fi->fh = (uint64_t)(uintptr_t)ef;
 	fi->direct_io = 1;
 	fi->nonseekable = 1;
-	fuse_reply_open(req, fi);
+	devfile_reply_open(df, req, fi);
 }
 
 static void read_vevents(struct devfiles *df, fuse_req_t req, struct vnode *v,

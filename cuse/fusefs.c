@@ -32,7 +32,8 @@ struct fusefs {
 	struct fuse_buf buf;
 	int fd;
 	guint watch;
-	GHashTable *stream_opens;	/* unique ids of device FUSE_OPENs */
+	uint64_t unique;	/* of the request being dispatched (serve.h) */
+	fuse_req_t open_req;	/* the device open being dispatched */
 	struct devfiles *df;
 };
 
@@ -160,7 +161,11 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fi->direct_io = 1;
 		fuse_reply_open(req, fi);
 	} else {
-		devfile_open(req_fs(req)->df, req, v, fi);
+		struct fusefs *fs = req_fs(req);
+
+		fs->open_req = req;
+		devfile_open(fs->df, req, v, fi);
+		fs->open_req = NULL;
 	}
 }
 
@@ -272,44 +277,41 @@ static const struct fuse_lowlevel_ops ops = {
 	.release = op_release,
 };
 
-/* ---- FOPEN_STREAM injection (docs/fuse-cuse.md, point 7) --------------- */
+/* ---- FOPEN_STREAM (docs/fuse-cuse.md, point 7) ------------------------- */
 
-static bool is_device(struct fusefs *fs, uint64_t ino)
+/*
+ * Answer a device open with FOPEN_STREAM, which no libfuse can set (its
+ * fuse_file_info has no bit for it): without it the kernel serializes
+ * reads and writes of one shared struct file on f_pos_lock, and a thread
+ * blocked in read(2) would hold up another's write(2), unlike ib_umad's
+ * stream files. We write the reply ourselves, then let libfuse free the
+ * request. Only an open answered while being dispatched (we know its id)
+ * can be; a parked issm open is answered later, without the flag: issm
+ * files have no read or write to serialize.
+ */
+static void reply_device_open(void *data, fuse_req_t req, const struct fuse_file_info *fi)
 {
-	struct vnode *v = vfs_get(fs->vfs, ino);
+	struct fusefs *fs = data;
+	struct fuse_open_out arg = { .fh = fi->fh, .open_flags = FOPEN_STREAM };
+	struct fuse_out_header out = { .len = sizeof(out) + sizeof(arg) };
+	struct iovec iov[2] = {
+		{ .iov_base = &out, .iov_len = sizeof(out) },
+		{ .iov_base = &arg, .iov_len = sizeof(arg) },
+	};
 
-	return v && v->kind != VN_DIR && v->kind != VN_ATTR;
-}
-
-static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
-{
-	struct fusefs *fs = userdata;
-	ssize_t n = read(fd, buf, len);
-	const struct fuse_in_header *in = buf;
-
-	if (n >= (ssize_t)sizeof(*in) && in->opcode == FUSE_OPEN &&
-	    is_device(fs, in->nodeid))
-		g_hash_table_add(fs->stream_opens, g_memdup2(&in->unique, sizeof(in->unique)));
-	return n;
-}
-
-static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
-{
-	struct fusefs *fs = userdata;
-	struct fuse_out_header *out = iov[0].iov_base;
-
-	/*
-	 * libfuse 3.14 has no way to set FOPEN_STREAM; without it reads and
-	 * writes on a shared struct file serialize on f_pos_lock.
-	 */
-	if (iov[0].iov_len >= sizeof(*out) &&
-	    g_hash_table_remove(fs->stream_opens, &out->unique) &&
-	    out->error == 0 && count >= 2 &&
-	    iov[1].iov_len >= sizeof(struct fuse_open_out)) {
-		((struct fuse_open_out *)iov[1].iov_base)->open_flags |= FOPEN_STREAM;
-		g_debug("open of a device file: FOPEN_STREAM set");
+	if (req != fs->open_req || !fs->unique) {
+		fuse_reply_open(req, fi);
+		return;
 	}
-	return writev(fd, iov, count);
+	out.unique = fs->unique;
+	if (fi->direct_io)
+		arg.open_flags |= FOPEN_DIRECT_IO;
+	if (fi->nonseekable)
+		arg.open_flags |= FOPEN_NONSEEKABLE;
+	/* ENOENT: the opener was interrupted meanwhile, as libfuse ignores. */
+	if (writev(fs->fd, iov, 2) < 0 && errno != ENOENT)
+		g_warning("cannot answer a FUSE open: %s", g_strerror(errno));
+	fuse_reply_none(req);
 }
 
 static gboolean on_fuse_fd(gint fd, GIOCondition cond, gpointer data)
@@ -317,7 +319,7 @@ static gboolean on_fuse_fd(gint fd, GIOCondition cond, gpointer data)
 	struct fusefs *fs = data;
 
 	(void)cond;
-	if (serve_requests(fs->se, &fs->buf, fd))
+	if (serve_requests(fs->se, &fs->buf, fd, &fs->unique))
 		return G_SOURCE_CONTINUE;
 	fs->watch = 0;
 	return G_SOURCE_REMOVE;
@@ -330,14 +332,13 @@ struct fusefs *fusefs_new(struct vfs *vfs, struct umad_host *host)
 	fs->vfs = vfs;
 	fs->host = host;
 	fs->fd = -1;
-	fs->stream_opens = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
 	fs->df = devfiles_new();
+	devfiles_set_reply_open(fs->df, reply_device_open, fs);
 	return fs;
 }
 
 int fusefs_mount(struct fusefs *fs, const char *dir, GError **err)
 {
-	static const struct fuse_custom_io io = { .read = io_read, .writev = io_writev };
 	char *argv[] = { (char *)"ibemu", NULL };
 	struct fuse_args args = FUSE_ARGS_INIT(1, argv);
 	char opts[128];
@@ -357,7 +358,7 @@ int fusefs_mount(struct fusefs *fs, const char *dir, GError **err)
 		return -1;
 	}
 	fs->se = fuse_session_new(&args, &ops, sizeof(ops), fs);
-	if (!fs->se || fuse_session_custom_io(fs->se, &io, fs->fd) < 0) {
+	if (!fs->se || serve_attach(fs->se, fs->fd) < 0) {
 		g_set_error(err, IBEMU_ERROR, EIO, "cannot start the FUSE session");
 		return -1;
 	}
@@ -377,7 +378,6 @@ void fusefs_free(struct fusefs *fs)
 	else if (fs->fd >= 0)
 		close(fs->fd);
 	devfiles_free(fs->df);
-	g_hash_table_destroy(fs->stream_opens);
 	free(fs->buf.mem);
 	g_free(fs);
 }

@@ -2,7 +2,9 @@
 /* The serve loop of FUSE and CUSE sessions; see serve.h. */
 #include "config.h"
 
+#include <linux/fuse.h>
 #include <poll.h>
+#include <stdio.h>
 
 #include <fuse_lowlevel.h>
 
@@ -18,7 +20,25 @@
 #define FUSE_SPIN_US 50
 #define FUSE_BATCH 64	/* then back to the loop: timers, ctl, other fds */
 
-bool serve_requests(struct fuse_session *se, struct fuse_buf *buf, int fd)
+int serve_attach(struct fuse_session *se, int fd)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/dev/fd/%d", fd);
+	return fuse_session_mount(se, path);
+}
+
+/* The id of the request in @buf; 0 if it is not in memory (spliced). */
+static uint64_t request_unique(const struct fuse_buf *buf, int n)
+{
+	const struct fuse_in_header *in = buf->mem;
+
+	if ((buf->flags & FUSE_BUF_IS_FD) || n < (int)sizeof(*in))
+		return 0;
+	return in->unique;
+}
+
+bool serve_requests(struct fuse_session *se, struct fuse_buf *buf, int fd, uint64_t *unique)
 {
 	int64_t idle_until;
 	unsigned batch = 0;
@@ -32,7 +52,11 @@ bool serve_requests(struct fuse_session *se, struct fuse_buf *buf, int fd)
 			g_message("FUSE connection closed (%s)", n ? g_strerror(-n) : "unmounted");
 			return false;
 		}
+		if (unique)
+			*unique = request_unique(buf, n);
 		fuse_session_process_buf(se, buf);
+		if (unique)
+			*unique = 0;
 		/* Timers and other sources must not starve: spin only briefly. */
 		if (++batch >= FUSE_BATCH)
 			return true;
