@@ -94,6 +94,18 @@ expect_rc 1 "refused where user namespaces are off"
 expect_line "ibemu: user namespaces are turned off (user.max_user_namespaces = 0): run ibemu with sudo, or allow them: sudo sysctl user.max_user_namespaces=10000: cannot create a user namespace" "says so and what to do, in one line"
 [ "$(wc -l <"$WORK/out")" -eq 1 ] && pass "and nothing else" || fail "more than one line"
 
+# Ubuntu 23.10+ restrict them by AppArmor instead: its sysctl is shown here
+# by a file on a tmpfs over /proc/sys/kernel (this kernel has no such
+# switch), with namespaces off as above so that making one fails.
+unshare -m sh -c "mount -t tmpfs tmpfs /proc/sys/kernel &&
+	echo 1 >/proc/sys/kernel/apparmor_restrict_unprivileged_userns &&
+	python3 '$WORK/userns.py' sh -c 'echo 0 >/proc/sys/user/max_user_namespaces &&
+	setpriv --reuid=65534 --regid=65534 --clear-groups $WORK/ibemu run -- true'" >"$WORK/out" 2>&1
+RC=$?
+expect_rc 1 "refused where AppArmor restricts user namespaces"
+expect_line "ibemu: AppArmor restricts unprivileged user namespaces here (kernel.apparmor_restrict_unprivileged_userns = 1): run ibemu with sudo, or allow them: sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0: cannot create a user namespace" "says to use sudo or the sysctl, in one line"
+[ "$(wc -l <"$WORK/out")" -eq 1 ] && pass "and nothing else" || fail "more than one line"
+
 if [ -f "$provider" ]; then
 	as_nobody 666 "timeout 60 $WORK/ibemu run -a host1 -a host2 --configured -- sh -c \"ibv_devices; ibv_devinfo -d ibemu1\""
 	expect_rc 0 "verbs as nobody"
