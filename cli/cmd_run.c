@@ -24,6 +24,7 @@
 #include "cli/emu.h"
 #include "cli/nsinit.h"
 #include "cli/nsmode.h"
+#include "cuse/fastpath.h"
 #include "cuse/fusefs.h"
 #include "cuse/sysfs.h"
 
@@ -67,6 +68,8 @@ int cmd_run(int argc, char **argv)
 	struct emu e = { 0 };
 	struct vfs *vfs = NULL;
 	struct fusefs *fs = NULL;
+	struct fastpath *fast = NULL;
+	char *fast_sock = NULL;
 	GError *err = NULL;
 	int ret = 1;
 
@@ -107,6 +110,13 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "ibemu: %s\n", err->message);
 		goto out;
 	}
+	/* The fast path beside the FUSE files (docs/fast-path.md). */
+	fast_sock = emu_fast_path(e.ctl_sock);
+	if (!(fast = fastpath_new(e.host, fast_sock, &err))) {
+		fprintf(stderr, "ibemu: %s\n", err->message);
+		goto out;
+	}
+	envp = g_environ_setenv(envp, "IBEMU_FAST", fast_sock, TRUE);
 
 	emu_start_scenario(&e);
 	rs.loop = g_main_loop_new(NULL, FALSE);
@@ -131,6 +141,8 @@ int cmd_run(int argc, char **argv)
 out:
 	if (err)
 		g_error_free(err);
+	fastpath_free(fast);
+	g_free(fast_sock);
 	fusefs_free(fs);
 	vfs_free(vfs);
 	emu_teardown(&e);

@@ -96,6 +96,15 @@ char *emu_ctl_path(const char *name, GError **err)
 	return path;
 }
 
+char *emu_fast_path(const char *ctl_sock)
+{
+	size_t n = strlen(ctl_sock);
+
+	if (n > 5 && !strcmp(ctl_sock + n - 5, ".sock"))
+		n -= 5;
+	return g_strdup_printf("%.*s.fast", (int)n, ctl_sock);
+}
+
 /*
  * Our socket directory, made 0700 if missing. One that someone else made
  * (another user can create /tmp/ibemu-UID first and swap our sockets), or
@@ -145,9 +154,15 @@ GPtrArray *emu_list(void)
 		case CTL_LIVE:
 			g_ptr_array_add(live, path);
 			continue;
-		case CTL_STALE:
+		case CTL_STALE: {
+			/* and the fast path's socket beside it */
+			char *fast = emu_fast_path(path);
+
 			ctl_unlink_if_ours(path);
+			ctl_unlink_if_ours(fast);
+			g_free(fast);
 			break;
+		}
 		default:
 			break;
 		}

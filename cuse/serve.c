@@ -40,7 +40,6 @@ static uint64_t request_unique(const struct fuse_buf *buf, int n)
 
 bool serve_requests(struct fuse_session *se, struct fuse_buf *buf, int fd, uint64_t *unique)
 {
-	int64_t idle_until;
 	unsigned batch = 0;
 	int n;
 
@@ -58,18 +57,22 @@ bool serve_requests(struct fuse_session *se, struct fuse_buf *buf, int fd, uint6
 		if (unique)
 			*unique = 0;
 		/* Timers and other sources must not starve: spin only briefly. */
-		if (++batch >= FUSE_BATCH)
-			return true;
-		idle_until = g_get_monotonic_time() + FUSE_SPIN_US;
-		for (;;) {
-			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	} while (++batch < FUSE_BATCH && serve_next_soon(fd, FUSE_SPIN_US));
+	return true;
+}
 
-			if (poll(&pfd, 1, 0) > 0)
-				break;
-			if (g_get_monotonic_time() >= idle_until)
-				return true;
-		}
-	} while (1);
+bool serve_next_soon(int fd, int64_t us)
+{
+	int64_t until = g_get_monotonic_time() + us;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 0) > 0)
+			return true;
+		if (g_get_monotonic_time() >= until)
+			return false;
+	}
 }
 
 guint serve_watch(int fd, GUnixFDSourceFunc fn, void *data)

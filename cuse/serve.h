@@ -31,6 +31,10 @@ int serve_attach(struct fuse_session *se, int fd);
  */
 bool serve_requests(struct fuse_session *se, struct fuse_buf *buf, int fd, uint64_t *unique);
 
+/* Look at @fd for up to @us microseconds: true as soon as it is readable
+ * (a client's next request, worth serving before going back to sleep). */
+bool serve_next_soon(int fd, int64_t us);
+
 /* Watch @fd on the main loop, calling @fn when a request waits. */
 guint serve_watch(int fd, GUnixFDSourceFunc fn, void *data);
 

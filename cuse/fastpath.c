@@ -1,0 +1,518 @@
+/* SPDX-License-Identifier: MIT */
+/* The fast path's server side; see fastpath.h and lib/fast_wire.h. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <glib-unix.h>
+
+#include "cuse/fastpath.h"
+#include "cuse/serve.h"
+#include "emulator/ctl.h"
+#include "lib/fast_wire.h"
+#include "lib/log.h"
+
+#define IOCTL_ARG_MAX	64	/* the largest umad ioctl argument, as devfile.c */
+
+struct fastpath {
+	struct umad_host *host;
+	char *path;
+	int fd;
+	guint watch;
+	GPtrArray *files;	/* struct fast_file *, open or opening */
+};
+
+/* One connection: before FAST_OPEN just a channel, then an open file. */
+struct fast_file {
+	struct fastpath *fp;
+	int chan;		/* the request channel; -1 once closed */
+	guint chan_watch;
+	struct umad_file *uf;	/* NULL until opened, and after release */
+	int data;		/* our end of the data socket; -1 before open */
+	guint data_watch, out_watch;
+	/* A packet the data socket had no room for yet (then no other is
+	 * taken from the file's queue, so the order holds). */
+	struct fast_pkt pend;
+	uint8_t *pend_bytes;
+	int pend_memfd;
+};
+
+static void file_free(struct fast_file *ff)
+{
+	if (ff->chan_watch)
+		g_source_remove(ff->chan_watch);
+	if (ff->data_watch)
+		g_source_remove(ff->data_watch);
+	if (ff->out_watch)
+		g_source_remove(ff->out_watch);
+	if (ff->uf)
+		umad_release(ff->uf);
+	if (ff->chan >= 0)
+		close(ff->chan);
+	if (ff->data >= 0)
+		close(ff->data);
+	if (ff->pend_memfd >= 0)
+		close(ff->pend_memfd);
+	g_free(ff->pend_bytes);
+	g_free(ff);
+}
+
+/* Both ends gone: forget the file. */
+static void file_maybe_free(struct fast_file *ff)
+{
+	if (ff->chan < 0 && ff->data < 0)
+		g_ptr_array_remove_fast(ff->fp->files, ff);	/* frees */
+}
+
+/* The last holder closed the data socket: the kernel's release. */
+static void file_release(struct fast_file *ff)
+{
+	if (ff->data_watch)
+		g_source_remove(ff->data_watch);
+	if (ff->out_watch)
+		g_source_remove(ff->out_watch);
+	ff->data_watch = ff->out_watch = 0;
+	if (ff->uf)
+		umad_release(ff->uf);
+	ff->uf = NULL;
+	close(ff->data);
+	ff->data = -1;
+}
+
+/* ---- packets out, on the data socket ----------------------------------- */
+
+union fd_cmsg {
+	struct cmsghdr c;
+	char buf[CMSG_SPACE(sizeof(int))];
+};
+
+/* Send @fd (if >= 0) with @msg, by SCM_RIGHTS, in @u. */
+static void pass_fd(struct msghdr *msg, union fd_cmsg *u, int fd)
+{
+	if (fd < 0)
+		return;
+	memset(u, 0, sizeof(*u));
+	msg->msg_control = u->buf;
+	msg->msg_controllen = sizeof(u->buf);
+	u->c.cmsg_level = SOL_SOCKET;
+	u->c.cmsg_type = SCM_RIGHTS;
+	u->c.cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(&u->c), &fd, sizeof(int));
+}
+
+static int send_pkt(struct fast_file *ff, const struct fast_pkt *h, const uint8_t *bytes,
+		    int memfd)
+{
+	struct iovec iov[2] = {
+		{ .iov_base = (void *)h, .iov_len = sizeof(*h) },
+		{ .iov_base = (void *)bytes, .iov_len = bytes ? h->len : 0 },
+	};
+	union fd_cmsg u;
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = bytes ? 2 : 1 };
+
+	pass_fd(&msg, &u, memfd);
+	return sendmsg(ff->data, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+/* A long message goes in a memfd: one datagram is bounded by the socket's
+ * send buffer. */
+static int memfd_of(const uint8_t *bytes, size_t len)
+{
+	int fd = memfd_create("ibemu-packet", MFD_CLOEXEC);
+	size_t done = 0;
+
+	while (fd >= 0 && done < len) {
+		ssize_t n = write(fd, bytes + done, len - done);
+
+		if (n <= 0) {
+			close(fd);
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	return fd;
+}
+
+static gboolean on_data_room(gint fd, GIOCondition cond, gpointer data);
+
+/* Move the file's queued packets to its data socket, as room allows. */
+static void push_packets(struct fast_file *ff)
+{
+	while (ff->uf && ff->data >= 0) {
+		int r;
+
+		if (!ff->pend_bytes && ff->pend_memfd < 0) {
+			size_t len = umad_next_len(ff->uf);
+			ssize_t n;
+
+			if (!len)
+				return;
+			ff->pend_bytes = g_malloc(len);
+			n = umad_read(ff->uf, ff->pend_bytes, len);
+			if (n < 0) {
+				g_warning("fast path: a queued packet could not be taken: %s",
+					  g_strerror((int)-n));
+				g_clear_pointer(&ff->pend_bytes, g_free);
+				return;
+			}
+			ff->pend = (struct fast_pkt){ .len = (uint32_t)n,
+						      .hdr_size = (uint16_t)umad_hdr_size(ff->uf) };
+			if (n > FAST_INLINE_MAX) {
+				ff->pend_memfd = memfd_of(ff->pend_bytes, (size_t)n);
+				g_clear_pointer(&ff->pend_bytes, g_free);
+				if (ff->pend_memfd < 0) {
+					g_warning("fast path: no memfd for a %zd-byte packet: dropped", n);
+					continue;
+				}
+				ff->pend.flags = FAST_F_MEMFD;
+			}
+		}
+		r = send_pkt(ff, &ff->pend, ff->pend_bytes, ff->pend_memfd);
+		if (r == -EAGAIN) {
+			if (!ff->out_watch)
+				ff->out_watch = g_unix_fd_add(ff->data, G_IO_OUT, on_data_room, ff);
+			return;
+		}
+		if (r < 0)	/* no reader left: the HUP releases the file */
+			g_debug("fast path: packet not sent: %s", g_strerror(-r));
+		g_clear_pointer(&ff->pend_bytes, g_free);
+		if (ff->pend_memfd >= 0)
+			close(ff->pend_memfd);
+		ff->pend_memfd = -1;
+	}
+}
+
+static void on_queued(void *ctx)
+{
+	push_packets(ctx);
+}
+
+static gboolean on_data_room(gint fd, GIOCondition cond, gpointer data)
+{
+	struct fast_file *ff = data;
+
+	(void)fd;
+	(void)cond;
+	ff->out_watch = 0;
+	push_packets(ff);
+	return G_SOURCE_REMOVE;
+}
+
+/* Nothing is read from the data socket; its end means the last close. */
+static gboolean on_data_hup(gint fd, GIOCondition cond, gpointer data)
+{
+	struct fast_file *ff = data;
+	char junk[64];
+
+	if (!(cond & (G_IO_HUP | G_IO_ERR)) && recv(fd, junk, sizeof(junk), MSG_DONTWAIT) != 0)
+		return G_SOURCE_CONTINUE;	/* a stray datagram: dropped */
+	ff->data_watch = 0;
+	file_release(ff);
+	file_maybe_free(ff);
+	return G_SOURCE_REMOVE;
+}
+
+static bool data_closed(const struct fast_file *ff)
+{
+	struct pollfd p = { .fd = ff->data, .events = POLLIN };
+
+	return ff->data < 0 || (poll(&p, 1, 0) == 1 && (p.revents & POLLHUP));
+}
+
+/* ---- requests, on the channel ------------------------------------------ */
+
+static void reply(struct fast_file *ff, int64_t ret, const void *out, uint32_t out_len,
+		  int fd)
+{
+	struct fast_reply r = { .ret = ret, .out_len = out_len };
+	struct iovec iov[2] = {
+		{ .iov_base = &r, .iov_len = sizeof(r) },
+		{ .iov_base = (void *)out, .iov_len = out_len },
+	};
+	union fd_cmsg u;
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = out_len ? 2 : 1 };
+
+	pass_fd(&msg, &u, fd);
+	/* The client waits for this answer: a full channel is its fault. */
+	if (sendmsg(ff->chan, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		g_debug("fast path: answer not sent: %s", g_strerror(errno));
+}
+
+static struct umad_dev *dev_named(struct fastpath *fp, const char *name)
+{
+	char canon[32];
+	unsigned i, n;
+
+	if (sscanf(name, "umad%u", &n) != 1)
+		return NULL;
+	snprintf(canon, sizeof(canon), "umad%u", n);
+	if (strcmp(canon, name))	/* "umad01" is no device */
+		return NULL;
+	for (i = 0; i < umad_host_ndevs(fp->host); i++)
+		if (umad_dev_index(umad_host_dev(fp->host, i)) == n)
+			return umad_host_dev(fp->host, i);
+	return NULL;
+}
+
+static void do_open(struct fast_file *ff, const char *name)
+{
+	struct umad_dev *d = dev_named(ff->fp, name);
+	int sv[2];
+
+	if (ff->uf || ff->data >= 0) {
+		reply(ff, -EBUSY, NULL, 0, -1);
+		return;
+	}
+	if (!d) {
+		reply(ff, -ENOENT, NULL, 0, -1);
+		return;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		reply(ff, -errno, NULL, 0, -1);
+		return;
+	}
+	fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	ff->data = sv[0];
+	ff->uf = umad_open(d);
+	umad_set_wakeup(ff->uf, on_queued, ff);
+	ff->data_watch = g_unix_fd_add(ff->data, G_IO_IN | G_IO_HUP | G_IO_ERR, on_data_hup, ff);
+	reply(ff, 0, NULL, 0, sv[1]);
+	close(sv[1]);
+	g_debug("fast path: %s opened", name);
+}
+
+static void do_write(struct fast_file *ff, const struct fast_req *rq, const uint8_t *payload,
+		     size_t n, int memfd)
+{
+	uint8_t *whole = NULL;
+	ssize_t ret;
+	int r;
+
+	if (!(rq->flags & FAST_F_MEMFD)) {
+		ret = rq->arg == n ? umad_write(ff->uf, payload, n) : -EINVAL;
+		reply(ff, ret, NULL, 0, -1);
+		return;
+	}
+	/* A long write, in a memfd: checked before it is read in. */
+	if (memfd < 0 || rq->arg > SIZE_MAX) {
+		reply(ff, -EINVAL, NULL, 0, -1);
+		return;
+	}
+	if ((r = umad_check_write_size(ff->uf, (size_t)rq->arg)) < 0) {
+		reply(ff, r, NULL, 0, -1);
+		return;
+	}
+	whole = g_try_malloc(rq->arg ? rq->arg : 1);
+	if (!whole || pread(memfd, whole, rq->arg, 0) != (ssize_t)rq->arg)
+		ret = whole ? -EFAULT : -ENOMEM;
+	else
+		ret = umad_write(ff->uf, whole, (size_t)rq->arg);
+	g_free(whole);
+	reply(ff, ret, NULL, 0, -1);
+}
+
+static void do_ioctl(struct fast_file *ff, const struct fast_req *rq, const uint8_t *payload,
+		     size_t n)
+{
+	unsigned cmd = (unsigned)rq->arg;
+	size_t out_max = (_IOC_DIR(cmd) & _IOC_READ) ? _IOC_SIZE(cmd) : 0;
+	uint8_t buf[IOCTL_ARG_MAX] = { 0 };
+	size_t out_len = 0;
+	int ret;
+
+	if (n > sizeof(buf) || out_max > sizeof(buf)) {
+		reply(ff, -ENOTTY, NULL, 0, -1);
+		return;
+	}
+	memcpy(buf, payload, n);
+	ret = umad_ioctl(ff->uf, cmd, buf, &out_len);
+	out_len = MIN(out_len, out_max);
+	reply(ff, ret, buf, (uint32_t)out_len, -1);
+}
+
+static void do_request(struct fast_file *ff, const uint8_t *msg, size_t n, int memfd)
+{
+	struct fast_req rq;
+
+	if (n < sizeof(rq)) {
+		reply(ff, -EINVAL, NULL, 0, -1);
+		return;
+	}
+	memcpy(&rq, msg, sizeof(rq));
+	msg += sizeof(rq);
+	n -= sizeof(rq);
+	if (rq.version != FAST_VERSION) {
+		reply(ff, -EPROTO, NULL, 0, -1);
+		return;
+	}
+	if (rq.op == FAST_OPEN) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "%.*s", (int)MIN(n, sizeof(name) - 1), (const char *)msg);
+		do_open(ff, name);
+		return;
+	}
+	if (rq.op == FAST_SYNC) {
+		if (ff->uf && data_closed(ff))
+			file_release(ff);
+		reply(ff, 0, NULL, 0, -1);
+		return;
+	}
+	if (!ff->uf) {
+		reply(ff, -EBADF, NULL, 0, -1);
+		return;
+	}
+	switch (rq.op) {
+	case FAST_WRITE:
+		do_write(ff, &rq, msg, n, memfd);
+		break;
+	case FAST_IOCTL:
+		do_ioctl(ff, &rq, msg, n);
+		break;
+	default:
+		reply(ff, -EOPNOTSUPP, NULL, 0, -1);
+	}
+}
+
+/* One request from @ff's channel: false when the channel has closed. */
+static bool serve_one(struct fast_file *ff, int fd)
+{
+	static uint8_t buf[sizeof(struct fast_req) + FAST_INLINE_MAX];
+	union { struct cmsghdr c; char buf[CMSG_SPACE(sizeof(int))]; } u;
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *c;
+	int memfd = -1;
+	ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return true;
+	if (n <= 0)	/* the client closed it (or died) */
+		return false;
+	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+			memcpy(&memfd, CMSG_DATA(c), sizeof(int));
+	if (msg.msg_flags & MSG_TRUNC)
+		reply(ff, -EMSGSIZE, NULL, 0, -1);
+	else
+		do_request(ff, buf, (size_t)n, memfd);
+	if (memfd >= 0)
+		close(memfd);
+	return true;
+}
+
+/*
+ * A client's next request follows its answer within microseconds (write,
+ * then the next write after a read that costs no trip here): look for it
+ * a short while before going back to the loop, as serve.c does for FUSE.
+ */
+#define FAST_SPIN_US	50
+#define FAST_BATCH	64	/* then back to the loop: timers, other clients */
+
+static gboolean on_chan(gint fd, GIOCondition cond, gpointer data)
+{
+	struct fast_file *ff = data;
+	unsigned batch = 0;
+
+	(void)cond;
+	do {
+		if (!serve_one(ff, fd)) {
+			ff->chan_watch = 0;
+			close(ff->chan);
+			ff->chan = -1;
+			file_maybe_free(ff);
+			return G_SOURCE_REMOVE;
+		}
+	} while (++batch < FAST_BATCH && serve_next_soon(fd, FAST_SPIN_US));
+	return G_SOURCE_CONTINUE;
+}
+
+static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
+{
+	struct fastpath *fp = data;
+	struct fast_file *ff;
+	int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	(void)cond;
+	if (c < 0)
+		return G_SOURCE_CONTINUE;
+	ff = g_new0(struct fast_file, 1);
+	ff->fp = fp;
+	ff->chan = c;
+	ff->data = -1;
+	ff->pend_memfd = -1;
+	ff->chan_watch = g_unix_fd_add(c, G_IO_IN | G_IO_HUP | G_IO_ERR, on_chan, ff);
+	g_ptr_array_add(fp->files, ff);
+	return G_SOURCE_CONTINUE;
+}
+
+struct fastpath *fastpath_new(struct umad_host *host, const char *path, GError **err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct fastpath *fp;
+	struct stat st;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		g_set_error(err, IBEMU_ERROR, ENAMETOOLONG, "fast path socket path too long: %s", path);
+		return NULL;
+	}
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			g_set_error(err, IBEMU_ERROR, EEXIST,
+				    "%s is there and is not a socket: not touching it", path);
+			return NULL;
+		}
+		/* A crashed emulator's: our control socket holds the name. */
+		ctl_unlink_if_ours(path);
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    chmod(path, 0600) < 0 || listen(fd, 64) < 0) {
+		g_set_error(err, IBEMU_ERROR, errno, "cannot listen on %s: %s", path,
+			    g_strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	fp = g_new0(struct fastpath, 1);
+	fp->host = host;
+	fp->path = g_strdup(path);
+	fp->fd = fd;
+	fp->files = g_ptr_array_new_with_free_func((GDestroyNotify)file_free);
+	fp->watch = g_unix_fd_add(fd, G_IO_IN, on_accept, fp);
+	return fp;
+}
+
+void fastpath_free(struct fastpath *fp)
+{
+	if (!fp)
+		return;
+	g_source_remove(fp->watch);
+	close(fp->fd);
+	unlink(fp->path);
+	g_ptr_array_free(fp->files, TRUE);
+	g_free(fp->path);
+	g_free(fp);
+}
+
+unsigned fastpath_nfiles(const struct fastpath *fp)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; fp && i < fp->files->len; i++)
+		n += ((struct fast_file *)g_ptr_array_index(fp->files, i))->uf != NULL;
+	return n;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fast path's messages (docs/fast-path.md): a umad file opened over a
+ * SOCK_SEQPACKET socket instead of FUSE. The client connects to the
+ * emulator's fast socket ($IBEMU_FAST) and sends FAST_OPEN; that
+ * connection is then the file's request channel (writes and ioctls, each
+ * answered by one struct fast_reply), and the reply to the open carries,
+ * by SCM_RIGHTS, the file's data socket: one datagram per packet a read()
+ * would return, so "readable" means "a MAD is queued" for poll, select and
+ * epoll, and a read costs no trip to the emulator. The emulator's umad core
+ * decides every errno, TID, timeout and length; a client only carries
+ * bytes, and applies the one rule of a too-short read (below).
+ *
+ * All fields are in the host's byte order: both ends are on one machine.
+ */
+#ifndef IBEMU_LIB_FAST_WIRE_H
+#define IBEMU_LIB_FAST_WIRE_H
+
+#include <stdint.h>
+
+#define FAST_VERSION	1
+/* Payloads up to this travel in the datagram; longer ones (a big RMPP
+ * message) in a memfd passed beside it (FAST_F_MEMFD), as one datagram
+ * of a Unix socket is bounded by its send buffer (about 208 KiB). */
+#define FAST_INLINE_MAX	65536
+
+enum fast_op {
+	FAST_OPEN = 1,	/* payload: the device's name ("umad0"); arg: open flags */
+	FAST_WRITE = 2,	/* payload: the bytes of one write(2); arg: their count */
+	FAST_IOCTL = 3,	/* arg: the command; payload: its _IOC_SIZE input bytes */
+	FAST_SYNC = 4,	/* after the client closed its data socket: answered
+			 * once the emulator has released the file if that was
+			 * the last reference (close(2) returns after release) */
+};
+
+#define FAST_F_MEMFD	0x1	/* the payload is in the memfd passed beside */
+
+/* A request on the channel, its payload following in the datagram. */
+struct fast_req {
+	uint32_t version;	/* FAST_VERSION */
+	uint32_t op;		/* enum fast_op */
+	uint32_t flags;		/* FAST_F_* */
+	uint32_t reserved;
+	uint64_t arg;
+};
+
+/* The answer to each request, then out_len bytes (an ioctl's output). */
+struct fast_reply {
+	int64_t ret;		/* >= 0, or -errno as the syscall fails */
+	uint32_t out_len;
+	uint32_t reserved;
+};
+
+/*
+ * A packet on the data socket: this, then the bytes a read(2) with room
+ * enough returns (the umad header, hdr_size bytes, and the MAD or RMPP
+ * data), or FAST_F_MEMFD and a memfd holding them. A read of count < len
+ * keeps the packet and fails as the kernel's (docs/umad.md §4.8): EINVAL
+ * when count < hdr_size + 256 or len <= hdr_size + 256; otherwise ENOSPC
+ * with the header and the first 256 bytes copied (the header's length
+ * field says what is needed).
+ */
+struct fast_pkt {
+	uint32_t len;
+	uint16_t hdr_size;
+	uint16_t flags;		/* FAST_F_* */
+};
+
+#endif

@@ -1,0 +1,63 @@
+#!/bin/bash
+# The fast path's server (docs/fast-path.md, lib/fast_wire.h): inside
+# `ibemu run`, $IBEMU_FAST is a SOCK_SEQPACKET socket where a client opens
+# umad0, registers an agent, writes SMPs and reads the answers from its
+# data socket. The same client through the FUSE file gets the same answer.
+# Protocol errors get the errno the protocol names; a closed file is
+# released before FAST_SYNC answers.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$WORK/proto.py" <<'PY'
+import array, os, socket, struct, sys
+REQ = "=IIIIQ"          # struct fast_req
+def chan():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(os.environ["IBEMU_FAST"])
+    return s
+def ask(s, op, arg=0, payload=b"", version=1):
+    s.send(struct.pack(REQ, version, op, 0, 0, arg) + payload)
+    msg, anc, _, _ = s.recvmsg(4096, socket.CMSG_SPACE(4))
+    ret, out_len, _ = struct.unpack("=qII", msg[:16])
+    fds = array.array("i")
+    for level, kind, data in anc:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(data[:4])
+    return ret, (fds[0] if fds else None)
+s = chan()
+print("bad version:", ask(s, 1, 0, b"umad0", version=9)[0])
+print("write before open:", ask(s, 2, 4, b"abcd")[0])
+print("no such device:", ask(s, 1, 2, b"umad9")[0])
+print("not a device name:", ask(s, 1, 2, b"umad00")[0])
+ret, data = ask(s, 1, 2, b"umad0")
+print("open umad0:", ret, "data socket" if data is not None else "no data socket")
+print("second open on one channel:", ask(s, 1, 2, b"umad0")[0])
+print("write of a short header:", ask(s, 2, 10, b"0123456789")[0])
+print("count unlike the payload:", ask(s, 2, 99, b"0123456789")[0])
+os.close(data)
+print("sync after close:", ask(s, 4)[0])
+print("write after release:", ask(s, 2, 4, b"abcd")[0])
+PY
+
+export WORK
+ibemu_run -- sh -c '
+	"$TOOLS/fast_smp" fast 0.2; echo "fast rc=$?"
+	"$TOOLS/fast_smp" fuse 0.2; echo "fuse rc=$?"
+	python3 "$WORK/proto.py"; echo "proto rc=$?"
+	ibemu ctl status'
+expect_line "fast rc=0" "an SMP round trip through the fast path"
+[ "$(grep -c "^node type 1, node GUID 0x0002c90300000100$" "$WORK/out")" -eq 2 ] &&
+	pass "both paths read host1's NodeInfo" || fail "NodeInfo differs or missing"
+expect_match "^fast: [0-9]+ round trips" "the fast client counted its round trips"
+expect_line "fuse rc=0" "the FUSE file beside it"
+expect_line "proto rc=0" "the protocol script ran"
+expect_line "bad version: -71" "another protocol version: EPROTO"
+expect_line "write before open: -9" "a write before the open: EBADF"
+expect_line "no such device: -2" "umad9: ENOENT"
+expect_line "not a device name: -2" "umad00: ENOENT"
+expect_line "open umad0: 0 data socket" "the open passes the data socket"
+expect_line "second open on one channel: -16" "a channel holds one file: EBUSY"
+expect_line "write of a short header: -22" "the umad core's EINVAL for a short write"
+expect_line "count unlike the payload: -22" "a count unlike the payload: EINVAL"
+expect_line "sync after close: 0" "FAST_SYNC after the close"
+expect_line "write after release: -9" "the file was released by then: EBADF"
+finish
