@@ -47,23 +47,33 @@ struct fast_file {
 	int pend_memfd;
 };
 
-static void file_free(struct fast_file *ff)
+/* The last holder closed the data socket: the kernel's release. The
+ * queue goes with the file, a packet waiting for room too. */
+static void file_release(struct fast_file *ff)
 {
-	if (ff->chan_watch)
-		g_source_remove(ff->chan_watch);
 	if (ff->data_watch)
 		g_source_remove(ff->data_watch);
 	if (ff->out_watch)
 		g_source_remove(ff->out_watch);
-	if (ff->uf)
-		umad_release(ff->uf);
-	if (ff->chan >= 0)
-		close(ff->chan);
-	if (ff->data >= 0)
-		close(ff->data);
+	ff->data_watch = ff->out_watch = 0;
+	umad_release(ff->uf);
+	ff->uf = NULL;
+	close(ff->data);
+	ff->data = -1;
 	if (ff->pend_memfd >= 0)
 		close(ff->pend_memfd);
-	g_free(ff->pend_bytes);
+	ff->pend_memfd = -1;
+	g_clear_pointer(&ff->pend_bytes, g_free);
+}
+
+static void file_free(struct fast_file *ff)
+{
+	if (ff->chan_watch)
+		g_source_remove(ff->chan_watch);
+	if (ff->chan >= 0)
+		close(ff->chan);
+	if (ff->data >= 0)	/* opened, not released yet */
+		file_release(ff);
 	g_free(ff);
 }
 
@@ -72,21 +82,6 @@ static void file_maybe_free(struct fast_file *ff)
 {
 	if (ff->chan < 0 && ff->data < 0)
 		g_ptr_array_remove_fast(ff->fp->files, ff);	/* frees */
-}
-
-/* The last holder closed the data socket: the kernel's release. */
-static void file_release(struct fast_file *ff)
-{
-	if (ff->data_watch)
-		g_source_remove(ff->data_watch);
-	if (ff->out_watch)
-		g_source_remove(ff->out_watch);
-	ff->data_watch = ff->out_watch = 0;
-	if (ff->uf)
-		umad_release(ff->uf);
-	ff->uf = NULL;
-	close(ff->data);
-	ff->data = -1;
 }
 
 /* ---- packets out, on the data socket ----------------------------------- */
@@ -304,7 +299,7 @@ static void do_write(struct fast_file *ff, const struct fast_req *rq, const uint
 		return;
 	}
 	/* A long write, in a memfd: checked before it is read in. */
-	if (memfd < 0 || rq->arg > SIZE_MAX) {
+	if (memfd < 0 || rq->arg > SIZE_MAX) {	/* a 32-bit size_t */
 		reply(ff, -EINVAL, NULL, 0, -1);
 		return;
 	}
@@ -506,13 +501,4 @@ void fastpath_free(struct fastpath *fp)
 	g_ptr_array_free(fp->files, TRUE);
 	g_free(fp->path);
 	g_free(fp);
-}
-
-unsigned fastpath_nfiles(const struct fastpath *fp)
-{
-	unsigned i, n = 0;
-
-	for (i = 0; fp && i < fp->files->len; i++)
-		n += ((struct fast_file *)g_ptr_array_index(fp->files, i))->uf != NULL;
-	return n;
 }

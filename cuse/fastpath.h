@@ -20,7 +20,5 @@ struct fastpath;
 struct fastpath *fastpath_new(struct umad_host *host, const char *path, GError **err);
 /* Stop listening, release every file, remove the socket. */
 void fastpath_free(struct fastpath *fp);
-/* Files open through it now. */
-unsigned fastpath_nfiles(const struct fastpath *fp);
 
 #endif
