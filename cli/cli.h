@@ -22,6 +22,9 @@ int cmd_topo(int argc, char **argv);	/* cmd_topo.c */
  * for everything a run or exec starts (`ibemu ctl` inside works as written;
  * main.c). */
 void cli_export_self(void);
+/* A file this ibemu ships: @rel beside the binary (a build tree), else
+ * @installed (where `make install` put it); NULL if neither is there. */
+char *cli_find_shipped(const char *rel, const char *installed);
 
 /* Is there a --help or -h before any "--"? */
 bool cli_wants_help(int argc, char **argv);

@@ -2,10 +2,12 @@
 /*
  * Joining a running emulator:
  *
- *   ibemu exec [--name NAME] [--] COMMAND...    ibemu shell [--name NAME]
+ *   ibemu exec [--name NAME] [--no-fast-path] [--] COMMAND...
+ *   ibemu shell [--name NAME] [--no-fast-path]
  *
  * The command runs in the run's user, mount and PID namespaces (cli/nsinit.h),
- * so it sees the same devices and sysfs and ends with the run.
+ * so it sees the same devices and sysfs and ends with the run; on the fast
+ * path, as the run's own programs (cli/fastenv.h).
  */
 #include "config.h"
 
@@ -24,6 +26,7 @@
 #include "cli/ctl_client.h"
 #include "cli/netlink_trap.h"
 #include "cli/emu.h"
+#include "cli/fastenv.h"
 
 
 /*
@@ -74,6 +77,8 @@ static int join_namespaces(int pid)
 static int exec_in(int argc, char **argv, bool shell)
 {
 	const char *name = NULL;
+	gboolean no_fast = fastenv_disabled();
+	char **envp = NULL, *fast;
 	char *path, *pid_text, *cwd = g_get_current_dir();
 	char *pid_argv[] = { (char *)"pid", (char *)"init", NULL };
 	char *sh[] = { getenv("SHELL") ? getenv("SHELL") : (char *)"/bin/sh", NULL };
@@ -83,15 +88,23 @@ static int exec_in(int argc, char **argv, bool shell)
 	pid_t child;
 
 	if (cli_wants_help(argc, argv)) {
-		printf("Usage: ibemu exec [--name NAME] [--] COMMAND [ARG...]\n"
-		       "       ibemu shell [--name NAME]\n"
+		printf("Usage: ibemu exec [--name NAME] [--no-fast-path] [--] COMMAND [ARG...]\n"
+		       "       ibemu shell [--name NAME] [--no-fast-path]\n"
 		       "Run a command (or $SHELL) in a running emulator's namespaces, with its\n"
-		       "devices, sysfs and fabric; ibemu ctl works there without --name.\n");
+		       "devices, sysfs and fabric; ibemu ctl works there without --name.\n"
+		       "--no-fast-path (or IBEMU_FAST_PATH=0): programs use the FUSE files only.\n");
 		return 0;
 	}
-	if (i + 1 < argc && !strcmp(argv[i], "--name")) {
-		name = argv[i + 1];
-		i += 2;
+	for (;;) {
+		if (i + 1 < argc && !strcmp(argv[i], "--name")) {
+			name = argv[i + 1];
+			i += 2;
+		} else if (i < argc && !strcmp(argv[i], "--no-fast-path")) {
+			no_fast = TRUE;
+			i++;
+		} else {
+			break;
+		}
 	}
 	if (i < argc && !strcmp(argv[i], "--"))
 		i++;
@@ -113,12 +126,18 @@ static int exec_in(int argc, char **argv, bool shell)
 		return 1;
 	}
 	cli_export_self();	/* before /proc/self/exe is the run's view */
+	fastenv_library();
 	/* From inside that run (its $IBEMU_CTL) we are in its namespaces
 	 * already, and its init's pid is not ours to see. */
 	if (g_strcmp0(g_getenv("IBEMU_CTL"), path) &&
 	    join_namespaces(atoi(pid_text)) < 0)
 		return 1;
 	g_setenv("IBEMU_CTL", path, TRUE);
+	envp = g_get_environ();
+	fast = emu_fast_path(path);
+	if (g_file_test(fast, G_FILE_TEST_EXISTS))	/* `ibemu run`'s; not CUSE mode's */
+		envp = fastenv_apply(envp, fast, !no_fast);
+	g_free(fast);
 	if (chdir(cwd) < 0)
 		(void)chdir("/");
 	/* Only a child enters the PID namespace: run CMD there, wait. */
@@ -126,7 +145,7 @@ static int exec_in(int argc, char **argv, bool shell)
 	if (child == 0) {
 		if (netlink_trap_install() < 0)
 			fprintf(stderr, "ibemu: warning: no netlink trap: a kernel with ib_core may hide the emulated verbs devices\n");
-		execvp(cmd[0], cmd);
+		execvpe(cmd[0], cmd, envp);
 		fprintf(stderr, "ibemu: cannot run %s: %s\n", cmd[0], g_strerror(errno));
 		_exit(127);
 	}
@@ -139,6 +158,7 @@ static int exec_in(int argc, char **argv, bool shell)
 	signal(SIGQUIT, SIG_IGN);
 	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
 		;
+	g_strfreev(envp);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

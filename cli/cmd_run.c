@@ -3,11 +3,12 @@
  * Namespace mode:
  *
  *   ibemu run [--topology FILE] [--attach NODE]... [--configured] [--seed N]
- *             [--name NAME] [--scenario FILE] [-v] [--] [COMMAND...]
+ *             [--name NAME] [--scenario FILE] [--no-fast-path] [-v] [--] [COMMAND...]
  *
  * The fabric, the umad devices and the mock sysfs exist for COMMAND and its
  * children (a private mount namespace, cli/nsmode.h; a PID namespace of its
- * own, cli/nsinit.h), and ibemu exits with COMMAND's status.
+ * own, cli/nsinit.h), and ibemu exits with COMMAND's status. Dynamically
+ * linked programs reach the umad files over the fast path (cli/fastenv.h).
  */
 #include "config.h"
 
@@ -22,6 +23,7 @@
 
 #include "cli/cli.h"
 #include "cli/emu.h"
+#include "cli/fastenv.h"
 #include "cli/nsinit.h"
 #include "cli/nsmode.h"
 #include "cuse/fastpath.h"
@@ -57,7 +59,10 @@ int cmd_run(int argc, char **argv)
 	struct emu_opts o = { 0 };
 	gchar **cmd = NULL, **envp = NULL;
 	GOptionEntry *entries = emu_option_entries(&o);
+	gboolean no_fast = FALSE;
 	GOptionEntry rest[] = {
+		{ "no-fast-path", 0, 0, G_OPTION_ARG_NONE, &no_fast,
+		  "Do not preload the fast path's library: every program uses the FUSE files (also IBEMU_FAST_PATH=0)", NULL },
 		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &cmd, NULL, "[--] [CMD [ARG...]]" },
 		{ NULL }
 	};
@@ -95,6 +100,7 @@ int cmd_run(int argc, char **argv)
 	 * (nsmode.h); then the namespaces: a user namespace needs a single
 	 * thread. */
 	ns_provider();
+	fastenv_library();
 	if (ns_enter(&err) < 0) {
 		fprintf(stderr, "ibemu: %s\n", err->message);
 		goto out;
@@ -116,7 +122,7 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "ibemu: %s\n", err->message);
 		goto out;
 	}
-	envp = g_environ_setenv(envp, "IBEMU_FAST", fast_sock, TRUE);
+	envp = fastenv_apply(envp, fast_sock, !no_fast && !fastenv_disabled());
 
 	emu_start_scenario(&e);
 	rs.loop = g_main_loop_new(NULL, FALSE);

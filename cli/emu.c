@@ -327,6 +327,7 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 	e->host = umad_host_new(e->f, e->tq);
 	e->env.fabric = e->f;
 	e->env.tq = e->tq;
+	e->env.host = e->host;
 	e->env.scenarios = g_ptr_array_new_with_free_func((GDestroyNotify)scenario_free);
 	if (!(e->ctl_sock = emu_ctl_path(o->name ? o->name : default_name, &err)) ||
 	    !(e->ctl = ctl_server_new(&e->env, e->ctl_sock, &err))) {

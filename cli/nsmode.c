@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cuse/fusefs.h"
+#include "cli/cli.h"
 #include "cli/nsmode.h"
 
 #define VERBS_CONF_DIR	"/etc/libibverbs.d"
@@ -266,28 +267,15 @@ out:
 	return ret;
 }
 
+/* The provider's path without "-rdmav34.so", as libibverbs wants it. */
 static char *find_provider(void)
 {
-	char *exe = g_file_read_link("/proc/self/exe", NULL);
-	char *dir = exe ? g_path_get_dirname(exe) : NULL;
-	char *bases[] = {
-		dir ? g_build_filename(dir, "verbs", "libibemu", NULL) : NULL,
-		g_build_filename(IBEMU_PROVIDER_DIR, "libibemu", NULL),
-	};
-	char *found = NULL;
-	unsigned i;
+	char *so = cli_find_shipped("verbs/libibemu-rdmav34.so",
+				    IBEMU_PROVIDER_DIR "/libibemu-rdmav34.so");
 
-	for (i = 0; i < G_N_ELEMENTS(bases); i++) {
-		char *so = bases[i] ? g_strconcat(bases[i], "-rdmav34.so", NULL) : NULL;
-
-		if (!found && so && g_file_test(so, G_FILE_TEST_IS_REGULAR))
-			found = g_strdup(bases[i]);
-		g_free(so);
-		g_free(bases[i]);
-	}
-	g_free(exe);
-	g_free(dir);
-	return found;
+	if (so)
+		so[strlen(so) - strlen("-rdmav34.so")] = 0;
+	return so;
 }
 
 const char *ns_provider(void)

@@ -333,6 +333,8 @@ static void open_umad(struct devfiles *df, fuse_req_t req, struct vnode *v,
 
 	uf->df = df;
 	uf->file = umad_open(v->ctx);
+	/* Only FUSE mode hooks the open reply (fusefs.c). */
+	umad_set_client(uf->file, req_tid(req), df->reply_open ? "fuse" : "cuse");
 	g_queue_init(&uf->reads);
 	uf->xfers = g_hash_table_new_full(NULL, NULL, NULL, xfer_free);
 	umad_set_wakeup(uf->file, ufile_wakeup, uf);

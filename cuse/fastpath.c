@@ -29,22 +29,40 @@ struct fastpath {
 	char *path;
 	int fd;
 	guint watch;
-	GPtrArray *files;	/* struct fast_file *, open or opening */
+	GPtrArray *chans;	/* struct fast_chan *, connected */
+	GPtrArray *files;	/* struct fast_file *, open or still named by a channel */
 };
 
-/* One connection: before FAST_OPEN just a channel, then an open file. */
+/*
+ * An open file: the umad core's file and its data socket. Channels name
+ * it (the opener's, and one per process that attached later: a forked
+ * child's, an exec'd program's); it is released when the data socket's
+ * last holder closes it and forgotten once no channel names it either.
+ */
 struct fast_file {
 	struct fastpath *fp;
-	int chan;		/* the request channel; -1 once closed */
-	guint chan_watch;
-	struct umad_file *uf;	/* NULL until opened, and after release */
-	int data;		/* our end of the data socket; -1 before open */
+	struct umad_file *uf;	/* NULL after release */
+	int data;		/* our end of the data socket; -1 after release */
+	ino_t data_ino;		/* the client's end, to know it when passed back */
+	int flags;		/* the open's */
+	char name[32];		/* "umad0" */
+	unsigned chans;		/* channels naming it */
 	guint data_watch, out_watch;
 	/* A packet the data socket had no room for yet (then no other is
 	 * taken from the file's queue, so the order holds). */
 	struct fast_pkt pend;
 	uint8_t *pend_bytes;
 	int pend_memfd;
+};
+
+/* One connection: a client's request channel, for one file once opened
+ * or attached. */
+struct fast_chan {
+	struct fastpath *fp;
+	int fd;
+	guint watch;
+	int pid;		/* the connecting process, as we see it */
+	struct fast_file *file;
 };
 
 /* The last holder closed the data socket: the kernel's release. The
@@ -68,20 +86,28 @@ static void file_release(struct fast_file *ff)
 
 static void file_free(struct fast_file *ff)
 {
-	if (ff->chan_watch)
-		g_source_remove(ff->chan_watch);
-	if (ff->chan >= 0)
-		close(ff->chan);
-	if (ff->data >= 0)	/* opened, not released yet */
+	if (ff->uf)	/* opened, not released yet */
 		file_release(ff);
 	g_free(ff);
 }
 
-/* Both ends gone: forget the file. */
+/* Released and named by no channel: forget it. */
 static void file_maybe_free(struct fast_file *ff)
 {
-	if (ff->chan < 0 && ff->data < 0)
+	if (!ff->uf && !ff->chans)
 		g_ptr_array_remove_fast(ff->fp->files, ff);	/* frees */
+}
+
+static void chan_free(struct fast_chan *ch)
+{
+	if (ch->watch)
+		g_source_remove(ch->watch);
+	close(ch->fd);
+	if (ch->file) {
+		ch->file->chans--;
+		file_maybe_free(ch->file);
+	}
+	g_free(ch);
 }
 
 /* ---- packets out, on the data socket ----------------------------------- */
@@ -226,7 +252,7 @@ static bool data_closed(const struct fast_file *ff)
 
 /* ---- requests, on the channel ------------------------------------------ */
 
-static void reply(struct fast_file *ff, int64_t ret, const void *out, uint32_t out_len,
+static void reply(struct fast_chan *ch, int64_t ret, const void *out, uint32_t out_len,
 		  int fd)
 {
 	struct fast_reply r = { .ret = ret, .out_len = out_len };
@@ -239,7 +265,7 @@ static void reply(struct fast_file *ff, int64_t ret, const void *out, uint32_t o
 
 	pass_fd(&msg, &u, fd);
 	/* The client waits for this answer: a full channel is its fault. */
-	if (sendmsg(ff->chan, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+	if (sendmsg(ch->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
 		g_debug("fast path: answer not sent: %s", g_strerror(errno));
 }
 
@@ -259,64 +285,112 @@ static struct umad_dev *dev_named(struct fastpath *fp, const char *name)
 	return NULL;
 }
 
-static void do_open(struct fast_file *ff, const char *name)
+static void chan_set_file(struct fast_chan *ch, struct fast_file *ff)
 {
-	struct umad_dev *d = dev_named(ff->fp, name);
+	ch->file = ff;
+	ff->chans++;
+}
+
+static void do_open(struct fast_chan *ch, const char *name, int flags)
+{
+	struct umad_dev *d = dev_named(ch->fp, name);
+	struct fast_file *ff;
+	struct stat st;
 	int sv[2];
 
-	if (ff->uf || ff->data >= 0) {
-		reply(ff, -EBUSY, NULL, 0, -1);
+	if (ch->file) {
+		reply(ch, -EBUSY, NULL, 0, -1);
 		return;
 	}
 	if (!d) {
-		reply(ff, -ENOENT, NULL, 0, -1);
+		reply(ch, -ENOENT, NULL, 0, -1);
 		return;
 	}
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-		reply(ff, -errno, NULL, 0, -1);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 ||
+	    fstat(sv[1], &st) < 0) {
+		reply(ch, -errno, NULL, 0, -1);
 		return;
 	}
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	ff = g_new0(struct fast_file, 1);
+	ff->fp = ch->fp;
 	ff->data = sv[0];
+	ff->data_ino = st.st_ino;
+	ff->flags = flags;
+	ff->pend_memfd = -1;
+	snprintf(ff->name, sizeof(ff->name), "%s", name);
 	ff->uf = umad_open(d);
+	umad_set_client(ff->uf, ch->pid, "fast");
 	umad_set_wakeup(ff->uf, on_queued, ff);
 	ff->data_watch = g_unix_fd_add(ff->data, G_IO_IN | G_IO_HUP | G_IO_ERR, on_data_hup, ff);
-	reply(ff, 0, NULL, 0, sv[1]);
+	g_ptr_array_add(ch->fp->files, ff);
+	chan_set_file(ch, ff);
+	reply(ch, 0, NULL, 0, sv[1]);
 	close(sv[1]);
-	g_debug("fast path: %s opened", name);
+	g_debug("fast path: %s opened by pid %d", name, ch->pid);
 }
 
-static void do_write(struct fast_file *ff, const struct fast_req *rq, const uint8_t *payload,
+/* @fd is a client's end of a data socket (or anything else): whose? */
+static void do_attach(struct fast_chan *ch, int fd)
+{
+	struct stat st;
+	unsigned i;
+
+	if (ch->file) {
+		reply(ch, -EBUSY, NULL, 0, -1);
+		return;
+	}
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+		reply(ch, -EBADF, NULL, 0, -1);
+		return;
+	}
+	for (i = 0; i < ch->fp->files->len; i++) {
+		struct fast_file *ff = g_ptr_array_index(ch->fp->files, i);
+		struct stat ours;
+
+		/* Same inode, and our end's peer: one socket, not a lookalike. */
+		if (!ff->uf || ff->data_ino != st.st_ino || fstat(ff->data, &ours) < 0 ||
+		    ours.st_dev != st.st_dev)
+			continue;
+		chan_set_file(ch, ff);
+		reply(ch, ff->flags, ff->name, (uint32_t)strlen(ff->name), -1);
+		return;
+	}
+	reply(ch, -EBADF, NULL, 0, -1);
+}
+
+static void do_write(struct fast_chan *ch, const struct fast_req *rq, const uint8_t *payload,
 		     size_t n, int memfd)
 {
+	struct umad_file *uf = ch->file->uf;
 	uint8_t *whole = NULL;
 	ssize_t ret;
 	int r;
 
 	if (!(rq->flags & FAST_F_MEMFD)) {
-		ret = rq->arg == n ? umad_write(ff->uf, payload, n) : -EINVAL;
-		reply(ff, ret, NULL, 0, -1);
+		ret = rq->arg == n ? umad_write(uf, payload, n) : -EINVAL;
+		reply(ch, ret, NULL, 0, -1);
 		return;
 	}
 	/* A long write, in a memfd: checked before it is read in. */
 	if (memfd < 0 || rq->arg > SIZE_MAX) {	/* a 32-bit size_t */
-		reply(ff, -EINVAL, NULL, 0, -1);
+		reply(ch, -EINVAL, NULL, 0, -1);
 		return;
 	}
-	if ((r = umad_check_write_size(ff->uf, (size_t)rq->arg)) < 0) {
-		reply(ff, r, NULL, 0, -1);
+	if ((r = umad_check_write_size(uf, (size_t)rq->arg)) < 0) {
+		reply(ch, r, NULL, 0, -1);
 		return;
 	}
 	whole = g_try_malloc(rq->arg ? rq->arg : 1);
 	if (!whole || pread(memfd, whole, rq->arg, 0) != (ssize_t)rq->arg)
 		ret = whole ? -EFAULT : -ENOMEM;
 	else
-		ret = umad_write(ff->uf, whole, (size_t)rq->arg);
+		ret = umad_write(uf, whole, (size_t)rq->arg);
 	g_free(whole);
-	reply(ff, ret, NULL, 0, -1);
+	reply(ch, ret, NULL, 0, -1);
 }
 
-static void do_ioctl(struct fast_file *ff, const struct fast_req *rq, const uint8_t *payload,
+static void do_ioctl(struct fast_chan *ch, const struct fast_req *rq, const uint8_t *payload,
 		     size_t n)
 {
 	unsigned cmd = (unsigned)rq->arg;
@@ -326,61 +400,67 @@ static void do_ioctl(struct fast_file *ff, const struct fast_req *rq, const uint
 	int ret;
 
 	if (n > sizeof(buf) || out_max > sizeof(buf)) {
-		reply(ff, -ENOTTY, NULL, 0, -1);
+		reply(ch, -ENOTTY, NULL, 0, -1);
 		return;
 	}
 	memcpy(buf, payload, n);
-	ret = umad_ioctl(ff->uf, cmd, buf, &out_len);
+	ret = umad_ioctl(ch->file->uf, cmd, buf, &out_len);
 	out_len = MIN(out_len, out_max);
-	reply(ff, ret, buf, (uint32_t)out_len, -1);
+	reply(ch, ret, buf, (uint32_t)out_len, -1);
 }
 
-static void do_request(struct fast_file *ff, const uint8_t *msg, size_t n, int memfd)
+static void do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int memfd)
 {
+	struct fast_file *ff = ch->file;
 	struct fast_req rq;
 
 	if (n < sizeof(rq)) {
-		reply(ff, -EINVAL, NULL, 0, -1);
+		reply(ch, -EINVAL, NULL, 0, -1);
 		return;
 	}
 	memcpy(&rq, msg, sizeof(rq));
 	msg += sizeof(rq);
 	n -= sizeof(rq);
 	if (rq.version != FAST_VERSION) {
-		reply(ff, -EPROTO, NULL, 0, -1);
+		reply(ch, -EPROTO, NULL, 0, -1);
 		return;
 	}
 	if (rq.op == FAST_OPEN) {
 		char name[32];
 
 		snprintf(name, sizeof(name), "%.*s", (int)MIN(n, sizeof(name) - 1), (const char *)msg);
-		do_open(ff, name);
+		do_open(ch, name, (int)rq.arg);
+		return;
+	}
+	if (rq.op == FAST_ATTACH) {
+		do_attach(ch, memfd);
 		return;
 	}
 	if (rq.op == FAST_SYNC) {
-		if (ff->uf && data_closed(ff))
-			file_release(ff);
-		reply(ff, 0, NULL, 0, -1);
+		if (ff && ff->uf && data_closed(ff)) {
+			file_release(ff);	/* ch still names it: not freed */
+		}
+		reply(ch, 0, NULL, 0, -1);
 		return;
 	}
-	if (!ff->uf) {
-		reply(ff, -EBADF, NULL, 0, -1);
+	if (!ff || !ff->uf) {
+		reply(ch, -EBADF, NULL, 0, -1);
 		return;
 	}
 	switch (rq.op) {
 	case FAST_WRITE:
-		do_write(ff, &rq, msg, n, memfd);
+		do_write(ch, &rq, msg, n, memfd);
 		break;
 	case FAST_IOCTL:
-		do_ioctl(ff, &rq, msg, n);
+		do_ioctl(ch, &rq, msg, n);
 		break;
 	default:
-		reply(ff, -EOPNOTSUPP, NULL, 0, -1);
+		reply(ch, -EOPNOTSUPP, NULL, 0, -1);
 	}
 }
 
-/* One request from @ff's channel: false when the channel has closed. */
-static bool serve_one(struct fast_file *ff, int fd)
+/* One request from @ch: false when the channel has closed. */
+static bool serve_one(struct fast_chan *ch)
 {
 	static uint8_t buf[sizeof(struct fast_req) + FAST_INLINE_MAX];
 	union { struct cmsghdr c; char buf[CMSG_SPACE(sizeof(int))]; } u;
@@ -388,22 +468,23 @@ static bool serve_one(struct fast_file *ff, int fd)
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
 			      .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
 	struct cmsghdr *c;
-	int memfd = -1;
-	ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	int fd = -1;
+	ssize_t n = recvmsg(ch->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return true;
 	if (n <= 0)	/* the client closed it (or died) */
 		return false;
 	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-			memcpy(&memfd, CMSG_DATA(c), sizeof(int));
-	if (msg.msg_flags & MSG_TRUNC)
-		reply(ff, -EMSGSIZE, NULL, 0, -1);
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len >= CMSG_LEN(sizeof(int)))
+			memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+		reply(ch, -EMSGSIZE, NULL, 0, -1);
 	else
-		do_request(ff, buf, (size_t)n, memfd);
-	if (memfd >= 0)
-		close(memfd);
+		do_request(ch, buf, (size_t)n, fd);
+	if (fd >= 0)
+		close(fd);
 	return true;
 }
 
@@ -417,16 +498,14 @@ static bool serve_one(struct fast_file *ff, int fd)
 
 static gboolean on_chan(gint fd, GIOCondition cond, gpointer data)
 {
-	struct fast_file *ff = data;
+	struct fast_chan *ch = data;
 	unsigned batch = 0;
 
 	(void)cond;
 	do {
-		if (!serve_one(ff, fd)) {
-			ff->chan_watch = 0;
-			close(ff->chan);
-			ff->chan = -1;
-			file_maybe_free(ff);
+		if (!serve_one(ch)) {
+			ch->watch = 0;
+			g_ptr_array_remove_fast(ch->fp->chans, ch);	/* frees */
 			return G_SOURCE_REMOVE;
 		}
 	} while (++batch < FAST_BATCH && serve_next_soon(fd, FAST_SPIN_US));
@@ -436,19 +515,21 @@ static gboolean on_chan(gint fd, GIOCondition cond, gpointer data)
 static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 {
 	struct fastpath *fp = data;
-	struct fast_file *ff;
+	struct fast_chan *ch;
+	struct ucred cred = { 0 };
+	socklen_t len = sizeof(cred);
 	int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
 	(void)cond;
 	if (c < 0)
 		return G_SOURCE_CONTINUE;
-	ff = g_new0(struct fast_file, 1);
-	ff->fp = fp;
-	ff->chan = c;
-	ff->data = -1;
-	ff->pend_memfd = -1;
-	ff->chan_watch = g_unix_fd_add(c, G_IO_IN | G_IO_HUP | G_IO_ERR, on_chan, ff);
-	g_ptr_array_add(fp->files, ff);
+	getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &len);
+	ch = g_new0(struct fast_chan, 1);
+	ch->fp = fp;
+	ch->fd = c;
+	ch->pid = cred.pid;
+	ch->watch = g_unix_fd_add(c, G_IO_IN | G_IO_HUP | G_IO_ERR, on_chan, ch);
+	g_ptr_array_add(fp->chans, ch);
 	return G_SOURCE_CONTINUE;
 }
 
@@ -486,6 +567,7 @@ struct fastpath *fastpath_new(struct umad_host *host, const char *path, GError *
 	fp->host = host;
 	fp->path = g_strdup(path);
 	fp->fd = fd;
+	fp->chans = g_ptr_array_new_with_free_func((GDestroyNotify)chan_free);
 	fp->files = g_ptr_array_new_with_free_func((GDestroyNotify)file_free);
 	fp->watch = g_unix_fd_add(fd, G_IO_IN, on_accept, fp);
 	return fp;
@@ -498,6 +580,7 @@ void fastpath_free(struct fastpath *fp)
 	g_source_remove(fp->watch);
 	close(fp->fd);
 	unlink(fp->path);
+	g_ptr_array_free(fp->chans, TRUE);	/* may forget files */
 	g_ptr_array_free(fp->files, TRUE);
 	g_free(fp->path);
 	g_free(fp);

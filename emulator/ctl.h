@@ -15,9 +15,12 @@
 
 #include "fabric/fabric.h"
 
+struct umad_host;
+
 struct ctl_env {
 	struct fabric *fabric;
 	struct timerq *tq;
+	struct umad_host *host;	/* its open files, for status; may be NULL */
 	GPtrArray *scenarios;	/* struct scenario *, owned */
 	int init_pid;		/* namespace mode: the run's init (nsinit.h), or 0 */
 	unsigned scenario_depth; /* while a scenario step runs: its depth + 1 */

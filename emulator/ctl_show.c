@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "emulator/ctl_cmd.h"
+#include "emulator/umad.h"
 #include "fabric/port.h"
 #include "topologies/topo.h"
 
@@ -42,6 +43,45 @@ static unsigned open_fds(void)
 	return n ? n - 1 : 0;	/* not the one reading the directory */
 }
 
+/* @pid's process (a thread id from FUSE names its thread group) and its
+ * command, as this emulator's /proc shows them. */
+static int client_of(int pid, char *comm, size_t size)
+{
+	char path[64], *text = NULL, *p;
+	int tgid = pid;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	snprintf(comm, size, "?");
+	if (pid <= 0 || !g_file_get_contents(path, &text, NULL, NULL))
+		return pid;
+	if ((p = strstr(text, "Name:\t")))
+		snprintf(comm, size, "%.*s", (int)strcspn(p + 6, "\n"), p + 6);
+	if ((p = strstr(text, "\nTgid:\t")))
+		tgid = atoi(p + 7);
+	g_free(text);
+	return tgid;
+}
+
+/* One open umad file: which process holds it, through which path. */
+static void status_file(void *ctx, unsigned dev_index, int pid, const char *path)
+{
+	struct ctl_call *c = ctx;
+	char comm[32];
+
+	pid = client_of(pid, comm, sizeof(comm));
+	if (!c->json) {
+		g_string_append_printf(c->out, "umad%u: pid %d (%s) through %s\n", dev_index, pid,
+				       comm, path);
+		return;
+	}
+	json_builder_begin_object(c->json);
+	ctl_json_uint(c->json, "umad", dev_index);
+	ctl_json_uint(c->json, "pid", (uint64_t)pid);
+	ctl_json_str(c->json, "command", comm);
+	ctl_json_str(c->json, "path", path);
+	json_builder_end_object(c->json);
+}
+
 int ctl_status(struct ctl_call *c)
 {
 	struct fabric *f = c->env->fabric;
@@ -56,6 +96,8 @@ int ctl_status(struct ctl_call *c)
 				       n.nodes, n.switches, n.cas, n.links, f->delivered, f->dropped,
 				       f->faults.rules->len, f->faults.seed,
 				       status_kb("VmHWM:") / 1024.0);
+		if (c->env->host)
+			umad_host_foreach_file(c->env->host, status_file, c);
 		return 0;
 	}
 	json_builder_begin_object(b);
@@ -70,6 +112,11 @@ int ctl_status(struct ctl_call *c)
 	ctl_json_uint(b, "peak_rss_kb", status_kb("VmHWM:"));
 	ctl_json_uint(b, "rss_kb", status_kb("VmRSS:"));
 	ctl_json_uint(b, "open_fds", open_fds());
+	json_builder_set_member_name(b, "files");
+	json_builder_begin_array(b);
+	if (c->env->host)
+		umad_host_foreach_file(c->env->host, status_file, c);
+	json_builder_end_array(b);
 	json_builder_end_object(b);
 	return 0;
 }

@@ -28,6 +28,7 @@ struct umad_host {
 	size_t recv_max_bytes;	/* and bytes */
 	umad_changed_fn changed;	/* port changes, for the verbs devices */
 	void *changed_ctx;
+	GQueue files;		/* struct umad_file *, open, for `ctl status` */
 };
 
 struct umad_dev {
@@ -49,6 +50,9 @@ struct umad_file {
 	bool said_full;		/* the limit was logged since the queue was empty */
 	void (*wakeup)(void *);
 	void *wakeup_ctx;
+	GList link;		/* in host->files */
+	int client_pid;		/* who opened it, and through what */
+	const char *path;
 };
 
 /* A packet waiting for read(): the header and the MAD, a reassembled
@@ -362,7 +366,27 @@ struct umad_file *umad_open(struct umad_dev *d)
 
 	file->dev = d;
 	g_queue_init(&file->recv);
+	file->link.data = file;
+	file->path = "";
+	g_queue_push_tail_link(&d->host->files, &file->link);
 	return file;
+}
+
+void umad_set_client(struct umad_file *file, int pid, const char *path)
+{
+	file->client_pid = pid;
+	file->path = path;
+}
+
+void umad_host_foreach_file(struct umad_host *h, umad_file_fn fn, void *ctx)
+{
+	GList *l;
+
+	for (l = h->files.head; l; l = l->next) {
+		const struct umad_file *f = l->data;
+
+		fn(ctx, f->dev->index, f->client_pid, f->path);
+	}
 }
 
 void umad_set_wakeup(struct umad_file *file, void (*fn)(void *), void *ctx)
@@ -398,6 +422,7 @@ void umad_release(struct umad_file *file)
 		if (file->agents[i])
 			agent_destroy(file, i);
 	g_queue_clear_full(&file->recv, g_free);
+	g_queue_unlink(&file->dev->host->files, &file->link);
 	g_free(file);
 }
 

@@ -66,6 +66,11 @@ const char *umad_dev_ca_name(const struct umad_dev *d);
 
 struct umad_file *umad_open(struct umad_dev *d);
 void umad_release(struct umad_file *file);
+/* Who opened @file (a pid as the emulator sees it) and through which
+ * front-end (a static string: "fuse", "cuse", "fast"), for `ctl status`. */
+void umad_set_client(struct umad_file *file, int pid, const char *path);
+typedef void (*umad_file_fn)(void *ctx, unsigned dev_index, int pid, const char *path);
+void umad_host_foreach_file(struct umad_host *h, umad_file_fn fn, void *ctx);
 /* Called whenever a packet is queued on @file (to wake readers, poll). */
 void umad_set_wakeup(struct umad_file *file, void (*fn)(void *), void *ctx);
 

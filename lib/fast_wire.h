@@ -31,6 +31,10 @@ enum fast_op {
 	FAST_SYNC = 4,	/* after the client closed its data socket: answered
 			 * once the emulator has released the file if that was
 			 * the last reference (close(2) returns after release) */
+	FAST_ATTACH = 5,	/* an open file's data socket passed beside: this
+				 * channel serves that file too (a forked or exec'd
+				 * process's own channel); the answer: the open's
+				 * flags, and the device's name as out bytes */
 };
 
 #define FAST_F_MEMFD	0x1	/* the payload is in the memfd passed beside */

@@ -76,7 +76,7 @@ expect_same "$WORK/a" "$WORK/b" "a dump loads back to the same fabric"
 replay() {
 	ibemu_run --seed "$1" -- bash -c '
 	"$IBEMU" ctl fault add drop --prob 0.5 --attr NodeDescription >/dev/null
-	for i in 1 2 3 4 5 6 7 8; do smpquery -t 20 -D nodedesc 0,1 >/dev/null 2>&1; done
+	for i in 1 2 3 4 5 6 7 8; do smpquery -t 100 -D nodedesc 0,1 >/dev/null 2>&1; done
 	"$IBEMU" ctl events'
 	grep '^[0-9]* rule' "$WORK/out" >"$WORK/events.$2"
 }

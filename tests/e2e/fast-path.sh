@@ -23,6 +23,13 @@ def ask(s, op, arg=0, payload=b"", version=1):
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
             fds.frombytes(data[:4])
     return ret, (fds[0] if fds else None)
+def attach(fd):
+    s = chan()
+    anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))]
+    s.sendmsg([struct.pack(REQ, 1, 5, 0, 0, 0)], anc)
+    msg = s.recv(4096)
+    ret, out_len, _ = struct.unpack("=qII", msg[:16])
+    return s, ret, msg[16:16 + out_len].decode()
 s = chan()
 print("bad version:", ask(s, 1, 0, b"umad0", version=9)[0])
 print("write before open:", ask(s, 2, 4, b"abcd")[0])
@@ -33,6 +40,13 @@ print("open umad0:", ret, "data socket" if data is not None else "no data socket
 print("second open on one channel:", ask(s, 1, 2, b"umad0")[0])
 print("write of a short header:", ask(s, 2, 10, b"0123456789")[0])
 print("count unlike the payload:", ask(s, 2, 99, b"0123456789")[0])
+other, ret, name = attach(data)
+print("attach the data socket:", ret, name)
+print("write on the attached channel:", ask(other, 2, 10, b"0123456789")[0])
+r, w = os.pipe()
+print("attach a pipe:", attach(w)[1])
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+print("attach another socket:", attach(a.fileno())[1])
 os.close(data)
 print("sync after close:", ask(s, 4)[0])
 print("write after release:", ask(s, 2, 4, b"abcd")[0])
@@ -41,7 +55,7 @@ PY
 export WORK
 ibemu_run -- sh -c '
 	"$TOOLS/fast_smp" fast 0.2; echo "fast rc=$?"
-	"$TOOLS/fast_smp" fuse 0.2; echo "fuse rc=$?"
+	IBEMU_FAST_PATH=0 "$TOOLS/fast_smp" fuse 0.2; echo "fuse rc=$?"
 	python3 "$WORK/proto.py"; echo "proto rc=$?"
 	ibemu ctl status'
 expect_line "fast rc=0" "an SMP round trip through the fast path"
@@ -58,6 +72,10 @@ expect_line "open umad0: 0 data socket" "the open passes the data socket"
 expect_line "second open on one channel: -16" "a channel holds one file: EBUSY"
 expect_line "write of a short header: -22" "the umad core's EINVAL for a short write"
 expect_line "count unlike the payload: -22" "a count unlike the payload: EINVAL"
+expect_line "attach the data socket: 2 umad0" "FAST_ATTACH: the open's flags and the device's name"
+expect_line "write on the attached channel: -22" "the attached channel serves the file"
+expect_line "attach a pipe: -9" "FAST_ATTACH of a pipe: EBADF"
+expect_line "attach another socket: -9" "FAST_ATTACH of a socket not ours: EBADF"
 expect_line "sync after close: 0" "FAST_SYNC after the close"
 expect_line "write after release: -9" "the file was released by then: EBADF"
 finish

@@ -31,6 +31,16 @@ for f in "$SRC"/verbs/*.[ch]; do
 	done < <(grep -n '^#include "[a-z]*/' "$f")
 done
 [ -z "$vbad" ] && pass "the provider includes only lib/ and verbs/" || fail "provider includes:$vbad"
+# The fast path's library, loaded into every program: lib/ and its own.
+pbad=""
+for f in "$SRC"/preload/*.[ch]; do
+	while IFS=: read -r line inc; do
+		inc=${inc#\#include \"}
+		case "${inc%%/*}" in lib | preload) ;; *) pbad="$pbad ${f#"$SRC"/}:$line" ;; esac
+	done < <(grep -n '^#include "[a-z]*/' "$f")
+done
+[ -e "$SRC/preload/wrap.c" ] && [ -z "$pbad" ] && pass "the preloaded library includes only lib/ and preload/" ||
+	fail "preload includes:${pbad:- no preload/wrap.c}"
 [ "$checked" -gt 50 ] && pass "read $checked sources" || fail "only $checked sources found"
 [ -z "$bad" ] && pass "no layer includes one above it" || fail "includes against the layers:$bad"
 finish

@@ -16,7 +16,9 @@ W=$1
 . "$INSIDE"
 start_opensm
 echo "NodeRecords $(saquery | grep -c 'NodeRecord dump')"
-saquery -p >"$W/paths"; echo "saquery -p rc=$?"
+# opensm takes about a second of CPU to build the 31 MB answer, saquery's
+# default timeout: on a loaded machine (make -j2) it ran out. Wait longer.
+saquery -t 10000 -p >"$W/paths"; echo "saquery -p rc=$?"
 echo "PathRecords $(grep -c 'PathRecord dump' "$W/paths")"
 echo "active ends $(iblinkinfo | grep -c 'Active/  LinkUp')"
 ibstat ibemu0 | grep -E 'State|Base lid'

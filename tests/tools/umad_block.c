@@ -40,7 +40,9 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* Is task @tid blocked in read(2)? /proc/TID/syscall starts with "0 ". */
+/* Is task @tid blocked in read(2)? /proc/TID/syscall starts with "0 ",
+ * or, on the fast path (docs/fast-path.md), with recvfrom's number: its
+ * read waits in a recv on the data socket. */
 static int in_read(pid_t pid, pid_t tid)
 {
 	char path[64], buf[64] = "";
@@ -53,7 +55,7 @@ static int in_read(pid_t pid, pid_t tid)
 	if (!fgets(buf, sizeof(buf), f))
 		buf[0] = 0;
 	fclose(f);
-	return !strncmp(buf, "0 ", 2);
+	return !strncmp(buf, "0 ", 2) || atoi(buf) == SYS_recvfrom;
 }
 
 static int wait_in_read(pid_t pid, pid_t tid)

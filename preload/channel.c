@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The request channel (docs/fast-path.md): a SOCK_SEQPACKET connection to
+ * the emulator's fast socket, one per open file and process. FAST_OPEN
+ * makes one for a new file, FAST_ATTACH for a file this process got by
+ * fork or exec; each request is one datagram and one answer.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "lib/fast_wire.h"
+#include "preload/fast.h"
+
+unsigned fast_gen;
+
+static pthread_mutex_t objs_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fast_obj *objs;
+
+struct fast_obj *obj_new(int flags, const char *dev)
+{
+	struct fast_obj *o = calloc(1, sizeof(*o));
+
+	if (!o)
+		return NULL;
+	o->refs = 1;
+	o->chan = -1;
+	o->gen = fast_gen;
+	o->flags = flags;
+	snprintf(o->dev, sizeof(o->dev), "%s", dev);
+	pthread_mutex_init(&o->chan_lock, NULL);
+	pthread_mutex_init(&o->read_lock, NULL);
+	pthread_mutex_lock(&objs_lock);
+	o->next = objs;
+	objs = o;
+	pthread_mutex_unlock(&objs_lock);
+	return o;
+}
+
+void obj_free(struct fast_obj *o)
+{
+	struct fast_obj **p;
+
+	pthread_mutex_lock(&objs_lock);
+	for (p = &objs; *p; p = &(*p)->next)
+		if (*p == o) {
+			*p = o->next;
+			break;
+		}
+	pthread_mutex_unlock(&objs_lock);
+	pthread_mutex_destroy(&o->chan_lock);
+	pthread_mutex_destroy(&o->read_lock);
+	free(o);
+}
+
+/* Only in a forked child (one thread): no lock to take. */
+void obj_foreach(void (*fn)(struct fast_obj *o))
+{
+	struct fast_obj *o;
+
+	pthread_mutex_init(&objs_lock, NULL);
+	for (o = objs; o; o = o->next)
+		fn(o);
+}
+
+/* A new connection to the emulator's fast socket, or -1. */
+static int connect_emulator(void)
+{
+	const char *path = getenv("IBEMU_FAST");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int s;
+
+	if (!path || !*path || strlen(path) >= sizeof(sa.sun_path))
+		return -1;
+	strcpy(sa.sun_path, path);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -1;
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		real_close(s);
+		return -1;
+	}
+	return s;
+}
+
+/* A payload too long for one datagram, in a memfd; -1 on failure. */
+static int memfd_with(const void *bytes, size_t len)
+{
+	int fd = memfd_create("ibemu-write", MFD_CLOEXEC);
+	size_t done = 0;
+
+	while (fd >= 0 && done < len) {
+		ssize_t n = write(fd, (const char *)bytes + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			real_close(fd);
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	return fd;
+}
+
+union fd_cmsg {
+	struct cmsghdr c;
+	char buf[CMSG_SPACE(sizeof(int))];
+};
+
+/*
+ * Send one request on @chan (with @pass_fd beside it if >= 0) and read its
+ * answer: ret, up to @out_max bytes to @out, an fd passed back to *@got.
+ * -EIO when the emulator is gone, as the kernel fails calls on a removed
+ * device.
+ */
+static long exchange(int chan, uint32_t op, uint64_t arg, const void *in, size_t in_len,
+		     int pass_fd, void *out, size_t out_max, int *got, int recv_flags)
+{
+	struct fast_req rq = { .version = FAST_VERSION, .op = op, .arg = arg };
+	struct iovec iov[2] = { { &rq, sizeof(rq) }, { (void *)in, in_len } };
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = in_len ? 2 : 1 };
+	union fd_cmsg u, ru;
+	struct fast_reply rp;
+	struct iovec riov[2] = { { &rp, sizeof(rp) }, { out, out_max } };
+	struct msghdr rmsg = { .msg_iov = riov, .msg_iovlen = out_max ? 2 : 1,
+			       .msg_control = ru.buf, .msg_controllen = sizeof(ru.buf) };
+	struct cmsghdr *c;
+	ssize_t n;
+
+	if (pass_fd >= 0) {
+		memset(&u, 0, sizeof(u));
+		msg.msg_control = u.buf;
+		msg.msg_controllen = sizeof(u.buf);
+		u.c.cmsg_level = SOL_SOCKET;
+		u.c.cmsg_type = SCM_RIGHTS;
+		u.c.cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(&u.c), &pass_fd, sizeof(int));
+	}
+	if (pass_fd >= 0 && op == FAST_WRITE)
+		rq.flags = FAST_F_MEMFD;
+	while ((n = sendmsg(chan, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	if (n < 0)
+		return -EIO;
+	/* The request is made: an interrupted wait for its answer waits on. */
+	while ((n = recvmsg(chan, &rmsg, recv_flags)) < 0 && errno == EINTR)
+		;
+	for (c = n > 0 ? CMSG_FIRSTHDR(&rmsg) : NULL; c; c = CMSG_NXTHDR(&rmsg, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c), sizeof(int));
+			if (got && *got < 0)
+				*got = fd;
+			else
+				real_close(fd);
+		}
+	if (n < (ssize_t)sizeof(rp))
+		return -EIO;
+	if (out && rp.out_len > out_max)
+		return -EIO;	/* truncated: not an answer we can give */
+	return (long)rp.ret;
+}
+
+/* A channel of this process for @o, attaching @data_fd; 0 or -errno. */
+static int ensure_channel(struct fast_obj *o, int data_fd)
+{
+	char name[32] = "";
+	long r;
+	int s;
+
+	if (o->chan >= 0 && o->gen == fast_gen)
+		return 0;
+	if (o->chan >= 0) {	/* the parent's, inherited: ours to drop */
+		fdtab_clear(o->chan);
+		real_close(o->chan);
+		o->chan = -1;
+	}
+	if ((s = connect_emulator()) < 0)
+		return -EIO;
+	r = exchange(s, FAST_ATTACH, 0, NULL, 0, data_fd, name, sizeof(name) - 1, NULL, 0);
+	if (r < 0) {
+		real_close(s);
+		return r == -EBADF ? -EIO : (int)r;
+	}
+	o->chan = s;
+	o->gen = fast_gen;
+	fdtab_set_chan(s, o);
+	return 0;
+}
+
+long fast_request(struct fast_obj *o, int data_fd, uint32_t op, uint64_t arg, const void *in,
+		  size_t in_len, void *out, size_t out_max)
+{
+	int memfd = -1;
+	long r;
+
+	if (in_len > FAST_INLINE_MAX) {
+		if ((memfd = memfd_with(in, in_len)) < 0)
+			return -ENOMEM;
+		in_len = 0;
+	}
+	pthread_mutex_lock(&o->chan_lock);
+	r = ensure_channel(o, data_fd);
+	if (!r)
+		r = exchange(o->chan, op, arg, in, in_len, memfd, out, out_max, NULL, 0);
+	pthread_mutex_unlock(&o->chan_lock);
+	if (memfd >= 0)
+		real_close(memfd);
+	return r;
+}
+
+int fast_open(const char *dev, int flags)
+{
+	int s = connect_emulator(), fd = -1;
+	struct fast_obj *o;
+	long r;
+
+	if (s < 0)
+		return -1;
+	r = exchange(s, FAST_OPEN, (uint64_t)flags, dev, strlen(dev), -1, NULL, 0, &fd,
+		     (flags & O_CLOEXEC) ? MSG_CMSG_CLOEXEC : 0);
+	if (r < 0 || fd < 0 || !(o = obj_new(flags, dev))) {
+		if (fd >= 0)
+			real_close(fd);
+		real_close(s);
+		return -1;
+	}
+	if (flags & O_NONBLOCK)
+		fcntl(fd, F_SETFL, O_NONBLOCK);
+	o->chan = s;
+	fdtab_set_chan(s, o);
+	fdtab_set_data(fd, o);
+	return fd;
+}
+
+int fast_adopt(int fd)
+{
+	int s = connect_emulator();
+	char name[32] = "";
+	struct fast_obj *o;
+	long r;
+
+	if (s < 0)
+		return -1;
+	r = exchange(s, FAST_ATTACH, 0, NULL, 0, fd, name, sizeof(name) - 1, NULL, 0);
+	if (r < 0 || !(o = obj_new((int)r, name))) {
+		real_close(s);
+		return -1;
+	}
+	o->chan = s;
+	fdtab_set_chan(s, o);
+	fdtab_set_data(fd, o);
+	return 0;
+}
+
+void fast_last_close(struct fast_obj *o)
+{
+	if (o->chan >= 0) {
+		/* Only our own channel can ask; a child that never used the
+		 * file leaves the parent's copy be (docs/fast-path.md). */
+		if (o->gen == fast_gen)
+			exchange(o->chan, FAST_SYNC, 0, NULL, 0, -1, NULL, 0, NULL, 0);
+		fdtab_clear(o->chan);
+		real_close(o->chan);
+	}
+	obj_free(o);
+}

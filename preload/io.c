@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * read, write and ioctl of a fast-path umad file. A read takes the next
+ * packet from the data socket, where the emulator put it whole (one
+ * datagram, or a memfd for a long RMPP message); a read too short for it
+ * leaves it queued and fails as ib_umad's (docs/umad.md §4.8), the one
+ * rule applied here. Writes and ioctls are requests on the channel.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "lib/fast_wire.h"
+#include "preload/fast.h"
+
+#define MAD_BLOCK	256	/* the part of a long message a short read gets */
+#define HDR_MIN		56	/* struct ib_user_mad_hdr_old: no header is shorter */
+#define UMAD_MAGIC	0x1b	/* IB_IOCTL_MAGIC */
+#define IOCTL_ARG_MAX	64	/* the largest umad ioctl argument */
+
+/* Take the packet whose header @h was peeked: into @buf, @count bytes
+ * long, or the kernel's error with the packet left queued. */
+static ssize_t take(int fd, const struct fast_pkt *h, void *buf, size_t count)
+{
+	union { struct cmsghdr c; char b[CMSG_SPACE(sizeof(int))]; } u;
+	struct fast_pkt got;
+	size_t want = h->len, first = (size_t)h->hdr_size + MAD_BLOCK;
+	struct iovec iov[2] = { { &got, sizeof(got) }, { buf, 0 } };
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
+	int flags = MSG_DONTWAIT | MSG_CMSG_CLOEXEC, memfd = -1;
+	ssize_t n;
+
+	if (count < h->hdr_size)
+		return -EINVAL;
+	if (count < want) {
+		/* ib_umad: EINVAL unless it is a long message and the header
+		 * and its first MAD fit; then ENOSPC with those copied. */
+		if (count < first || want <= first)
+			return -EINVAL;
+		want = first;
+		flags |= MSG_PEEK;
+	}
+	if (h->flags & FAST_F_MEMFD) {
+		msg.msg_control = u.b;
+		msg.msg_controllen = sizeof(u.b);
+	} else {
+		iov[1].iov_len = want;
+	}
+	n = recvmsg(fd, &msg, flags);
+	if (n < (ssize_t)sizeof(got))
+		return -EIO;
+	if (h->flags & FAST_F_MEMFD) {
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+		if (c && c->cmsg_type == SCM_RIGHTS)
+			memcpy(&memfd, CMSG_DATA(c), sizeof(int));
+		if (memfd < 0)
+			return -EIO;
+		n = pread(memfd, buf, want, 0);
+		real_close(memfd);
+		if (n != (ssize_t)want)
+			return -EIO;
+	}
+	return (flags & MSG_PEEK) ? -ENOSPC : (ssize_t)h->len;
+}
+
+ssize_t fast_read(struct fast_obj *o, int fd, void *buf, size_t count)
+{
+	struct fast_pkt h;
+	ssize_t n, r;
+
+	if ((o->flags & O_ACCMODE) == O_WRONLY)
+		return -EBADF;
+	/* The kernel refuses a read shorter than the file's header before
+	 * it waits; the header's size is known here with a packet only. */
+	if (count < HDR_MIN)
+		return -EINVAL;
+	for (;;) {
+		pthread_mutex_lock(&o->read_lock);
+		n = recv(fd, &h, sizeof(h), MSG_PEEK | MSG_DONTWAIT);
+		r = n == (ssize_t)sizeof(h) ? take(fd, &h, buf, count) : n < 0 ? -errno : -EIO;
+		pthread_mutex_unlock(&o->read_lock);
+		if (r != -EAGAIN)
+			return r;
+		/* Wait as the socket's own O_NONBLOCK says; a signal ends
+		 * the wait as it ends ib_umad's (EINTR, or a restart). */
+		n = recv(fd, &h, sizeof(h), MSG_PEEK);
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;	/* the emulator is gone */
+	}
+}
+
+ssize_t fast_write(struct fast_obj *o, int fd, const void *buf, size_t count)
+{
+	if ((o->flags & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	return fast_request(o, fd, FAST_WRITE, count, buf, count, NULL, 0);
+}
+
+int fast_ioctl(struct fast_obj *o, int fd, unsigned long cmd, void *arg)
+{
+	size_t in = 0, out = 0;
+
+	/* The VFS answers these for every file, before the driver. */
+	if (cmd == FIONBIO || cmd == FIOASYNC || cmd == FIOCLEX || cmd == FIONCLEX)
+		return real_ioctl(fd, cmd, arg);
+	/* Only umad's commands carry bytes; the emulator answers any other
+	 * (ENOTTY), so no argument of a command we do not know is read. */
+	if (_IOC_TYPE(cmd) == UMAD_MAGIC && _IOC_SIZE(cmd) <= IOCTL_ARG_MAX) {
+		in = (_IOC_DIR(cmd) & _IOC_WRITE) ? _IOC_SIZE(cmd) : 0;
+		out = (_IOC_DIR(cmd) & _IOC_READ) ? _IOC_SIZE(cmd) : 0;
+		if ((in || out) && !arg)
+			return -EFAULT;
+	}
+	return (int)fast_request(o, fd, FAST_IOCTL, (uint32_t)cmd, arg, in, out ? arg : NULL, out);
+}

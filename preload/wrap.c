@@ -1,0 +1,443 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The calls this library puts in front of libc's: opens of the emulated
+ * umad files (/dev/infiniband/umadN), and read, write, ioctl, close, dup
+ * and fstat of the fds they gave. Any other fd or path goes straight to
+ * libc, and so does everything when $IBEMU_FAST is unset or
+ * $IBEMU_FAST_PATH is 0 (docs/fast-path.md). Failures of the fast path's
+ * own making (no socket, an emulator that will not open) fall back to the
+ * FUSE file, which the emulator serves as well.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "preload/fast.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define UMAD_PREFIX	"/dev/infiniband/umad"
+
+static int enabled = -1;	/* -1: not decided yet */
+
+/* libc's own, looked up once (a constructor may run after other
+ * libraries' constructors have called us already). */
+#define REAL(name) ((__typeof__(real_##name))resolve((void **)&real_##name, #name))
+
+static void *resolve(void **slot, const char *name)
+{
+	void *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+	if (!f) {
+		f = dlsym(RTLD_NEXT, name);
+		__atomic_store_n(slot, f, __ATOMIC_RELEASE);
+	}
+	return f;
+}
+
+static int (*real_open)(const char *, int, ...);
+static int (*real_open64)(const char *, int, ...);
+static int (*real_openat)(int, const char *, int, ...);
+static int (*real_openat64)(int, const char *, int, ...);
+static int (*real___open_2)(const char *, int);
+static int (*real___open64_2)(const char *, int);
+static int (*real___openat_2)(int, const char *, int);
+static int (*real___openat64_2)(int, const char *, int);
+static ssize_t (*real_read)(int, void *, size_t);
+static ssize_t (*real___read_chk)(int, void *, size_t, size_t);
+static ssize_t (*real_write)(int, const void *, size_t);
+static int (*real_close_fn)(int);
+static int (*real_close_range)(unsigned, unsigned, int);
+static void (*real_closefrom)(int);
+static int (*real_ioctl_fn)(int, unsigned long, ...);
+static int (*real_dup)(int);
+static int (*real_dup2)(int, int);
+static int (*real_dup3)(int, int, int);
+static int (*real_fcntl)(int, int, ...);
+static int (*real_fcntl64)(int, int, ...);
+static int (*real_fstat)(int, struct stat *);
+static int (*real_fstat64)(int, struct stat64 *);
+
+int real_close(int fd)
+{
+	return ((__typeof__(real_close_fn))resolve((void **)&real_close_fn, "close"))(fd);
+}
+
+int real_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	return ((__typeof__(real_ioctl_fn))resolve((void **)&real_ioctl_fn, "ioctl"))(fd, cmd, arg);
+}
+
+static long fail(long r)
+{
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
+/* ---- setting up --------------------------------------------------------- */
+
+static void reset_locks(struct fast_obj *o)
+{
+	pthread_mutex_init(&o->chan_lock, NULL);
+	pthread_mutex_init(&o->read_lock, NULL);
+}
+
+/* A forked child: its own channels from now on (made when first needed),
+ * and the locks a parent's thread may have held at the fork, free. */
+static void after_fork_child(void)
+{
+	fast_gen++;
+	obj_foreach(reset_locks);
+}
+
+/*
+ * Data sockets this program was given across exec (an fd left open by
+ * its parent) are ours too: every unnamed Unix SOCK_SEQPACKET socket is
+ * asked about; the emulator knows its own by inode.
+ */
+static void adopt_inherited(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		int fd = atoi(e->d_name), type = 0, domain = 0;
+		socklen_t len = sizeof(int);
+		struct stat st;
+
+		if (e->d_name[0] == '.' || fd == dirfd(d) || REAL(fstat)(fd, &st) < 0 ||
+		    !S_ISSOCK(st.st_mode) ||
+		    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_SEQPACKET ||
+		    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 || domain != AF_UNIX)
+			continue;
+		fast_adopt(fd);
+	}
+	if (d)
+		closedir(d);
+}
+
+static int is_enabled(void)
+{
+	const char *off = getenv("IBEMU_FAST_PATH");
+
+	if (enabled < 0)
+		enabled = getenv("IBEMU_FAST") && !(off && !strcmp(off, "0"));
+	return enabled;
+}
+
+__attribute__((constructor)) static void fast_init(void)
+{
+	if (!is_enabled())
+		return;
+	pthread_atfork(NULL, NULL, after_fork_child);
+	adopt_inherited();
+}
+
+/* ---- open --------------------------------------------------------------- */
+
+/* "umadN" when @path names an emulated umad file, else NULL. Relative
+ * paths and symlinks take the FUSE way: libibumad names them so. */
+static const char *umad_name(const char *path)
+{
+	const char *p, *q;
+
+	if (!path || !is_enabled() || strncmp(path, UMAD_PREFIX, strlen(UMAD_PREFIX)))
+		return NULL;
+	p = q = path + strlen(UMAD_PREFIX);
+	while (*q >= '0' && *q <= '9')
+		q++;
+	if (q == p || *q || (*p == '0' && q > p + 1))
+		return NULL;	/* "umad", "umad0x", "umad01" */
+	return path + strlen("/dev/infiniband/");
+}
+
+/* The fast path's fd for @path, or -2: not ours, open it as usual. */
+static int try_open(int dirfd, const char *path, int flags)
+{
+	const char *dev = umad_name(path);	/* absolute: @dirfd does not count */
+	int fd;
+
+	(void)dirfd;
+	if (!dev || (flags & (O_DIRECTORY | O_PATH | O_CREAT | O_TMPFILE)))
+		return -2;
+	fd = fast_open(dev, flags);
+	return fd >= 0 ? fd : -2;
+}
+
+static mode_t mode_arg(int flags, va_list ap)
+{
+	return (flags & (O_CREAT | O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
+}
+
+#define OPEN_WRAPPER(name) \
+EXPORT int name(const char *path, int flags, ...) \
+{ \
+	va_list ap; \
+	mode_t mode; \
+	int fd = try_open(AT_FDCWD, path, flags); \
+ \
+	if (fd != -2) \
+		return fd; \
+	va_start(ap, flags); \
+	mode = mode_arg(flags, ap); \
+	va_end(ap); \
+	return REAL(name)(path, flags, mode); \
+}
+
+#define OPENAT_WRAPPER(name) \
+EXPORT int name(int dirfd, const char *path, int flags, ...) \
+{ \
+	va_list ap; \
+	mode_t mode; \
+	int fd = try_open(dirfd, path, flags); \
+ \
+	if (fd != -2) \
+		return fd; \
+	va_start(ap, flags); \
+	mode = mode_arg(flags, ap); \
+	va_end(ap); \
+	return REAL(name)(dirfd, path, flags, mode); \
+}
+
+OPEN_WRAPPER(open)
+OPEN_WRAPPER(open64)
+OPENAT_WRAPPER(openat)
+OPENAT_WRAPPER(openat64)
+
+/* _FORTIFY_SOURCE's checked calls, which no header declares: the opens
+ * (no mode: they refuse O_CREAT) and the read. */
+int __open_2(const char *path, int flags);
+int __open64_2(const char *path, int flags);
+int __openat_2(int dirfd, const char *path, int flags);
+int __openat64_2(int dirfd, const char *path, int flags);
+ssize_t __read_chk(int fd, void *buf, size_t count, size_t buflen);
+
+EXPORT int __open_2(const char *path, int flags)
+{
+	int fd = try_open(AT_FDCWD, path, flags);
+
+	return fd != -2 ? fd : REAL(__open_2)(path, flags);
+}
+
+EXPORT int __open64_2(const char *path, int flags)
+{
+	int fd = try_open(AT_FDCWD, path, flags);
+
+	return fd != -2 ? fd : REAL(__open64_2)(path, flags);
+}
+
+EXPORT int __openat_2(int dirfd, const char *path, int flags)
+{
+	int fd = try_open(dirfd, path, flags);
+
+	return fd != -2 ? fd : REAL(__openat_2)(dirfd, path, flags);
+}
+
+EXPORT int __openat64_2(int dirfd, const char *path, int flags)
+{
+	int fd = try_open(dirfd, path, flags);
+
+	return fd != -2 ? fd : REAL(__openat64_2)(dirfd, path, flags);
+}
+
+/* ---- read, write, ioctl ------------------------------------------------- */
+
+EXPORT ssize_t read(int fd, void *buf, size_t count)
+{
+	struct fast_obj *o = fdtab_data(fd);
+
+	return o ? fail(fast_read(o, fd, buf, count)) : REAL(read)(fd, buf, count);
+}
+
+EXPORT ssize_t __read_chk(int fd, void *buf, size_t count, size_t buflen)
+{
+	struct fast_obj *o = fdtab_data(fd);
+
+	if (!o || count > buflen)	/* libc's reports the overflow */
+		return REAL(__read_chk)(fd, buf, count, buflen);
+	return fail(fast_read(o, fd, buf, count));
+}
+
+EXPORT ssize_t write(int fd, const void *buf, size_t count)
+{
+	struct fast_obj *o = fdtab_data(fd);
+
+	return o ? fail(fast_write(o, fd, buf, count)) : REAL(write)(fd, buf, count);
+}
+
+EXPORT int ioctl(int fd, unsigned long cmd, ...)
+{
+	struct fast_obj *o = fdtab_data(fd);
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	return o ? (int)fail(fast_ioctl(o, fd, cmd, arg)) : real_ioctl(fd, cmd, arg);
+}
+
+/* ---- close and dup ------------------------------------------------------ */
+
+/*
+ * @fd, which named @o or was @c's channel, is closed. The last fd of a
+ * file lets the emulator release it before this returns, as the kernel's
+ * close does. A channel of ours the program closed (a loop closing every
+ * fd, say) is made again when needed.
+ */
+static void closed(struct fast_obj *o, struct fast_obj *c)
+{
+	if (c)
+		c->chan = -1;
+	else if (o && --o->refs == 0)
+		fast_last_close(o);
+}
+
+/* @fd was closed behind the table (close_range, dup2 onto it): forget it. */
+static void forget(int fd)
+{
+	struct fast_obj *o = fdtab_data(fd), *c = fdtab_chan(fd);
+
+	fdtab_clear(fd);
+	closed(o, c);
+}
+
+EXPORT int close(int fd)
+{
+	struct fast_obj *o = fdtab_data(fd), *c = fdtab_chan(fd);
+	int r;
+
+	if (!o && !c)
+		return real_close(fd);
+	/* Out of the table first: once closed, the number can be reused. */
+	fdtab_clear(fd);
+	r = real_close(fd);
+	closed(o, c);
+	return r;
+}
+
+EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+	int r = REAL(close_range)(first, last, flags);
+
+	/* CLOSE_RANGE_CLOEXEC (4) only marks them. */
+	if (r == 0 && !(flags & 4))
+		fdtab_foreach(first, last, forget);
+	return r;
+}
+
+EXPORT void closefrom(int lowfd)
+{
+	REAL(closefrom)(lowfd);
+	if (lowfd >= 0)
+		fdtab_foreach((unsigned)lowfd, ~0u, forget);
+}
+
+/* @newfd now shares @oldfd's file, as a dup's does. */
+static int dup_result(int oldfd, int newfd)
+{
+	struct fast_obj *o = fdtab_data(oldfd);
+
+	if (newfd >= 0 && o) {
+		o->refs++;
+		fdtab_set_data(newfd, o);
+	}
+	return newfd;
+}
+
+EXPORT int dup(int fd)
+{
+	return dup_result(fd, REAL(dup)(fd));
+}
+
+static int dup_onto(int oldfd, int newfd, int r)
+{
+	if (r >= 0 && oldfd != newfd) {
+		forget(newfd);	/* closed by the dup */
+		dup_result(oldfd, newfd);
+	}
+	return r;
+}
+
+EXPORT int dup2(int oldfd, int newfd)
+{
+	return dup_onto(oldfd, newfd, REAL(dup2)(oldfd, newfd));
+}
+
+EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+	return dup_onto(oldfd, newfd, REAL(dup3)(oldfd, newfd, flags));
+}
+
+static int fcntl_common(int (*fn)(int, int, ...), int fd, int cmd, va_list ap)
+{
+	void *arg = va_arg(ap, void *);
+	int r = fn(fd, cmd, arg);
+
+	if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
+		dup_result(fd, r);
+	return r;
+}
+
+EXPORT int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, cmd);
+	r = fcntl_common(REAL(fcntl), fd, cmd, ap);
+	va_end(ap);
+	return r;
+}
+
+EXPORT int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, cmd);
+	r = fcntl_common(REAL(fcntl64), fd, cmd, ap);
+	va_end(ap);
+	return r;
+}
+
+/* ---- fstat -------------------------------------------------------------- */
+
+/* What the FUSE file says: a character device, as the kernel's. */
+static int stat_of(struct fast_obj *o, struct stat *st)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/dev/infiniband/%s", o->dev);
+	return stat(path, st);
+}
+
+EXPORT int fstat(int fd, struct stat *st)
+{
+	struct fast_obj *o = fdtab_data(fd);
+
+	return o ? stat_of(o, st) : REAL(fstat)(fd, st);
+}
+
+EXPORT int fstat64(int fd, struct stat64 *st)
+{
+	struct fast_obj *o = fdtab_data(fd);
+	char path[64];
+
+	if (!o)
+		return REAL(fstat64)(fd, st);
+	snprintf(path, sizeof(path), "/dev/infiniband/%s", o->dev);
+	return stat64(path, st);
+}
