@@ -1,7 +1,8 @@
 #!/bin/bash
 # ibnetdiscover on the same fabric under ibsim (ibsim-utils + libumad2sim)
-# and under ibemu, interleaved, attached at the same HCA, several rounds;
-# prints the median wall time of each and the ratio ibemu / ibsim.
+# and under ibemu (the fast path, and FUSE only), interleaved, attached at
+# the same HCA, several rounds; prints the median wall time of each and the
+# ratios to ibsim.
 # Both simulators are started first: this times discovery only. Then the
 # peak resident memory of both emulators.
 #
@@ -20,6 +21,7 @@ ms() { local s=$(date +%s%N); "$@" >/dev/null 2>&1; echo $(( ($(date +%s%N) - s)
 for r in $(seq "$ROUNDS"); do
 	(cd "$W" && ms env LD_PRELOAD=$PRE ibnetdiscover) >>"$W/sim.ms"
 	ms "$IBEMU" exec --name "$NAME" -- ibnetdiscover >>"$W/emu.ms"
+	ms "$IBEMU" exec --name "$NAME" --no-fast-path -- ibnetdiscover >>"$W/fuse.ms"
 done
 report ms
 echo "peak RSS: $(peak_rss "$NAME")"

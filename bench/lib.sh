@@ -70,11 +70,19 @@ peak_rss() {
 	echo "ibsim $(vmhwm $SIM), ibemu $(emu_vmhwm --name "$1")"
 }
 
-# report UNIT: the medians of $W/sim.ms and $W/emu.ms, every figure, the ratio.
+# report UNIT: the medians of $W/sim.ms, $W/emu.ms (ibemu as programs get
+# it: the fast path) and $W/fuse.ms (ibemu with --no-fast-path) if there,
+# every figure, the ratios to ibsim.
 report() {
-	local sim emu
+	local sim emu fuse
 	sim=$(median <"$W/sim.ms"); emu=$(median <"$W/emu.ms")
 	echo "ibsim  median ${sim} $1  (all: $(tr '\n' ' ' <"$W/sim.ms"))"
 	echo "ibemu  median ${emu} $1  (all: $(tr '\n' ' ' <"$W/emu.ms"))"
+	if [ -s "$W/fuse.ms" ]; then
+		fuse=$(median <"$W/fuse.ms")
+		echo "ibemu FUSE only  median ${fuse} $1  (all: $(tr '\n' ' ' <"$W/fuse.ms"))"
+	fi
 	awk -v e="$emu" -v s="$sim" 'BEGIN { if (s > 0) printf "ratio ibemu/ibsim: %.2f\n", e / s }'
+	[ -z "${fuse:-}" ] ||
+		awk -v e="$fuse" -v s="$sim" 'BEGIN { if (s > 0) printf "ratio ibemu FUSE only/ibsim: %.2f\n", e / s }'
 }

@@ -1,7 +1,8 @@
 #!/bin/bash
 # opensm from start to its first SUBNET UP (one full sweep: discovery, LIDs,
 # routing, LFT and port programming), under ibsim (libumad2sim) and under
-# ibemu, on the same generated fabric and HCA; interleaved rounds, medians.
+# ibemu (the fast path, and FUSE only), on the same generated fabric and
+# HCA; interleaved rounds, medians.
 # Then, with that opensm still up, `saquery` of all NodeRecords (an RMPP
 # transfer of one record per node), and the peak resident memory of each
 # emulator.
@@ -45,12 +46,17 @@ for r in $(seq "$ROUNDS"); do
 		opensm -d2 -f "$W/sim.osm") >>"$W/sim.both"
 	sim_rss=$(vmhwm $SIM)
 	kill $SIM; wait $SIM 2>/dev/null
-	"$IBEMU" run --topology "$W/net" --attach "$HCA" -- bash -c "$(declare -f up_ms wait_for emu_vmhwm);
-		up_ms '$W/emu.osm' env OSM_CACHE_DIR='$W/c2' opensm -d2 -f '$W/emu.osm';
-		IBEMU='$IBEMU' emu_vmhwm >'$W/emu.rss'" >>"$W/emu.both"
+	for how in emu fuse; do
+		rm -rf "$W/c2"; mkdir -p "$W/c2"
+		opt=; [ $how = fuse ] && opt=--no-fast-path
+		"$IBEMU" run $opt --topology "$W/net" --attach "$HCA" -- bash -c "$(declare -f up_ms wait_for emu_vmhwm);
+			up_ms '$W/emu.osm' env OSM_CACHE_DIR='$W/c2' opensm -d2 -f '$W/emu.osm';
+			IBEMU='$IBEMU' emu_vmhwm >'$W/emu.rss'" >>"$W/$how.both"
+	done
+	rm -rf "$W/c1"
 done
-cut -d' ' -f1 "$W/sim.both" >"$W/sim.ms"; cut -d' ' -f1 "$W/emu.both" >"$W/emu.ms"
-report "ms to SUBNET UP"
-cut -d' ' -f2 "$W/sim.both" >"$W/sim.ms"; cut -d' ' -f2 "$W/emu.both" >"$W/emu.ms"
-report "ms for saquery NodeRecords"
+for f in 1 2; do
+	for how in sim emu fuse; do cut -d' ' -f$f "$W/$how.both" >"$W/$how.ms"; done
+	[ $f = 1 ] && report "ms to SUBNET UP" || report "ms for saquery NodeRecords"
+done
 echo "peak RSS (last round): ibsim $sim_rss, ibemu $(cat "$W/emu.rss")"

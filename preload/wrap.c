@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "preload/fast.h"
@@ -55,6 +57,8 @@ static int (*real___openat64_2)(int, const char *, int);
 static ssize_t (*real_read)(int, void *, size_t);
 static ssize_t (*real___read_chk)(int, void *, size_t, size_t);
 static ssize_t (*real_write)(int, const void *, size_t);
+static ssize_t (*real_readv)(int, const struct iovec *, int);
+static ssize_t (*real_writev)(int, const struct iovec *, int);
 static int (*real_close_fn)(int);
 static int (*real_close_range)(unsigned, unsigned, int);
 static void (*real_closefrom)(int);
@@ -275,6 +279,75 @@ EXPORT ssize_t write(int fd, const void *buf, size_t count)
 	struct fast_obj *o = fdtab_data(fd);
 
 	return o ? fail(fast_write(o, fd, buf, count)) : REAL(write)(fd, buf, count);
+}
+
+/* The bytes of @iov, @n pieces, and their count; NULL if none or too many. */
+static void *gather(const struct iovec *iov, int n, size_t *total)
+{
+	char *buf, *p;
+	int i;
+
+	for (*total = 0, i = 0; i < n; i++)
+		*total += iov[i].iov_len;
+	buf = p = malloc(*total ? *total : 1);
+	for (i = 0; buf && i < n; i++) {
+		memcpy(p, iov[i].iov_base, iov[i].iov_len);
+		p += iov[i].iov_len;
+	}
+	return buf;
+}
+
+/*
+ * writev and readv move one message, as the FUSE files do (FUSE gathers
+ * a writev into one write request; docs/fast-path.md says how the kernel
+ * differs).
+ */
+EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
+{
+	struct fast_obj *o = fdtab_data(fd);
+	size_t total;
+	void *buf;
+	ssize_t r;
+
+	if (!o)
+		return REAL(writev)(fd, iov, n);
+	if (n < 0 || n > IOV_MAX)
+		return fail(-EINVAL);
+	if (!(buf = gather(iov, n, &total)))
+		return fail(-ENOMEM);
+	r = fast_write(o, fd, buf, total);
+	free(buf);
+	return fail(r);
+}
+
+EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
+{
+	struct fast_obj *o = fdtab_data(fd);
+	size_t total, done = 0;
+	char *buf;
+	ssize_t r;
+	int i;
+
+	if (!o)
+		return REAL(readv)(fd, iov, n);
+	if (n < 0 || n > IOV_MAX)
+		return fail(-EINVAL);
+	for (total = 0, i = 0; i < n; i++)
+		total += iov[i].iov_len;
+	if (!(buf = calloc(1, total ? total : 1)))
+		return fail(-ENOMEM);
+	r = fast_read(o, fd, buf, total);
+	/* ENOSPC copies the header and the first MAD too (zeros after). */
+	for (i = 0; (r > 0 || r == -ENOSPC) && i < n; i++) {
+		size_t len = iov[i].iov_len;
+
+		if (r > 0 && len > (size_t)r - done)
+			len = (size_t)r - done;
+		memcpy(iov[i].iov_base, buf + done, len);
+		done += len;
+	}
+	free(buf);
+	return fail(r);
 }
 
 EXPORT int ioctl(int fd, unsigned long cmd, ...)

@@ -20,13 +20,14 @@ timeout 120 bash "$BENCH/smp-rate-vs-ibsim.sh" 1 0.2 2 >"$WORK/out" 2>&1
 RC=$?
 expect_rc 0 "smp-rate-vs-ibsim.sh runs"
 for row in "local, 1 client" "3hops, 1 client" "local, 2 clients" "3hops, 2 clients"; do
-	expect_match "^$row( +[1-9][0-9]*){4} +[0-9.]+ +[0-9.]+$" "smp-rate row '$row': four rates and two ratios"
+	expect_match "^$row( +[1-9][0-9]*){5}( +[0-9.]+){3}$" "smp-rate row '$row': five rates and three ratios"
 done
 
 timeout 120 bash "$BENCH/discover-vs-ibsim.sh" 1 fattree 4 >"$WORK/out" 2>&1
 RC=$?
 expect_rc 0 "discover-vs-ibsim.sh runs"
 expect_match "^ratio ibemu/ibsim: [0-9.]+$" "discovery ratio"
+expect_match "^ratio ibemu FUSE only/ibsim: [0-9.]+$" "and with the FUSE files only"
 expect_match "^peak RSS: ibsim [0-9.]+ MB, ibemu [0-9.]+ MB$" "peak RSS of both"
 
 timeout 120 bash "$BENCH/opensm-up-vs-ibsim.sh" 1 fattree 4 >"$WORK/out" 2>&1
@@ -35,6 +36,7 @@ expect_rc 0 "opensm-up-vs-ibsim.sh runs"
 expect_match "^ibemu  median [0-9]+ ms to SUBNET UP" "opensm to SUBNET UP under ibemu"
 expect_match "^ibsim  median [0-9]+ ms for saquery NodeRecords" "saquery NodeRecords under ibsim"
 expect_match "^ibemu  median [0-9]+ ms for saquery NodeRecords" "saquery NodeRecords under ibemu"
+expect_match "^ibemu FUSE only  median [0-9]+ ms to SUBNET UP" "and with the FUSE files only"
 expect_match "^peak RSS \(last round\): ibsim [0-9.]+ MB, ibemu [0-9.]+ MB$" "peak RSS of both"
 if [ -x "$(dirname "$IBEMU")/verbs/libibemu-rdmav34.so" ]; then
 	timeout 120 bash "$BENCH/verbs-pingpong.sh" 1 100 >"$WORK/out" 2>&1
