@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/fast_wire.h"
@@ -110,6 +111,62 @@ static int memfd_with(const void *bytes, size_t len)
 	return fd;
 }
 
+/*
+ * The answer to a request is usually there within a few microseconds: on
+ * a machine with more than one CPU, look for it that long before sleeping
+ * (a sleeping vCPU is what a round trip costs most; docs/performance.md).
+ * When it does not come in time (a busy emulator, many clients), sleep at
+ * once for the next requests of this thread, so that spinning never takes
+ * the CPU the emulator needs.
+ */
+#define SPIN_NS		20000
+#define SPIN_BACKOFF	64
+
+static __thread unsigned spin_skip;
+
+static int may_spin(void)
+{
+	static int cpus;
+
+	if (!cpus)
+		cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (cpus < 2)
+		return 0;
+	if (spin_skip) {
+		spin_skip--;
+		return 0;
+	}
+	return 1;
+}
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* recvmsg, looking for a while first (above); EINTR waits on. */
+static ssize_t recv_answer(int chan, struct msghdr *m, int flags)
+{
+	ssize_t n;
+
+	if (may_spin()) {
+		long long end = now_ns() + SPIN_NS;
+
+		do {
+			n = recvmsg(chan, m, flags | MSG_DONTWAIT);
+			if (n >= 0 || errno != EAGAIN)
+				return n;
+		} while (now_ns() < end);
+		spin_skip = SPIN_BACKOFF;
+	}
+	while ((n = recvmsg(chan, m, flags)) < 0 && errno == EINTR)
+		;
+	return n;
+}
+
 union fd_cmsg {
 	struct cmsghdr c;
 	char buf[CMSG_SPACE(sizeof(int))];
@@ -151,8 +208,7 @@ static long exchange(int chan, uint32_t op, uint64_t arg, const void *in, size_t
 	if (n < 0)
 		return -EIO;
 	/* The request is made: an interrupted wait for its answer waits on. */
-	while ((n = recvmsg(chan, &rmsg, recv_flags)) < 0 && errno == EINTR)
-		;
+	n = recv_answer(chan, &rmsg, recv_flags);
 	for (c = n > 0 ? CMSG_FIRSTHDR(&rmsg) : NULL; c; c = CMSG_NXTHDR(&rmsg, c))
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
 			int fd;
