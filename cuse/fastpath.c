@@ -47,6 +47,8 @@ struct fast_file {
 	int flags;		/* the open's */
 	char name[32];		/* "umad0" */
 	unsigned chans;		/* channels naming it */
+	struct fast_chan *writing;	/* the channel whose write is in umad_write */
+	size_t write_count;
 	guint data_watch, out_watch;
 	/* A packet the data socket had no room for yet (then no other is
 	 * taken from the file's queue, so the order holds). */
@@ -291,6 +293,18 @@ static void chan_set_file(struct fast_chan *ch, struct fast_file *ff)
 	ff->chans++;
 }
 
+/* The write in progress will succeed: answer it now, before the fabric
+ * carries the packet (umad_set_accepted), so the client goes on meanwhile. */
+static void on_accepted(void *ctx)
+{
+	struct fast_file *ff = ctx;
+
+	if (ff->writing) {
+		reply(ff->writing, (int64_t)ff->write_count, NULL, 0, -1);
+		ff->writing = NULL;
+	}
+}
+
 static void do_open(struct fast_chan *ch, const char *name, int flags)
 {
 	struct umad_dev *d = dev_named(ch->fp, name);
@@ -322,6 +336,7 @@ static void do_open(struct fast_chan *ch, const char *name, int flags)
 	ff->uf = umad_open(d);
 	umad_set_client(ff->uf, ch->pid, "fast");
 	umad_set_wakeup(ff->uf, on_queued, ff);
+	umad_set_accepted(ff->uf, on_accepted, ff);
 	ff->data_watch = g_unix_fd_add(ff->data, G_IO_IN | G_IO_HUP | G_IO_ERR, on_data_hup, ff);
 	g_ptr_array_add(ch->fp->files, ff);
 	chan_set_file(ch, ff);
@@ -359,17 +374,32 @@ static void do_attach(struct fast_chan *ch, int fd)
 	reply(ch, -EBADF, NULL, 0, -1);
 }
 
+/* umad_write, answered early by on_accepted if it succeeds. */
+static void write_and_reply(struct fast_chan *ch, const uint8_t *bytes, size_t count)
+{
+	struct fast_file *ff = ch->file;
+	ssize_t ret;
+
+	ff->writing = ch;
+	ff->write_count = count;
+	ret = umad_write(ff->uf, bytes, count);
+	if (ff->writing)	/* not answered yet: an error */
+		reply(ch, ret, NULL, 0, -1);
+	ff->writing = NULL;
+}
+
 static void do_write(struct fast_chan *ch, const struct fast_req *rq, const uint8_t *payload,
 		     size_t n, int memfd)
 {
 	struct umad_file *uf = ch->file->uf;
 	uint8_t *whole = NULL;
-	ssize_t ret;
 	int r;
 
 	if (!(rq->flags & FAST_F_MEMFD)) {
-		ret = rq->arg == n ? umad_write(uf, payload, n) : -EINVAL;
-		reply(ch, ret, NULL, 0, -1);
+		if (rq->arg == n)
+			write_and_reply(ch, payload, n);
+		else
+			reply(ch, -EINVAL, NULL, 0, -1);
 		return;
 	}
 	/* A long write, in a memfd: checked before it is read in. */
@@ -383,11 +413,10 @@ static void do_write(struct fast_chan *ch, const struct fast_req *rq, const uint
 	}
 	whole = g_try_malloc(rq->arg ? rq->arg : 1);
 	if (!whole || pread(memfd, whole, rq->arg, 0) != (ssize_t)rq->arg)
-		ret = whole ? -EFAULT : -ENOMEM;
+		reply(ch, whole ? -EFAULT : -ENOMEM, NULL, 0, -1);
 	else
-		ret = umad_write(uf, whole, (size_t)rq->arg);
+		write_and_reply(ch, whole, (size_t)rq->arg);
 	g_free(whole);
-	reply(ch, ret, NULL, 0, -1);
 }
 
 static void do_ioctl(struct fast_chan *ch, const struct fast_req *rq, const uint8_t *payload,

@@ -50,6 +50,8 @@ struct umad_file {
 	bool said_full;		/* the limit was logged since the queue was empty */
 	void (*wakeup)(void *);
 	void *wakeup_ctx;
+	void (*accepted)(void *);	/* umad_set_accepted */
+	void *accepted_ctx;
 	GList link;		/* in host->files */
 	int client_pid;		/* who opened it, and through what */
 	const char *path;
@@ -370,6 +372,12 @@ struct umad_file *umad_open(struct umad_dev *d)
 	file->path = "";
 	g_queue_push_tail_link(&d->host->files, &file->link);
 	return file;
+}
+
+void umad_set_accepted(struct umad_file *file, void (*fn)(void *), void *ctx)
+{
+	file->accepted = fn;
+	file->accepted_ctx = ctx;
 }
 
 void umad_set_client(struct umad_file *file, int pid, const char *path)
@@ -759,6 +767,8 @@ ssize_t umad_write(struct umad_file *file, const void *buf, size_t count)
 		g_queue_push_tail(&a->sends, s);
 		timerq_arm(d->host->tq, &s->timer, (uint64_t)hdr.timeout_ms * 1000);
 	}
+	if (file->accepted)	/* the write has succeeded: its caller may go on */
+		file->accepted(file->accepted_ctx);
 	fabric_send(d->host->fabric, p, &pkt);
 	mad_pkt_release(&pkt);
 	return (ssize_t)count;

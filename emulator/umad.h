@@ -73,6 +73,11 @@ typedef void (*umad_file_fn)(void *ctx, unsigned dev_index, int pid, const char 
 void umad_host_foreach_file(struct umad_host *h, umad_file_fn fn, void *ctx);
 /* Called whenever a packet is queued on @file (to wake readers, poll). */
 void umad_set_wakeup(struct umad_file *file, void (*fn)(void *), void *ctx);
+/* Called in umad_write once the write is sure to succeed, before the
+ * packet enters the fabric: a front-end can answer its caller there and
+ * let the fabric's work overlap the caller's (the kernel's write returns
+ * once the send is posted, not delivered). */
+void umad_set_accepted(struct umad_file *file, void (*fn)(void *), void *ctx);
 
 /*
  * ioctl: @arg holds the input and receives the output (as large as the
