@@ -72,9 +72,14 @@ ibemu_run --topology "$WORK/dump.net" -- ibnetdiscover
 grep -v '^#' "$WORK/out" >"$WORK/b"
 expect_same "$WORK/a" "$WORK/b" "a dump loads back to the same fabric"
 
-# Replay: a 50% drop rule under the same workload, three seeds.
+# Replay: a 50% drop rule under the same workload, three seeds. Over the
+# FUSE files: on the fast path libibmad's poll, armed microseconds after
+# the send with the send's own timeout, can expire before the emulator's
+# timeout report is queued, and smpquery then gives up without retrying
+# (an open race, issue #16's notes), which changes how many requests
+# meet the rule.
 replay() {
-	ibemu_run --seed "$1" -- bash -c '
+	ibemu_run --no-fast-path --seed "$1" -- bash -c '
 	"$IBEMU" ctl fault add drop --prob 0.5 --attr NodeDescription >/dev/null
 	for i in 1 2 3 4 5 6 7 8; do smpquery -t 100 -D nodedesc 0,1 >/dev/null 2>&1; done
 	"$IBEMU" ctl events'
