@@ -20,6 +20,7 @@
 #include "cuse/serve.h"
 #include "emulator/ctl.h"
 #include "lib/fast_wire.h"
+#include "lib/fd_pass.h"
 #include "lib/log.h"
 
 #define IOCTL_ARG_MAX	64	/* the largest umad ioctl argument, as devfile.c */
@@ -114,25 +115,6 @@ static void chan_free(struct fast_chan *ch)
 
 /* ---- packets out, on the data socket ----------------------------------- */
 
-union fd_cmsg {
-	struct cmsghdr c;
-	char buf[CMSG_SPACE(sizeof(int))];
-};
-
-/* Send @fd (if >= 0) with @msg, by SCM_RIGHTS, in @u. */
-static void pass_fd(struct msghdr *msg, union fd_cmsg *u, int fd)
-{
-	if (fd < 0)
-		return;
-	memset(u, 0, sizeof(*u));
-	msg->msg_control = u->buf;
-	msg->msg_controllen = sizeof(u->buf);
-	u->c.cmsg_level = SOL_SOCKET;
-	u->c.cmsg_type = SCM_RIGHTS;
-	u->c.cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(&u->c), &fd, sizeof(int));
-}
-
 static int send_pkt(struct fast_file *ff, const struct fast_pkt *h, const uint8_t *bytes,
 		    int memfd)
 {
@@ -143,7 +125,7 @@ static int send_pkt(struct fast_file *ff, const struct fast_pkt *h, const uint8_
 	union fd_cmsg u;
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = bytes ? 2 : 1 };
 
-	pass_fd(&msg, &u, memfd);
+	fd_pass_put(&msg, &u, memfd);
 	return sendmsg(ff->data, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
@@ -265,7 +247,7 @@ static void reply(struct fast_chan *ch, int64_t ret, const void *out, uint32_t o
 	union fd_cmsg u;
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = out_len ? 2 : 1 };
 
-	pass_fd(&msg, &u, fd);
+	fd_pass_put(&msg, &u, fd);
 	/* The client waits for this answer: a full channel is its fault. */
 	if (sendmsg(ch->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
 		g_debug("fast path: answer not sent: %s", g_strerror(errno));
@@ -492,22 +474,19 @@ static void do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int m
 static bool serve_one(struct fast_chan *ch)
 {
 	static uint8_t buf[sizeof(struct fast_req) + FAST_INLINE_MAX];
-	union { struct cmsghdr c; char buf[CMSG_SPACE(sizeof(int))]; } u;
+	union fd_cmsg u;
 	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-			      .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
-	struct cmsghdr *c;
-	int fd = -1;
-	ssize_t n = recvmsg(ch->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int fd;
+	ssize_t n;
 
+	fd_pass_room(&msg, &u);
+	n = recvmsg(ch->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return true;
 	if (n <= 0)	/* the client closed it (or died) */
 		return false;
-	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-		    c->cmsg_len >= CMSG_LEN(sizeof(int)))
-			memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	fd = fd_pass_take(&msg);
 	if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
 		reply(ch, -EMSGSIZE, NULL, 0, -1);
 	else

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "lib/fast_wire.h"
+#include "lib/fd_pass.h"
 #include "preload/fast.h"
 
 unsigned fast_gen;
@@ -167,11 +168,6 @@ static ssize_t recv_answer(int chan, struct msghdr *m, int flags)
 	return n;
 }
 
-union fd_cmsg {
-	struct cmsghdr c;
-	char buf[CMSG_SPACE(sizeof(int))];
-};
-
 /*
  * Send one request on @chan (with @pass_fd beside it if >= 0) and read its
  * answer: ret, up to @out_max bytes to @out, an fd passed back to *@got.
@@ -187,20 +183,12 @@ static long exchange(int chan, uint32_t op, uint64_t arg, const void *in, size_t
 	union fd_cmsg u, ru;
 	struct fast_reply rp;
 	struct iovec riov[2] = { { &rp, sizeof(rp) }, { out, out_max } };
-	struct msghdr rmsg = { .msg_iov = riov, .msg_iovlen = out_max ? 2 : 1,
-			       .msg_control = ru.buf, .msg_controllen = sizeof(ru.buf) };
-	struct cmsghdr *c;
+	struct msghdr rmsg = { .msg_iov = riov, .msg_iovlen = out_max ? 2 : 1 };
 	ssize_t n;
+	int fd;
 
-	if (pass_fd >= 0) {
-		memset(&u, 0, sizeof(u));
-		msg.msg_control = u.buf;
-		msg.msg_controllen = sizeof(u.buf);
-		u.c.cmsg_level = SOL_SOCKET;
-		u.c.cmsg_type = SCM_RIGHTS;
-		u.c.cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(&u.c), &pass_fd, sizeof(int));
-	}
+	fd_pass_put(&msg, &u, pass_fd);
+	fd_pass_room(&rmsg, &ru);
 	if (pass_fd >= 0 && op == FAST_WRITE)
 		rq.flags = FAST_F_MEMFD;
 	while ((n = sendmsg(chan, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
@@ -209,16 +197,12 @@ static long exchange(int chan, uint32_t op, uint64_t arg, const void *in, size_t
 		return -EIO;
 	/* The request is made: an interrupted wait for its answer waits on. */
 	n = recv_answer(chan, &rmsg, recv_flags);
-	for (c = n > 0 ? CMSG_FIRSTHDR(&rmsg) : NULL; c; c = CMSG_NXTHDR(&rmsg, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(c), sizeof(int));
-			if (got && *got < 0)
-				*got = fd;
-			else
-				real_close(fd);
-		}
+	if (n > 0 && (fd = fd_pass_take(&rmsg)) >= 0) {
+		if (got && *got < 0)
+			*got = fd;
+		else
+			real_close(fd);
+	}
 	if (n < (ssize_t)sizeof(rp))
 		return -EIO;
 	if (out && rp.out_len > out_max)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "lib/fast_wire.h"
+#include "lib/fd_pass.h"
 #include "preload/fast.h"
 
 #define MAD_BLOCK	256	/* the part of a long message a short read gets */
@@ -26,12 +27,12 @@
  * long, or the kernel's error with the packet left queued. */
 static ssize_t take(int fd, const struct fast_pkt *h, void *buf, size_t count)
 {
-	union { struct cmsghdr c; char b[CMSG_SPACE(sizeof(int))]; } u;
+	union fd_cmsg u;
 	struct fast_pkt got;
 	size_t want = h->len, first = (size_t)h->hdr_size + MAD_BLOCK;
 	struct iovec iov[2] = { { &got, sizeof(got) }, { buf, 0 } };
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
-	int flags = MSG_DONTWAIT | MSG_CMSG_CLOEXEC, memfd = -1;
+	int flags = MSG_DONTWAIT | MSG_CMSG_CLOEXEC, memfd;
 	ssize_t n;
 
 	if (count < h->hdr_size)
@@ -44,21 +45,15 @@ static ssize_t take(int fd, const struct fast_pkt *h, void *buf, size_t count)
 		want = first;
 		flags |= MSG_PEEK;
 	}
-	if (h->flags & FAST_F_MEMFD) {
-		msg.msg_control = u.b;
-		msg.msg_controllen = sizeof(u.b);
-	} else {
+	if (h->flags & FAST_F_MEMFD)
+		fd_pass_room(&msg, &u);
+	else
 		iov[1].iov_len = want;
-	}
 	n = recvmsg(fd, &msg, flags);
 	if (n < (ssize_t)sizeof(got))
 		return -EIO;
 	if (h->flags & FAST_F_MEMFD) {
-		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-
-		if (c && c->cmsg_type == SCM_RIGHTS)
-			memcpy(&memfd, CMSG_DATA(c), sizeof(int));
-		if (memfd < 0)
+		if ((memfd = fd_pass_take(&msg)) < 0)
 			return -EIO;
 		n = pread(memfd, buf, want, 0);
 		real_close(memfd);

@@ -24,6 +24,7 @@
 #include <rdma/ib_user_mad.h>
 
 #include "lib/fast_wire.h"
+#include "lib/fd_pass.h"
 
 #define MAD_SIZE 256
 
@@ -46,12 +47,13 @@ static long request(uint32_t op, uint64_t arg, const void *in, size_t in_len, vo
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = in_len ? 2 : 1 };
 	struct fast_reply rp;
 	uint8_t buf[sizeof(rp) + 64];
-	union { struct cmsghdr c; char b[CMSG_SPACE(sizeof(int))]; } u;
+	union fd_cmsg u;
 	struct iovec riov = { buf, sizeof(buf) };
-	struct msghdr rmsg = { .msg_iov = &riov, .msg_iovlen = 1,
-			       .msg_control = u.b, .msg_controllen = sizeof(u.b) };
+	struct msghdr rmsg = { .msg_iov = &riov, .msg_iovlen = 1 };
 	ssize_t n;
+	int fd_in;
 
+	fd_pass_room(&rmsg, &u);
 	if (sendmsg(chan, &msg, MSG_NOSIGNAL) < 0)
 		die("send a request");
 	n = recvmsg(chan, &rmsg, MSG_CMSG_CLOEXEC);
@@ -60,8 +62,12 @@ static long request(uint32_t op, uint64_t arg, const void *in, size_t in_len, vo
 	memcpy(&rp, buf, sizeof(rp));
 	if (out && rp.out_len)
 		memcpy(out, buf + sizeof(rp), rp.out_len < out_max ? rp.out_len : out_max);
-	if (got_fd && CMSG_FIRSTHDR(&rmsg))
-		memcpy(got_fd, CMSG_DATA(CMSG_FIRSTHDR(&rmsg)), sizeof(int));
+	if ((fd_in = fd_pass_take(&rmsg)) >= 0) {
+		if (got_fd)
+			*got_fd = fd_in;
+		else
+			close(fd_in);
+	}
 	return (long)rp.ret;
 }
 

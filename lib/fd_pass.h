@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One fd passed beside a Unix socket message (SCM_RIGHTS): how the fast
+ * path hands over data sockets and memfds (lib/fast_wire.h). Header only,
+ * for both ends: the emulator (cuse/fastpath.c) and the preloaded library
+ * (preload/), which includes lib/ and nothing else.
+ */
+#ifndef IBEMU_LIB_FD_PASS_H
+#define IBEMU_LIB_FD_PASS_H
+
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+union fd_cmsg {
+	struct cmsghdr c;
+	char buf[CMSG_SPACE(sizeof(int))];
+};
+
+/* Send @fd (if >= 0) with @msg; @u holds it until the message is sent. */
+static inline void fd_pass_put(struct msghdr *msg, union fd_cmsg *u, int fd)
+{
+	if (fd < 0)
+		return;
+	memset(u, 0, sizeof(*u));
+	msg->msg_control = u->buf;
+	msg->msg_controllen = sizeof(u->buf);
+	u->c.cmsg_level = SOL_SOCKET;
+	u->c.cmsg_type = SCM_RIGHTS;
+	u->c.cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(&u->c), &fd, sizeof(int));
+}
+
+/* Let @msg receive an fd, into @u. */
+static inline void fd_pass_room(struct msghdr *msg, union fd_cmsg *u)
+{
+	msg->msg_control = u->buf;
+	msg->msg_controllen = sizeof(u->buf);
+}
+
+/* The fd that came with @msg, or -1; any more than one are closed. */
+static inline int fd_pass_take(struct msghdr *msg)
+{
+	struct cmsghdr *c;
+	int fd = -1;
+
+	for (c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
+		int got;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+		    c->cmsg_len < CMSG_LEN(sizeof(int)))
+			continue;
+		memcpy(&got, CMSG_DATA(c), sizeof(int));
+		if (fd < 0)
+			fd = got;
+		else
+			close(got);
+	}
+	return fd;
+}
+
+#endif
