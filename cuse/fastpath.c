@@ -561,16 +561,8 @@ struct fastpath *fastpath_new(struct umad_host *host, const char *path, GError *
 		/* A crashed emulator's: our control socket holds the name. */
 		ctl_unlink_if_ours(path);
 	}
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chmod(path, 0600) < 0 || listen(fd, 64) < 0) {
-		g_set_error(err, IBEMU_ERROR, errno, "cannot listen on %s: %s", path,
-			    g_strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	if ((fd = ctl_listen(path, SOCK_SEQPACKET, 64, err)) < 0)
 		return NULL;
-	}
 	fp = g_new0(struct fastpath, 1);
 	fp->host = host;
 	fp->path = g_strdup(path);

@@ -271,6 +271,22 @@ void ctl_unlink_if_ours(const char *path)
 		unlink(path);
 }
 
+int ctl_listen(const char *path, int type, int backlog, GError **err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    chmod(path, 0600) < 0 || listen(fd, backlog) < 0) {
+		g_set_error(err, IBEMU_ERROR, errno, "cannot listen on %s: %s", path, g_strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 struct ctl_server *ctl_server_new(struct ctl_env *env, const char *path, GError **err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -298,13 +314,11 @@ struct ctl_server *ctl_server_new(struct ctl_env *env, const char *path, GError 
 	case CTL_NONE:
 		break;
 	}
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chmod(path, 0600) < 0 || listen(fd, 16) < 0 || lstat(path, &st) < 0) {
+	if ((fd = ctl_listen(path, SOCK_STREAM, 16, err)) < 0)
+		return NULL;
+	if (lstat(path, &st) < 0) {
 		g_set_error(err, IBEMU_ERROR, errno, "cannot listen on %s: %s", path, g_strerror(errno));
-		if (fd >= 0)
-			close(fd);
+		close(fd);
 		return NULL;
 	}
 	srv = g_new0(struct ctl_server, 1);

@@ -53,4 +53,7 @@ enum ctl_probe { CTL_LIVE, CTL_STALE, CTL_NOT_OURS, CTL_NONE };
 enum ctl_probe ctl_probe(const char *path);
 /* Remove @path if it is a socket file of ours (never anything else). */
 void ctl_unlink_if_ours(const char *path);
+/* A non-blocking Unix socket of @type listening at @path (made 0600), or
+ * -1 with @err ("cannot listen on PATH: ..."); @path must fit sun_path. */
+int ctl_listen(const char *path, int type, int backlog, GError **err);
 #endif
