@@ -14,6 +14,21 @@
 #include "fabric/port.h"
 #include "topologies/topo.h"
 
+/* The value of @field ("VmHWM") in the text of a /proc/PID/status, or NULL. */
+static const char *status_value(const char *text, const char *field)
+{
+	size_t n = strlen(field);
+	const char *p = text;
+
+	while (p) {
+		if (!strncmp(p, field, n) && p[n] == ':')
+			return p + n + 1 + strspn(p + n + 1, " \t");
+		if ((p = strchr(p, '\n')))
+			p++;
+	}
+	return NULL;
+}
+
 /*
  * A field of our /proc/self/status in kB (VmHWM, VmRSS), 0 if unknown.
  * Inside a run the daemon's /proc entry is out of sight (cli/nsinit.h):
@@ -21,12 +36,13 @@
  */
 static unsigned long status_kb(const char *field)
 {
-	char *text = NULL, *p;
+	char *text = NULL;
+	const char *v;
 	unsigned long kb = 0;
 
 	if (g_file_get_contents("/proc/self/status", &text, NULL, NULL) &&
-	    (p = strstr(text, field)))
-		kb = strtoul(p + strlen(field) + 1, NULL, 10);
+	    (v = status_value(text, field)))
+		kb = strtoul(v, NULL, 10);
 	g_free(text);
 	return kb;
 }
@@ -47,17 +63,18 @@ static unsigned open_fds(void)
  * command, as this emulator's /proc shows them. */
 static int client_of(int pid, char *comm, size_t size)
 {
-	char path[64], *text = NULL, *p;
+	char path[64], *text = NULL;
+	const char *v;
 	int tgid = pid;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	snprintf(comm, size, "?");
 	if (pid <= 0 || !g_file_get_contents(path, &text, NULL, NULL))
 		return pid;
-	if ((p = strstr(text, "Name:\t")))
-		snprintf(comm, size, "%.*s", (int)strcspn(p + 6, "\n"), p + 6);
-	if ((p = strstr(text, "\nTgid:\t")))
-		tgid = atoi(p + 7);
+	if ((v = status_value(text, "Name")))
+		snprintf(comm, size, "%.*s", (int)strcspn(v, "\n"), v);
+	if ((v = status_value(text, "Tgid")))
+		tgid = atoi(v);
 	g_free(text);
 	return tgid;
 }
@@ -95,7 +112,7 @@ int ctl_status(struct ctl_call *c)
 				       " dropped; %u fault rules; seed %u; peak RSS %.1f MB\n",
 				       n.nodes, n.switches, n.cas, n.links, f->delivered, f->dropped,
 				       f->faults.rules->len, f->faults.seed,
-				       status_kb("VmHWM:") / 1024.0);
+				       status_kb("VmHWM") / 1024.0);
 		if (c->env->host)
 			umad_host_foreach_file(c->env->host, status_file, c);
 		return 0;
@@ -109,8 +126,8 @@ int ctl_status(struct ctl_call *c)
 	ctl_json_uint(b, "dropped", f->dropped);
 	ctl_json_uint(b, "faults", f->faults.rules->len);
 	ctl_json_uint(b, "seed", f->faults.seed);
-	ctl_json_uint(b, "peak_rss_kb", status_kb("VmHWM:"));
-	ctl_json_uint(b, "rss_kb", status_kb("VmRSS:"));
+	ctl_json_uint(b, "peak_rss_kb", status_kb("VmHWM"));
+	ctl_json_uint(b, "rss_kb", status_kb("VmRSS"));
 	ctl_json_uint(b, "open_fds", open_fds());
 	json_builder_set_member_name(b, "files");
 	json_builder_begin_array(b);

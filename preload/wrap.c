@@ -488,20 +488,20 @@ EXPORT int fcntl64(int fd, int cmd, ...)
 
 /* ---- fstat -------------------------------------------------------------- */
 
-/* What the FUSE file says: a character device, as the kernel's. */
-static int stat_of(struct fast_obj *o, struct stat *st)
+/* fstat answers what the FUSE file says (in namespace mode a regular
+ * file, README: the same as without the library): its path in @path. */
+static const char *fuse_path(const struct fast_obj *o, char *path, size_t size)
 {
-	char path[64];
-
-	snprintf(path, sizeof(path), "/dev/infiniband/%s", o->dev);
-	return stat(path, st);
+	snprintf(path, size, "/dev/infiniband/%s", o->dev);
+	return path;
 }
 
 EXPORT int fstat(int fd, struct stat *st)
 {
 	struct fast_obj *o = fdtab_data(fd);
+	char path[64];
 
-	return o ? stat_of(o, st) : REAL(fstat)(fd, st);
+	return o ? stat(fuse_path(o, path, sizeof(path)), st) : REAL(fstat)(fd, st);
 }
 
 EXPORT int fstat64(int fd, struct stat64 *st)
@@ -509,8 +509,5 @@ EXPORT int fstat64(int fd, struct stat64 *st)
 	struct fast_obj *o = fdtab_data(fd);
 	char path[64];
 
-	if (!o)
-		return REAL(fstat64)(fd, st);
-	snprintf(path, sizeof(path), "/dev/infiniband/%s", o->dev);
-	return stat64(path, st);
+	return o ? stat64(fuse_path(o, path, sizeof(path)), st) : REAL(fstat64)(fd, st);
 }
