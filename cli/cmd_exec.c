@@ -77,7 +77,7 @@ static int join_namespaces(int pid)
 static int exec_in(int argc, char **argv, bool shell)
 {
 	const char *name = NULL;
-	gboolean no_fast = fastenv_disabled();
+	gboolean no_fast = FALSE;
 	char **envp = NULL, *fast;
 	char *path, *pid_text, *cwd = g_get_current_dir();
 	char *pid_argv[] = { (char *)"pid", (char *)"init", NULL };

@@ -122,7 +122,7 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "ibemu: %s\n", err->message);
 		goto out;
 	}
-	envp = fastenv_apply(envp, fast_sock, !no_fast && !fastenv_disabled());
+	envp = fastenv_apply(envp, fast_sock, !no_fast);
 
 	emu_start_scenario(&e);
 	rs.loop = g_main_loop_new(NULL, FALSE);

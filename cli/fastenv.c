@@ -20,7 +20,8 @@ const char *fastenv_library(void)
 	return lib;
 }
 
-gboolean fastenv_disabled(void)
+/* Is the fast path turned off in this environment (IBEMU_FAST_PATH=0)? */
+static gboolean fastenv_disabled(void)
 {
 	return !g_strcmp0(g_getenv("IBEMU_FAST_PATH"), "0");
 }
@@ -41,7 +42,8 @@ char **fastenv_apply(char **envp, const char *fast_sock, gboolean preload)
 	const char *old, *asan;
 
 	envp = g_environ_setenv(envp, "IBEMU_FAST", fast_sock, TRUE);
-	if (!preload)	/* and off for a program that has it preloaded already */
+	/* Off: and off for a program that has the library preloaded already. */
+	if (!preload || fastenv_disabled())
 		return g_environ_setenv(envp, "IBEMU_FAST_PATH", "0", TRUE);
 	if (!lib) {
 		g_warning("no " LIBRARY " beside this ibemu or in %s: programs use the FUSE files only",

@@ -15,10 +15,9 @@
  * put it, or NULL. Looked up once: call it first while /proc/self/exe
  * still reads right (before entering namespaces). */
 const char *fastenv_library(void);
-/* Is the fast path turned off in this environment (IBEMU_FAST_PATH=0)? */
-gboolean fastenv_disabled(void);
 /*
- * @envp with $IBEMU_FAST set to @fast_sock and, if @preload, the library
+ * @envp with $IBEMU_FAST set to @fast_sock and, if @preload (and not
+ * IBEMU_FAST_PATH=0 here), the library
  * added to LD_PRELOAD (once) and ASan told to accept a preload before its
  * runtime (verify_asan_link_order=0: ASan refuses to start otherwise);
  * if not, IBEMU_FAST_PATH=0, which turns the library off where it is
