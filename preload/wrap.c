@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "preload/fast.h"
@@ -119,12 +120,16 @@ static void adopt_inherited(void)
 	while (d && (e = readdir(d))) {
 		int fd = atoi(e->d_name), type = 0, domain = 0;
 		socklen_t len = sizeof(int);
+		struct sockaddr_un sa;
+		socklen_t sa_len = sizeof(sa);
 		struct stat st;
 
 		if (e->d_name[0] == '.' || fd == dirfd(d) || REAL(fstat)(fd, &st) < 0 ||
 		    !S_ISSOCK(st.st_mode) ||
 		    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_SEQPACKET ||
-		    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 || domain != AF_UNIX)
+		    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 || domain != AF_UNIX ||
+		    getsockname(fd, (struct sockaddr *)&sa, &sa_len) < 0 ||
+		    sa_len != sizeof(sa_family_t))	/* named: not a socketpair's end */
 			continue;
 		fast_adopt(fd);
 	}
