@@ -73,11 +73,12 @@ grep -v '^#' "$WORK/out" >"$WORK/b"
 expect_same "$WORK/a" "$WORK/b" "a dump loads back to the same fabric"
 
 # Replay: a 50% drop rule under the same workload, three seeds. Over the
-# FUSE files: on the fast path libibmad's poll, armed microseconds after
-# the send with the send's own timeout, can expire before the emulator's
-# timeout report is queued, and smpquery then gives up without retrying
-# (an open race, issue #16's notes), which changes how many requests
-# meet the rule.
+# FUSE files, where libibmad's poll costs round trips and the emulator's
+# timeout report always comes first, so smpquery retries every drop. On
+# the fast path, as on hardware, its poll (armed with the send's own
+# timeout) may expire first and smpquery gives up without a retry, so the
+# number of requests that meet the rule depends on timing
+# (docs/fast-path.md, "Timeouts").
 replay() {
 	ibemu_run --no-fast-path --seed "$1" -- bash -c '
 	"$IBEMU" ctl fault add drop --prob 0.5 --attr NodeDescription >/dev/null
