@@ -22,7 +22,9 @@
 #include "cli/nsinit.h"
 #include "lib/log.h"
 
-#define GRACE_S		2	/* from SIGTERM to the kernel's SIGKILL */
+/* From SIGTERM to the kernel's SIGKILL: for the rest once the command
+ * has ended, and for the command itself when the run is told to end. */
+#define GRACE_S		2
 
 static int exit_code(int status)
 {
@@ -44,7 +46,7 @@ static void run_init(char **argv, char **envp, int parent_alive, const sigset_t 
 	siginfo_t si;
 	pid_t cmd, p;
 	int status, code = 0;
-	bool ending = false;
+	bool ending = false, told = false;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	/* The parent may have died before the line above: its end of the
@@ -108,12 +110,20 @@ static void run_init(char **argv, char **envp, int parent_alive, const sigset_t 
 		case SIGALRM:
 			if (ending)
 				_exit(code);	/* the kernel kills the rest */
+			if (told)
+				_exit(128 + SIGKILL);	/* and the command */
 			break;
 		case SIGTERM:
 		case SIGHUP:
-			/* The command decides what a signal means. */
-			if (!ending)
+			/* The command decides what a signal means, within the
+			 * grace: a command that ignores it must not keep the
+			 * run (and `timeout ibemu run`) alive. */
+			if (!ending) {
 				kill(cmd, si.si_signo);
+				if (!told)
+					alarm(GRACE_S);
+				told = true;
+			}
 			break;
 		default:
 			break;	/* SIGINT and the like reach the command from its tty */

@@ -39,4 +39,24 @@ kill -9 "$("$IBEMU" ctl --name "$NAME" pid)"
 wait $RUN 2>/dev/null
 if wait_for 10 none "$K"; then pass "ibemu run SIGKILLed: opensm, tail and the exec'd tail are gone"; else
 	fail "left after SIGKILL: $(pgrep -fa -- "$K")"; pkill -9 -f -- "$K"; fi
+
+# SIGTERM to ibemu run goes to the command; one that ignores it does not
+# keep the run alive (`timeout 60 ibemu run ...` once never ended): it is
+# killed with the rest after the grace of 2 s.
+T=$WORK/stubborn
+touch "$T"
+"$IBEMU" run -- bash -c 'trap "" TERM HUP; echo ready; exec tail -f "$0"' "$T" >"$WORK/run.out" 2>&1 &
+RUN=$!
+wait_for 10 grep -q ready "$WORK/run.out"
+kill -TERM $RUN
+gone() { ! kill -0 $RUN 2>/dev/null; }
+if wait_for 10 gone; then
+	wait $RUN; rc=$?
+	[ $rc = 137 ] && pass "a command ignoring SIGTERM is killed after the grace (run exits 137)" ||
+		fail "run exited $rc"
+else
+	fail "ibemu run still alive 10 s after SIGTERM"; kill -9 $RUN
+fi
+if wait_for 5 none "$T"; then pass "and nothing of it is left"; else
+	fail "left: $(pgrep -fa -- "$T")"; pkill -9 -f -- "$T"; fi
 finish
