@@ -51,6 +51,17 @@ expect_line "static: CA node GUID 0x0002c90300000105, 1 ports, SMP arrived on po
 	"a statically linked libibumad program"
 expect_line "python: CA node GUID 0x0002c90300000107, 1 ports (from Python, no libibumad)" \
 	"plain open/ioctl/write/read from Python"
+# Calls the kernel answers before the CUSE server is asked: as ib_umad's
+# for ftruncate and mmap; CUSE's own fops differ from umad_fops for the
+# rest (README, Robustness): .llseek is noop_llseek, a write of 0 bytes
+# never reaches the server, and a restricted ioctl copies its argument in
+# first.
+expect_line "cuse-calls: ftruncate EINVAL" "CUSE: ftruncate EINVAL"
+expect_line "cuse-calls: mmap-shared ENODEV" "CUSE: MAP_SHARED ENODEV"
+expect_line "cuse-calls: mmap-private ENODEV" "CUSE: MAP_PRIVATE ENODEV"
+expect_line "cuse-calls: lseek ok 0" "CUSE: lseek returns 0 (ib_umad: ESPIPE)"
+expect_line "cuse-calls: write0 ok 0" "CUSE: a zero-byte write returns 0 (ib_umad: EINVAL)"
+expect_line "cuse-calls: ioctl-null EFAULT" "CUSE: an unknown ioctl with a NULL argument: EFAULT (ib_umad: ENOTTY)"
 
 for b in 131071 131072 131073 1048576 1048577 33554432; do
 	expect_line "big: ok $b" "CUSE: $b bytes there and back in one read and one write"

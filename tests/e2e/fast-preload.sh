@@ -3,7 +3,8 @@
 # `ibemu exec` preload it, and unmodified programs open the umad files over
 # the emulator's socket with the answers the FUSE files give. A client of
 # plain syscalls (tests/tools/umad_paths) checks fork, exec, dup, close,
-# threads, signals, O_NONBLOCK and short reads on it; a FUSE client and a
+# threads, signals, O_NONBLOCK, short reads and the calls the kernel
+# answers before ib_umad on it; a FUSE client and a
 # preloaded one talk through the fabric; a static client runs beside a
 # preloaded opensm; an ASan-built client runs preloaded; opting out works.
 . "$(dirname "$0")/lib.sh"
@@ -12,7 +13,7 @@ unset IBEMU_FAST_PATH
 
 P="$TOOLS/umad_paths"
 ibemu_run -- bash -c '
-for c in path fork exec exec-fuse eintr dup close threads nonblock short; do
+for c in path fork exec exec-fuse eintr dup close threads nonblock short calls; do
 	timeout 20 "$1" $c || echo "$c rc=$?"
 done
 timeout 20 "$1"_asan path || echo "asan rc=$?"
@@ -40,6 +41,14 @@ expect_line "nonblock: epoll saw the answer" "epoll works on the fd"
 expect_line "short: a read shorter than any header: EINVAL" "a read shorter than a header: EINVAL"
 expect_line "short: a read shorter than the MAD: EINVAL" "a read shorter than the packet: EINVAL"
 expect_line "short: the packet was kept for the next read" "the packet stays queued"
+# The three calls the FUSE kernel answers itself (README, Robustness) are
+# the kernel's here, with the three it answers for every file.
+expect_line "calls: write0 EINVAL" "a zero-byte write: EINVAL, as ib_umad_write"
+expect_line "calls: ioctl-null ENOTTY" "an unknown ioctl with a NULL argument: ENOTTY"
+expect_line "calls: mmap-private ENODEV" "MAP_PRIVATE: ENODEV"
+expect_line "calls: mmap-shared ENODEV" "MAP_SHARED: ENODEV"
+expect_line "calls: lseek ESPIPE" "lseek: ESPIPE"
+expect_line "calls: ftruncate EINVAL" "ftruncate: EINVAL"
 [ "$(grep -c '^path: fast$' "$WORK/out")" = 2 ] && pass "the ASan-built client runs preloaded, on the fast path" ||
 	fail "ASan-built client: $(cat "$WORK/out" | tail -3)"
 

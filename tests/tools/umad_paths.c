@@ -21,6 +21,10 @@
  *   threads       four threads writing and reading one fd
  *   nonblock      O_NONBLOCK: EAGAIN, poll, epoll
  *   short         reads too short for the packet: EINVAL, packet kept
+ *   calls         the calls a kernel answers before or without ib_umad
+ *                 (a zero-byte write, an unknown ioctl with a NULL
+ *                 argument, lseek, ftruncate, both mmaps): one line each,
+ *                 "ok" or the errno's name, whatever the path gives
  */
 #include <endian.h>
 #include <errno.h>
@@ -34,6 +38,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -400,6 +405,52 @@ static int case_short(void)
 	return 0;
 }
 
+static void call_result(const char *what, long rc)
+{
+	const char *e = errno == EINVAL ? "EINVAL" : errno == ENOTTY ? "ENOTTY" :
+			errno == EFAULT ? "EFAULT" : errno == ESPIPE ? "ESPIPE" :
+			errno == ENODEV ? "ENODEV" : errno == EACCES ? "EACCES" : "other";
+
+	if (rc < 0)
+		printf("calls: %s %s\n", what, e);
+	else
+		printf("calls: %s ok %ld\n", what, rc);
+}
+
+static int case_calls(void)
+{
+	int fd = open_umad(0);
+	char c = 0;
+	void *p;
+
+	/* ib_umad_write: count < hdr_size is EINVAL, 0 included */
+	errno = 0;
+	call_result("write0", (long)write(fd, &c, 0));
+	/* an ioctl umad does not know, its number saying "4 bytes in":
+	 * ib_umad_ioctl answers ENOTTY without reading the argument */
+	errno = 0;
+	call_result("ioctl-null", ioctl(fd, _IOW('x', 1, int), NULL));
+	/* umad_fops: .llseek = no_llseek */
+	errno = 0;
+	call_result("lseek", (long)lseek(fd, 0, SEEK_SET));
+	/* do_ftruncate: not a regular file */
+	errno = 0;
+	call_result("ftruncate", ftruncate(fd, 0));
+	/* umad_fops has no .mmap: ENODEV for either kind */
+	errno = 0;
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	call_result("mmap-shared", p == MAP_FAILED ? -1 : 0);
+	if (p != MAP_FAILED)
+		munmap(p, 4096);
+	errno = 0;
+	p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	call_result("mmap-private", p == MAP_FAILED ? -1 : 0);
+	if (p != MAP_FAILED)
+		munmap(p, 4096);
+	close(fd);
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -407,7 +458,7 @@ static const struct {
 	{ "path", case_path }, { "fork", case_fork }, { "exec", case_exec },
 	{ "exec-fuse", case_exec_fuse }, { "eintr", case_eintr }, { "dup", case_dup },
 	{ "close", case_close }, { "threads", case_threads }, { "nonblock", case_nonblock },
-	{ "short", case_short },
+	{ "short", case_short }, { "calls", case_calls },
 };
 
 int main(int argc, char **argv)
@@ -421,6 +472,6 @@ int main(int argc, char **argv)
 	for (i = 0; argc > 1 && i < sizeof(cases) / sizeof(cases[0]); i++)
 		if (!strcmp(argv[1], cases[i].name))
 			return cases[i].fn();
-	fprintf(stderr, "usage: umad_paths path|fork|exec|exec-fuse|eintr|dup|close|threads|nonblock|short\n");
+	fprintf(stderr, "usage: umad_paths path|fork|exec|exec-fuse|eintr|dup|close|threads|nonblock|short|calls\n");
 	return 2;
 }

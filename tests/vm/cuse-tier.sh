@@ -62,6 +62,7 @@ saquery | grep -c 'NodeRecord dump' | sed 's/^/saquery NodeRecords: /'
 saquery 'host3 HCA-1' | grep -m1 'NodeDescription' | sed 's/^/saquery: /'
 "$BIN/examples/nodeinfo-static" 0,1,7,1 | sed 's/^/static: /'
 python3 "$SRC/examples/umad_nodeinfo.py" 0,1,7,2 | sed 's/^/python: /'
+"$BIN/tests/tools/umad_paths" calls | sed 's/^/cuse-/'
 kill $osm; wait $osm
 echo "long-read header failures: $(grep -c 'header of a long read' "$W/ibemu.log")"
 
