@@ -4,11 +4,14 @@
  *
  *   ibemu run [--topology FILE] [--attach NODE]... [--configured] [--seed N]
  *             [--name NAME] [--scenario FILE] [--no-fast-path] [-v] [--] [COMMAND...]
+ *   ibemu run --remote WHERE --attach NODE... [-v] [--] [COMMAND...]
  *
  * The fabric, the umad devices and the mock sysfs exist for COMMAND and its
  * children (a private mount namespace, cli/nsmode.h; a PID namespace of its
  * own, cli/nsinit.h), and ibemu exits with COMMAND's status. Dynamically
  * linked programs reach the umad files over the fast path (cli/fastenv.h).
+ * With --remote the fabric is another emulator's, and this run is one
+ * more host of it (cli/remote.h, docs/many-hosts.md).
  */
 #include "config.h"
 
@@ -26,6 +29,8 @@
 #include "cli/fastenv.h"
 #include "cli/nsinit.h"
 #include "cli/nsmode.h"
+#include "cli/remote.h"
+#include "cuse/attach.h"
 #include "cuse/fastpath.h"
 #include "cuse/fusefs.h"
 #include "cuse/sysfs.h"
@@ -45,6 +50,19 @@ static void on_child_exit(GPid pid, gint status, gpointer data)
 	g_main_loop_quit(rs->loop);
 }
 
+/* The emulator we are a host of has gone: our programs' calls fail with
+ * EIO from now on; end the command, as the run ends with its fabric. */
+static gboolean on_remote_gone(gint fd, GIOCondition cond, gpointer data)
+{
+	struct run_state *rs = data;
+
+	(void)fd;
+	(void)cond;
+	fprintf(stderr, "ibemu: the emulator this host is attached to has gone; ending\n");
+	kill(rs->child, SIGTERM);
+	return G_SOURCE_REMOVE;
+}
+
 static gboolean forward_signal(gpointer data)
 {
 	struct run_state *rs = data;
@@ -60,7 +78,10 @@ int cmd_run(int argc, char **argv)
 	gchar **cmd = NULL, **envp = NULL;
 	GOptionEntry *entries = emu_option_entries(&o);
 	gboolean no_fast = FALSE;
+	gchar *remote_where = NULL;
 	GOptionEntry rest[] = {
+		{ "remote", 0, 0, G_OPTION_ARG_STRING, &remote_where,
+		  "Be a host of another emulator's fabric: its name here, or unix:PATH of its fast socket; --attach names this host's HCAs", "WHERE" },
 		{ "no-fast-path", 0, 0, G_OPTION_ARG_NONE, &no_fast,
 		  "Do not preload the fast path's library: every program uses the FUSE files (also IBEMU_FAST_PATH=0)", NULL },
 		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &cmd, NULL, "[--] [CMD [ARG...]]" },
@@ -74,6 +95,8 @@ int cmd_run(int argc, char **argv)
 	struct vfs *vfs = NULL;
 	struct fusefs *fs = NULL;
 	struct fastpath *fast = NULL;
+	struct attach_owner *att = NULL;
+	struct remote *rem = NULL;
 	char *fast_sock = NULL;
 	GError *err = NULL;
 	int ret = 1;
@@ -89,12 +112,30 @@ int cmd_run(int argc, char **argv)
 	}
 	if (cmd && cmd[0] && !strcmp(cmd[0], "--"))
 		memmove(cmd, cmd + 1, g_strv_length(cmd) * sizeof(*cmd));
-	if ((ret = emu_setup(&e, &o, default_name)) != 0)
-		goto out;
+	cli_export_self();	/* before the environment is copied */
+	if (remote_where) {
+		/* The fabric, its options and the control socket are the
+		 * other emulator's. */
+		if (o.topology || o.configured || o.seed_str || o.scenario_file || o.name ||
+		    o.capture_path || no_fast) {
+			fprintf(stderr, "ibemu run: --remote takes only --attach, -v and a command "
+				"(the fabric is the other emulator's; the umad files need the fast path)\n");
+			ret = 2;
+			goto out;
+		}
+		log_init(getenv("IBEMU_DEBUG") ? 2 : o.verbose ? 1 : 0);
+		if (!(rem = remote_attach(remote_where, o.attach, &err))) {
+			fprintf(stderr, "ibemu: %s\n", err->message);
+			goto out;
+		}
+		envp = g_get_environ();
+	} else {
+		if ((ret = emu_setup(&e, &o, default_name)) != 0)
+			goto out;
+		e.env.mode = "namespace";
+		envp = g_environ_setenv(g_get_environ(), "IBEMU_CTL", e.ctl_sock, TRUE);
+	}
 	ret = 1;
-	e.env.mode = "namespace";
-	cli_export_self();
-	envp = g_environ_setenv(g_get_environ(), "IBEMU_CTL", e.ctl_sock, TRUE);
 
 	/* The provider's path while /proc/self/exe still reads right
 	 * (nsmode.h); then the namespaces: a user namespace needs a single
@@ -105,24 +146,39 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "ibemu: %s\n", err->message);
 		goto out;
 	}
-	vfs = vfs_new();
-	sysfs_build(vfs, vfs_dir(vfs, vfs->root, "infiniband"),
-		    vfs_dir(vfs, vfs->root, "infiniband_mad"),
-		    vfs_dir(vfs, vfs->root, "dev"), e.host);
-	sysfs_build_verbs(vfs, vfs_dir(vfs, vfs->root, "infiniband_verbs"),
-			  vfs_child(vfs->root, "dev"), e.uverbs);
-	fs = fusefs_new(vfs, e.host);
+	if (rem) {
+		fs = fusefs_new(remote_vfs(rem), NULL);
+	} else {
+		vfs = vfs_new();
+		sysfs_build(vfs, vfs_dir(vfs, vfs->root, "infiniband"),
+			    vfs_dir(vfs, vfs->root, "infiniband_mad"),
+			    vfs_dir(vfs, vfs->root, "dev"), e.host);
+		sysfs_build_verbs(vfs, vfs_dir(vfs, vfs->root, "infiniband_verbs"),
+				  vfs_child(vfs->root, "dev"), e.uverbs);
+		fs = fusefs_new(vfs, e.host);
+	}
 	if (ns_mount(fs, true, &err) < 0) {
 		fprintf(stderr, "ibemu: %s\n", err->message);
 		goto out;
 	}
-	/* The fast path beside the FUSE files (docs/fast-path.md). */
-	fast_sock = emu_fast_path(e.ctl_sock);
-	if (!(fast = fastpath_new(e.host, fast_sock, &err))) {
-		fprintf(stderr, "ibemu: %s\n", err->message);
-		goto out;
+	if (rem) {
+		if (remote_listen(rem, &err) < 0) {
+			fprintf(stderr, "ibemu: %s\n", err->message);
+			goto out;
+		}
+		envp = fastenv_apply(envp, REMOTE_FAST_SOCK, TRUE);
+	} else {
+		/* The fast path beside the FUSE files (docs/fast-path.md),
+		 * where other hosts attach too (docs/many-hosts.md). */
+		fast_sock = emu_fast_path(e.ctl_sock);
+		if (!(fast = fastpath_new(e.host, fast_sock, &err))) {
+			fprintf(stderr, "ibemu: %s\n", err->message);
+			goto out;
+		}
+		fastpath_set_vfs(fast, vfs);
+		att = attach_owner_new(&e.env, fast);
+		envp = fastenv_apply(envp, fast_sock, !no_fast);
 	}
-	envp = fastenv_apply(envp, fast_sock, !no_fast);
 
 	emu_start_scenario(&e);
 	rs.loop = g_main_loop_new(NULL, FALSE);
@@ -134,6 +190,8 @@ int cmd_run(int argc, char **argv)
 	}
 	e.env.init_pid = rs.child;
 	g_child_watch_add(rs.child, on_child_exit, &rs);
+	if (rem)
+		g_unix_fd_add(remote_lifeline(rem), G_IO_HUP | G_IO_ERR, on_remote_gone, &rs);
 	g_unix_signal_add(SIGTERM, forward_signal, &rs);
 	g_unix_signal_add(SIGHUP, forward_signal, &rs);
 	/* Ctrl-C reaches the command through the terminal; we outlive it. */
@@ -147,11 +205,14 @@ int cmd_run(int argc, char **argv)
 out:
 	if (err)
 		g_error_free(err);
-	fastpath_free(fast);
+	fastpath_free(fast);	/* before its hosts: their channels end them */
+	attach_owner_free(att);
 	g_free(fast_sock);
 	fusefs_free(fs);
 	vfs_free(vfs);
-	emu_teardown(&e);
+	remote_free(rem);
+	if (!remote_where)
+		emu_teardown(&e);
 	if (rs.loop)
 		g_main_loop_unref(rs.loop);
 	g_option_context_free(ctx);
@@ -160,5 +221,6 @@ out:
 	emu_opts_clear(&o);
 	g_strfreev(envp);
 	g_strfreev(cmd);
+	g_free(remote_where);
 	return ret;
 }

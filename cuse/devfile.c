@@ -603,6 +603,10 @@ static const struct devfile_ops none_ops = {
 
 static const struct devfile_ops *ops_of(const struct vnode *v)
 {
+	/* A remote host's mirror of a device (cli/remote.c) has no device
+	 * here: its programs reach it over the fast path only. */
+	if (!v->ctx)
+		return &none_ops;
 	switch (v->kind) {
 	case VN_UMAD:
 		return &umad_ops;

@@ -18,6 +18,7 @@
 
 #include "cuse/fastpath.h"
 #include "cuse/serve.h"
+#include "cuse/vfs.h"
 #include "emulator/ctl.h"
 #include "lib/fast_wire.h"
 #include "lib/fd_pass.h"
@@ -32,6 +33,11 @@ struct fastpath {
 	guint watch;
 	GPtrArray *chans;	/* struct fast_chan *, connected */
 	GPtrArray *files;	/* struct fast_file *, open or still named by a channel */
+	struct vfs *vfs;	/* for FAST_SYSFS_*; NULL: not offered */
+	fast_host_begin_fn host_begin;	/* for FAST_HOST; NULL: not offered */
+	fast_host_end_fn host_end;
+	fast_host_adopt_fn host_adopt;
+	void *host_ctx;
 };
 
 /*
@@ -65,7 +71,9 @@ struct fast_chan {
 	int fd;
 	guint watch;
 	int pid;		/* the connecting process, as we see it */
+	unsigned uid;
 	struct fast_file *file;
+	void *hosting;		/* FAST_HOST's attachment, while this lives */
 };
 
 /* The last holder closed the data socket: the kernel's release. The
@@ -106,6 +114,8 @@ static void chan_free(struct fast_chan *ch)
 	if (ch->watch)
 		g_source_remove(ch->watch);
 	close(ch->fd);
+	if (ch->hosting)
+		ch->fp->host_end(ch->fp->host_ctx, ch->hosting);
 	if (ch->file) {
 		ch->file->chans--;
 		file_maybe_free(ch->file);
@@ -420,6 +430,82 @@ static void do_ioctl(struct fast_chan *ch, const struct fast_req *rq, const uint
 	reply(ch, ret, buf, (uint32_t)out_len, -1);
 }
 
+/* ---- many hosts (docs/many-hosts.md) ----------------------------------- */
+
+static void list_tree(const struct vnode *v, const char *path, GString *out)
+{
+	static const char kind[] = { [VN_DIR] = 'd', [VN_ATTR] = 'f', [VN_UMAD] = 'u',
+				     [VN_ISSM] = 'i' };
+	unsigned i;
+
+	if (v->kind > VN_ISSM)	/* the verbs files stay with their emulator */
+		return;
+	if (*path)
+		g_string_append_printf(out, "%c %s\n", kind[v->kind], path);
+	for (i = 0; v->kind == VN_DIR && i < v->children->len; i++) {
+		const struct vnode *c = g_ptr_array_index(v->children, i);
+		char *sub = *path ? g_strdup_printf("%s/%s", path, c->name) : g_strdup(c->name);
+
+		list_tree(c, sub, out);
+		g_free(sub);
+	}
+}
+
+static void do_sysfs(struct fast_chan *ch, uint32_t op, const char *payload, size_t n)
+{
+	struct vfs *vfs = ch->fp->vfs;
+	char *path, *text;
+	struct vnode *v;
+	GString *out;
+
+	if (!vfs) {
+		reply(ch, -EOPNOTSUPP, NULL, 0, -1);
+		return;
+	}
+	if (op == FAST_SYSFS_LIST) {
+		out = g_string_new(NULL);
+		list_tree(vfs->root, "", out);
+		if (out->len > FAST_INLINE_MAX)	/* one datagram */
+			reply(ch, -E2BIG, NULL, 0, -1);
+		else
+			reply(ch, 0, out->str, (uint32_t)out->len, -1);
+		g_string_free(out, TRUE);
+		return;
+	}
+	path = g_strndup(payload, n);
+	v = vfs_path(vfs->root, path);
+	g_free(path);
+	if (!v || v->kind != VN_ATTR) {
+		reply(ch, v ? -EISDIR : -ENOENT, NULL, 0, -1);
+		return;
+	}
+	/* A show that fails is EINVAL, as a kernel show's error (vfs.h). */
+	if (!(text = v->show(v))) {
+		reply(ch, -EINVAL, NULL, 0, -1);
+		return;
+	}
+	n = MIN(strlen(text), (size_t)FAST_INLINE_MAX);
+	reply(ch, (int64_t)n, text, (uint32_t)n, -1);
+	g_free(text);
+}
+
+static void do_host(struct fast_chan *ch, const char *payload, size_t n)
+{
+	GString *out = g_string_new(NULL);
+	int err = 0;
+
+	if (!ch->fp->host_begin) {
+		reply(ch, -EOPNOTSUPP, NULL, 0, -1);
+	} else if (ch->file || ch->hosting) {
+		reply(ch, -EBUSY, NULL, 0, -1);
+	} else {
+		ch->hosting = ch->fp->host_begin(ch->fp->host_ctx, ch->pid, ch->uid, payload, n,
+						 out, &err);
+		reply(ch, ch->hosting ? 0 : err, out->str, (uint32_t)out->len, -1);
+	}
+	g_string_free(out, TRUE);
+}
+
 static void do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int memfd)
 {
 	struct fast_file *ff = ch->file;
@@ -445,6 +531,23 @@ static void do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int m
 	}
 	if (rq.op == FAST_ATTACH) {
 		do_attach(ch, memfd);
+		return;
+	}
+	if (rq.op == FAST_HOST) {
+		do_host(ch, (const char *)msg, n);
+		return;
+	}
+	if (rq.op == FAST_ADOPT) {
+		if (!ch->hosting)
+			reply(ch, -EBADF, NULL, 0, -1);
+		else if (memfd < 0)
+			reply(ch, -EINVAL, NULL, 0, -1);
+		else
+			reply(ch, ch->fp->host_adopt(ch->fp->host_ctx, ch->hosting, memfd), NULL, 0, -1);
+		return;
+	}
+	if (rq.op == FAST_SYSFS_LIST || rq.op == FAST_SYSFS_READ) {
+		do_sysfs(ch, rq.op, (const char *)msg, n);
 		return;
 	}
 	if (rq.op == FAST_SYNC) {
@@ -520,24 +623,31 @@ static gboolean on_chan(gint fd, GIOCondition cond, gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
-static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
+void fastpath_adopt(struct fastpath *fp, int fd)
 {
-	struct fastpath *fp = data;
 	struct fast_chan *ch;
 	struct ucred cred = { 0 };
 	socklen_t len = sizeof(cred);
+
+	/* The peer as it connected: for an adopted socket, its client. */
+	getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len);
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	ch = g_new0(struct fast_chan, 1);
+	ch->fp = fp;
+	ch->fd = fd;
+	ch->pid = cred.pid;
+	ch->uid = cred.uid;
+	ch->watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_chan, ch);
+	g_ptr_array_add(fp->chans, ch);
+}
+
+static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
+{
 	int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
 	(void)cond;
-	if (c < 0)
-		return G_SOURCE_CONTINUE;
-	getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &len);
-	ch = g_new0(struct fast_chan, 1);
-	ch->fp = fp;
-	ch->fd = c;
-	ch->pid = cred.pid;
-	ch->watch = g_unix_fd_add(c, G_IO_IN | G_IO_HUP | G_IO_ERR, on_chan, ch);
-	g_ptr_array_add(fp->chans, ch);
+	if (c >= 0)
+		fastpath_adopt(data, c);
 	return G_SOURCE_CONTINUE;
 }
 
@@ -546,8 +656,10 @@ struct fastpath *fastpath_new(struct umad_host *host, const char *path, GError *
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct fastpath *fp;
 	struct stat st;
-	int fd;
+	int fd = -1;
 
+	if (!path)
+		goto made;
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		g_set_error(err, IBEMU_ERROR, ENAMETOOLONG, "fast path socket path too long: %s", path);
 		return NULL;
@@ -563,23 +675,41 @@ struct fastpath *fastpath_new(struct umad_host *host, const char *path, GError *
 	}
 	if ((fd = ctl_listen(path, SOCK_SEQPACKET, 64, err)) < 0)
 		return NULL;
+made:
 	fp = g_new0(struct fastpath, 1);
 	fp->host = host;
 	fp->path = g_strdup(path);
 	fp->fd = fd;
 	fp->chans = g_ptr_array_new_with_free_func((GDestroyNotify)chan_free);
 	fp->files = g_ptr_array_new_with_free_func((GDestroyNotify)file_free);
-	fp->watch = g_unix_fd_add(fd, G_IO_IN, on_accept, fp);
+	if (fd >= 0)
+		fp->watch = g_unix_fd_add(fd, G_IO_IN, on_accept, fp);
 	return fp;
+}
+
+void fastpath_set_vfs(struct fastpath *fp, struct vfs *vfs)
+{
+	fp->vfs = vfs;
+}
+
+void fastpath_set_hosting(struct fastpath *fp, fast_host_begin_fn begin, fast_host_end_fn end,
+			  fast_host_adopt_fn adopt, void *ctx)
+{
+	fp->host_begin = begin;
+	fp->host_end = end;
+	fp->host_adopt = adopt;
+	fp->host_ctx = ctx;
 }
 
 void fastpath_free(struct fastpath *fp)
 {
 	if (!fp)
 		return;
-	g_source_remove(fp->watch);
-	close(fp->fd);
-	unlink(fp->path);
+	if (fp->fd >= 0) {
+		g_source_remove(fp->watch);
+		close(fp->fd);
+		unlink(fp->path);
+	}
 	g_ptr_array_free(fp->chans, TRUE);	/* may forget files */
 	g_ptr_array_free(fp->files, TRUE);
 	g_free(fp->path);

@@ -16,9 +16,31 @@
 
 struct fastpath;
 
-/* Listen on @path (made 0600; an old socket there is replaced). */
+/* Listen on @path (made 0600; an old socket there is replaced), or on
+ * nothing for NULL: then channels come by fastpath_adopt() only. */
 struct fastpath *fastpath_new(struct umad_host *host, const char *path, GError **err);
+/* @fd, a connected SOCK_SEQPACKET socket, is a new channel (ours now). */
+void fastpath_adopt(struct fastpath *fp, int fd);
 /* Stop listening, release every file, remove the socket. */
 void fastpath_free(struct fastpath *fp);
+
+/* Answer FAST_SYSFS_LIST and FAST_SYSFS_READ from @vfs (the host's mock
+ * sysfs, as mounted: "infiniband/...", "infiniband_mad/...", "dev/..."). */
+struct vfs;
+void fastpath_set_vfs(struct fastpath *fp, struct vfs *vfs);
+
+/*
+ * Answer FAST_HOST (docs/many-hosts.md) with @begin: it gets the channel's
+ * peer and the request's payload, and returns a handle for the attachment,
+ * or NULL with -errno in *@err; either way its words (the socket's path,
+ * or why not) go to @out. @end gets the handle when the channel closes.
+ */
+typedef void *(*fast_host_begin_fn)(void *ctx, int pid, unsigned uid, const char *payload,
+				    size_t n, GString *out, int *err);
+typedef void (*fast_host_end_fn)(void *ctx, void *handle);
+/* FAST_ADOPT on that channel: @fd is the handle's host's new channel. */
+typedef int (*fast_host_adopt_fn)(void *ctx, void *handle, int fd);
+void fastpath_set_hosting(struct fastpath *fp, fast_host_begin_fn begin, fast_host_end_fn end,
+			  fast_host_adopt_fn adopt, void *ctx);
 
 #endif

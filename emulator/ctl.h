@@ -28,6 +28,17 @@ struct ctl_env {
 	const char *name, *mode, *topology;
 	char *attached;		/* node ids, space-separated, owned */
 	struct pkt_capture *capture;	/* `capture start` or --capture; NULL: none */
+	GPtrArray *remotes;	/* struct ctl_remote *: hosts attached from
+				 * elsewhere (docs/many-hosts.md); not owned */
+};
+
+/* A host attached to this emulator from elsewhere, for `status`. */
+struct ctl_remote {
+	char *label;		/* the host's name for itself */
+	unsigned uid;		/* who attached it, as our socket saw */
+	int pid;
+	char *nodes;		/* node ids, space-separated */
+	struct umad_host *host;	/* its umad devices and open files */
 };
 
 /* Run one command; its output (or error text) goes to @out. 0 or -1. */

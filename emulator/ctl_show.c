@@ -99,11 +99,21 @@ static void status_file(void *ctx, unsigned dev_index, int pid, const char *path
 	json_builder_end_object(c->json);
 }
 
+/* A remote host's open file, under its host's line. */
+static void status_remote_file(void *ctx, unsigned dev_index, int pid, const char *path)
+{
+	struct ctl_call *c = ctx;
+
+	g_string_append(c->out, "  ");
+	status_file(c, dev_index, pid, path);
+}
+
 int ctl_status(struct ctl_call *c)
 {
 	struct fabric *f = c->env->fabric;
 	struct fabric_counts n;
 	JsonBuilder *b = c->json;
+	unsigned i;
 
 	fabric_count(f, &n);
 	if (!b) {
@@ -115,6 +125,13 @@ int ctl_status(struct ctl_call *c)
 				       status_kb("VmHWM") / 1024.0);
 		if (c->env->host)
 			umad_host_foreach_file(c->env->host, status_file, c);
+		for (i = 0; c->env->remotes && i < c->env->remotes->len; i++) {
+			const struct ctl_remote *r = g_ptr_array_index(c->env->remotes, i);
+
+			g_string_append_printf(c->out, "remote %s: uid %u, pid %d: %s\n", r->label,
+					       r->uid, r->pid, r->nodes);
+			umad_host_foreach_file(r->host, status_remote_file, c);
+		}
 		return 0;
 	}
 	json_builder_begin_object(b);
@@ -133,6 +150,23 @@ int ctl_status(struct ctl_call *c)
 	json_builder_begin_array(b);
 	if (c->env->host)
 		umad_host_foreach_file(c->env->host, status_file, c);
+	json_builder_end_array(b);
+	json_builder_set_member_name(b, "remotes");
+	json_builder_begin_array(b);
+	for (i = 0; c->env->remotes && i < c->env->remotes->len; i++) {
+		const struct ctl_remote *r = g_ptr_array_index(c->env->remotes, i);
+
+		json_builder_begin_object(b);
+		ctl_json_str(b, "host", r->label);
+		ctl_json_uint(b, "uid", r->uid);
+		ctl_json_uint(b, "pid", (uint64_t)r->pid);
+		ctl_json_str(b, "nodes", r->nodes);
+		json_builder_set_member_name(b, "files");
+		json_builder_begin_array(b);
+		umad_host_foreach_file(r->host, status_file, c);
+		json_builder_end_array(b);
+		json_builder_end_object(b);
+	}
 	json_builder_end_array(b);
 	json_builder_end_object(b);
 	return 0;

@@ -114,7 +114,12 @@ void umad_host_free(struct umad_host *h)
 		return;
 	for (i = 0; i < h->devs->len; i++) {
 		struct umad_dev *d = g_ptr_array_index(h->devs, i);
+		static const struct port_upper none;
 
+		/* The port is a host's no more (a remote host that left,
+		 * docs/many-hosts.md): what arrives for it now is dropped. */
+		if (d->port->upper.ctx == d)
+			port_attach(d->port, &none);
 		agent_table_free(d->agents);
 		g_free(d->ca_name);
 		g_free(d);

@@ -35,6 +35,20 @@ enum fast_op {
 				 * channel serves that file too (a forked or exec'd
 				 * process's own channel); the answer: the open's
 				 * flags, and the device's name as out bytes */
+	/* Many hosts (docs/many-hosts.md). */
+	FAST_HOST = 6,	/* payload: the attaching host's label, then the
+			 * nodes to attach, each NUL-terminated; the answer:
+			 * 0, or -errno and one line saying why as out bytes.
+			 * The attachment lasts while this channel is open. */
+	FAST_SYSFS_LIST = 7,	/* out: the host's mock sysfs, one line per
+				 * entry: "d PATH", "f PATH" (an attribute),
+				 * "u PATH" (a umad file), "i PATH" (issm) */
+	FAST_SYSFS_READ = 8,	/* payload: an attribute's PATH; out: its text;
+				 * ret: its length, or -errno as the read */
+	FAST_ADOPT = 9,	/* on FAST_HOST's channel: a connected socket passed
+			 * beside becomes a channel to the attached host's
+			 * files (its own host's client connected it, to a
+			 * socket only that host can reach: docs/many-hosts.md) */
 };
 
 #define FAST_F_MEMFD	0x1	/* the payload is in the memfd passed beside */

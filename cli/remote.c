@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/* The attaching side of many hosts; see remote.h. */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <glib-unix.h>
+
+#include "cli/emu.h"
+#include "cli/remote.h"
+#include "emulator/ctl.h"
+#include "lib/fast_wire.h"
+#include "lib/fd_pass.h"
+#include "lib/log.h"
+
+/* An answer's room: the largest out (a sysfs listing) and its header. */
+#define ANSWER_MAX	(sizeof(struct fast_reply) + FAST_INLINE_MAX)
+/* An emulator that does not answer within this is taken as gone. */
+#define ANSWER_TIMEOUT_MS	10000
+
+struct remote {
+	int host_ch;		/* FAST_HOST's channel: the attachment's life */
+	int sysfs_ch;		/* a channel to the attachment: sysfs reads */
+	int listen;		/* REMOTE_FAST_SOCK */
+	guint watch;
+	struct vfs *vfs;
+	GPtrArray *paths;	/* the attributes' paths, by vnode arg */
+};
+
+static int connect_seqpacket(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int s;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	if ((s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) < 0)
+		return -1;
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+
+		close(s);
+		errno = e;
+		return -1;
+	}
+	return s;
+}
+
+/* One request (with @fd passed beside, unless -1) and its answer; ret
+ * (or -errno of the transport), and the out bytes in @out (g_free). */
+static int64_t ask_fd(int ch, uint32_t op, const void *payload, size_t n, int fd, char **out,
+		      size_t *out_len)
+{
+	struct fast_req rq = { .version = FAST_VERSION, .op = op };
+	struct iovec iov[2] = { { &rq, sizeof(rq) }, { (void *)payload, n } };
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
+	struct pollfd p = { .fd = ch, .events = POLLIN };
+	union fd_cmsg u;
+	struct fast_reply r;
+	char *buf;
+	ssize_t got;
+
+	fd_pass_put(&msg, &u, fd);
+	if (sendmsg(ch, &msg, MSG_NOSIGNAL) < 0)
+		return -EIO;
+	if (poll(&p, 1, ANSWER_TIMEOUT_MS) != 1)
+		return -ETIMEDOUT;
+	buf = g_malloc(ANSWER_MAX);
+	got = recv(ch, buf, ANSWER_MAX, 0);
+	if (got < (ssize_t)sizeof(r)) {
+		g_free(buf);
+		return -EIO;
+	}
+	memcpy(&r, buf, sizeof(r));
+	if (r.out_len > (size_t)got - sizeof(r))
+		r.out_len = (uint32_t)(got - sizeof(r));
+	if (out) {
+		*out = g_strndup(buf + sizeof(r), r.out_len);
+		if (out_len)
+			*out_len = r.out_len;
+	}
+	g_free(buf);
+	return r.ret;
+}
+
+static int64_t ask(int ch, uint32_t op, const void *payload, size_t n, char **out,
+		   size_t *out_len)
+{
+	return ask_fd(ch, op, payload, n, -1, out, out_len);
+}
+
+/* A channel to the attached host's files: one end of a pair, the other
+ * adopted by the emulator; -errno. */
+static int adopted_channel(struct remote *r)
+{
+	int sv[2];
+	int64_t ret;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	ret = ask_fd(r->host_ch, FAST_ADOPT, NULL, 0, sv[1], NULL, NULL);
+	close(sv[1]);
+	if (ret < 0) {
+		close(sv[0]);
+		return (int)ret;
+	}
+	return sv[0];
+}
+
+/* A program of this host connected to our socket: hand its connection
+ * to the emulator, which serves it from then on. */
+static gboolean on_client(gint fd, GIOCondition cond, gpointer data)
+{
+	struct remote *r = data;
+	int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+	int64_t ret;
+
+	(void)cond;
+	if (c < 0)
+		return G_SOURCE_CONTINUE;
+	if ((ret = ask_fd(r->host_ch, FAST_ADOPT, NULL, 0, c, NULL, NULL)) < 0)
+		g_warning("a client's connection not handed over: %s", g_strerror((int)-ret));
+	close(c);	/* the program's open fails over to FUSE: ENODEV */
+	return G_SOURCE_CONTINUE;
+}
+
+/* An attribute of the mirror: read where it lives, now (sysfs is live). */
+static char *show_remote(const struct vnode *v)
+{
+	struct remote *r = v->ctx;
+	const char *path = g_ptr_array_index(r->paths, v->arg);
+	char *text = NULL;
+
+	if (ask(r->sysfs_ch, FAST_SYSFS_READ, path, strlen(path), &text, NULL) < 0) {
+		g_free(text);
+		return NULL;	/* the read fails, as a show's error */
+	}
+	return text;
+}
+
+/* Build the mirror from FAST_SYSFS_LIST's lines ("d a/b", "f a/b/c", ...);
+ * parents come before their children. */
+static int build_mirror(struct remote *r, const char *listing)
+{
+	char **lines = g_strsplit(listing, "\n", -1);
+	unsigned i;
+	int ret = 0;
+
+	for (i = 0; lines[i] && ret == 0; i++) {
+		const char *l = lines[i];
+		char *dir, *base;
+		struct vnode *parent;
+
+		if (!*l)
+			continue;
+		if (strlen(l) < 3 || l[1] != ' ') {
+			ret = -EPROTO;
+			break;
+		}
+		dir = g_path_get_dirname(l + 2);
+		base = g_path_get_basename(l + 2);
+		parent = strcmp(dir, ".") ? vfs_path(r->vfs->root, dir) : r->vfs->root;
+		if (!parent || parent->kind != VN_DIR || vfs_child(parent, base)) {
+			ret = -EPROTO;
+		} else if (l[0] == 'd') {
+			vfs_dir(r->vfs, parent, base);
+		} else if (l[0] == 'f') {
+			g_ptr_array_add(r->paths, g_strdup(l + 2));
+			vfs_attr(r->vfs, parent, base, show_remote, r, r->paths->len - 1);
+		} else if (l[0] == 'u' || l[0] == 'i') {
+			/* No device behind it here (devfile.c: ENODEV): the
+			 * library reaches it over the attachment's socket. */
+			vfs_node(r->vfs, parent, base, l[0] == 'u' ? VN_UMAD : VN_ISSM, NULL);
+		} else {
+			ret = -EPROTO;
+		}
+		g_free(dir);
+		g_free(base);
+	}
+	g_strfreev(lines);
+	return ret;
+}
+
+/* WHERE to the emulator's fast socket. */
+static char *fast_socket_of(const char *where, GError **err)
+{
+	char *ctl, *fast;
+
+	if (g_str_has_prefix(where, "unix:"))
+		return g_strdup(where + 5);
+	if (g_str_has_prefix(where, "ssh://")) {
+		g_set_error(err, IBEMU_ERROR, EINVAL,
+			    "--remote %s: ssh:// is not there yet; use an emulator's name or unix:PATH",
+			    where);
+		return NULL;
+	}
+	if (!(ctl = emu_ctl_path(where, err)))
+		return NULL;
+	fast = emu_fast_path(ctl);
+	g_free(ctl);
+	return fast;
+}
+
+struct remote *remote_attach(const char *where, char **nodes, GError **err)
+{
+	struct remote *r = g_new0(struct remote, 1);
+	GString *req = g_string_new(NULL);
+	char *sock = NULL, *out = NULL;
+	int64_t ret;
+	unsigned i;
+
+	r->host_ch = r->sysfs_ch = r->listen = -1;
+	r->paths = g_ptr_array_new_with_free_func(g_free);
+	if (!nodes || !nodes[0]) {
+		g_set_error(err, IBEMU_ERROR, EINVAL, "--remote needs --attach NODE: which HCAs are this host's");
+		goto fail;
+	}
+	if (!(sock = fast_socket_of(where, err)))
+		goto fail;
+	if ((r->host_ch = connect_seqpacket(sock)) < 0) {
+		g_set_error(err, IBEMU_ERROR, errno, "--remote %s: cannot reach the emulator at %s: %s",
+			    where, sock, g_strerror(errno));
+		goto fail;
+	}
+	/* Our name, then the nodes, each NUL-terminated (lib/fast_wire.h). */
+	g_string_append(req, g_get_host_name());
+	g_string_append_c(req, '\0');
+	for (i = 0; nodes[i]; i++) {
+		g_string_append(req, nodes[i]);
+		g_string_append_c(req, '\0');
+	}
+	ret = ask(r->host_ch, FAST_HOST, req->str, req->len, &out, NULL);
+	if (ret < 0) {
+		g_set_error(err, IBEMU_ERROR, (int)-ret, "--remote %s: %s", where,
+			    out && *out ? out : g_strerror((int)-ret));
+		goto fail;
+	}
+	g_clear_pointer(&out, g_free);
+	if ((r->sysfs_ch = adopted_channel(r)) < 0) {
+		g_set_error(err, IBEMU_ERROR, -r->sysfs_ch, "--remote %s: no channel to the attachment: %s",
+			    where, g_strerror(-r->sysfs_ch));
+		goto fail;
+	}
+	r->vfs = vfs_new();
+	ret = ask(r->sysfs_ch, FAST_SYSFS_LIST, NULL, 0, &out, NULL);
+	if (ret < 0 || (ret = build_mirror(r, out)) < 0) {
+		g_set_error(err, IBEMU_ERROR, (int)-ret, "--remote %s: no sysfs from the emulator: %s",
+			    where, g_strerror((int)-ret));
+		goto fail;
+	}
+	/* Where the verbs devices would be: an empty class, as a host whose
+	 * HCAs have no verbs driver loaded (not carried yet). */
+	vfs_dir(r->vfs, r->vfs->root, "infiniband_verbs");
+	g_free(out);
+	g_free(sock);
+	g_string_free(req, TRUE);
+	return r;
+fail:
+	g_free(out);
+	g_free(sock);
+	g_string_free(req, TRUE);
+	remote_free(r);
+	return NULL;
+}
+
+int remote_listen(struct remote *r, GError **err)
+{
+	if ((r->listen = ctl_listen(REMOTE_FAST_SOCK, SOCK_SEQPACKET, 64, err)) < 0)
+		return -1;
+	r->watch = g_unix_fd_add(r->listen, G_IO_IN, on_client, r);
+	return 0;
+}
+
+struct vfs *remote_vfs(struct remote *r)
+{
+	return r->vfs;
+}
+
+int remote_lifeline(const struct remote *r)
+{
+	return r->host_ch;
+}
+
+void remote_free(struct remote *r)
+{
+	if (!r)
+		return;
+	if (r->watch)
+		g_source_remove(r->watch);
+	if (r->listen >= 0) {
+		close(r->listen);
+		unlink(REMOTE_FAST_SOCK);
+	}
+	if (r->sysfs_ch >= 0)
+		close(r->sysfs_ch);
+	if (r->host_ch >= 0)
+		close(r->host_ch);
+	vfs_free(r->vfs);
+	g_ptr_array_free(r->paths, TRUE);
+	g_free(r);
+}

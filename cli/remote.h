@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `ibemu run --remote WHERE --attach NODE...`: this run's host is a host
+ * of another emulator's fabric (docs/many-hosts.md). It asks that emulator
+ * for the nodes (FAST_HOST on its fast socket), mirrors the mock sysfs it
+ * serves for them into a vfs of our own (each attribute read there, live)
+ * and hands our programs' fast path connections over to it, on which the
+ * library reaches the umad files. The attachment ends when we do.
+ */
+#ifndef IBEMU_CLI_REMOTE_H
+#define IBEMU_CLI_REMOTE_H
+
+#include <glib.h>
+
+#include "cuse/vfs.h"
+
+struct remote;
+
+/* WHERE: an emulator's name on this host, or unix:PATH of its fast
+ * socket (one bind-mounted into a container, say). NULL with @err (one
+ * line, the emulator's own words when it refused). */
+struct remote *remote_attach(const char *where, char **nodes, GError **err);
+/*
+ * Our programs' $IBEMU_FAST: a socket in the run's own /dev (a tmpfs of
+ * its mount namespace, cli/nsmode.c: it goes with the namespace, also on
+ * SIGKILL). A connection to it is handed to the emulator (FAST_ADOPT),
+ * which serves it from then on: no hop through us. Listen there, inside
+ * the namespace, once mounted; -1 with @err.
+ */
+#define REMOTE_FAST_SOCK	"/dev/.ibemu-fast"
+int remote_listen(struct remote *r, GError **err);
+/* The mirror of its sysfs, built at attach: "infiniband", ... */
+struct vfs *remote_vfs(struct remote *r);
+/* The attachment's channel: it hangs up when the emulator is gone. */
+int remote_lifeline(const struct remote *r);
+void remote_free(struct remote *r);
+
+#endif

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/* Remote hosts' attachments, owner side; see attach.h. */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cuse/attach.h"
+#include "cuse/sysfs.h"
+#include "cuse/vfs.h"
+#include "emulator/umad.h"
+#include "fabric/fabric.h"
+#include "lib/log.h"
+
+#define LABEL_MAX	64	/* a host's name: HOST_NAME_MAX is 64 */
+
+struct attach_owner {
+	struct ctl_env *env;
+	GPtrArray *live;	/* struct attachment * */
+};
+
+struct attachment {
+	struct ctl_remote r;	/* in env->remotes while attached */
+	struct vfs *vfs;
+	struct fastpath *fp;
+};
+
+static bool label_ok(const char *s)
+{
+	size_t i, n = strlen(s);
+
+	if (!n || n > LABEL_MAX)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!g_ascii_isalnum(s[i]) && !strchr("._-", s[i]))
+			return false;
+	return true;
+}
+
+/* Who holds @n now: a remote's label, or NULL for nobody; "this emulator"
+ * when its own host does. */
+static const char *holder(struct attach_owner *o, const struct node *n)
+{
+	unsigned i, k;
+
+	for (k = 1; k <= n->nports; k++)
+		if (n->ports[k].upper.deliver)
+			break;
+	if (k > n->nports)
+		return NULL;
+	for (i = 0; i < o->live->len; i++) {
+		struct attachment *a = g_ptr_array_index(o->live, i);
+		const char *ca;
+
+		for (k = 0; k < umad_host_ncas(a->r.host); k++)
+			if (umad_host_ca(a->r.host, k, &ca) == n)
+				return a->r.label;
+	}
+	return "this emulator";
+}
+
+static void attachment_free(struct attachment *a)
+{
+	/* The files first (agents, queues, outstanding sends), then the
+	 * devices, whose ports drop what comes for them from now on. */
+	fastpath_free(a->fp);
+	umad_host_free(a->r.host);
+	vfs_free(a->vfs);
+	g_free(a->r.label);
+	g_free(a->r.nodes);
+	g_free(a);
+}
+
+/* Check every name before anything is attached: all or nothing. */
+static int check_nodes(struct attach_owner *o, char **names, GString *out)
+{
+	unsigned i, j;
+
+	if (!names[0]) {
+		g_string_append(out, "no node to attach");
+		return -EINVAL;
+	}
+	for (i = 0; names[i]; i++) {
+		struct node *n = fabric_lookup(o->env->fabric, names[i]);
+		const char *by;
+
+		if (!n) {
+			g_string_append_printf(out, "%s: no such node in the topology", names[i]);
+			return -ENOENT;
+		}
+		if (n->type != NODE_CA) {
+			g_string_append_printf(out, "%s: only a CA can be attached (a host's HCA)",
+					       names[i]);
+			return -EINVAL;
+		}
+		for (j = 0; j < i; j++)
+			if (fabric_lookup(o->env->fabric, names[j]) == n) {
+				g_string_append_printf(out, "%s: named twice", names[i]);
+				return -EINVAL;
+			}
+		if ((by = holder(o, n))) {
+			g_string_append_printf(out, "%s is attached already, by %s", names[i], by);
+			return -EBUSY;
+		}
+	}
+	return 0;
+}
+
+static void *begin(void *ctx, int pid, unsigned uid, const char *payload, size_t n,
+		   GString *out, int *err)
+{
+	struct attach_owner *o = ctx;
+	struct attachment *a = NULL;
+	char **words = NULL;
+	GPtrArray *parts = g_ptr_array_new();
+	size_t i, start = 0;
+	struct vnode *root;
+
+	/* label NUL node NUL node NUL ... */
+	for (i = 0; i < n; i++)
+		if (!payload[i]) {
+			g_ptr_array_add(parts, g_strndup(payload + start, i - start));
+			start = i + 1;
+		}
+	g_ptr_array_add(parts, NULL);
+	words = (char **)g_ptr_array_free(parts, FALSE);
+	if (start != n || !words[0] || !label_ok(words[0])) {
+		g_string_append(out, "a host's name is 1 to 64 of A-Z a-z 0-9 . _ -");
+		*err = -EINVAL;
+		goto out;
+	}
+	if ((*err = check_nodes(o, words + 1, out)) < 0)
+		goto out;
+	a = g_new0(struct attachment, 1);
+	a->r.label = g_strdup(words[0]);
+	a->r.uid = uid;
+	a->r.pid = pid;
+	a->r.host = umad_host_new(o->env->fabric, o->env->tq);
+	for (i = 1; words[i]; i++)
+		umad_host_attach(a->r.host, fabric_lookup(o->env->fabric, words[i]));
+	a->r.nodes = g_strjoinv(" ", words + 1);
+	a->vfs = vfs_new();
+	root = a->vfs->root;
+	sysfs_build(a->vfs, vfs_dir(a->vfs, root, "infiniband"),
+		    vfs_dir(a->vfs, root, "infiniband_mad"), vfs_dir(a->vfs, root, "dev"),
+		    a->r.host);
+	/* No socket of its own, which the host might not reach (a
+	 * container sees the one bind-mounted socket): its channels come
+	 * through this one (FAST_ADOPT). */
+	a->fp = fastpath_new(a->r.host, NULL, NULL);
+	fastpath_set_vfs(a->fp, a->vfs);
+	g_ptr_array_add(o->live, a);
+	g_ptr_array_add(o->env->remotes, &a->r);
+	g_message("remote host %s attached %s (uid %u, pid %d)", a->r.label, a->r.nodes, uid,
+		  pid);
+out:
+	g_strfreev(words);
+	return a;
+}
+
+static void end(void *ctx, void *handle)
+{
+	struct attach_owner *o = ctx;
+	struct attachment *a = handle;
+
+	g_message("remote host %s detached %s", a->r.label, a->r.nodes);
+	g_ptr_array_remove(o->env->remotes, &a->r);
+	g_ptr_array_remove(o->live, a);
+	attachment_free(a);
+}
+
+static int adopt(void *ctx, void *handle, int fd)
+{
+	struct attachment *a = handle;
+	int mine = dup(fd);	/* the caller closes what it was passed */
+
+	(void)ctx;
+	if (mine < 0)
+		return -errno;
+	fastpath_adopt(a->fp, mine);
+	return 0;
+}
+
+struct attach_owner *attach_owner_new(struct ctl_env *env, struct fastpath *fp)
+{
+	struct attach_owner *o = g_new0(struct attach_owner, 1);
+
+	o->env = env;
+	o->live = g_ptr_array_new();
+	if (!env->remotes)
+		env->remotes = g_ptr_array_new();
+	fastpath_set_hosting(fp, begin, end, adopt, o);
+	return o;
+}
+
+void attach_owner_free(struct attach_owner *o)
+{
+	if (!o)
+		return;
+	/* fastpath_free() ended every attachment with its channel. */
+	g_assert(o->live->len == 0);
+	g_ptr_array_free(o->live, TRUE);
+	g_clear_pointer(&o->env->remotes, g_ptr_array_unref);
+	g_free(o);
+}

@@ -1,0 +1,115 @@
+#!/bin/bash
+# Many hosts, on one machine (issue #17, docs/many-hosts.md): host A is an
+# `ibemu run` that owns the fabric and runs opensm; host B is another
+# `ibemu run --remote A --attach host2`, with mount and PID namespaces of
+# its own, whose HCA is host2. Unmodified ibstat, smpquery, saquery,
+# ibnetdiscover and ibping on B see A's fabric through B's own sysfs and
+# umad files; ibping crosses from B to a server on A. A node serves one
+# host at a time; `ibemu ctl status` on A lists B; B gone (even SIGKILLed)
+# detaches its node; A gone ends B's command.
+. "$(dirname "$0")/lib.sh"
+# B's umad files are reached over the fast path only (docs/many-hosts.md).
+unset IBEMU_FAST_PATH
+
+A="e2e-mh-$$"
+ctl() { "$IBEMU" ctl --name "$A" "$@"; }
+# A: opensm, and an ibping server on host1 (ibemu0, LID from the SM).
+"$IBEMU" run -v --name "$A" -- bash -c '
+OSM_CACHE_DIR=$0 opensm -f "$0/osm.log" >/dev/null 2>&1 &
+"$IBEMU" ctl wait sm-up >/dev/null || echo "no SUBNET UP"
+ibping -S -C ibemu0 >/dev/null 2>&1 &
+ibnetdiscover -l | sort >"$0/a-nodes"
+saquery | grep -c "NodeRecord dump" >"$0/a-records"
+echo "$IBEMU_FAST" >"$0/a-fast"
+echo up >"$0/a-up"
+tail -f /dev/null' "$WORK" >"$WORK/a.out" 2>"$WORK/a.log" &
+APID=$!
+if ! wait_for 60 test -s "$WORK/a-up"; then
+	fail "host A did not come up"; kill $APID; finish
+fi
+LID1=$(ctl port host1/1 | sed -n 's/.* lid \([0-9]*\) .*/\1/p')
+LID2=$(ctl port host2/1 | sed -n 's/.* lid \([0-9]*\) .*/\1/p')
+
+# B, attached: what its tools say of the fabric, and A's view meanwhile.
+ibemu_run --remote "$A" --attach host2 -- bash -c '
+ibstat ibemu0 1 | sed -n "s/^[[:space:]]*\(State\|Base lid\|SM lid\|Port GUID\): /ibstat \1: /p"
+ls /dev/infiniband | tr "\n" " " | sed "s/^/devices: /"; echo
+smpquery -D nodedesc 0 | sed "s/^/smpquery: /"
+saquery | grep -c "NodeRecord dump" | sed "s/^/records: /"
+ibnetdiscover -l | sort >"$0/b-nodes"
+ibping -c 3 -t 1000 "$1" | grep -c "^Pong" | sed "s/^/pongs: /"
+"$IBEMU" ctl --name "$2" status | sed "s/^/A says: /"
+"$IBEMU" ctl --name "$2" status --json | python3 -c "import json, sys
+for r in json.load(sys.stdin)[\"remotes\"]: print(\"json remote:\", r[\"nodes\"], len(r[\"files\"]))"
+"$IBEMU" run --remote "$2" --attach host2 -- true 2>&1 | sed "s/^/again: /"' "$WORK" "$LID1" "$A"
+expect_rc 0 "host B ran its command"
+expect_line "ibstat State: Active" "B's ibstat: its HCA (host2) Active"
+expect_line "ibstat Base lid: $LID2" "with the LID opensm on A gave host2 ($LID2)"
+expect_line "ibstat Port GUID: 0x0002c90300000104" "and host2's port GUID"
+expect_line "devices: issm0 umad0 " "B's /dev/infiniband: its one port's umad0 and issm0"
+expect_line "smpquery: Node Description:.....................host2 HCA-1" "smpquery on B: the local node is host2"
+expect_line "records: $(cat "$WORK/a-records")" "saquery on B: as many NodeRecords as on A"
+[ "$(wc -l <"$WORK/a-nodes")" = 6 ] && pass "ibnetdiscover -l on A: the six nodes" ||
+	fail "A's ibnetdiscover: $(cat "$WORK/a-nodes")"
+expect_same "$WORK/a-nodes" "$WORK/b-nodes" "ibnetdiscover -l on B lists A's fabric"
+expect_line "pongs: 3" "ibping from B to the server on A's host1 (LID $LID1)"
+expect_match "^A says: remote [^ ]*: uid [0-9]*, pid [0-9]*: host2$" "A's ctl status lists B and its node"
+expect_line "json remote: host2 0" "and its --json (no file open at that moment)"
+expect_line "again: ibemu: --remote $A: host2 is attached already, by " "a second attach of host2 is refused in one line"
+grep -q "remote host .* attached host2" "$WORK/a.log" && pass "A logs the attach" || fail "no attach in A's log"
+
+# Once B has ended, host2 is free again; a second host can take it.
+detached() { ! ctl status | grep -q "^remote "; }
+wait_for 5 detached && pass "B ended: A lists no remote host" || fail "still: $(ctl status)"
+grep -q "remote host .* detached host2" "$WORK/a.log" && pass "A logs the detach" || fail "no detach in A's log"
+
+# unix:PATH, from a container-like mount namespace that sees A's socket
+# only where it is bind-mounted (A's socket directory hidden by a tmpfs).
+FAST=$(cat "$WORK/a-fast")
+touch "$WORK/sock"
+unshare --mount --propagation private bash -c '
+mount --bind "$1" "$2" && mount -t tmpfs none "$(dirname "$1")" || exit 99
+ls "$(dirname "$1")" | wc -l | sed "s/^/hidden dir entries: /"
+"$IBEMU" run --remote "unix:$2" --attach host4 -- ibstat ibemu0 1' _ "$FAST" "$WORK/sock" >"$WORK/out" 2>"$WORK/log"
+RC=$?
+expect_rc 0 "unix:PATH of a bind-mounted socket"
+expect_line "hidden dir entries: 0" "(A's socket directory hidden there)"
+expect_line "Port GUID: 0x0002c90300000108" "ibstat there: host4's port"
+expect_line "State: Active" "Active"
+
+# B SIGKILLed: the kernel closes its channel, and A detaches its node.
+"$IBEMU" run --remote "$A" --attach host3 -- bash -c 'echo running; exec tail -f /dev/null' \
+	>"$WORK/b2.out" 2>&1 &
+B2=$!
+attached() { ctl status | grep -q "^remote .*: host3$"; }
+wait_for 10 grep -q running "$WORK/b2.out"	# set up: nothing half made
+wait_for 10 attached && pass "host3 attached by another B" || fail "host3 not attached: $(ctl status)"
+kill -9 $B2
+wait $B2 2>/dev/null
+if wait_for 5 detached; then pass "B SIGKILLed: host3 detached"; else fail "still attached: $(ctl status)"; fi
+
+# A gone: B's command is ended, and says why.
+"$IBEMU" run --remote "$A" --attach host4 -- bash -c 'echo running; exec tail -f /dev/null' \
+	>"$WORK/b3.out" 2>&1 &
+B3=$!
+wait_for 10 grep -q running "$WORK/b3.out"
+attached4() { ctl status | grep -q "^remote .*: host4$"; }
+wait_for 10 attached4 || fail "host4 not attached"
+kill $APID
+gone() { ! kill -0 $B3 2>/dev/null; }
+if wait_for 10 gone; then pass "A ended: B's run ends too"; else fail "B still running"; kill -9 $B3; fi
+grep -q "the emulator this host is attached to has gone" "$WORK/b3.out" && pass "and says why" ||
+	fail "B said: $(cat "$WORK/b3.out")"
+wait $APID 2>/dev/null
+
+# Refusals, each one line: no such emulator, no --attach, options that
+# belong to the owner.
+ibemu_run --remote "nosuch-$$" --attach host2 -- true
+expect_rc 1 "no such emulator"
+grep -q "^ibemu: --remote nosuch-$$: cannot reach the emulator at .*nosuch-$$.fast: " "$WORK/log" &&
+	pass "says where it looked, in one line" || fail "said: $(cat "$WORK/log")"
+"$IBEMU" run --remote "$A" -- true 2>"$WORK/log"; RC=$?
+expect_rc 1 "--remote without --attach"
+"$IBEMU" run --remote "$A" --topology x.net --attach host2 -- true 2>"$WORK/log"; RC=$?
+expect_rc 2 "--remote with the owner's options: bad usage"
+finish
