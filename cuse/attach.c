@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "cuse/attach.h"
@@ -173,10 +174,14 @@ static void end(void *ctx, void *handle)
 static int adopt(void *ctx, void *handle, int fd)
 {
 	struct attachment *a = handle;
-	int mine = dup(fd);	/* the caller closes what it was passed */
+	int type = 0, mine;
+	socklen_t len = sizeof(type);
 
 	(void)ctx;
-	if (mine < 0)
+	/* A channel is a connected SOCK_SEQPACKET socket, nothing else. */
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_SEQPACKET)
+		return -EINVAL;
+	if ((mine = dup(fd)) < 0)	/* the caller closes what it was passed */
 		return -errno;
 	fastpath_adopt(a->fp, mine);
 	return 0;
