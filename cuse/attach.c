@@ -17,8 +17,7 @@
 #define LABEL_MAX	64	/* a host's name: HOST_NAME_MAX is 64 */
 
 struct attach_owner {
-	struct ctl_env *env;
-	GPtrArray *live;	/* struct attachment * */
+	struct ctl_env *env;	/* its remotes: our attachments' r */
 };
 
 struct attachment {
@@ -50,13 +49,13 @@ static const char *holder(struct attach_owner *o, const struct node *n)
 			break;
 	if (k > n->nports)
 		return NULL;
-	for (i = 0; i < o->live->len; i++) {
-		struct attachment *a = g_ptr_array_index(o->live, i);
+	for (i = 0; i < o->env->remotes->len; i++) {
+		struct ctl_remote *r = g_ptr_array_index(o->env->remotes, i);
 		const char *ca;
 
-		for (k = 0; k < umad_host_ncas(a->r.host); k++)
-			if (umad_host_ca(a->r.host, k, &ca) == n)
-				return a->r.label;
+		for (k = 0; k < umad_host_ncas(r->host); k++)
+			if (umad_host_ca(r->host, k, &ca) == n)
+				return r->label;
 	}
 	return "this emulator";
 }
@@ -151,7 +150,6 @@ static void *begin(void *ctx, int pid, unsigned uid, const char *payload, size_t
 	 * through this one (FAST_ADOPT). */
 	a->fp = fastpath_new(a->r.host, NULL, NULL);
 	fastpath_set_vfs(a->fp, a->vfs);
-	g_ptr_array_add(o->live, a);
 	g_ptr_array_add(o->env->remotes, &a->r);
 	g_message("remote host %s attached %s (uid %u, pid %d)", a->r.label, a->r.nodes, uid,
 		  pid);
@@ -167,7 +165,6 @@ static void end(void *ctx, void *handle)
 
 	g_message("remote host %s detached %s", a->r.label, a->r.nodes);
 	g_ptr_array_remove(o->env->remotes, &a->r);
-	g_ptr_array_remove(o->live, a);
 	attachment_free(a);
 }
 
@@ -192,7 +189,6 @@ struct attach_owner *attach_owner_new(struct ctl_env *env, struct fastpath *fp)
 	struct attach_owner *o = g_new0(struct attach_owner, 1);
 
 	o->env = env;
-	o->live = g_ptr_array_new();
 	if (!env->remotes)
 		env->remotes = g_ptr_array_new();
 	fastpath_set_hosting(fp, begin, end, adopt, o);
@@ -204,8 +200,7 @@ void attach_owner_free(struct attach_owner *o)
 	if (!o)
 		return;
 	/* fastpath_free() ended every attachment with its channel. */
-	g_assert(o->live->len == 0);
-	g_ptr_array_free(o->live, TRUE);
+	g_assert(o->env->remotes->len == 0);
 	g_clear_pointer(&o->env->remotes, g_ptr_array_unref);
 	g_free(o);
 }
