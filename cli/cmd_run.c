@@ -175,7 +175,6 @@ int cmd_run(int argc, char **argv)
 			fprintf(stderr, "ibemu: %s\n", err->message);
 			goto out;
 		}
-		fastpath_set_vfs(fast, vfs);
 		att = attach_owner_new(&e.env, fast);
 		envp = fastenv_apply(envp, fast_sock, !no_fast);
 	}

@@ -29,7 +29,8 @@ struct ctl_env {
 	char *attached;		/* node ids, space-separated, owned */
 	struct pkt_capture *capture;	/* `capture start` or --capture; NULL: none */
 	GPtrArray *remotes;	/* struct ctl_remote *: hosts attached from
-				 * elsewhere (docs/many-hosts.md); not owned */
+				 * elsewhere (docs/many-hosts.md), kept by
+				 * cuse/attach.c; NULL when none can attach */
 };
 
 /* A host attached to this emulator from elsewhere, for `status`. */
