@@ -26,6 +26,7 @@
  *                 argument, lseek, ftruncate, both mmaps): one line each,
  *                 "ok" or the errno's name, whatever the path gives
  */
+#define _GNU_SOURCE	/* strerrorname_np */
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -407,12 +408,8 @@ static int case_short(void)
 
 static void call_result(const char *what, long rc)
 {
-	const char *e = errno == EINVAL ? "EINVAL" : errno == ENOTTY ? "ENOTTY" :
-			errno == EFAULT ? "EFAULT" : errno == ESPIPE ? "ESPIPE" :
-			errno == ENODEV ? "ENODEV" : errno == EACCES ? "EACCES" : "other";
-
 	if (rc < 0)
-		printf("calls: %s %s\n", what, e);
+		printf("calls: %s %s\n", what, strerrorname_np(errno));
 	else
 		printf("calls: %s ok %ld\n", what, rc);
 }
