@@ -17,6 +17,7 @@ int cmd_list(int argc, char **argv);
 int cmd_exec(int argc, char **argv);	/* cmd_exec.c */
 int cmd_shell(int argc, char **argv);
 int cmd_topo(int argc, char **argv);	/* cmd_topo.c */
+int cmd_bridge(int argc, char **argv);	/* cmd_bridge.c: ssh runs it */
 
 /* $IBEMU names the running binary and its directory goes first on PATH,
  * for everything a run or exec starts (`ibemu ctl` inside works as written;

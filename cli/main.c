@@ -30,6 +30,8 @@ static const struct cli_cmd {
 	{ "shell", "[--name N]", "a shell in a running emulator's namespace", cmd_shell },
 	{ "topo", "check|dot|gen ...", "check, draw or generate topologies",
 	  cmd_topo },
+	{ "bridge", "NAME|unix:PATH", "what run --remote ssh://HOST/NAME runs on HOST",
+	  cmd_bridge },
 };
 
 static int usage(FILE *out)

@@ -13,6 +13,7 @@
 
 #include "cli/emu.h"
 #include "cli/remote.h"
+#include "cli/remote_ssh.h"
 #include "emulator/ctl.h"
 #include "lib/fast_wire.h"
 #include "lib/fd_pass.h"
@@ -20,8 +21,10 @@
 
 /* An answer's room: the largest out (a sysfs listing) and its header. */
 #define ANSWER_MAX	(sizeof(struct fast_reply) + FAST_INLINE_MAX)
-/* An emulator that does not answer within this is taken as gone. */
+/* An emulator that does not answer within this is taken as gone; the
+ * first answer over ssh waits for its connection and login too. */
 #define ANSWER_TIMEOUT_MS	10000
+#define SSH_ATTACH_TIMEOUT_MS	60000
 
 struct remote {
 	int host_ch;		/* FAST_HOST's channel: the attachment's life */
@@ -30,6 +33,7 @@ struct remote {
 	guint watch;
 	struct vfs *vfs;
 	GPtrArray *paths;	/* the attributes' paths, by vnode arg */
+	struct remote_ssh *ssh;	/* ssh:// only: ssh and the carrier */
 };
 
 static int connect_seqpacket(const char *path)
@@ -57,7 +61,7 @@ static int connect_seqpacket(const char *path)
 /* One request (with @fd passed beside, unless -1) and its answer; ret
  * (or -errno of the transport), and the out bytes in @out (g_free). */
 static int64_t ask_fd(int ch, uint32_t op, const void *payload, size_t n, int fd, char **out,
-		      size_t *out_len)
+		      size_t *out_len, int timeout_ms)
 {
 	struct fast_req rq = { .version = FAST_VERSION, .op = op };
 	struct iovec iov[2] = { { &rq, sizeof(rq) }, { (void *)payload, n } };
@@ -71,7 +75,7 @@ static int64_t ask_fd(int ch, uint32_t op, const void *payload, size_t n, int fd
 	fd_pass_put(&msg, &u, fd);
 	if (sendmsg(ch, &msg, MSG_NOSIGNAL) < 0)
 		return -EIO;
-	if (poll(&p, 1, ANSWER_TIMEOUT_MS) != 1)
+	if (poll(&p, 1, timeout_ms) != 1)
 		return -ETIMEDOUT;
 	buf = g_malloc(ANSWER_MAX);
 	got = recv(ch, buf, ANSWER_MAX, 0);
@@ -94,7 +98,7 @@ static int64_t ask_fd(int ch, uint32_t op, const void *payload, size_t n, int fd
 static int64_t ask(int ch, uint32_t op, const void *payload, size_t n, char **out,
 		   size_t *out_len)
 {
-	return ask_fd(ch, op, payload, n, -1, out, out_len);
+	return ask_fd(ch, op, payload, n, -1, out, out_len, ANSWER_TIMEOUT_MS);
 }
 
 /* A channel to the attached host's files: one end of a pair, the other
@@ -106,7 +110,7 @@ static int adopted_channel(struct remote *r)
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
-	ret = ask_fd(r->host_ch, FAST_ADOPT, NULL, 0, sv[1], NULL, NULL);
+	ret = ask_fd(r->host_ch, FAST_ADOPT, NULL, 0, sv[1], NULL, NULL, ANSWER_TIMEOUT_MS);
 	close(sv[1]);
 	if (ret < 0) {
 		close(sv[0]);
@@ -126,7 +130,7 @@ static gboolean on_client(gint fd, GIOCondition cond, gpointer data)
 	(void)cond;
 	if (c < 0)
 		return G_SOURCE_CONTINUE;
-	if ((ret = ask_fd(r->host_ch, FAST_ADOPT, NULL, 0, c, NULL, NULL)) < 0)
+	if ((ret = ask_fd(r->host_ch, FAST_ADOPT, NULL, 0, c, NULL, NULL, ANSWER_TIMEOUT_MS)) < 0)
 		g_warning("a client's connection not handed over: %s", g_strerror((int)-ret));
 	close(c);	/* the program's open fails over to FUSE: ENODEV */
 	return G_SOURCE_CONTINUE;
@@ -189,19 +193,13 @@ static int build_mirror(struct remote *r, const char *listing)
 	return ret;
 }
 
-/* WHERE to the emulator's fast socket. */
+/* WHERE (a name or unix:PATH) to the emulator's fast socket. */
 static char *fast_socket_of(const char *where, GError **err)
 {
 	char *ctl, *fast;
 
 	if (g_str_has_prefix(where, "unix:"))
 		return g_strdup(where + 5);
-	if (g_str_has_prefix(where, "ssh://")) {
-		g_set_error(err, IBEMU_ERROR, EINVAL,
-			    "--remote %s: ssh:// is not there yet; use an emulator's name or unix:PATH",
-			    where);
-		return NULL;
-	}
 	if (!(ctl = emu_ctl_path(where, err)))
 		return NULL;
 	fast = emu_fast_path(ctl);
@@ -209,11 +207,26 @@ static char *fast_socket_of(const char *where, GError **err)
 	return fast;
 }
 
+int remote_connect(const char *where, GError **err)
+{
+	char *sock = fast_socket_of(where, err);
+	int fd;
+
+	if (!sock)
+		return -1;
+	if ((fd = connect_seqpacket(sock)) < 0)
+		g_set_error(err, IBEMU_ERROR, errno, "cannot reach the emulator at %s: %s", sock,
+			    g_strerror(errno));
+	g_free(sock);
+	return fd;
+}
+
 struct remote *remote_attach(const char *where, char **nodes, GError **err)
 {
 	struct remote *r = g_new0(struct remote, 1);
 	GString *req = g_string_new(NULL);
-	char *sock = NULL, *out = NULL;
+	char *out = NULL;
+	GError *e = NULL;
 	int64_t ret;
 	unsigned i;
 
@@ -223,11 +236,12 @@ struct remote *remote_attach(const char *where, char **nodes, GError **err)
 		g_set_error(err, IBEMU_ERROR, EINVAL, "--remote needs --attach NODE: which HCAs are this host's");
 		goto fail;
 	}
-	if (!(sock = fast_socket_of(where, err)))
-		goto fail;
-	if ((r->host_ch = connect_seqpacket(sock)) < 0) {
-		g_set_error(err, IBEMU_ERROR, errno, "--remote %s: cannot reach the emulator at %s: %s",
-			    where, sock, g_strerror(errno));
+	if (g_str_has_prefix(where, "ssh://")) {
+		if (!(r->ssh = remote_ssh_start(where, &r->host_ch, err)))
+			goto fail;
+	} else if ((r->host_ch = remote_connect(where, &e)) < 0) {
+		g_set_error(err, IBEMU_ERROR, e->code, "--remote %s: %s", where, e->message);
+		g_error_free(e);
 		goto fail;
 	}
 	/* Our name, then the nodes, each NUL-terminated (lib/fast_wire.h). */
@@ -237,10 +251,20 @@ struct remote *remote_attach(const char *where, char **nodes, GError **err)
 		g_string_append(req, nodes[i]);
 		g_string_append_c(req, '\0');
 	}
-	ret = ask(r->host_ch, FAST_HOST, req->str, req->len, &out, NULL);
+	ret = ask_fd(r->host_ch, FAST_HOST, req->str, req->len, -1, &out, NULL,
+		     r->ssh ? SSH_ATTACH_TIMEOUT_MS : ANSWER_TIMEOUT_MS);
 	if (ret < 0) {
+		char *why = NULL;
+
+		/* No answer over ssh: ssh, or the bridge there, said why. */
+		if (r->ssh && (ret == -EIO || ret == -ETIMEDOUT)) {
+			close(r->host_ch);
+			r->host_ch = -1;
+			why = remote_ssh_reason(r->ssh);
+		}
 		g_set_error(err, IBEMU_ERROR, (int)-ret, "--remote %s: %s", where,
-			    out && *out ? out : g_strerror((int)-ret));
+			    why ? why : out && *out ? out : g_strerror((int)-ret));
+		g_free(why);
 		goto fail;
 	}
 	g_clear_pointer(&out, g_free);
@@ -259,13 +283,13 @@ struct remote *remote_attach(const char *where, char **nodes, GError **err)
 	/* Where the verbs devices would be: an empty class, as a host whose
 	 * HCAs have no verbs driver loaded (not carried yet). */
 	vfs_dir(r->vfs, r->vfs->root, "infiniband_verbs");
+	if (r->ssh)
+		remote_ssh_forward_stderr(r->ssh);
 	g_free(out);
-	g_free(sock);
 	g_string_free(req, TRUE);
 	return r;
 fail:
 	g_free(out);
-	g_free(sock);
 	g_string_free(req, TRUE);
 	remote_free(r);
 	return NULL;
@@ -303,6 +327,7 @@ void remote_free(struct remote *r)
 		close(r->sysfs_ch);
 	if (r->host_ch >= 0)
 		close(r->host_ch);
+	remote_ssh_end(r->ssh);	/* once its channels are closed */
 	vfs_free(r->vfs);
 	g_ptr_array_free(r->paths, TRUE);
 	g_free(r);

@@ -16,9 +16,10 @@
 
 struct remote;
 
-/* WHERE: an emulator's name on this host, or unix:PATH of its fast
- * socket (one bind-mounted into a container, say). NULL with @err (one
- * line, the emulator's own words when it refused). */
+/* WHERE: an emulator's name on this host, unix:PATH of its fast socket
+ * (one bind-mounted into a container, say), or ssh://[user@]host[:port]/
+ * NAME (cli/remote_ssh.h). NULL with @err (one line, the emulator's own
+ * words when it refused, ssh's when it could not connect). */
 struct remote *remote_attach(const char *where, char **nodes, GError **err);
 /*
  * Our programs' $IBEMU_FAST: a socket in the run's own /dev (a tmpfs of
@@ -29,6 +30,9 @@ struct remote *remote_attach(const char *where, char **nodes, GError **err);
  */
 #define REMOTE_FAST_SOCK	"/dev/.ibemu-fast"
 int remote_listen(struct remote *r, GError **err);
+/* A connection to the fast socket of WHERE (a name or unix:PATH); -1
+ * with @err ("cannot reach the emulator at PATH: why"). */
+int remote_connect(const char *where, GError **err);
 /* The mirror of its sysfs, built at attach: "infiniband", ... */
 struct vfs *remote_vfs(struct remote *r);
 /* The attachment's channel: it hangs up when the emulator is gone. */
