@@ -3,7 +3,8 @@
  * Namespace mode:
  *
  *   ibemu run [--topology FILE] [--attach NODE]... [--configured] [--seed N]
- *             [--name NAME] [--scenario FILE] [--no-fast-path] [-v] [--] [COMMAND...]
+ *             [--name NAME] [--scenario FILE] [--no-fast-path] [--remote-group G]
+ *             [-v] [--] [COMMAND...]
  *   ibemu run --remote WHERE --attach NODE... [-v] [--] [COMMAND...]
  *
  * The fabric, the umad devices and the mock sysfs exist for COMMAND and its
@@ -78,10 +79,12 @@ int cmd_run(int argc, char **argv)
 	gchar **cmd = NULL, **envp = NULL;
 	GOptionEntry *entries = emu_option_entries(&o);
 	gboolean no_fast = FALSE;
-	gchar *remote_where = NULL;
+	gchar *remote_where = NULL, *remote_group = NULL;
 	GOptionEntry rest[] = {
 		{ "remote", 0, 0, G_OPTION_ARG_STRING, &remote_where,
-		  "Be a host of another emulator's fabric: its name here, or unix:PATH of its fast socket; --attach names this host's HCAs", "WHERE" },
+		  "Be a host of another emulator's fabric: its name here, unix:PATH of its fast socket, or ssh://[USER@]HOST[:PORT]/NAME; --attach names this host's HCAs", "WHERE" },
+		{ "remote-group", 0, 0, G_OPTION_ARG_STRING, &remote_group,
+		  "Let group G attach hosts through the fast socket (bind-mounted into a container, say): mode 0660, group G", "G" },
 		{ "no-fast-path", 0, 0, G_OPTION_ARG_NONE, &no_fast,
 		  "Do not preload the fast path's library: every program uses the FUSE files (also IBEMU_FAST_PATH=0)", NULL },
 		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &cmd, NULL, "[--] [CMD [ARG...]]" },
@@ -117,7 +120,7 @@ int cmd_run(int argc, char **argv)
 		/* The fabric, its options and the control socket are the
 		 * other emulator's. */
 		if (o.topology || o.configured || o.seed_str || o.scenario_file || o.name ||
-		    o.capture_path || no_fast) {
+		    o.capture_path || no_fast || remote_group) {
 			fprintf(stderr, "ibemu run: --remote takes only --attach, -v and a command "
 				"(the fabric is the other emulator's; the umad files need the fast path)\n");
 			ret = 2;
@@ -175,6 +178,10 @@ int cmd_run(int argc, char **argv)
 			fprintf(stderr, "ibemu: %s\n", err->message);
 			goto out;
 		}
+		if (remote_group && fastpath_open_to_group(fast, remote_group, &err) < 0) {
+			fprintf(stderr, "ibemu: --remote-group %s: %s\n", remote_group, err->message);
+			goto out;
+		}
 		att = attach_owner_new(&e.env, fast);
 		envp = fastenv_apply(envp, fast_sock, !no_fast);
 	}
@@ -221,5 +228,6 @@ out:
 	g_strfreev(envp);
 	g_strfreev(cmd);
 	g_free(remote_where);
+	g_free(remote_group);
 	return ret;
 }

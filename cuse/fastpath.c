@@ -4,7 +4,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -72,6 +74,7 @@ struct fast_chan {
 	guint watch;
 	int pid;		/* the connecting process, as we see it */
 	unsigned uid;
+	bool guest;		/* not ours or root's: may only attach a host */
 	struct fast_file *file;
 	void *hosting;		/* FAST_HOST's attachment, while this lives */
 };
@@ -522,6 +525,11 @@ static void do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int m
 		reply(ch, -EPROTO, NULL, 0, -1);
 		return;
 	}
+	/* fastpath_open_to_group()'s members attach hosts, nothing else. */
+	if (ch->guest && rq.op != FAST_HOST && rq.op != FAST_ADOPT) {
+		reply(ch, -EACCES, NULL, 0, -1);
+		return;
+	}
 	if (rq.op == FAST_OPEN) {
 		char name[32];
 
@@ -623,7 +631,7 @@ static gboolean on_chan(gint fd, GIOCondition cond, gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
-void fastpath_adopt(struct fastpath *fp, int fd)
+static struct fast_chan *chan_add(struct fastpath *fp, int fd)
 {
 	struct fast_chan *ch;
 	struct ucred cred = { 0 };
@@ -639,16 +647,46 @@ void fastpath_adopt(struct fastpath *fp, int fd)
 	ch->uid = cred.uid;
 	ch->watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_chan, ch);
 	g_ptr_array_add(fp->chans, ch);
+	return ch;
+}
+
+void fastpath_adopt(struct fastpath *fp, int fd)
+{
+	chan_add(fp, fd);	/* handed over by a host we serve: trusted as it */
 }
 
 static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 {
 	int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	struct fast_chan *ch;
 
 	(void)cond;
-	if (c >= 0)
-		fastpath_adopt(data, c);
+	if (c >= 0) {
+		ch = chan_add(data, c);
+		ch->guest = !ctl_peer_trusted(ch->uid);
+	}
 	return G_SOURCE_CONTINUE;
+}
+
+int fastpath_open_to_group(struct fastpath *fp, const char *group, GError **err)
+{
+	struct group *gr = getgrnam(group);
+	char *end;
+	unsigned long n = strtoul(group, &end, 10);
+	gid_t gid = gr ? gr->gr_gid : (gid_t)n;
+
+	if (!gr && (!*group || *end)) {
+		g_set_error(err, IBEMU_ERROR, ENOENT, "no such group");
+		return -1;
+	}
+	if (fp->fd < 0 || chown(fp->path, (uid_t)-1, gid) < 0 || chmod(fp->path, 0660) < 0) {
+		g_set_error(err, IBEMU_ERROR, errno, "cannot give %s to group %u: %s", fp->path,
+			    (unsigned)gid, g_strerror(errno));
+		return -1;
+	}
+	g_message("fast socket %s: group %s (gid %u) may attach hosts", fp->path, group,
+		  (unsigned)gid);
+	return 0;
 }
 
 struct fastpath *fastpath_new(struct umad_host *host, const char *path, GError **err)

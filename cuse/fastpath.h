@@ -19,6 +19,14 @@ struct fastpath;
 /* Listen on @path (made 0600; an old socket there is replaced), or on
  * nothing for NULL: then channels come by fastpath_adopt() only. */
 struct fastpath *fastpath_new(struct umad_host *host, const char *path, GError **err);
+/*
+ * Let @group (a name or number) connect too: the socket is made 0660 and
+ * that group's (docs/many-hosts.md: for a bind mount into a container).
+ * A peer that is not ours or root's may only attach a host (FAST_HOST, and
+ * FAST_ADOPT on it); anything else it asks is refused with EACCES. 0, or
+ * -1 with @err.
+ */
+int fastpath_open_to_group(struct fastpath *fp, const char *group, GError **err);
 /* @fd, a connected SOCK_SEQPACKET socket, is a new channel (ours now). */
 void fastpath_adopt(struct fastpath *fp, int fd);
 /* Stop listening, release every file, remove the socket. */

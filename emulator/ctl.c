@@ -194,6 +194,11 @@ static uid_t outsider_uid(void)
 	return uid;
 }
 
+bool ctl_peer_trusted(uid_t uid)
+{
+	return uid == geteuid() || uid == 0 || uid == outsider_uid();
+}
+
 static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 {
 	struct ctl_server *srv = data;

@@ -11,6 +11,9 @@
 #ifndef IBEMU_EMULATOR_CTL_H
 #define IBEMU_EMULATOR_CTL_H
 
+#include <stdbool.h>
+#include <sys/types.h>
+
 #include <glib.h>
 
 #include "fabric/fabric.h"
@@ -68,4 +71,8 @@ void ctl_unlink_if_ours(const char *path);
 /* A non-blocking Unix socket of @type listening at @path (made 0600), or
  * -1 with @err ("cannot listen on PATH: ..."); @path must fit sun_path. */
 int ctl_listen(const char *path, int type, int backlog, GError **err);
+/* A peer of uid @uid may steer us: ours, root, or root outside our user
+ * namespace (ctl.c). */
+bool ctl_peer_trusted(uid_t uid);
+
 #endif

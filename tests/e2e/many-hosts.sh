@@ -14,7 +14,7 @@ unset IBEMU_FAST_PATH
 A="e2e-mh-$$"
 ctl() { "$IBEMU" ctl --name "$A" "$@"; }
 # A: opensm, and an ibping server on host1 (ibemu0, LID from the SM).
-"$IBEMU" run -v --name "$A" -- bash -c '
+"$IBEMU" run -v --name "$A" --remote-group nogroup -- bash -c '
 OSM_CACHE_DIR=$0 opensm -f "$0/osm.log" >/dev/null 2>&1 &
 "$IBEMU" ctl wait sm-up >/dev/null || echo "no SUBNET UP"
 ibping -S -C ibemu0 >/dev/null 2>&1 &
@@ -87,6 +87,36 @@ wait_for 10 attached && pass "host3 attached by another B" || fail "host3 not at
 kill -9 $B2
 wait $B2 2>/dev/null
 if wait_for 5 detached; then pass "B SIGKILLed: host3 detached"; else fail "still attached: $(ctl status)"; fi
+
+# --remote-group nogroup: A's fast socket is 0660 and nogroup's. nobody
+# (of that group) attaches host3 through the bind-mounted socket, from a
+# run of its own (a user namespace; /dev/fuse made usable there, as in
+# unprivileged.sh), but may not open A's own files; daemon (not of it) is
+# refused in one line.
+ls -l "$FAST" | awk '{ print "socket:", $1, $4 }' >"$WORK/out"
+expect_line "socket: srw-rw---- nogroup" "--remote-group: the fast socket is 0660, group nogroup"
+mkdir -m 755 "$WORK/g" && touch "$WORK/g/sock" && chmod 711 "$WORK"
+unshare --mount --propagation private bash -c '
+mount --bind "$1" "$2/sock" && mknod "$2/fuse" c 10 229 && chmod 666 "$2/fuse" &&
+	mount --bind "$2/fuse" /dev/fuse || exit 99
+as() { setpriv --reuid="$1" --regid="$(id -g "$1")" --clear-groups env -u XDG_RUNTIME_DIR HOME=/ "${@:2}"; }
+as nobody "$IBEMU" run --remote "unix:$2/sock" --attach host3 -- ibstat ibemu0 1 2>&1 | sed "s/^/nobody: /"
+as nobody /usr/bin/python3 -c "
+import socket, struct, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+s.send(struct.pack(\"=IIIIQ\", 1, 1, 0, 0, 2) + b\"umad0\")	# FAST_OPEN umad0, O_RDWR
+print(\"guest FAST_OPEN:\", struct.unpack(\"=q\", s.recv(64)[:8])[0])" "$2/sock"
+as daemon "$IBEMU" run --remote "unix:$2/sock" --attach host3 -- true 2>&1 | sed "s/^/daemon: /"
+' _ "$FAST" "$WORK/g" >>"$WORK/out" 2>&1
+expect_line "nobody: State: Active" "a member of the group attaches host3 (ibstat: Active)"
+expect_line "nobody: Port GUID: 0x0002c90300000106" "(host3's port)"
+expect_line "guest FAST_OPEN: -13" "but may not open A's own umad files (EACCES)"
+expect_match "^daemon: ibemu: --remote unix:.*: cannot reach the emulator at .*: Permission denied$" \
+	"a user without access to the socket is refused"
+[ "$(grep -c "^daemon:" "$WORK/out")" = 1 ] && pass "in one line" || fail "said: $(grep "^daemon:" "$WORK/out")"
+chmod 700 "$WORK"
+wait_for 5 detached || fail "host3 still attached: $(ctl status)"
 
 # A gone: B's command is ended, and says why.
 "$IBEMU" run --remote "$A" --attach host4 -- bash -c 'echo running; exec tail -f /dev/null' \
