@@ -25,6 +25,8 @@
  * first answer over ssh waits for its connection and login too. */
 #define ANSWER_TIMEOUT_MS	10000
 #define SSH_ATTACH_TIMEOUT_MS	60000
+/* How often the round trip to the emulator is measured (FAST_PING). */
+#define PING_INTERVAL_S		5
 
 struct remote {
 	int host_ch;		/* FAST_HOST's channel: the attachment's life */
@@ -34,6 +36,8 @@ struct remote {
 	struct vfs *vfs;
 	GPtrArray *paths;	/* the attributes' paths, by vnode arg */
 	struct remote_ssh *ssh;	/* ssh:// only: ssh and the carrier */
+	uint64_t rtt_ns;	/* the last FAST_PING's round trip */
+	guint ping;
 };
 
 static int connect_seqpacket(const char *path)
@@ -60,10 +64,10 @@ static int connect_seqpacket(const char *path)
 
 /* One request (with @fd passed beside, unless -1) and its answer; ret
  * (or -errno of the transport), and the out bytes in @out (g_free). */
-static int64_t ask_fd(int ch, uint32_t op, const void *payload, size_t n, int fd, char **out,
-		      size_t *out_len, int timeout_ms)
+static int64_t ask_fd(int ch, uint32_t op, uint64_t arg, const void *payload, size_t n, int fd,
+		      char **out, size_t *out_len, int timeout_ms)
 {
-	struct fast_req rq = { .version = FAST_VERSION, .op = op };
+	struct fast_req rq = { .version = FAST_VERSION, .op = op, .arg = arg };
 	struct iovec iov[2] = { { &rq, sizeof(rq) }, { (void *)payload, n } };
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
 	struct pollfd p = { .fd = ch, .events = POLLIN };
@@ -98,7 +102,7 @@ static int64_t ask_fd(int ch, uint32_t op, const void *payload, size_t n, int fd
 static int64_t ask(int ch, uint32_t op, const void *payload, size_t n, char **out,
 		   size_t *out_len)
 {
-	return ask_fd(ch, op, payload, n, -1, out, out_len, ANSWER_TIMEOUT_MS);
+	return ask_fd(ch, op, 0, payload, n, -1, out, out_len, ANSWER_TIMEOUT_MS);
 }
 
 /* A channel to the attached host's files: one end of a pair, the other
@@ -110,7 +114,7 @@ static int adopted_channel(struct remote *r)
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
-	ret = ask_fd(r->host_ch, FAST_ADOPT, NULL, 0, sv[1], NULL, NULL, ANSWER_TIMEOUT_MS);
+	ret = ask_fd(r->host_ch, FAST_ADOPT, 0, NULL, 0, sv[1], NULL, NULL, ANSWER_TIMEOUT_MS);
 	close(sv[1]);
 	if (ret < 0) {
 		close(sv[0]);
@@ -130,9 +134,25 @@ static gboolean on_client(gint fd, GIOCondition cond, gpointer data)
 	(void)cond;
 	if (c < 0)
 		return G_SOURCE_CONTINUE;
-	if ((ret = ask_fd(r->host_ch, FAST_ADOPT, NULL, 0, c, NULL, NULL, ANSWER_TIMEOUT_MS)) < 0)
+	if ((ret = ask_fd(r->host_ch, FAST_ADOPT, 0, NULL, 0, c, NULL, NULL, ANSWER_TIMEOUT_MS)) < 0)
 		g_warning("a client's connection not handed over: %s", g_strerror((int)-ret));
 	close(c);	/* the program's open fails over to FUSE: ENODEV */
+	return G_SOURCE_CONTINUE;
+}
+
+/* The round trip to the emulator, measured with one FAST_PING that
+ * reports the last one (the emulator's `ctl status` shows it). */
+static void ping(struct remote *r)
+{
+	gint64 t0 = g_get_monotonic_time();
+
+	if (ask_fd(r->host_ch, FAST_PING, r->rtt_ns, NULL, 0, -1, NULL, NULL, ANSWER_TIMEOUT_MS) == 0)
+		r->rtt_ns = (uint64_t)MAX(g_get_monotonic_time() - t0, 1) * 1000;
+}
+
+static gboolean on_ping(gpointer data)
+{
+	ping(data);
 	return G_SOURCE_CONTINUE;
 }
 
@@ -251,7 +271,7 @@ struct remote *remote_attach(const char *where, char **nodes, GError **err)
 		g_string_append(req, nodes[i]);
 		g_string_append_c(req, '\0');
 	}
-	ret = ask_fd(r->host_ch, FAST_HOST, req->str, req->len, -1, &out, NULL,
+	ret = ask_fd(r->host_ch, FAST_HOST, 0, req->str, req->len, -1, &out, NULL,
 		     r->ssh ? SSH_ATTACH_TIMEOUT_MS : ANSWER_TIMEOUT_MS);
 	if (ret < 0) {
 		char *why = NULL;
@@ -285,6 +305,8 @@ struct remote *remote_attach(const char *where, char **nodes, GError **err)
 	vfs_dir(r->vfs, r->vfs->root, "infiniband_verbs");
 	if (r->ssh)
 		remote_ssh_forward_stderr(r->ssh);
+	ping(r);	/* measured, */
+	ping(r);	/* and told, before any program runs */
 	g_free(out);
 	g_string_free(req, TRUE);
 	return r;
@@ -300,6 +322,7 @@ int remote_listen(struct remote *r, GError **err)
 	if ((r->listen = ctl_listen(REMOTE_FAST_SOCK, SOCK_SEQPACKET, 64, err)) < 0)
 		return -1;
 	r->watch = g_unix_fd_add(r->listen, G_IO_IN, on_client, r);
+	r->ping = g_timeout_add_seconds(PING_INTERVAL_S, on_ping, r);
 	return 0;
 }
 
@@ -319,6 +342,8 @@ void remote_free(struct remote *r)
 		return;
 	if (r->watch)
 		g_source_remove(r->watch);
+	if (r->ping)
+		g_source_remove(r->ping);
 	if (r->listen >= 0) {
 		close(r->listen);
 		unlink(REMOTE_FAST_SOCK);

@@ -184,6 +184,14 @@ static int adopt(void *ctx, void *handle, int fd)
 	return 0;
 }
 
+static void rtt(void *ctx, void *handle, uint64_t rtt_ns)
+{
+	struct attachment *a = handle;
+
+	(void)ctx;
+	a->r.rtt_ns = rtt_ns;
+}
+
 struct attach_owner *attach_owner_new(struct ctl_env *env, struct fastpath *fp)
 {
 	struct attach_owner *o = g_new0(struct attach_owner, 1);
@@ -191,7 +199,7 @@ struct attach_owner *attach_owner_new(struct ctl_env *env, struct fastpath *fp)
 	o->env = env;
 	if (!env->remotes)
 		env->remotes = g_ptr_array_new();
-	fastpath_set_hosting(fp, begin, end, adopt, o);
+	fastpath_set_hosting(fp, begin, end, adopt, rtt, o);
 	return o;
 }
 

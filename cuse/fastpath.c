@@ -39,6 +39,7 @@ struct fastpath {
 	fast_host_begin_fn host_begin;	/* for FAST_HOST; NULL: not offered */
 	fast_host_end_fn host_end;
 	fast_host_adopt_fn host_adopt;
+	fast_host_rtt_fn host_rtt;
 	void *host_ctx;
 };
 
@@ -526,7 +527,7 @@ static void do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int m
 		return;
 	}
 	/* fastpath_open_to_group()'s members attach hosts, nothing else. */
-	if (ch->guest && rq.op != FAST_HOST && rq.op != FAST_ADOPT) {
+	if (ch->guest && rq.op != FAST_HOST && rq.op != FAST_ADOPT && rq.op != FAST_PING) {
 		reply(ch, -EACCES, NULL, 0, -1);
 		return;
 	}
@@ -552,6 +553,12 @@ static void do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int m
 			reply(ch, -EINVAL, NULL, 0, -1);
 		else
 			reply(ch, ch->fp->host_adopt(ch->fp->host_ctx, ch->hosting, memfd), NULL, 0, -1);
+		return;
+	}
+	if (rq.op == FAST_PING) {
+		if (ch->hosting && rq.arg)
+			ch->fp->host_rtt(ch->fp->host_ctx, ch->hosting, rq.arg);
+		reply(ch, 0, NULL, 0, -1);
 		return;
 	}
 	if (rq.op == FAST_SYSFS_LIST || rq.op == FAST_SYSFS_READ) {
@@ -731,11 +738,12 @@ void fastpath_set_vfs(struct fastpath *fp, struct vfs *vfs)
 }
 
 void fastpath_set_hosting(struct fastpath *fp, fast_host_begin_fn begin, fast_host_end_fn end,
-			  fast_host_adopt_fn adopt, void *ctx)
+			  fast_host_adopt_fn adopt, fast_host_rtt_fn rtt, void *ctx)
 {
 	fp->host_begin = begin;
 	fp->host_end = end;
 	fp->host_adopt = adopt;
+	fp->host_rtt = rtt;
 	fp->host_ctx = ctx;
 }
 

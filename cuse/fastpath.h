@@ -48,7 +48,9 @@ typedef void *(*fast_host_begin_fn)(void *ctx, int pid, unsigned uid, const char
 typedef void (*fast_host_end_fn)(void *ctx, void *handle);
 /* FAST_ADOPT on that channel: @fd is the handle's host's new channel. */
 typedef int (*fast_host_adopt_fn)(void *ctx, void *handle, int fd);
+/* FAST_PING on it, with the round trip the host measured (ns, not 0). */
+typedef void (*fast_host_rtt_fn)(void *ctx, void *handle, uint64_t rtt_ns);
 void fastpath_set_hosting(struct fastpath *fp, fast_host_begin_fn begin, fast_host_end_fn end,
-			  fast_host_adopt_fn adopt, void *ctx);
+			  fast_host_adopt_fn adopt, fast_host_rtt_fn rtt, void *ctx);
 
 #endif

@@ -43,6 +43,7 @@ struct ctl_remote {
 	int pid;
 	char *nodes;		/* node ids, space-separated */
 	struct umad_host *host;	/* its umad devices and open files */
+	uint64_t rtt_ns;	/* the round trip it measured to us; 0: none yet */
 };
 
 /* Run one command; its output (or error text) goes to @out. 0 or -1. */

@@ -128,8 +128,12 @@ int ctl_status(struct ctl_call *c)
 		for (i = 0; c->env->remotes && i < c->env->remotes->len; i++) {
 			const struct ctl_remote *r = g_ptr_array_index(c->env->remotes, i);
 
-			g_string_append_printf(c->out, "remote %s: uid %u, pid %d: %s\n", r->label,
-					       r->uid, r->pid, r->nodes);
+			g_string_append_printf(c->out, "remote %s: uid %u, pid %d", r->label, r->uid,
+					       r->pid);
+			if (r->rtt_ns)	/* what the link adds to each MAD's trip */
+				g_string_append_printf(c->out, ", round trip %.3f ms",
+						       (double)r->rtt_ns / 1e6);
+			g_string_append_printf(c->out, ": %s\n", r->nodes);
 			umad_host_foreach_file(r->host, status_remote_file, c);
 		}
 		return 0;
@@ -161,6 +165,7 @@ int ctl_status(struct ctl_call *c)
 		ctl_json_uint(b, "uid", r->uid);
 		ctl_json_uint(b, "pid", (uint64_t)r->pid);
 		ctl_json_str(b, "nodes", r->nodes);
+		ctl_json_uint(b, "round_trip_ns", r->rtt_ns);
 		json_builder_set_member_name(b, "files");
 		json_builder_begin_array(b);
 		umad_host_foreach_file(r->host, status_file, c);

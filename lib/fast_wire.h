@@ -49,6 +49,9 @@ enum fast_op {
 			 * beside becomes a channel to the attached host's
 			 * files (its own host's client connected it, to a
 			 * socket only that host can reach: docs/many-hosts.md) */
+	FAST_PING = 10,	/* on FAST_HOST's channel: answered at once; arg: the
+			 * round trip the host measured with the last one, in
+			 * ns (0: none yet), for `ctl status` */
 };
 
 #define FAST_F_MEMFD	0x1	/* the payload is in the memfd passed beside */

@@ -104,8 +104,9 @@ B1=$!
 BPIDS="$B1"
 if wait_for 60 test -s "$WORK/b-attached"; then
 	ctl status >"$WORK/a-status"
-	grep -qE "^remote [^ ]+: uid 0, pid [0-9]+: host2$" "$WORK/a-status" &&
-		pass "ctl status on A lists B's attachment over ssh" || fail "A's status: $(cat "$WORK/a-status")"
+	grep -qE "^remote [^ ]+: uid 0, pid [0-9]+, round trip [0-9]+\.[0-9]{3} ms: host2$" "$WORK/a-status" &&
+		pass "ctl status on A lists B's attachment over ssh, with its round trip" ||
+		fail "A's status: $(cat "$WORK/a-status")"
 else
 	fail "B did not attach"
 fi

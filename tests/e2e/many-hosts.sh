@@ -40,7 +40,7 @@ ibnetdiscover -l | sort >"$0/b-nodes"
 ibping -c 3 -t 1000 "$1" | grep -c "^Pong" | sed "s/^/pongs: /"
 "$IBEMU" ctl --name "$2" status | sed "s/^/A says: /"
 "$IBEMU" ctl --name "$2" status --json | python3 -c "import json, sys
-for r in json.load(sys.stdin)[\"remotes\"]: print(\"json remote:\", r[\"nodes\"], len(r[\"files\"]))"
+for r in json.load(sys.stdin)[\"remotes\"]: print(\"json remote:\", r[\"nodes\"], len(r[\"files\"]), r[\"round_trip_ns\"] > 0)"
 "$IBEMU" run --remote "$2" --attach host2 -- true 2>&1 | sed "s/^/again: /"' "$WORK" "$LID1" "$A"
 expect_rc 0 "host B ran its command"
 expect_line "ibstat State: Active" "B's ibstat: its HCA (host2) Active"
@@ -53,8 +53,9 @@ expect_line "records: $(cat "$WORK/a-records")" "saquery on B: as many NodeRecor
 	fail "A's ibnetdiscover: $(cat "$WORK/a-nodes")"
 expect_same "$WORK/a-nodes" "$WORK/b-nodes" "ibnetdiscover -l on B lists A's fabric"
 expect_line "pongs: 3" "ibping from B to the server on A's host1 (LID $LID1)"
-expect_match "^A says: remote [^ ]*: uid [0-9]*, pid [0-9]*: host2$" "A's ctl status lists B and its node"
-expect_line "json remote: host2 0" "and its --json (no file open at that moment)"
+expect_match "^A says: remote [^ ]*: uid [0-9]*, pid [0-9]*, round trip [0-9]+\.[0-9]{3} ms: host2$" \
+	"A's ctl status lists B, the round trip B measured, and its node"
+expect_line "json remote: host2 0 True" "and its --json (no file open at that moment; round_trip_ns)"
 expect_line "again: ibemu: --remote $A: host2 is attached already, by " "a second attach of host2 is refused in one line"
 grep -q "remote host .* attached host2" "$WORK/a.log" && pass "A logs the attach" || fail "no attach in A's log"
 
