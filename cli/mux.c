@@ -318,7 +318,7 @@ static void carry_fd(struct mux *m, int fd, uint8_t *fdk, uint32_t *aux, uint8_t
 	}
 }
 
-static void drain_hangups(struct mux *m);
+static void drain_hangups(struct mux *m, const struct chan *busy);
 
 /* One datagram from @c's socket to the stream: 1, or 0 when there was
  * none, or -1 when the socket has closed (and @c is gone). */
@@ -328,7 +328,8 @@ static int read_chan(struct mux *m, struct chan *c)
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	union fd_cmsg u;
 	struct fast_req rq;
-	uint8_t fdk, *extra = NULL;
+	const uint8_t *bytes = dgram;
+	uint8_t fdk, *extra = NULL, *copy = NULL;
 	uint32_t aux = 0;
 	ssize_t n;
 	int fd;
@@ -351,18 +352,21 @@ static int read_chan(struct mux *m, struct chan *c)
 	/* A last close (fast_wire.h FAST_SYNC) is answered once the file is
 	 * released, which its data socket's close tells: that goes first. */
 	memcpy(&rq, dgram, MIN((size_t)n, sizeof(rq)));
-	if ((size_t)n >= sizeof(rq) && rq.version == FAST_VERSION && rq.op == FAST_SYNC)
-		drain_hangups(m);
-	put_frame(m, MUX_MSG, fdk, c->id, aux, dgram, (size_t)n, extra,
+	if ((size_t)n >= sizeof(rq) && rq.version == FAST_VERSION && rq.op == FAST_SYNC) {
+		bytes = copy = g_memdup2(dgram, (gsize)n);	/* dgram is reused there */
+		drain_hangups(m, c);
+	}
+	put_frame(m, MUX_MSG, fdk, c->id, aux, bytes, (size_t)n, extra,
 		  fdk == MUX_FD_MEMFD ? aux : 0);
 	c->unacked += frame_cost((size_t)n, fdk == MUX_FD_MEMFD ? aux : 0);
 	g_free(extra);
+	g_free(copy);
 	return 1;
 }
 
-/* Every channel whose socket has hung up: its last datagrams and its
- * close onto the stream, now. */
-static void drain_hangups(struct mux *m)
+/* Every channel whose socket has hung up, but @busy (being read): its
+ * last datagrams and its close onto the stream, now. */
+static void drain_hangups(struct mux *m, const struct chan *busy)
 {
 	GList *ids, *l;
 
@@ -374,7 +378,7 @@ static void drain_hangups(struct mux *m)
 		struct chan *c = g_hash_table_lookup(m->chans, l->data);
 		struct pollfd p;
 
-		if (!c || c->closing)
+		if (!c || c == busy || c->closing)
 			continue;
 		p = (struct pollfd){ .fd = c->fd, .events = POLLIN };
 		if (poll(&p, 1, 0) == 1 && (p.revents & POLLHUP))

@@ -75,6 +75,7 @@ SSHD=$!
 OSM_CACHE_DIR=$0 opensm -f "$0/osm.log" >/dev/null 2>&1 &
 "$IBEMU" ctl wait sm-up >/dev/null && echo "SUBNET UP" >"$0/a-sm"
 ibping -S -C ibemu0 >/dev/null 2>&1 &
+"$TOOLS/umad_big" server ibemu0 >"$0/big-srv" 2>&1 &
 ibnetdiscover -l | sort >"$0/a-nodes"
 saquery | grep -c "NodeRecord dump" >"$0/a-records"
 echo up >"$0/a-up"
@@ -83,7 +84,8 @@ kill $SSHD' "$WORK" "$A" &
 APID=$!
 on_a() { nsenter -t "$(pgrep -P $APID)" -m -n -p -- "$@"; }	# A's first process's
 listening() { ip netns exec "$NA" ss -ltn | grep -q "$ADDR:2222"; }
-if ! wait_for 60 test -s "$WORK/a-up" || ! wait_for 10 listening; then
+if ! wait_for 60 test -s "$WORK/a-up" || ! wait_for 10 listening ||
+	! wait_for 10 grep -q ready "$WORK/big-srv"; then
 	fail "host A did not come up: $(cat "$WORK/sshd.log" "$WORK/a.log" 2>/dev/null)"; finish; exit
 fi
 grep -q "SUBNET UP" "$WORK/a-sm" && pass "host A: opensm reached SUBNET UP" || fail "no SUBNET UP on A"
@@ -97,6 +99,7 @@ ibstat ibemu0 1 | sed -n "s/^[[:space:]]*\(State\|Base lid\|Port GUID\): /ibstat
 saquery | grep -c "NodeRecord dump" | sed "s/^/records: /"
 ibnetdiscover -l | sort >"$0/b-nodes"
 ibping -c 3 -t 1000 "$1" | grep -c "^Pong" | sed "s/^/pongs: /"
+"$TOOLS/umad_big" client ibemu0 "$1" 8388609 2>&1 | sed "s/^/big: /"
 "$IBEMU" run --remote "$2" --attach host2 -- true 2>&1 | sed "s/^/again: /"
 echo attached >"$0/b-attached"
 read -r _ <"$0/b-go"' "$WORK" "$LID1" "$WHERE" >"$WORK/out" 2>"$WORK/log" &
@@ -122,6 +125,10 @@ expect_line "records: $(cat "$WORK/a-records")" "saquery on B: as many NodeRecor
 	fail "A's ibnetdiscover: $(cat "$WORK/a-nodes")"
 expect_same "$WORK/a-nodes" "$WORK/b-nodes" "ibnetdiscover -l on B lists A's fabric"
 expect_line "pongs: 3" "ibping from B to the server on A's host1 (LID $LID1)"
+# 8 MiB + 1 each way: a memfd beside the write and the packet, inline on
+# the stream, one frame over the 4 MiB credit (lib/mux_wire.h).
+expect_line "big: ok 8388609" "an 8 MiB RMPP message from B to A's host1 and back, byte for byte"
+grep -q "served 8388609" "$WORK/big-srv" && pass "(A's server echoed it)" || fail "A's server: $(cat "$WORK/big-srv")"
 expect_match "^again: ibemu: --remote $WHERE: host2 is attached already, by [^ ]+$" \
 	"a second attach of host2 over ssh is refused in one line"
 [ "$(grep -c "^again:" "$WORK/out")" = 1 ] && pass "(one line)" || fail "said: $(grep "^again:" "$WORK/out")"
