@@ -100,6 +100,9 @@ saquery | grep -c "NodeRecord dump" | sed "s/^/records: /"
 ibnetdiscover -l | sort >"$0/b-nodes"
 ibping -c 3 -t 1000 "$1" | grep -c "^Pong" | sed "s/^/pongs: /"
 "$TOOLS/umad_big" client ibemu0 "$1" 8388609 2>&1 | sed "s/^/big: /"
+for c in fork exec close threads eintr; do
+	timeout 20 "$TOOLS/umad_paths" $c 2>&1 | sed "s/^/paths: /"
+done
 "$IBEMU" run --remote "$2" --attach host2 -- true 2>&1 | sed "s/^/again: /"
 echo attached >"$0/b-attached"
 read -r _ <"$0/b-go"' "$WORK" "$LID1" "$WHERE" >"$WORK/out" 2>"$WORK/log" &
@@ -129,6 +132,15 @@ expect_line "pongs: 3" "ibping from B to the server on A's host1 (LID $LID1)"
 # the stream, one frame over the 4 MiB credit (lib/mux_wire.h).
 expect_line "big: ok 8388609" "an 8 MiB RMPP message from B to A's host1 and back, byte for byte"
 grep -q "served 8388609" "$WORK/big-srv" && pass "(A's server echoed it)" || fail "A's server: $(cat "$WORK/big-srv")"
+# The fast path's cases (fast-preload.sh), each channel carried by ssh: a
+# forked child's FAST_ATTACH passes the data socket back, named as the
+# channel it is; a last close is answered after the release.
+expect_line "paths: fork: child round trip on the inherited fd (fast)" "over ssh: a forked child uses its parent's fd"
+expect_line "paths: fork: parent round trip after the child (fast)" "and the parent keeps it"
+expect_line "paths: exec: round trip on the inherited fd (fast)" "an exec'd program uses an fd left open"
+expect_line "paths: close: registered at once after the first file's close" "close(2) returns after the release"
+expect_line "paths: threads: 400 answers for 4 threads' 400 requests" "four threads on one fd"
+expect_line "paths: eintr: a blocked read ended by a signal: EINTR" "a signal ends a blocked read"
 expect_match "^again: ibemu: --remote $WHERE: host2 is attached already, by [^ ]+$" \
 	"a second attach of host2 over ssh is refused in one line"
 [ "$(grep -c "^again:" "$WORK/out")" = 1 ] && pass "(one line)" || fail "said: $(grep "^again:" "$WORK/out")"
