@@ -9,7 +9,6 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -149,25 +148,13 @@ static int fd_for(struct mux *m, const struct mux_hdr *h, const uint8_t *extra)
 {
 	struct chan *c;
 	struct stat st;
-	int sv[2], fd;
-	size_t done = 0;
+	int sv[2];
 
 	switch (h->fd) {
 	case MUX_FD_NONE:
 		return -1;
 	case MUX_FD_MEMFD:
-		if ((fd = memfd_create("ibemu-mux", MFD_CLOEXEC)) < 0)
-			return -1;
-		while (done < h->aux) {
-			ssize_t n = write(fd, extra + done, h->aux - done);
-
-			if (n <= 0) {
-				close(fd);
-				return -1;
-			}
-			done += (size_t)n;
-		}
-		return fd;
+		return fd_pass_memfd("ibemu-mux", extra, h->aux, close);
 	case MUX_FD_NEW:
 		/* Theirs to name: the other parity than ours, not in use. */
 		if ((h->aux & 1) == (m->next_id & 1) ||

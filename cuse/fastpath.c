@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -143,25 +142,6 @@ static int send_pkt(struct fast_file *ff, const struct fast_pkt *h, const uint8_
 	return sendmsg(ff->data, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
-/* A long message goes in a memfd: one datagram is bounded by the socket's
- * send buffer. */
-static int memfd_of(const uint8_t *bytes, size_t len)
-{
-	int fd = memfd_create("ibemu-packet", MFD_CLOEXEC);
-	size_t done = 0;
-
-	while (fd >= 0 && done < len) {
-		ssize_t n = write(fd, bytes + done, len - done);
-
-		if (n <= 0) {
-			close(fd);
-			return -1;
-		}
-		done += (size_t)n;
-	}
-	return fd;
-}
-
 static gboolean on_data_room(gint fd, GIOCondition cond, gpointer data);
 
 /* Move the file's queued packets to its data socket, as room allows. */
@@ -187,7 +167,7 @@ static void push_packets(struct fast_file *ff)
 			ff->pend = (struct fast_pkt){ .len = (uint32_t)n,
 						      .hdr_size = (uint16_t)umad_hdr_size(ff->uf) };
 			if (n > FAST_INLINE_MAX) {
-				ff->pend_memfd = memfd_of(ff->pend_bytes, (size_t)n);
+				ff->pend_memfd = fd_pass_memfd("ibemu-packet", ff->pend_bytes, (size_t)n, close);
 				g_clear_pointer(&ff->pend_bytes, g_free);
 				if (ff->pend_memfd < 0) {
 					g_warning("fast path: no memfd for a %zd-byte packet: dropped", n);

@@ -8,7 +8,9 @@
 #ifndef IBEMU_LIB_FD_PASS_H
 #define IBEMU_LIB_FD_PASS_H
 
+#include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -55,6 +57,32 @@ static inline int fd_pass_take(struct msghdr *msg)
 			fd = got;
 		else
 			close(got);
+	}
+	return fd;
+}
+
+/*
+ * A memfd named @name holding @len bytes: a payload too long for one
+ * datagram travels in one (lib/fast_wire.h FAST_F_MEMFD; lib/mux_wire.h
+ * makes them again on the far side). -1 on failure, the memfd closed with
+ * @close_fd (the preloaded library passes the real close).
+ */
+static inline int fd_pass_memfd(const char *name, const void *bytes, size_t len,
+				int (*close_fd)(int))
+{
+	int fd = memfd_create(name, MFD_CLOEXEC);
+	size_t done = 0;
+
+	while (fd >= 0 && done < len) {
+		ssize_t n = write(fd, (const char *)bytes + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close_fd(fd);
+			return -1;
+		}
+		done += (size_t)n;
 	}
 	return fd;
 }

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -90,26 +89,6 @@ static int connect_emulator(void)
 		return -1;
 	}
 	return s;
-}
-
-/* A payload too long for one datagram, in a memfd; -1 on failure. */
-static int memfd_with(const void *bytes, size_t len)
-{
-	int fd = memfd_create("ibemu-write", MFD_CLOEXEC);
-	size_t done = 0;
-
-	while (fd >= 0 && done < len) {
-		ssize_t n = write(fd, (const char *)bytes + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			real_close(fd);
-			return -1;
-		}
-		done += (size_t)n;
-	}
-	return fd;
 }
 
 /*
@@ -244,7 +223,7 @@ long fast_request(struct fast_obj *o, int data_fd, uint32_t op, uint64_t arg, co
 	long r;
 
 	if (in_len > FAST_INLINE_MAX) {
-		if ((memfd = memfd_with(in, in_len)) < 0)
+		if ((memfd = fd_pass_memfd("ibemu-write", in, in_len, real_close)) < 0)
 			return -ENOMEM;
 		in_len = 0;
 	}
