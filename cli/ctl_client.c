@@ -37,7 +37,7 @@ static GString *request(int argc, char **argv, GError **err)
 	return req;
 }
 
-static int connect_to(const char *path, unsigned timeout_s, GError **err)
+int ctl_connect(const char *path, int type, unsigned timeout_s, GError **err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct timeval tv = { .tv_sec = timeout_s };
@@ -50,7 +50,7 @@ static int connect_to(const char *path, unsigned timeout_s, GError **err)
 			    path, g_strerror(ENAMETOOLONG), sizeof(sa.sun_path) - 1);
 		return -1;
 	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
 	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
@@ -91,7 +91,7 @@ int ctl_exchange(const char *path, int argc, char **argv, unsigned timeout_s,
 	*answer = NULL;
 	if (!req)
 		return -1;
-	if ((fd = connect_to(path, timeout_s, err)) < 0) {
+	if ((fd = ctl_connect(path, SOCK_STREAM, timeout_s, err)) < 0) {
 		g_string_free(req, TRUE);
 		return -1;
 	}

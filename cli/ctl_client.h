@@ -22,6 +22,10 @@ int ctl_client(const char *path, int argc, char **argv, unsigned timeout_s);
  * "not yet" (emulator/ctl_show.c), for at most S s (default 60): 0 once
  * it says up, 1 with the last reason when time ran out. */
 int ctl_client_wait(const char *path, int argc, char **argv, unsigned timeout_s);
+/* A Unix socket of @type connected to @path, each send and receive
+ * bounded by @timeout_s (0: not); -1 with @err ("cannot reach the
+ * emulator at PATH: why"). Also the fast socket's (cli/remote.c). */
+int ctl_connect(const char *path, int type, unsigned timeout_s, GError **err);
 /* The answer of a command that succeeded, else NULL and @err. */
 char *ctl_ask(const char *path, int argc, char **argv, GError **err);
 

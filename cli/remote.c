@@ -6,11 +6,11 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <glib-unix.h>
 
+#include "cli/ctl_client.h"
 #include "cli/emu.h"
 #include "cli/remote.h"
 #include "cli/remote_ssh.h"
@@ -39,28 +39,6 @@ struct remote {
 	uint64_t rtt_ns;	/* the last FAST_PING's round trip */
 	guint ping;
 };
-
-static int connect_seqpacket(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int s;
-
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	strcpy(sa.sun_path, path);
-	if ((s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) < 0)
-		return -1;
-	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int e = errno;
-
-		close(s);
-		errno = e;
-		return -1;
-	}
-	return s;
-}
 
 /* One request (with @fd passed beside, unless -1) and its answer; ret
  * (or -errno of the transport), and the out bytes in @out (g_free). */
@@ -230,13 +208,8 @@ static char *fast_socket_of(const char *where, GError **err)
 int remote_connect(const char *where, GError **err)
 {
 	char *sock = fast_socket_of(where, err);
-	int fd;
+	int fd = sock ? ctl_connect(sock, SOCK_SEQPACKET, 0, err) : -1;
 
-	if (!sock)
-		return -1;
-	if ((fd = connect_seqpacket(sock)) < 0)
-		g_set_error(err, IBEMU_ERROR, errno, "cannot reach the emulator at %s: %s", sock,
-			    g_strerror(errno));
 	g_free(sock);
 	return fd;
 }
