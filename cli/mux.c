@@ -77,8 +77,9 @@ static size_t frame_cost(size_t len, size_t extra)
 	return sizeof(struct mux_hdr) + len + extra;
 }
 
-static void put_frame(struct mux *m, uint8_t kind, uint8_t fdk, uint32_t chan, uint32_t aux,
-		      const void *bytes, size_t len, const void *extra, size_t extra_len)
+/* Queue a frame for the stream; its bytes, the credit it costs. */
+static size_t put_frame(struct mux *m, uint8_t kind, uint8_t fdk, uint32_t chan, uint32_t aux,
+			const void *bytes, size_t len, const void *extra, size_t extra_len)
 {
 	struct mux_hdr h = {
 		.chan = htole32(chan), .len = htole32((uint32_t)len), .aux = htole32(aux),
@@ -90,6 +91,7 @@ static void put_frame(struct mux *m, uint8_t kind, uint8_t fdk, uint32_t chan, u
 		g_byte_array_append(m->tx, bytes, (guint)len);
 	if (extra_len)
 		g_byte_array_append(m->tx, extra, (guint)extra_len);
+	return frame_cost(len, extra_len);
 }
 
 static struct chan *chan_new(struct mux *m, uint32_t id, int fd, ino_t far_ino)
@@ -175,8 +177,9 @@ static int fd_for(struct mux *m, const struct mux_hdr *h, const uint8_t *extra)
 	return -2;
 }
 
-/* One whole frame from the stream; false if it breaks the protocol. */
-static bool on_frame(struct mux *m, const struct mux_hdr *h, const uint8_t *bytes)
+/* One whole frame from the stream, @cost bytes long; false if it breaks
+ * the protocol. */
+static bool on_frame(struct mux *m, const struct mux_hdr *h, const uint8_t *bytes, size_t cost)
 {
 	struct chan *c = g_hash_table_lookup(m->chans, GUINT_TO_POINTER(h->chan));
 	struct msg *d;
@@ -206,7 +209,7 @@ static bool on_frame(struct mux *m, const struct mux_hdr *h, const uint8_t *byte
 			return true;
 		}
 		d = g_malloc(sizeof(*d) + h->len);
-		d->cost = frame_cost(h->len, h->fd == MUX_FD_MEMFD ? h->aux : 0);
+		d->cost = cost;
 		d->fd = fd;
 		d->len = h->len;
 		memcpy(d->bytes, bytes, h->len);
@@ -250,7 +253,7 @@ static bool take_frames(struct mux *m)
 		}
 		if (m->rx->len - off < total)
 			break;
-		ok = on_frame(m, &h, m->rx->data + off + sizeof(h));
+		ok = on_frame(m, &h, m->rx->data + off + sizeof(h), total);
 		off += total;
 	}
 	g_byte_array_remove_range(m->rx, 0, (guint)off);
@@ -343,9 +346,8 @@ static int read_chan(struct mux *m, struct chan *c)
 		bytes = copy = g_memdup2(dgram, (gsize)n);	/* dgram is reused there */
 		drain_hangups(m, c);
 	}
-	put_frame(m, MUX_MSG, fdk, c->id, aux, bytes, (size_t)n, extra,
-		  fdk == MUX_FD_MEMFD ? aux : 0);
-	c->unacked += frame_cost((size_t)n, fdk == MUX_FD_MEMFD ? aux : 0);
+	c->unacked += put_frame(m, MUX_MSG, fdk, c->id, aux, bytes, (size_t)n, extra,
+				fdk == MUX_FD_MEMFD ? aux : 0);
 	g_free(extra);
 	g_free(copy);
 	return 1;

@@ -157,8 +157,6 @@ struct remote_ssh *remote_ssh_start(const char *where, int *host_ch, GError **er
 		g_set_error(err, IBEMU_ERROR, errno, "--remote %s: fork: %s", where, g_strerror(errno));
 		remote_ssh_end(s);
 		s = NULL;
-		close(ch[0]);
-		ch[0] = -1;
 		errp[0] = -1;	/* closed by remote_ssh_end */
 		goto out;
 	}
