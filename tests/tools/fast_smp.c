@@ -7,6 +7,7 @@
  * so the rates compare. Prints the first answer's node type and GUID,
  * then "TRANSPORT: N round trips, R/s". Exit 1 on any wrong answer.
  */
+#define _GNU_SOURCE	/* memfd_create, in lib/fd_pass.h */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
