@@ -18,6 +18,7 @@
 #include <glib-unix.h>
 
 #include "cuse/fastpath.h"
+#include "cuse/fastslot.h"
 #include "cuse/serve.h"
 #include "cuse/vfs.h"
 #include "emulator/ctl.h"
@@ -40,6 +41,7 @@ struct fastpath {
 	fast_host_adopt_fn host_adopt;
 	fast_host_rtt_fn host_rtt;
 	void *host_ctx;
+	unsigned nslots;	/* channels with a slot */
 };
 
 /*
@@ -55,6 +57,7 @@ struct fast_file {
 	ino_t data_ino;		/* the client's end, to know it when passed back */
 	int flags;		/* the open's */
 	char name[32];		/* "umad0" */
+	int pid;		/* the opener's, for `ctl status` */
 	unsigned chans;		/* channels naming it */
 	struct fast_chan *writing;	/* the channel whose write is in umad_write */
 	size_t write_count;
@@ -75,6 +78,9 @@ struct fast_chan {
 	int pid;		/* the connecting process, as we see it */
 	unsigned uid;
 	bool guest;		/* not ours or root's: may only attach a host */
+	bool adopted;		/* from another host: no slot (not our memory) */
+	struct fastslot *slot;	/* FAST_SLOT's, or NULL */
+	bool in_slot;		/* the request being served came by the slot */
 	struct fast_file *file;
 	void *hosting;		/* FAST_HOST's attachment, while this lives */
 };
@@ -116,6 +122,10 @@ static void chan_free(struct fast_chan *ch)
 {
 	if (ch->watch)
 		g_source_remove(ch->watch);
+	if (ch->slot) {
+		fastslot_free(ch->slot);
+		ch->fp->nslots--;
+	}
 	close(ch->fd);
 	if (ch->hosting)
 		ch->fp->host_end(ch->fp->host_ctx, ch->hosting);
@@ -241,6 +251,11 @@ static void reply(struct fast_chan *ch, int64_t ret, const void *out, uint32_t o
 	union fd_cmsg u;
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = out_len ? 2 : 1 };
 
+	if (ch->in_slot) {	/* asked in the slot: answered there (no fd) */
+		ch->in_slot = false;
+		fastslot_answer(ch->slot, ret, out, out_len);
+		return;
+	}
 	fd_pass_put(&msg, &u, fd);
 	/* The client waits for this answer: a full channel is its fault. */
 	if (sendmsg(ch->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
@@ -307,6 +322,7 @@ static void do_open(struct fast_chan *ch, const char *name, int flags)
 	ff->data = sv[0];
 	ff->data_ino = st.st_ino;
 	ff->flags = flags;
+	ff->pid = ch->pid;
 	ff->pend_memfd = -1;
 	snprintf(ff->name, sizeof(ff->name), "%s", name);
 	ff->uf = umad_open(d);
@@ -414,6 +430,104 @@ static void do_ioctl(struct fast_chan *ch, const struct fast_req *rq, const uint
 	reply(ch, ret, buf, (uint32_t)out_len, -1);
 }
 
+/* ---- the slot (fastslot.h) --------------------------------------------- */
+
+static void do_slot(struct fast_chan *ch)
+{
+	int memfd;
+
+	if (ch->adopted) {
+		reply(ch, -EOPNOTSUPP, NULL, 0, -1);
+		return;
+	}
+	if (ch->slot) {
+		reply(ch, -EBUSY, NULL, 0, -1);
+		return;
+	}
+	if (!(ch->slot = fastslot_new(&memfd))) {
+		reply(ch, -errno, NULL, 0, -1);
+		return;
+	}
+	ch->fp->nslots++;
+	umad_set_client(ch->file->uf, ch->file->pid, "fast, shared memory");
+	reply(ch, 0, NULL, 0, memfd);
+	close(memfd);
+}
+
+static void do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int memfd);
+
+/* The slot's new request, if there is one, served; false if none. */
+static bool serve_slot(struct fast_chan *ch)
+{
+	static uint8_t buf[sizeof(struct fast_req) + FAST_SLOT_IN_MAX];
+	size_t n = fastslot_take(ch->slot, buf);
+	struct fast_req rq;
+
+	if (!n)
+		return false;
+	memcpy(&rq, buf, sizeof(rq));
+	ch->in_slot = true;
+	/* Only what needs no fd: writes and ioctls, inline. */
+	if ((rq.op != FAST_WRITE && rq.op != FAST_IOCTL) || rq.flags)
+		reply(ch, -EINVAL, NULL, 0, -1);
+	else
+		do_request(ch, buf, n, -1);
+	return true;
+}
+
+static void set_looking(struct fastpath *fp, bool on)
+{
+	unsigned i;
+
+	for (i = 0; i < fp->chans->len; i++) {
+		struct fast_chan *ch = g_ptr_array_index(fp->chans, i);
+
+		if (ch->slot)
+			fastslot_set_looking(ch->slot, on);
+	}
+}
+
+/* Serve every slot's request; how many there were. (Serving a write or
+ * an ioctl adds or removes no channel: the index stays good.) */
+static unsigned serve_slots(struct fastpath *fp)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < fp->chans->len; i++) {
+		struct fast_chan *ch = g_ptr_array_index(fp->chans, i);
+
+		if (ch->slot && serve_slot(ch))
+			n++;
+	}
+	return n;
+}
+
+/*
+ * After a request, look at the slots a while, as serve.c does at the
+ * FUSE device: the next request is usually there within microseconds,
+ * and seeing it costs no system call on either side. Then stop looking,
+ * and serve what came meanwhile (its client saw us looking: no ring).
+ */
+#define SLOT_SPIN_US	50
+#define SLOT_BATCH	64	/* then back to the loop: timers, sockets, FUSE */
+
+static void spin_slots(struct fastpath *fp)
+{
+	int64_t until = g_get_monotonic_time() + SLOT_SPIN_US;
+	unsigned batch = 0, n;
+
+	set_looking(fp, true);
+	while (batch < SLOT_BATCH) {
+		if ((n = serve_slots(fp)))
+			until = g_get_monotonic_time() + SLOT_SPIN_US;
+		else if (g_get_monotonic_time() >= until)
+			break;
+		batch += n;
+	}
+	set_looking(fp, false);
+	serve_slots(fp);
+}
+
 /* ---- many hosts (docs/many-hosts.md) ----------------------------------- */
 
 static void list_tree(const struct vnode *v, const char *path, GString *out)
@@ -506,6 +620,8 @@ static void do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int m
 		reply(ch, -EPROTO, NULL, 0, -1);
 		return;
 	}
+	if (rq.op == FAST_RING)	/* never answered: on_chan looks at the slots */
+		return;
 	/* fastpath_open_to_group()'s members attach hosts, nothing else. */
 	if (ch->guest && rq.op != FAST_HOST && rq.op != FAST_ADOPT && rq.op != FAST_PING) {
 		reply(ch, -EACCES, NULL, 0, -1);
@@ -563,6 +679,9 @@ static void do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int m
 	case FAST_IOCTL:
 		do_ioctl(ch, &rq, msg, n);
 		break;
+	case FAST_SLOT:
+		do_slot(ch);
+		break;
 	default:
 		reply(ch, -EOPNOTSUPP, NULL, 0, -1);
 	}
@@ -614,6 +733,10 @@ static gboolean on_chan(gint fd, GIOCondition cond, gpointer data)
 			g_ptr_array_remove_fast(ch->fp->chans, ch);	/* frees */
 			return G_SOURCE_REMOVE;
 		}
+		if (ch->slot) {	/* its next requests come there */
+			spin_slots(ch->fp);
+			return G_SOURCE_CONTINUE;
+		}
 	} while (++batch < FAST_BATCH && serve_next_soon(fd, FAST_SPIN_US));
 	return G_SOURCE_CONTINUE;
 }
@@ -639,7 +762,9 @@ static struct fast_chan *chan_add(struct fastpath *fp, int fd)
 
 void fastpath_adopt(struct fastpath *fp, int fd)
 {
-	chan_add(fp, fd);	/* handed over by a host we serve: trusted as it */
+	/* Handed over by a host we serve: trusted as it, but maybe another
+	 * machine's (its memory is not ours to share). */
+	chan_add(fp, fd)->adopted = true;
 }
 
 static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)

@@ -52,6 +52,15 @@ enum fast_op {
 	FAST_PING = 10,	/* on FAST_HOST's channel: answered at once; arg: the
 			 * round trip the host measured with the last one, in
 			 * ns (0: none yet), for `ctl status` */
+	/* Shared memory (docs/fast-path.md, "The slot"). */
+	FAST_SLOT = 11,	/* on a file's channel: the answer passes a memfd of
+			 * FAST_SLOT_BYTES holding a struct fast_slot that both
+			 * ends map; writes and ioctls may then go there.
+			 * EOPNOTSUPP on a channel adopted from another host
+			 * (its memory is not this machine's) */
+	FAST_RING = 12,	/* the slot holds a request and the emulator was not
+			 * looking: never answered on the channel (the answer
+			 * comes in the slot) */
 };
 
 #define FAST_F_MEMFD	0x1	/* the payload is in the memfd passed beside */
@@ -86,5 +95,39 @@ struct fast_pkt {
 	uint16_t hdr_size;
 	uint16_t flags;		/* FAST_F_* */
 };
+
+/*
+ * The slot: one request at a time of one channel, in memory both ends
+ * map, so that a write costs no system call while the emulator is looking
+ * (it spins on its slots for a while after each request, as on its
+ * sockets). The client puts a request (op FAST_WRITE or FAST_IOCTL,
+ * inline, at most FAST_SLOT_IN_MAX bytes) in req and in[], then bumps
+ * req_seq; if looking is 0 it sends FAST_RING on the channel. The emulator
+ * copies the request out before it checks it, answers in rep and out[],
+ * and sets ans_seq to req_seq; if sleeping is 1 it wakes ans_seq (a futex
+ * word) with FUTEX_WAKE. Each side writes its flag, then a full barrier,
+ * then reads the other's: one of them always sees the other (no request
+ * is left unseen, no sleeper unwoken).
+ */
+#define FAST_SLOT_BYTES	4096
+#define FAST_SLOT_OUT_MAX	64	/* the largest umad ioctl output */
+
+struct fast_slot {
+	uint32_t req_seq;	/* client: bumped when a request is in place */
+	uint32_t ans_seq;	/* emulator: = req_seq once answered; a futex word */
+	uint32_t looking;	/* emulator: 1 while it will see a new request unrung */
+	uint32_t sleeping;	/* client: 1 while it sleeps on ans_seq */
+	struct fast_req req;
+	uint32_t in_len;	/* bytes in in[] */
+	uint32_t reserved;
+	struct fast_reply rep;
+	uint8_t out[FAST_SLOT_OUT_MAX];	/* rep.out_len of them */
+	uint8_t in[];		/* the request's payload */
+};
+
+/* The offsets are the protocol's (tests/e2e/fast-slot.sh spells them). */
+_Static_assert(sizeof(struct fast_slot) == 128, "struct fast_slot is 128 bytes, in[] at 128");
+
+#define FAST_SLOT_IN_MAX	(FAST_SLOT_BYTES - sizeof(struct fast_slot))
 
 #endif

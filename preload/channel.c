@@ -99,12 +99,11 @@ static int connect_emulator(void)
  * once for the next requests of this thread, so that spinning never takes
  * the CPU the emulator needs.
  */
-#define SPIN_NS		20000
 #define SPIN_BACKOFF	64
 
 static __thread unsigned spin_skip;
 
-static int may_spin(void)
+int fast_may_spin(void)
 {
 	static int cpus;
 
@@ -119,7 +118,12 @@ static int may_spin(void)
 	return 1;
 }
 
-static long long now_ns(void)
+void fast_spin_missed(void)
+{
+	spin_skip = SPIN_BACKOFF;
+}
+
+long long fast_now_ns(void)
 {
 	struct timespec ts;
 
@@ -132,15 +136,15 @@ static ssize_t recv_answer(int chan, struct msghdr *m, int flags)
 {
 	ssize_t n;
 
-	if (may_spin()) {
-		long long end = now_ns() + SPIN_NS;
+	if (fast_may_spin()) {
+		long long end = fast_now_ns() + FAST_SPIN_NS;
 
 		do {
 			n = recvmsg(chan, m, flags | MSG_DONTWAIT);
 			if (n >= 0 || errno != EAGAIN)
 				return n;
-		} while (now_ns() < end);
-		spin_skip = SPIN_BACKOFF;
+		} while (fast_now_ns() < end);
+		fast_spin_missed();
 	}
 	while ((n = recvmsg(chan, m, flags)) < 0 && errno == EINTR)
 		;
@@ -189,6 +193,15 @@ static long exchange(int chan, uint32_t op, uint64_t arg, const void *in, size_t
 	return (long)rp.ret;
 }
 
+/* Forget @o's slot (a new channel gets its own). */
+static void drop_slot(struct fast_obj *o)
+{
+	slot_unmap(o->slot);
+	o->slot = NULL;
+	o->slot_seq = 0;
+	o->slot_refused = 0;
+}
+
 /* A channel of this process for @o, attaching @data_fd; 0 or -errno. */
 static int ensure_channel(struct fast_obj *o, int data_fd)
 {
@@ -203,6 +216,7 @@ static int ensure_channel(struct fast_obj *o, int data_fd)
 		real_close(o->chan);
 		o->chan = -1;
 	}
+	drop_slot(o);
 	if ((s = connect_emulator()) < 0)
 		return -EIO;
 	r = exchange(s, FAST_ATTACH, 0, NULL, 0, data_fd, name, sizeof(name) - 1, NULL, 0);
@@ -214,6 +228,29 @@ static int ensure_channel(struct fast_obj *o, int data_fd)
 	o->gen = fast_gen;
 	fdtab_set_chan(s, o);
 	return 0;
+}
+
+/*
+ * Whether @o's channel has a slot, asking for one the first time (the
+ * emulator refuses where the channel crosses machines; IBEMU_FAST_SLOT=0
+ * does not ask, to compare).
+ */
+static int have_slot(struct fast_obj *o)
+{
+	const char *env;
+	int memfd = -1;
+
+	if (o->slot || o->slot_refused)
+		return o->slot != NULL;
+	o->slot_refused = 1;
+	if ((env = getenv("IBEMU_FAST_SLOT")) && !strcmp(env, "0"))
+		return 0;
+	if (exchange(o->chan, FAST_SLOT, 0, NULL, 0, -1, NULL, 0, &memfd, MSG_CMSG_CLOEXEC) == 0 &&
+	    memfd >= 0 && (o->slot = slot_map(memfd)))
+		o->slot_refused = 0;
+	if (memfd >= 0)
+		real_close(memfd);
+	return o->slot != NULL;
 }
 
 long fast_request(struct fast_obj *o, int data_fd, uint32_t op, uint64_t arg, const void *in,
@@ -229,7 +266,11 @@ long fast_request(struct fast_obj *o, int data_fd, uint32_t op, uint64_t arg, co
 	}
 	pthread_mutex_lock(&o->chan_lock);
 	r = ensure_channel(o, data_fd);
-	if (!r)
+	/* Writes and ioctls that need no fd fit the slot. */
+	if (!r && memfd < 0 && (op == FAST_WRITE || op == FAST_IOCTL) &&
+	    in_len <= FAST_SLOT_IN_MAX && have_slot(o))
+		r = slot_call(o->slot, &o->slot_seq, o->chan, op, arg, in, in_len, out, out_max);
+	else if (!r)
 		r = exchange(o->chan, op, arg, in, in_len, memfd, out, out_max, NULL, 0);
 	pthread_mutex_unlock(&o->chan_lock);
 	if (memfd >= 0)
@@ -291,5 +332,6 @@ void fast_last_close(struct fast_obj *o)
 		fdtab_clear(o->chan);
 		real_close(o->chan);
 	}
+	slot_unmap(o->slot);
 	obj_free(o);
 }

@@ -33,6 +33,9 @@ struct fast_obj {
 	int flags;		/* the open's flags (access mode) */
 	char dev[32];		/* "umad0" */
 	pthread_mutex_t chan_lock;	/* one request at a time on the channel */
+	struct fast_slot *slot;	/* the channel's slot (slot.c), or NULL */
+	uint32_t slot_seq;	/* the last request put there */
+	int slot_refused;	/* asked, not given: the channel serves all */
 	pthread_mutex_t read_lock;	/* a peek and its take are one step */
 	struct fast_obj *next;	/* every object, for fork */
 };
@@ -72,6 +75,25 @@ long fast_request(struct fast_obj *o, int data_fd, uint32_t op, uint64_t arg, co
 /* The last fd of @o was closed: let the emulator release the file before
  * close returns, then forget @o. */
 void fast_last_close(struct fast_obj *o);
+
+/*
+ * Look this long for an answer before sleeping, when there is more than
+ * one CPU and the last look did not come back empty-handed (channel.c).
+ */
+#define FAST_SPIN_NS	20000
+int fast_may_spin(void);
+void fast_spin_missed(void);
+long long fast_now_ns(void);
+
+/* ---- slot.c: requests in shared memory --------------------------------- */
+
+struct fast_slot;
+/* Map the slot FAST_SLOT passed (the caller closes @memfd); NULL if not. */
+struct fast_slot *slot_map(int memfd);
+void slot_unmap(struct fast_slot *sl);
+/* fast_request()'s exchange, in the slot (@seq: the object's counter). */
+long slot_call(struct fast_slot *sl, uint32_t *seq, int chan, uint32_t op, uint64_t arg,
+	       const void *in, size_t in_len, void *out, size_t out_max);
 
 /* ---- io.c: the file operations ----------------------------------------- */
 

@@ -8,28 +8,8 @@
 . "$(dirname "$0")/lib.sh"
 
 cat >"$WORK/proto.py" <<'PY'
-import array, os, socket, struct, sys
-REQ = "=IIIIQ"          # struct fast_req
-def chan():
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.connect(os.environ["IBEMU_FAST"])
-    return s
-def ask(s, op, arg=0, payload=b"", version=1):
-    s.send(struct.pack(REQ, version, op, 0, 0, arg) + payload)
-    msg, anc, _, _ = s.recvmsg(4096, socket.CMSG_SPACE(4))
-    ret, out_len, _ = struct.unpack("=qII", msg[:16])
-    fds = array.array("i")
-    for level, kind, data in anc:
-        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            fds.frombytes(data[:4])
-    return ret, (fds[0] if fds else None)
-def attach(fd):
-    s = chan()
-    anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))]
-    s.sendmsg([struct.pack(REQ, 1, 5, 0, 0, 0)], anc)
-    msg = s.recv(4096)
-    ret, out_len, _ = struct.unpack("=qII", msg[:16])
-    return s, ret, msg[16:16 + out_len].decode()
+import os, socket
+from fast_proto import ask, attach, chan
 s = chan()
 print("bad version:", ask(s, 1, 0, b"umad0", version=9)[0])
 print("write before open:", ask(s, 2, 4, b"abcd")[0])
@@ -52,11 +32,11 @@ print("sync after close:", ask(s, 4)[0])
 print("write after release:", ask(s, 2, 4, b"abcd")[0])
 PY
 
-export WORK
+export WORK E2E=$(cd "$(dirname "$0")" && pwd)
 ibemu_run -- sh -c '
 	"$TOOLS/fast_smp" fast 0.2; echo "fast rc=$?"
 	IBEMU_FAST_PATH=0 "$TOOLS/fast_smp" fuse 0.2; echo "fuse rc=$?"
-	python3 "$WORK/proto.py"; echo "proto rc=$?"
+	PYTHONPATH=$E2E python3 "$WORK/proto.py"; echo "proto rc=$?"
 	ibemu ctl status'
 expect_line "fast rc=0" "an SMP round trip through the fast path"
 [ "$(grep -c "^node type 1, node GUID 0x0002c90300000100$" "$WORK/out")" -eq 2 ] &&

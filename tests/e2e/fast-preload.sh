@@ -75,7 +75,7 @@ expect_rc 0 "the mixed run"
 [ "$(grep -c '^NodeRecords 7$' "$WORK/out")" = 2 ] && pass "saquery (fast) gets every NodeRecord from opensm on FUSE, and on the fast path" ||
 	fail "NodeRecords: $(grep NodeRecords "$WORK/out")"
 expect_match "^umad0: pid [0-9]+ \(opensm\) through fuse$" "ctl status: opensm without the library came through FUSE"
-expect_match "^umad0: pid [0-9]+ \(opensm\) through fast$" "ctl status: preloaded opensm through the fast path"
+expect_match "^umad0: pid [0-9]+ \(opensm\) through fast, shared memory$" "ctl status: preloaded opensm through the fast path, writes in shared memory"
 expect_line "not a dynamic executable" "the static client is static"
 expect_line "Switch node GUID 0x0002c90200000100, 8 ports, SMP arrived on port 1" "a static client (FUSE) beside a preloaded opensm gets its answer"
 

@@ -30,6 +30,17 @@ fi
 LID1=$(ctl port host1/1 | sed -n 's/.* lid \([0-9]*\) .*/\1/p')
 LID2=$(ctl port host2/1 | sed -n 's/.* lid \([0-9]*\) .*/\1/p')
 
+# B holds umad0 open, after an ioctl (the library asks for a slot then),
+# until told to let go.
+cat >"$WORK/hold.py" <<'PY'
+import fcntl, os, sys, time
+fd = os.open("/dev/infiniband/umad0", os.O_RDWR)
+fcntl.ioctl(fd, 0x1b03)         # IB_USER_MAD_ENABLE_PKEY
+open(sys.argv[1] + "/b-held", "w").close()
+end = time.monotonic() + 10
+while not os.path.exists(sys.argv[1] + "/b-release") and time.monotonic() < end:
+    time.sleep(0.05)
+PY
 # B, attached: what its tools say of the fabric, and A's view meanwhile.
 ibemu_run --remote "$A" --attach host2 -- bash -c '
 ibstat ibemu0 1 | sed -n "s/^[[:space:]]*\(State\|Base lid\|SM lid\|Port GUID\): /ibstat \1: /p"
@@ -41,7 +52,11 @@ ibping -c 3 -t 1000 "$1" | grep -c "^Pong" | sed "s/^/pongs: /"
 "$IBEMU" ctl --name "$2" status | sed "s/^/A says: /"
 "$IBEMU" ctl --name "$2" status --json | python3 -c "import json, sys
 for r in json.load(sys.stdin)[\"remotes\"]: print(\"json remote:\", r[\"nodes\"], len(r[\"files\"]), r[\"round_trip_ns\"] > 0)"
-"$IBEMU" run --remote "$2" --attach host2 -- true 2>&1 | sed "s/^/again: /"' "$WORK" "$LID1" "$A"
+"$IBEMU" run --remote "$2" --attach host2 -- true 2>&1 | sed "s/^/again: /"
+python3 "$0/hold.py" "$0" &
+n=0; until [ -e "$0/b-held" ] || [ $n -ge 100 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null; done
+"$IBEMU" ctl --name "$2" status | sed -n "s/^  umad/A with a file: umad/p"
+touch "$0/b-release"; wait' "$WORK" "$LID1" "$A"
 expect_rc 0 "host B ran its command"
 expect_line "ibstat State: Active" "B's ibstat: its HCA (host2) Active"
 expect_line "ibstat Base lid: $LID2" "with the LID opensm on A gave host2 ($LID2)"
@@ -57,6 +72,8 @@ expect_match "^A says: remote [^ ]*: uid [0-9]*, pid [0-9]*, round trip [0-9]+\.
 	"A's ctl status lists B, the round trip B measured, and its node"
 expect_line "json remote: host2 0 True" "and its --json (no file open at that moment; round_trip_ns)"
 expect_line "again: ibemu: --remote $A: host2 is attached already, by " "a second attach of host2 is refused in one line"
+expect_match "^A with a file: umad0: pid [0-9]+ \(.*\) through fast$" \
+	"B's open file on A: the fast path, no slot (another host's memory is not A's)"
 grep -q "remote host .* attached host2" "$WORK/a.log" && pass "A logs the attach" || fail "no attach in A's log"
 
 # Once B has ended, host2 is free again; a second host can take it.

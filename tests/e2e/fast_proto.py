@@ -1,0 +1,35 @@
+# The fast path's channel as a raw client sees it (lib/fast_wire.h), for
+# the tests that speak the protocol itself (fast-path.sh, fast-slot.sh):
+# they run `python3` with this folder on PYTHONPATH.
+import array, os, socket, struct
+
+REQ = "=IIIIQ"          # struct fast_req
+OPEN, WRITE, IOCTL, SYNC, ATTACH, SLOT, RING = 1, 2, 3, 4, 5, 11, 12
+
+
+def chan():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(os.environ["IBEMU_FAST"])
+    return s
+
+
+def ask(s, op, arg=0, payload=b"", version=1):
+    """One request and its answer: (ret, the fd passed back or None)."""
+    s.send(struct.pack(REQ, version, op, 0, 0, arg) + payload)
+    msg, anc, _, _ = s.recvmsg(4096, socket.CMSG_SPACE(4))
+    ret, out_len, _ = struct.unpack("=qII", msg[:16])
+    fds = array.array("i")
+    for level, kind, data in anc:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(data[:4])
+    return ret, (fds[0] if fds else None)
+
+
+def attach(fd):
+    """FAST_ATTACH of @fd on a new channel: (channel, ret, device name)."""
+    s = chan()
+    anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))]
+    s.sendmsg([struct.pack(REQ, 1, ATTACH, 0, 0, 0)], anc)
+    msg = s.recv(4096)
+    ret, out_len, _ = struct.unpack("=qII", msg[:16])
+    return s, ret, msg[16:16 + out_len].decode()
