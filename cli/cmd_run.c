@@ -120,9 +120,9 @@ int cmd_run(int argc, char **argv)
 		/* The fabric, its options and the control socket are the
 		 * other emulator's. */
 		if (o.topology || o.configured || o.seed_str || o.scenario_file || o.name ||
-		    o.capture_path || no_fast || remote_group) {
-			fprintf(stderr, "ibemu run: --remote takes only --attach, -v and a command "
-				"(the fabric is the other emulator's; the umad files need the fast path)\n");
+		    o.capture_path || remote_group) {
+			fprintf(stderr, "ibemu run: --remote takes only --attach, -v, --no-fast-path "
+				"and a command (the fabric is the other emulator's)\n");
 			ret = 2;
 			goto out;
 		}

@@ -13,6 +13,7 @@
 #include "cli/ctl_client.h"
 #include "cli/emu.h"
 #include "cli/remote.h"
+#include "cli/remote_priv.h"
 #include "cli/remote_ssh.h"
 #include "emulator/ctl.h"
 #include "lib/fast_wire.h"
@@ -21,9 +22,8 @@
 
 /* An answer's room: the largest out (a sysfs listing) and its header. */
 #define ANSWER_MAX	(sizeof(struct fast_reply) + FAST_INLINE_MAX)
-/* An emulator that does not answer within this is taken as gone; the
- * first answer over ssh waits for its connection and login too. */
-#define ANSWER_TIMEOUT_MS	10000
+/* The first answer over ssh waits for its connection and login too. */
+#define ANSWER_TIMEOUT_MS	REMOTE_ANSWER_TIMEOUT_MS
 #define SSH_ATTACH_TIMEOUT_MS	60000
 /* How often the round trip to the emulator is measured (FAST_PING). */
 #define PING_INTERVAL_S		5
@@ -35,24 +35,26 @@ struct remote {
 	guint watch;
 	struct vfs *vfs;
 	GPtrArray *paths;	/* the attributes' paths, by vnode arg */
+	GPtrArray *umads;	/* struct umad_fwd *, the mirror's umad files */
 	struct remote_ssh *ssh;	/* ssh:// only: ssh and the carrier */
 	uint64_t rtt_ns;	/* the last FAST_PING's round trip */
 	guint ping;
 };
 
-/* One request (with @fd passed beside, unless -1) and its answer; ret
- * (or -errno of the transport), and the out bytes in @out (g_free). */
-static int64_t ask_fd(int ch, uint32_t op, uint64_t arg, const void *payload, size_t n, int fd,
-		      char **out, size_t *out_len, int timeout_ms)
+int64_t remote_ask(int ch, uint32_t op, uint32_t flags, uint64_t arg, const void *payload,
+		   size_t n, int fd, char **out, size_t *out_len, int *fd_out, int timeout_ms)
 {
-	struct fast_req rq = { .version = FAST_VERSION, .op = op, .arg = arg };
+	struct fast_req rq = { .version = FAST_VERSION, .op = op, .flags = flags, .arg = arg };
 	struct iovec iov[2] = { { &rq, sizeof(rq) }, { (void *)payload, n } };
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
 	struct pollfd p = { .fd = ch, .events = POLLIN };
-	union fd_cmsg u;
+	union fd_cmsg u, ru;
 	struct fast_reply r;
+	struct iovec riov;
+	struct msghdr rmsg = { .msg_iov = &riov, .msg_iovlen = 1 };
 	char *buf;
 	ssize_t got;
+	int passed;
 
 	fd_pass_put(&msg, &u, fd);
 	if (sendmsg(ch, &msg, MSG_NOSIGNAL) < 0)
@@ -60,7 +62,15 @@ static int64_t ask_fd(int ch, uint32_t op, uint64_t arg, const void *payload, si
 	if (poll(&p, 1, timeout_ms) != 1)
 		return -ETIMEDOUT;
 	buf = g_malloc(ANSWER_MAX);
-	got = recv(ch, buf, ANSWER_MAX, 0);
+	riov = (struct iovec){ buf, ANSWER_MAX };
+	fd_pass_room(&rmsg, &ru);
+	got = recvmsg(ch, &rmsg, MSG_CMSG_CLOEXEC);
+	if ((passed = got > 0 ? fd_pass_take(&rmsg) : -1) >= 0) {
+		if (fd_out && *fd_out < 0)
+			*fd_out = passed;
+		else
+			close(passed);
+	}
 	if (got < (ssize_t)sizeof(r)) {
 		g_free(buf);
 		return -EIO;
@@ -77,6 +87,13 @@ static int64_t ask_fd(int ch, uint32_t op, uint64_t arg, const void *payload, si
 	return r.ret;
 }
 
+/* One request (with @fd passed beside, unless -1) and its answer. */
+static int64_t ask_fd(int ch, uint32_t op, uint64_t arg, const void *payload, size_t n, int fd,
+		      char **out, size_t *out_len, int timeout_ms)
+{
+	return remote_ask(ch, op, 0, arg, payload, n, fd, out, out_len, NULL, timeout_ms);
+}
+
 static int64_t ask(int ch, uint32_t op, const void *payload, size_t n, char **out,
 		   size_t *out_len)
 {
@@ -85,7 +102,7 @@ static int64_t ask(int ch, uint32_t op, const void *payload, size_t n, char **ou
 
 /* A channel to the attached host's files: one end of a pair, the other
  * adopted by the emulator; -errno. */
-static int adopted_channel(struct remote *r)
+int remote_adopted_channel(struct remote *r)
 {
 	int sv[2];
 	int64_t ret;
@@ -177,10 +194,15 @@ static int build_mirror(struct remote *r, const char *listing)
 		} else if (l[0] == 'f') {
 			g_ptr_array_add(r->paths, g_strdup(l + 2));
 			vfs_attr(r->vfs, parent, base, show_remote, r, r->paths->len - 1);
-		} else if (l[0] == 'u' || l[0] == 'i') {
-			/* No device behind it here (devfile.c: ENODEV): the
-			 * library reaches it over the attachment's socket. */
-			vfs_node(r->vfs, parent, base, l[0] == 'u' ? VN_UMAD : VN_ISSM, NULL);
+		} else if (l[0] == 'u') {
+			/* Served by devfile.c, each call forwarded
+			 * (remote_umad.c); the library goes straight there. */
+			g_ptr_array_add(r->umads, remote_umad_dev_new(r, base));
+			vfs_node(r->vfs, parent, base, VN_UMAD_FWD,
+				 g_ptr_array_index(r->umads, r->umads->len - 1));
+		} else if (l[0] == 'i') {
+			/* Not carried yet: no device here (devfile.c: ENODEV). */
+			vfs_node(r->vfs, parent, base, VN_ISSM, NULL);
 		} else {
 			ret = -EPROTO;
 		}
@@ -225,6 +247,7 @@ struct remote *remote_attach(const char *where, char **nodes, GError **err)
 
 	r->host_ch = r->sysfs_ch = r->listen = -1;
 	r->paths = g_ptr_array_new_with_free_func(g_free);
+	r->umads = g_ptr_array_new_with_free_func(remote_umad_dev_free);
 	if (!nodes || !nodes[0]) {
 		g_set_error(err, IBEMU_ERROR, EINVAL, "--remote needs --attach NODE: which HCAs are this host's");
 		goto fail;
@@ -261,7 +284,7 @@ struct remote *remote_attach(const char *where, char **nodes, GError **err)
 		goto fail;
 	}
 	g_clear_pointer(&out, g_free);
-	if ((r->sysfs_ch = adopted_channel(r)) < 0) {
+	if ((r->sysfs_ch = remote_adopted_channel(r)) < 0) {
 		g_set_error(err, IBEMU_ERROR, -r->sysfs_ch, "--remote %s: no channel to the attachment: %s",
 			    where, g_strerror(-r->sysfs_ch));
 		goto fail;
@@ -328,5 +351,6 @@ void remote_free(struct remote *r)
 	remote_ssh_end(r->ssh);	/* once its channels are closed */
 	vfs_free(r->vfs);
 	g_ptr_array_free(r->paths, TRUE);
+	g_ptr_array_free(r->umads, TRUE);
 	g_free(r);
 }

@@ -14,13 +14,15 @@
 
 #include "cuse/devfile.h"
 #include "cuse/devfile_priv.h"
+#include "cuse/umad_backend.h"
 #include "cuse/usercall.h"
 #include "lib/log.h"
 
 /* Per open umad file: fi->fh points here (docs/architecture.md "Lifetime"). */
 struct ufile {
 	struct devfiles *df;
-	struct umad_file *file;
+	const struct umad_backend *be;
+	void *file;		/* the backend's open file */
 	struct fuse_pollhandle *ph;
 	GQueue reads;		/* struct parked *, blocking reads */
 	GHashTable *xfers;	/* tid -> struct xfer *, calls in pieces */
@@ -238,7 +240,7 @@ static void give_enospc_header(fuse_req_t req, size_t count, const void *data, s
 /* Answer the first piece (@size bytes) of a read of @count bytes. */
 static void reply_read(fuse_req_t req, struct ufile *uf, size_t size, size_t count)
 {
-	size_t hsz = umad_hdr_size(uf->file), need = umad_next_len(uf->file);
+	size_t hsz = uf->be->hdr_size(uf->file), need = uf->be->next_len(uf->file);
 	size_t blen = MIN(count, MAX(need, hsz + MAD_SIZE));
 	uint8_t *buf = g_try_malloc(blen ? blen : 1);
 	ssize_t n;
@@ -248,7 +250,7 @@ static void reply_read(fuse_req_t req, struct ufile *uf, size_t size, size_t cou
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	n = umad_read(uf->file, buf, count);
+	n = uf->be->read(uf->file, buf, count);
 	if (n == -ENOSPC)
 		give_enospc_header(req, count, buf, hsz + MAD_SIZE);
 	if (n < 0) {
@@ -305,7 +307,9 @@ static void read_more(fuse_req_t req, struct ufile *uf, size_t size, off_t off)
 /* A packet was queued: answer blocked reads, then notify pollers. */
 static bool ufile_readable(void *ctx)
 {
-	return umad_readable(((struct ufile *)ctx)->file);
+	struct ufile *uf = ctx;
+
+	return uf->be->readable(uf->file);
 }
 
 static void ufile_reply_parked(void *ctx, const struct parked *p)
@@ -329,15 +333,22 @@ static struct ufile *ufile_of(const struct fuse_file_info *fi)
 static void open_umad(struct devfiles *df, fuse_req_t req, struct vnode *v,
 		      struct fuse_file_info *fi)
 {
+	const struct umad_fwd *fwd = v->kind == VN_UMAD_FWD ? v->ctx : NULL;
 	struct ufile *uf = g_new0(struct ufile, 1);
 
 	uf->df = df;
-	uf->file = umad_open(v->ctx);
+	uf->be = fwd ? fwd->be : &umad_backend_local;
 	/* Only FUSE mode hooks the open reply (fusefs.c). */
-	umad_set_client(uf->file, req_tid(req), df->reply_open ? "fuse" : "cuse");
+	uf->file = uf->be->open(fwd ? fwd->dev : v->ctx, req_tid(req),
+				df->reply_open ? "fuse" : "cuse");
+	if (!uf->file) {
+		fuse_reply_err(req, errno);
+		g_free(uf);
+		return;
+	}
 	g_queue_init(&uf->reads);
 	uf->xfers = g_hash_table_new_full(NULL, NULL, NULL, xfer_free);
-	umad_set_wakeup(uf->file, ufile_wakeup, uf);
+	uf->be->set_wakeup(uf->file, ufile_wakeup, uf);
 	fi->fh = (uint64_t)(uintptr_t)uf;
 	fi->direct_io = 1;
 	fi->nonseekable = 1;
@@ -383,7 +394,7 @@ static void read_umad(struct devfiles *df, fuse_req_t req, struct vnode *v,
 	g_hash_table_remove(uf->xfers, GINT_TO_POINTER(req_tid(req)));
 	count = call_count(req, size, false, &c);
 	user_call_clear(&c);
-	if (umad_readable(uf->file) || size < umad_hdr_size(uf->file) ||
+	if (uf->be->readable(uf->file) || size < uf->be->hdr_size(uf->file) ||
 	    (fi->flags & O_NONBLOCK)) {
 		reply_read(req, uf, size, count);
 		return;
@@ -425,13 +436,13 @@ static void write_whole(fuse_req_t req, struct ufile *uf, size_t size,
 	ssize_t n;
 	int ret;
 
-	if (umad_check_write_size(uf->file, c->count) < 0 ||
+	if (uf->be->check_write_size(uf->file, c->count) < 0 ||
 	    !(data = g_try_malloc(c->count))) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
 	ret = user_call_read(req_tid(req), c, data, c->count);
-	n = ret < 0 ? ret : umad_write(uf->file, data, c->count);
+	n = ret < 0 ? ret : uf->be->write(uf->file, data, c->count);
 	g_free(data);
 	if (n < 0) {
 		fuse_reply_err(req, (int)-n);
@@ -462,7 +473,7 @@ static void write_umad(fuse_req_t req, struct vnode *v, const char *buf, size_t 
 		return;
 	}
 	user_call_clear(&c);
-	n = umad_write(uf->file, buf, size);
+	n = uf->be->write(uf->file, buf, size);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
@@ -483,7 +494,7 @@ static void ioctl_umad(fuse_req_t req, struct vnode *v, unsigned int cmd,
 	}
 	if (in_bufsz)
 		memcpy(buf, in_buf, in_bufsz);
-	ret = umad_ioctl(ufile_of(fi)->file, cmd, buf, &out_len);
+	ret = ufile_of(fi)->be->ioctl(ufile_of(fi)->file, cmd, buf, &out_len);
 	out_len = MIN(out_len, out_bufsz);
 	if (ret < 0 && !out_len)
 		fuse_reply_err(req, -ret);
@@ -498,7 +509,7 @@ static void poll_umad(fuse_req_t req, struct vnode *v, struct fuse_file_info *fi
 	struct ufile *uf = ufile_of(fi);
 	unsigned revents = POLLOUT | POLLWRNORM;
 
-	if (umad_readable(uf->file))
+	if (uf->be->readable(uf->file))
 		revents |= POLLIN | POLLRDNORM;
 	devfile_poll_reply(req, ph, &uf->ph, revents);
 }
@@ -530,7 +541,7 @@ static void release_umad(struct devfiles *df, fuse_req_t req, struct vnode *v,
 
 	devfile_closing(&uf->reads, uf->ph);
 	g_hash_table_destroy(uf->xfers);
-	umad_release(uf->file);
+	uf->be->release(uf->file);
 	g_free(uf);
 	fuse_reply_err(req, 0);
 }
@@ -574,6 +585,66 @@ static void release_issm(struct devfiles *df, fuse_req_t req, struct vnode *v,
 	fuse_reply_err(req, 0);
 }
 
+/* ---- the umad core as a backend (umad_backend.h) ---------------------- */
+
+static void *local_open(void *dev, int pid, const char *path)
+{
+	struct umad_file *f = umad_open(dev);
+
+	umad_set_client(f, pid, path);
+	return f;
+}
+
+static void local_set_wakeup(void *f, void (*fn)(void *), void *ctx)
+{
+	umad_set_wakeup(f, fn, ctx);
+}
+
+static bool local_readable(const void *f)
+{
+	return umad_readable(f);
+}
+
+static size_t local_next_len(const void *f)
+{
+	return umad_next_len(f);
+}
+
+static unsigned local_hdr_size(const void *f)
+{
+	return umad_hdr_size(f);
+}
+
+static ssize_t local_read(void *f, void *buf, size_t count)
+{
+	return umad_read(f, buf, count);
+}
+
+static ssize_t local_write(void *f, const void *buf, size_t count)
+{
+	return umad_write(f, buf, count);
+}
+
+static int local_check_write_size(void *f, size_t count)
+{
+	return umad_check_write_size(f, count);
+}
+
+static int local_ioctl(void *f, unsigned cmd, void *arg, size_t *out_len)
+{
+	return umad_ioctl(f, cmd, arg, out_len);
+}
+
+static void local_release(void *f)
+{
+	umad_release(f);
+}
+
+const struct umad_backend umad_backend_local = {
+	local_open, local_set_wakeup, local_readable, local_next_len, local_hdr_size,
+	local_read, local_write, local_check_write_size, local_ioctl, local_release,
+};
+
 /* The operations of each kind of device file, as the kernel's
  * file_operations of user_mad.c (umad_fops, umad_sm_fops). */
 static const struct devfile_ops umad_ops = {
@@ -603,12 +674,13 @@ static const struct devfile_ops none_ops = {
 
 static const struct devfile_ops *ops_of(const struct vnode *v)
 {
-	/* A remote host's mirror of a device (cli/remote.c) has no device
-	 * here: its programs reach it over the fast path only. */
+	/* A remote host's mirror of an issm file (cli/remote.c) has no
+	 * device here (its umad files are VN_UMAD_FWD). */
 	if (!v->ctx)
 		return &none_ops;
 	switch (v->kind) {
 	case VN_UMAD:
+	case VN_UMAD_FWD:
 		return &umad_ops;
 	case VN_ISSM:
 		return &issm_ops;

@@ -27,7 +27,7 @@ cleanup() {
 }
 trap cleanup EXIT
 ctl() { "$IBEMU" ctl --name "$A" "$@"; }
-in_b() { ip netns exec "$NB" unshare --kill-child --mount --pid --fork --propagation private "$@"; }
+in_b() { ip netns exec "$NB" unshare --kill-child --mount --pid --fork --mount-proc --propagation private "$@"; }
 
 # The link.
 ip netns add "$NA" && ip netns add "$NB" &&
@@ -75,7 +75,8 @@ SSHD=$!
 OSM_CACHE_DIR=$0 opensm -f "$0/osm.log" >/dev/null 2>&1 &
 "$IBEMU" ctl wait sm-up >/dev/null && echo "SUBNET UP" >"$0/a-sm"
 ibping -S -C ibemu0 >/dev/null 2>&1 &
-"$TOOLS/umad_big" server ibemu0 >"$0/big-srv" 2>&1 &
+{ "$TOOLS/umad_big" server ibemu0 >"$0/big-srv" 2>&1
+  "$TOOLS/umad_big" server ibemu0 >"$0/big-srv2" 2>&1; } &
 ibnetdiscover -l | sort >"$0/a-nodes"
 saquery | grep -c "NodeRecord dump" >"$0/a-records"
 echo up >"$0/a-up"
@@ -100,6 +101,8 @@ saquery | grep -c "NodeRecord dump" | sed "s/^/records: /"
 ibnetdiscover -l | sort >"$0/b-nodes"
 ibping -c 3 -t 1000 "$1" | grep -c "^Pong" | sed "s/^/pongs: /"
 "$TOOLS/umad_big" client ibemu0 "$1" 8388609 2>&1 | sed "s/^/big: /"
+IBEMU_FAST_PATH=0 saquery | grep -c "NodeRecord dump" | sed "s/^/fuse records: /"
+IBEMU_FAST_PATH=0 "$TOOLS/umad_big" client ibemu0 "$1" 8388609 2>&1 | sed "s/^/fuse big: /"
 for c in fork exec close threads eintr; do
 	timeout 20 "$TOOLS/umad_paths" $c 2>&1 | sed "s/^/paths: /"
 done
@@ -131,6 +134,8 @@ expect_line "pongs: 3" "ibping from B to the server on A's host1 (LID $LID1)"
 # 8 MiB + 1 each way: a memfd beside the write and the packet, inline on
 # the stream, one frame over the 4 MiB credit (lib/mux_wire.h).
 expect_line "big: ok 8388609" "an 8 MiB RMPP message from B to A's host1 and back, byte for byte"
+expect_line "fuse records: $(cat "$WORK/a-records")" "saquery on B without the library: the FUSE file forwards over ssh"
+expect_line "fuse big: ok 8388609" "the 8 MiB message through the forwarded FUSE file, byte for byte"
 grep -q "served 8388609" "$WORK/big-srv" && pass "(A's server echoed it)" || fail "A's server: $(cat "$WORK/big-srv")"
 # The fast path's cases (fast-preload.sh), each channel carried by ssh: a
 # forked child's FAST_ATTACH passes the data socket back, named as the

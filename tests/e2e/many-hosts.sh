@@ -8,7 +8,8 @@
 # host at a time; `ibemu ctl status` on A lists B; B gone (even SIGKILLed)
 # detaches its node; A gone ends B's command.
 . "$(dirname "$0")/lib.sh"
-# B's umad files are reached over the fast path only (docs/many-hosts.md).
+# The library as by default (the CI pass without it would make every
+# program of B take the FUSE files, which are tested by name below).
 unset IBEMU_FAST_PATH
 
 A="e2e-mh-$$"
@@ -53,10 +54,15 @@ ibping -c 3 -t 1000 "$1" | grep -c "^Pong" | sed "s/^/pongs: /"
 "$IBEMU" ctl --name "$2" status --json | python3 -c "import json, sys
 for r in json.load(sys.stdin)[\"remotes\"]: print(\"json remote:\", r[\"nodes\"], len(r[\"files\"]), r[\"round_trip_ns\"] > 0)"
 "$IBEMU" run --remote "$2" --attach host2 -- true 2>&1 | sed "s/^/again: /"
+# Programs without the library: the FUSE files here forward each call to A.
+IBEMU_FAST_PATH=0 smpquery -D nodedesc 0 | sed "s/^/fuse smpquery: /"
+IBEMU_FAST_PATH=0 saquery | grep -c "NodeRecord dump" | sed "s/^/fuse records: /"
+"$3" 0,1 | sed "s/^/static: /"
+ldd "$3" 2>&1 | grep -o "not a dynamic executable" | sed "s/^/static: /"
 python3 "$0/hold.py" "$0" &
 n=0; until [ -e "$0/b-held" ] || [ $n -ge 100 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null; done
 "$IBEMU" ctl --name "$2" status | sed -n "s/^  umad/A with a file: umad/p"
-touch "$0/b-release"; wait' "$WORK" "$LID1" "$A"
+touch "$0/b-release"; wait' "$WORK" "$LID1" "$A" "$(dirname "$IBEMU")/examples/nodeinfo-static"
 expect_rc 0 "host B ran its command"
 expect_line "ibstat State: Active" "B's ibstat: its HCA (host2) Active"
 expect_line "ibstat Base lid: $LID2" "with the LID opensm on A gave host2 ($LID2)"
@@ -72,6 +78,12 @@ expect_match "^A says: remote [^ ]*: uid [0-9]*, pid [0-9]*, round trip [0-9]+\.
 	"A's ctl status lists B, the round trip B measured, and its node"
 expect_line "json remote: host2 0 True" "and its --json (no file open at that moment; round_trip_ns)"
 expect_line "again: ibemu: --remote $A: host2 is attached already, by " "a second attach of host2 is refused in one line"
+expect_line "fuse smpquery: Node Description:.....................host2 HCA-1" \
+	"smpquery on B without the library: B's FUSE umad0 forwards to A"
+expect_line "fuse records: $(cat "$WORK/a-records")" "saquery on B without the library (RMPP through the forwarded file)"
+expect_match "^static: Switch node GUID 0x[0-9a-f]{16}, 8 ports, SMP arrived on port [0-9]+$" \
+	"a static program on B: its SMP crosses to A's fabric and back"
+expect_line "static: not a dynamic executable" "... and it is static"
 expect_match "^A with a file: umad0: pid [0-9]+ \(.*\) through fast$" \
 	"B's open file on A: the fast path, no slot (another host's memory is not A's)"
 grep -q "remote host .* attached host2" "$WORK/a.log" && pass "A logs the attach" || fail "no attach in A's log"

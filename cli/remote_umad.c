@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The umad files of an attached host (`run --remote`) for the programs the
+ * fast path's library is not in: static ones, Go, Python opening the
+ * files itself, anything run with IBEMU_FAST_PATH=0. devfile.c serves them
+ * from our FUSE mount as it serves an emulator's own files, on this
+ * backend (cuse/umad_backend.h): each open is a file of the emulator we
+ * are attached to, opened over its fast path (an adopted channel and
+ * FAST_OPEN, docs/fast-path.md); writes and ioctls are requests on that
+ * channel, answered by its umad core; packets are taken from the data
+ * socket into a queue here as they come, and read from it by the rules of
+ * umad_read (docs/umad.md §4.8). docs/many-hosts.md.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <glib-unix.h>
+
+#include "cli/remote_priv.h"
+#include "emulator/umad.h"
+#include "lib/fast_wire.h"
+#include "lib/fd_pass.h"
+
+#define HDR_OLD		56	/* struct ib_user_mad_hdr_old */
+#define HDR_PKEY	64	/* struct ib_user_mad_hdr, after ENABLE_PKEY */
+#define MAD_BLOCK	256	/* what a read too short for a long message gets */
+#define UMAD_MAGIC	0x1b	/* IB_IOCTL_MAGIC */
+#define ENABLE_PKEY	0x1b03	/* _IO(IB_IOCTL_MAGIC, 3) */
+#define IOCTL_ARG_MAX	64
+/* Packets taken ahead of the reader: beyond this the data socket is left
+ * alone, its sender (the emulator) stops, and the emulator's own limit on
+ * a file's queue applies, as to any slow reader. */
+#define QUEUE_MAX_BYTES	(8u << 20)
+
+struct umad_dev_fwd {
+	struct umad_fwd fwd;	/* first: what the vnode names */
+	struct remote *r;
+	char name[32];		/* the emulator's, "umad0" */
+};
+
+struct pkt {
+	struct fast_pkt h;
+	uint8_t bytes[];	/* h.len: what a read returns */
+};
+
+struct fwd_file {
+	int chan, data;
+	guint watch;		/* on data, while we take packets */
+	GQueue q;		/* struct pkt *, taken, not yet read */
+	size_t q_bytes;
+	unsigned hdr_size;	/* when no packet says */
+	bool gone;		/* the emulator hung up */
+	void (*wake)(void *);
+	void *wake_ctx;
+};
+
+static gboolean on_data(gint fd, GIOCondition cond, gpointer data);
+
+static void watch_data(struct fwd_file *f)
+{
+	if (!f->watch && !f->gone)
+		f->watch = g_unix_fd_add(f->data, G_IO_IN | G_IO_HUP | G_IO_ERR, on_data, f);
+}
+
+/* The next packet off the data socket; NULL when none (or the end). */
+static struct pkt *take_pkt(struct fwd_file *f)
+{
+	struct fast_pkt h;
+	union fd_cmsg u;
+	struct pkt *p;
+	struct iovec iov[2];
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
+	ssize_t n = recv(f->data, &h, sizeof(h), MSG_PEEK | MSG_DONTWAIT);
+	int memfd;
+
+	if (n != (ssize_t)sizeof(h)) {
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) ||
+		    (n > 0 && n < (ssize_t)sizeof(h)))
+			f->gone = true;
+		return NULL;
+	}
+	if (!(p = g_try_malloc(sizeof(*p) + h.len))) {
+		f->gone = true;	/* nothing sensible to do but fail the reads */
+		return NULL;
+	}
+	iov[0] = (struct iovec){ &p->h, sizeof(p->h) };
+	iov[1] = (struct iovec){ p->bytes, (h.flags & FAST_F_MEMFD) ? 0 : h.len };
+	if (h.flags & FAST_F_MEMFD)
+		fd_pass_room(&msg, &u);
+	n = recvmsg(f->data, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n >= (ssize_t)sizeof(h) && (h.flags & FAST_F_MEMFD)) {
+		if ((memfd = fd_pass_take(&msg)) < 0 ||
+		    pread(memfd, p->bytes, h.len, 0) != (ssize_t)h.len)
+			n = -1;
+		if (memfd >= 0)
+			close(memfd);
+	}
+	if (n < (ssize_t)sizeof(h)) {
+		g_free(p);
+		f->gone = true;
+		return NULL;
+	}
+	return p;
+}
+
+/* Packets came (or the end): queue them, as room allows, and say so. */
+static gboolean on_data(gint fd, GIOCondition cond, gpointer data)
+{
+	struct fwd_file *f = data;
+	struct pkt *p;
+	bool any = false;
+
+	(void)fd;
+	(void)cond;
+	while ((!f->q.length || f->q_bytes < QUEUE_MAX_BYTES) && (p = take_pkt(f))) {
+		g_queue_push_tail(&f->q, p);
+		f->q_bytes += p->h.len;
+		any = true;
+	}
+	if (any || f->gone)
+		f->wake(f->wake_ctx);
+	if (f->gone || f->q_bytes >= QUEUE_MAX_BYTES) {
+		f->watch = 0;	/* again once read below the limit */
+		return G_SOURCE_REMOVE;
+	}
+	return G_SOURCE_CONTINUE;
+}
+
+static void *fwd_open(void *dev, int pid, const char *path)
+{
+	struct umad_dev_fwd *d = dev;
+	struct fwd_file *f;
+	int ch, data = -1;
+	int64_t ret;
+
+	(void)pid;
+	(void)path;
+	if ((ch = remote_adopted_channel(d->r)) < 0) {
+		errno = EIO;
+		return NULL;
+	}
+	ret = remote_ask(ch, FAST_OPEN, 0, O_RDWR, d->name, strlen(d->name), -1, NULL, NULL, &data,
+			 REMOTE_ANSWER_TIMEOUT_MS);
+	if (ret < 0 || data < 0) {
+		close(ch);
+		if (data >= 0)
+			close(data);
+		errno = ret == -ENOENT ? ENODEV : EIO;
+		return NULL;
+	}
+	fcntl(data, F_SETFL, O_NONBLOCK);
+	f = g_new0(struct fwd_file, 1);
+	f->chan = ch;
+	f->data = data;
+	f->hdr_size = HDR_OLD;
+	g_queue_init(&f->q);
+	return f;
+}
+
+static void fwd_set_wakeup(void *file, void (*fn)(void *), void *ctx)
+{
+	struct fwd_file *f = file;
+
+	f->wake = fn;
+	f->wake_ctx = ctx;
+	watch_data(f);
+}
+
+static bool fwd_readable(const void *file)
+{
+	const struct fwd_file *f = file;
+
+	return f->q.length || f->gone;
+}
+
+static size_t fwd_next_len(const void *file)
+{
+	const struct fwd_file *f = file;
+	const struct pkt *p = f->q.head ? f->q.head->data : NULL;
+
+	return p ? p->h.len : 0;
+}
+
+static unsigned fwd_hdr_size(const void *file)
+{
+	const struct fwd_file *f = file;
+	const struct pkt *p = f->q.head ? f->q.head->data : NULL;
+
+	return p ? p->h.hdr_size : f->hdr_size;
+}
+
+/* umad_read's rules on the head packet, whose header the emulator made
+ * (its length field already says what a whole read needs). */
+static ssize_t fwd_read(void *file, void *buf, size_t count)
+{
+	struct fwd_file *f = file;
+	struct pkt *p = g_queue_peek_head(&f->q);
+	size_t first;
+
+	if (count < fwd_hdr_size(f))
+		return -EINVAL;
+	if (!p)
+		return f->gone ? -EIO : -EAGAIN;
+	first = (size_t)p->h.hdr_size + MAD_BLOCK;
+	if (count < p->h.len) {
+		if (p->h.len <= first || count < first)
+			return -EINVAL;
+		memcpy(buf, p->bytes, first);
+		return -ENOSPC;	/* the packet stays at the head */
+	}
+	memcpy(buf, p->bytes, p->h.len);
+	g_queue_pop_head(&f->q);
+	f->q_bytes -= p->h.len;
+	count = p->h.len;
+	g_free(p);
+	if (f->q_bytes < QUEUE_MAX_BYTES)
+		watch_data(f);
+	return (ssize_t)count;
+}
+
+/* A request's answer; a channel that fails or times out is the emulator
+ * gone, as the kernel fails calls on a removed device: EIO. */
+static int64_t fwd_ask(struct fwd_file *f, uint32_t op, uint32_t flags, uint64_t arg,
+		       const void *in, size_t n, int fd, char **out, size_t *out_len)
+{
+	int64_t ret = remote_ask(f->chan, op, flags, arg, in, n, fd, out, out_len, NULL,
+				 REMOTE_ANSWER_TIMEOUT_MS);
+
+	return ret == -ETIMEDOUT ? -EIO : ret;
+}
+
+static ssize_t fwd_write(void *file, const void *buf, size_t count)
+{
+	struct fwd_file *f = file;
+	int64_t ret;
+	int memfd;
+
+	if (count <= FAST_INLINE_MAX)
+		return (ssize_t)fwd_ask(f, FAST_WRITE, 0, count, buf, count, -1, NULL, NULL);
+	/* A long RMPP message: in a memfd beside the request. */
+	if ((memfd = fd_pass_memfd("ibemu-write", buf, count, close)) < 0)
+		return -ENOMEM;
+	ret = fwd_ask(f, FAST_WRITE, FAST_F_MEMFD, count, NULL, 0, memfd, NULL, NULL);
+	close(memfd);
+	return (ssize_t)ret;
+}
+
+static int fwd_check_write_size(void *file, size_t count)
+{
+	(void)file;
+	return count > UMAD_MAX_WRITE ? -ENOMEM : 0;
+}
+
+static int fwd_ioctl(void *file, unsigned cmd, void *arg, size_t *out_len)
+{
+	struct fwd_file *f = file;
+	size_t in = 0, out = 0, got = 0;
+	char *bytes = NULL;
+	int64_t ret;
+
+	/* Only umad's commands carry bytes (as the library's fast_ioctl). */
+	if (_IOC_TYPE(cmd) == UMAD_MAGIC && _IOC_SIZE(cmd) <= IOCTL_ARG_MAX) {
+		in = (_IOC_DIR(cmd) & _IOC_WRITE) ? _IOC_SIZE(cmd) : 0;
+		out = (_IOC_DIR(cmd) & _IOC_READ) ? _IOC_SIZE(cmd) : 0;
+	}
+	ret = fwd_ask(f, FAST_IOCTL, 0, cmd, arg, in, -1, &bytes, &got);
+	*out_len = MIN(got, out);
+	if (*out_len)
+		memcpy(arg, bytes, *out_len);
+	g_free(bytes);
+	if (ret == 0 && cmd == ENABLE_PKEY)
+		f->hdr_size = HDR_PKEY;
+	return (int)ret;
+}
+
+/* Closing the data socket releases the file at the emulator. */
+static void fwd_release(void *file)
+{
+	struct fwd_file *f = file;
+
+	if (f->watch)
+		g_source_remove(f->watch);
+	close(f->data);
+	close(f->chan);
+	g_queue_clear_full(&f->q, g_free);
+	g_free(f);
+}
+
+static const struct umad_backend fwd_backend = {
+	fwd_open, fwd_set_wakeup, fwd_readable, fwd_next_len, fwd_hdr_size,
+	fwd_read, fwd_write, fwd_check_write_size, fwd_ioctl, fwd_release,
+};
+
+struct umad_fwd *remote_umad_dev_new(struct remote *r, const char *name)
+{
+	struct umad_dev_fwd *d = g_new0(struct umad_dev_fwd, 1);
+
+	d->fwd.be = &fwd_backend;
+	d->fwd.dev = d;
+	d->r = r;
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	return &d->fwd;
+}
+
+void remote_umad_dev_free(void *fwd)
+{
+	g_free(fwd);	/* fwd is the first member */
+}
