@@ -41,7 +41,6 @@ struct fastpath {
 	fast_host_adopt_fn host_adopt;
 	fast_host_rtt_fn host_rtt;
 	void *host_ctx;
-	unsigned nslots;	/* channels with a slot */
 };
 
 /*
@@ -122,10 +121,7 @@ static void chan_free(struct fast_chan *ch)
 {
 	if (ch->watch)
 		g_source_remove(ch->watch);
-	if (ch->slot) {
-		fastslot_free(ch->slot);
-		ch->fp->nslots--;
-	}
+	fastslot_free(ch->slot);
 	close(ch->fd);
 	if (ch->hosting)
 		ch->fp->host_end(ch->fp->host_ctx, ch->hosting);
@@ -448,7 +444,6 @@ static void do_slot(struct fast_chan *ch)
 		reply(ch, -errno, NULL, 0, -1);
 		return;
 	}
-	ch->fp->nslots++;
 	umad_set_client(ch->file->uf, ch->file->pid, "fast, shared memory");
 	reply(ch, 0, NULL, 0, memfd);
 	close(memfd);
