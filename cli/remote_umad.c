@@ -30,7 +30,6 @@
 
 #define HDR_OLD		56	/* struct ib_user_mad_hdr_old */
 #define HDR_PKEY	64	/* struct ib_user_mad_hdr, after ENABLE_PKEY */
-#define MAD_BLOCK	256	/* what a read too short for a long message gets */
 #define UMAD_MAGIC	0x1b	/* IB_IOCTL_MAGIC */
 #define ENABLE_PKEY	0x1b03	/* _IO(IB_IOCTL_MAGIC, 3) */
 #define IOCTL_ARG_MAX	64
@@ -202,27 +201,23 @@ static ssize_t fwd_read(void *file, void *buf, size_t count)
 {
 	struct fwd_file *f = file;
 	struct pkt *p = g_queue_peek_head(&f->q);
-	size_t first;
+	size_t copy;
+	int64_t r;
 
 	if (count < fwd_hdr_size(f))
 		return -EINVAL;
 	if (!p)
 		return f->gone ? -EIO : -EAGAIN;
-	first = (size_t)p->h.hdr_size + MAD_BLOCK;
-	if (count < p->h.len) {
-		if (p->h.len <= first || count < first)
-			return -EINVAL;
-		memcpy(buf, p->bytes, first);
-		return -ENOSPC;	/* the packet stays at the head */
-	}
-	memcpy(buf, p->bytes, p->h.len);
+	r = fast_pkt_read(&p->h, count, &copy);
+	memcpy(buf, p->bytes, copy);
+	if (r < 0)
+		return (ssize_t)r;	/* ENOSPC leaves it at the head */
 	g_queue_pop_head(&f->q);
 	f->q_bytes -= p->h.len;
-	count = p->h.len;
 	g_free(p);
 	if (f->q_bytes < QUEUE_MAX_BYTES)
 		watch_data(f);
-	return (ssize_t)count;
+	return (ssize_t)r;
 }
 
 /* A request's answer; a channel that fails or times out is the emulator

@@ -16,6 +16,8 @@
 #ifndef IBEMU_LIB_FAST_WIRE_H
 #define IBEMU_LIB_FAST_WIRE_H
 
+#include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define FAST_VERSION	1
@@ -95,6 +97,30 @@ struct fast_pkt {
 	uint16_t hdr_size;
 	uint16_t flags;		/* FAST_F_* */
 };
+
+#define FAST_MAD_BLOCK	256	/* what a read too short for a long message gets */
+
+/*
+ * That rule, for a read of @count bytes of packet @h: the bytes to copy
+ * in *@copy, and h->len (the packet is taken), -ENOSPC (the first
+ * hdr_size + 256 bytes are copied and the packet stays), or -EINVAL.
+ */
+static inline int64_t fast_pkt_read(const struct fast_pkt *h, size_t count, size_t *copy)
+{
+	size_t first = (size_t)h->hdr_size + FAST_MAD_BLOCK;
+
+	*copy = 0;
+	if (count < h->hdr_size)
+		return -EINVAL;
+	if (count >= h->len) {
+		*copy = h->len;
+		return h->len;
+	}
+	if (count < first || h->len <= first)
+		return -EINVAL;
+	*copy = first;
+	return -ENOSPC;
+}
 
 /*
  * The slot: one request at a time of one channel, in memory both ends

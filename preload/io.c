@@ -18,7 +18,6 @@
 #include "lib/fd_pass.h"
 #include "preload/fast.h"
 
-#define MAD_BLOCK	256	/* the part of a long message a short read gets */
 #define HDR_MIN		56	/* struct ib_user_mad_hdr_old: no header is shorter */
 #define UMAD_MAGIC	0x1b	/* IB_IOCTL_MAGIC */
 #define IOCTL_ARG_MAX	64	/* the largest umad ioctl argument */
@@ -29,22 +28,17 @@ static ssize_t take(int fd, const struct fast_pkt *h, void *buf, size_t count)
 {
 	union fd_cmsg u;
 	struct fast_pkt got;
-	size_t want = h->len, first = (size_t)h->hdr_size + MAD_BLOCK;
+	size_t want;
+	int64_t r = fast_pkt_read(h, count, &want);
 	struct iovec iov[2] = { { &got, sizeof(got) }, { buf, 0 } };
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
 	int flags = MSG_DONTWAIT | MSG_CMSG_CLOEXEC, memfd;
 	ssize_t n;
 
-	if (count < h->hdr_size)
-		return -EINVAL;
-	if (count < want) {
-		/* ib_umad: EINVAL unless it is a long message and the header
-		 * and its first MAD fit; then ENOSPC with those copied. */
-		if (count < first || want <= first)
-			return -EINVAL;
-		want = first;
+	if (r == -EINVAL)
+		return r;
+	if (r == -ENOSPC)	/* copied, but left queued */
 		flags |= MSG_PEEK;
-	}
 	if (h->flags & FAST_F_MEMFD)
 		fd_pass_room(&msg, &u);
 	else
@@ -60,7 +54,7 @@ static ssize_t take(int fd, const struct fast_pkt *h, void *buf, size_t count)
 		if (n != (ssize_t)want)
 			return -EIO;
 	}
-	return (flags & MSG_PEEK) ? -ENOSPC : (ssize_t)h->len;
+	return (ssize_t)r;
 }
 
 ssize_t fast_read(struct fast_obj *o, int fd, void *buf, size_t count)
