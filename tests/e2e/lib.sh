@@ -73,6 +73,21 @@ expect_same() {
 		fail "$3: differs"; cat "$WORK/diff"; fi
 }
 
+# #17's "Done when" on host B's output (many-hosts.sh, many-hosts-ssh.sh):
+# ibstat shows host2 Active with the LID opensm on A gave it ($LID2),
+# saquery and ibnetdiscover -l match A's ($WORK/a-records, a-nodes, b-nodes),
+# ibping reaches A's host1 ($LID1).
+expect_b_sees_a() {
+	expect_line "ibstat State: Active" "B's ibstat: its HCA (host2) Active"
+	expect_line "ibstat Base lid: $LID2" "with the LID opensm on A gave host2 ($LID2)"
+	expect_line "ibstat Port GUID: 0x0002c90300000104" "and host2's port GUID"
+	expect_line "records: $(cat "$WORK/a-records")" "saquery on B: as many NodeRecords as on A"
+	[ "$(wc -l <"$WORK/a-nodes")" = 6 ] && pass "ibnetdiscover -l on A: the six nodes" ||
+		fail "A's ibnetdiscover: $(cat "$WORK/a-nodes")"
+	expect_same "$WORK/a-nodes" "$WORK/b-nodes" "ibnetdiscover -l on B lists A's fabric"
+	expect_line "pongs: 3" "ibping from B to the server on A's host1 (LID $LID1)"
+}
+
 finish() {
 	echo "$PASSES passed, $FAILS failed"
 	[ "$FAILS" -eq 0 ]
