@@ -44,15 +44,19 @@ gen_fabric() {
 
 # start_ibsim NAME NET HCA: ibsim sized for NET, console off, in the
 # background ($SIM); clients attach at HCA by SIM_HOST. Returns once its
-# socket is there (60 s at most): ibsim parses the file first.
+# socket is there (10 min at most: ibsim parses the file first, with
+# linear searches). Past 30,000 nodes its switches' LFTs are made
+# 48 K LIDs long (-L; Debian's ibsim 0.10 has 30,720 by default, and the
+# unicast LIDs end at 0xBFFF): opensm's LIDs must fit.
 start_ibsim() {
-	local n
+	local n lft=
 	n=$(grep -cE '^(Ca|Hca|Switch)' "$2")
+	[ "$n" -le 30000 ] || lft="-L 49152"
 	export IBSIM_SOCKNAME=$1 SIM_HOST=$3
-	ibsim -s -n -N $((n + 16)) -S "$(grep -c '^Switch' "$2")" -P $((n * 40)) "$2" \
+	ibsim -s -n -N $((n + 16)) -S "$(grep -c '^Switch' "$2")" -P $((n * 40)) $lft "$2" \
 		>"$W/ibsim.log" 2>&1 &
 	SIM=$!
-	wait_for 600 grep -q "@$1:" /proc/net/unix
+	wait_for 6000 grep -q "@$1:" /proc/net/unix
 }
 
 # start_ibemu NAME NET HCA: an ibemu run on NET attached at HCA that waits

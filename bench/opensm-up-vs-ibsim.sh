@@ -9,6 +9,10 @@
 #
 #   bench/opensm-up-vs-ibsim.sh [ROUNDS] [GENERATOR ARGS...]
 #   bench/opensm-up-vs-ibsim.sh 3 fattree 36        # 648 HCAs, 54 switches
+#   HOW=emu bench/opensm-up-vs-ibsim.sh 1 fattree3 64 44   # 45,056 HCAs
+# HOW names the ibemu rounds: "emu fuse" (default), "emu" (fast path only:
+# the big fabrics, where the FUSE round would take as long again).
+# UP_S: how long to wait for SUBNET UP, 300 s by default.
 ROUNDS=${1:-3}; shift || true
 GEN=${*:-fattree 36}
 . "$(dirname "$0")/lib.sh"
@@ -16,7 +20,7 @@ NAME=osmup-$$
 gen_fabric $GEN
 
 # up_ms LOG CMD...: run opensm (CMD) until LOG says SUBNET UP (at most
-# 300 s), then time `saquery` (NodeRecords), then stop opensm; print the
+# $UP_S s), then time `saquery` (NodeRecords), then stop opensm; print the
 # milliseconds from opensm's first log line to SUBNET UP, by its own
 # timestamps (a tight polling loop here would take CPU from both), and those
 # of saquery (-1 if it failed).
@@ -26,7 +30,7 @@ up_ms() {
 	: >"$log"
 	"$@" >/dev/null 2>&1 &
 	osm=$!
-	wait_for 3000 grep -q "SUBNET UP" "$log"
+	wait_for $((${UP_S:-300} * 10)) grep -q "SUBNET UP" "$log"
 	# "Nov 22 20:10:01 496691 [...] 0x80 -> ...": seconds of the day, µs.
 	awk '{ split($3, t, ":"); us = ((t[1] * 60 + t[2]) * 60 + t[3]) * 1e6 + $4 }
 		NR == 1 { first = us } /SUBNET UP/ { printf "%d ", (us - first) / 1000; exit }' "$log"
@@ -46,10 +50,10 @@ for r in $(seq "$ROUNDS"); do
 		opensm -d2 -f "$W/sim.osm") >>"$W/sim.both"
 	sim_rss=$(vmhwm $SIM)
 	kill $SIM; wait $SIM 2>/dev/null
-	for how in emu fuse; do
+	for how in ${HOW:-emu fuse}; do
 		rm -rf "$W/c2"; mkdir -p "$W/c2"
 		opt=; [ $how = fuse ] && opt=--no-fast-path
-		"$IBEMU" run $opt --topology "$W/net" --attach "$HCA" -- bash -c "$(declare -f up_ms wait_for emu_vmhwm);
+		"$IBEMU" run $opt --topology "$W/net" --attach "$HCA" -- bash -c "UP_S=${UP_S:-300}; $(declare -f up_ms wait_for emu_vmhwm);
 			up_ms '$W/emu.osm' env OSM_CACHE_DIR='$W/c2' opensm -d2 -f '$W/emu.osm';
 			IBEMU='$IBEMU' emu_vmhwm >'$W/emu.rss'" >>"$W/$how.both"
 	done
