@@ -170,6 +170,9 @@ int cmd_run(int argc, char **argv)
 			goto out;
 		}
 		envp = fastenv_apply(envp, REMOTE_FAST_SOCK, TRUE);
+		/* `ibemu ctl` here steers the owner's fabric (FAST_CTL over
+		 * the same socket: cli/ctl_client.c). */
+		envp = g_environ_setenv(envp, "IBEMU_CTL", REMOTE_FAST_SOCK, TRUE);
 	} else {
 		/* The fast path beside the FUSE files (docs/fast-path.md),
 		 * where other hosts attach too (docs/many-hosts.md). */
@@ -182,7 +185,8 @@ int cmd_run(int argc, char **argv)
 			fprintf(stderr, "ibemu: --remote-group %s: %s\n", remote_group, err->message);
 			goto out;
 		}
-		att = attach_owner_new(&e.env, fast);
+		fastpath_set_ctl(fast, e.ctl, false);	/* guests get EACCES anyway */
+		att = attach_owner_new(&e.env, fast, e.ctl);
 		envp = fastenv_apply(envp, fast_sock, !no_fast);
 	}
 

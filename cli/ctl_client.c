@@ -17,6 +17,7 @@
 
 #include "cli/ctl_client.h"
 #include "emulator/ctl.h"
+#include "lib/fast_wire.h"
 #include "lib/log.h"
 
 static GString *request(int argc, char **argv, GError **err)
@@ -63,6 +64,50 @@ int ctl_connect(const char *path, int type, unsigned timeout_s, GError **err)
 	return fd;
 }
 
+/*
+ * A control connection to @path: a control socket, or a fast socket (in
+ * `ibemu run --remote`, IBEMU_CTL names the one its programs' library
+ * uses; a container may see only that one), where FAST_CTL makes a
+ * channel a control connection of the emulator behind it (lib/fast_wire.h).
+ */
+static int ctl_open(const char *path, unsigned timeout_s, GError **err)
+{
+	struct fast_req rq = { .version = FAST_VERSION, .op = FAST_CTL };
+	struct fast_reply rep;
+	const char *why = NULL;
+	GError *e = NULL;
+	int fd = ctl_connect(path, SOCK_STREAM, timeout_s, &e);
+
+	if (fd >= 0 || !g_error_matches(e, IBEMU_ERROR, EPROTOTYPE)) {
+		if (e)
+			g_propagate_error(err, e);
+		return fd;
+	}
+	g_error_free(e);
+	if ((fd = ctl_connect(path, SOCK_SEQPACKET, timeout_s, err)) < 0)
+		return -1;
+	if (send(fd, &rq, sizeof(rq), MSG_NOSIGNAL) != sizeof(rq) ||
+	    recv(fd, &rep, sizeof(rep), 0) != sizeof(rep)) {
+		g_set_error(err, IBEMU_ERROR, EIO, "no answer from the emulator at %s%s", path,
+			    errno == EAGAIN ? " (timed out)" : "");
+		close(fd);
+		return -1;
+	}
+	if (rep.ret == -EACCES)
+		why = "to those who may only attach hosts (its owner and root may steer it)";
+	else if (rep.ret == -EOPNOTSUPP)
+		why = "there: no control socket behind it";
+	else if (rep.ret < 0)
+		why = g_strerror((int)-rep.ret);
+	if (why) {
+		g_set_error(err, IBEMU_ERROR, (int)-rep.ret, "the emulator at %s refuses control %s",
+			    path, why);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* Split "S<len>\n<text>" in place; false when it is not all there. */
 static bool unframe(GString *ans, bool *ok, size_t *want)
 {
@@ -91,7 +136,7 @@ int ctl_exchange(const char *path, int argc, char **argv, unsigned timeout_s,
 	*answer = NULL;
 	if (!req)
 		return -1;
-	if ((fd = ctl_connect(path, SOCK_STREAM, timeout_s, err)) < 0) {
+	if ((fd = ctl_open(path, timeout_s, err)) < 0) {
 		g_string_free(req, TRUE);
 		return -1;
 	}

@@ -8,7 +8,8 @@
 #include <glib.h>
 
 /*
- * Send @argv to the emulator at @path and wait
+ * Send @argv to the emulator at @path (its control socket, or a fast
+ * socket: FAST_CTL, as in `ibemu run --remote`) and wait
  * at most @timeout_s for the whole answer: 0 (the command succeeded) or 1
  * (it failed), its text in *answer; -1 with @err when no complete answer
  * came (none, cut short, timed out).

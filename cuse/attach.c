@@ -18,6 +18,7 @@
 
 struct attach_owner {
 	struct ctl_env *env;	/* its remotes: our attachments' r */
+	struct ctl_server *ctl;	/* the hosts' `ibemu ctl` (FAST_CTL), or NULL */
 };
 
 struct attachment {
@@ -150,6 +151,9 @@ static void *begin(void *ctx, int pid, unsigned uid, const char *payload, size_t
 	 * through this one (FAST_ADOPT). */
 	a->fp = fastpath_new(a->r.host, NULL, NULL);
 	fastpath_set_vfs(a->fp, a->vfs);
+	/* `ibemu ctl` on the host steers the whole fabric: for those who
+	 * may steer it here (a group's members may attach hosts only). */
+	fastpath_set_ctl(a->fp, o->ctl, !ctl_peer_trusted(uid));
 	g_ptr_array_add(o->env->remotes, &a->r);
 	g_message("remote host %s attached %s (uid %u, pid %d)", a->r.label, a->r.nodes, uid,
 		  pid);
@@ -192,11 +196,13 @@ static void rtt(void *ctx, void *handle, uint64_t rtt_ns)
 	a->r.rtt_ns = rtt_ns;
 }
 
-struct attach_owner *attach_owner_new(struct ctl_env *env, struct fastpath *fp)
+struct attach_owner *attach_owner_new(struct ctl_env *env, struct fastpath *fp,
+				     struct ctl_server *ctl)
 {
 	struct attach_owner *o = g_new0(struct attach_owner, 1);
 
 	o->env = env;
+	o->ctl = ctl;
 	if (!env->remotes)
 		env->remotes = g_ptr_array_new();
 	fastpath_set_hosting(fp, begin, end, adopt, rtt, o);

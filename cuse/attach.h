@@ -16,8 +16,10 @@
 struct attach_owner;
 
 /* Take FAST_HOST requests on @fp, the emulator's fast socket;
- * attachments show in @env's `status`. */
-struct attach_owner *attach_owner_new(struct ctl_env *env, struct fastpath *fp);
+ * attachments show in @env's `status`; their channels reach @ctl by
+ * FAST_CTL (`ibemu ctl` on the host) when the attacher may steer us. */
+struct attach_owner *attach_owner_new(struct ctl_env *env, struct fastpath *fp,
+				      struct ctl_server *ctl);
 /* After fastpath_free(@fp), which detached every remote host (their
  * files released, as on a last close). */
 void attach_owner_free(struct attach_owner *o);

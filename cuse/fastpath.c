@@ -41,6 +41,8 @@ struct fastpath {
 	fast_host_adopt_fn host_adopt;
 	fast_host_rtt_fn host_rtt;
 	void *host_ctx;
+	struct ctl_server *ctl;	/* for FAST_CTL; NULL: not offered */
+	bool ctl_refused;	/* a guest host's channels: EACCES */
 };
 
 /*
@@ -72,7 +74,7 @@ struct fast_file {
  * or attached. */
 struct fast_chan {
 	struct fastpath *fp;
-	int fd;
+	int fd;			/* -1 once handed to the control server */
 	guint watch;
 	int pid;		/* the connecting process, as we see it */
 	unsigned uid;
@@ -122,7 +124,8 @@ static void chan_free(struct fast_chan *ch)
 	if (ch->watch)
 		g_source_remove(ch->watch);
 	fastslot_free(ch->slot);
-	close(ch->fd);
+	if (ch->fd >= 0)
+		close(ch->fd);
 	if (ch->hosting)
 		ch->fp->host_end(ch->fp->host_ctx, ch->hosting);
 	if (ch->file) {
@@ -599,6 +602,22 @@ static void do_host(struct fast_chan *ch, const char *payload, size_t n)
 	g_string_free(out, TRUE);
 }
 
+/* The channel becomes a control connection: the control server's now. */
+static void do_ctl(struct fast_chan *ch)
+{
+	if (!ch->fp->ctl) {
+		reply(ch, -EOPNOTSUPP, NULL, 0, -1);
+	} else if (ch->fp->ctl_refused) {
+		reply(ch, -EACCES, NULL, 0, -1);
+	} else if (ch->file || ch->hosting || ch->slot) {
+		reply(ch, -EBUSY, NULL, 0, -1);
+	} else {
+		reply(ch, 0, NULL, 0, -1);
+		ctl_server_adopt(ch->fp->ctl, ch->fd);
+		ch->fd = -1;	/* serve_one() says it is gone: on_chan ends it */
+	}
+}
+
 static void do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int memfd)
 {
 	struct fast_file *ff = ch->file;
@@ -656,6 +675,10 @@ static void do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int m
 		do_sysfs(ch, rq.op, (const char *)msg, n);
 		return;
 	}
+	if (rq.op == FAST_CTL) {
+		do_ctl(ch);
+		return;
+	}
 	if (rq.op == FAST_SYNC) {
 		if (ff && ff->uf && data_closed(ff)) {
 			file_release(ff);	/* ch still names it: not freed */
@@ -682,7 +705,8 @@ static void do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int m
 	}
 }
 
-/* One request from @ch: false when the channel has closed. */
+/* One request from @ch: false when the channel has closed (or became a
+ * control connection). */
 static bool serve_one(struct fast_chan *ch)
 {
 	static uint8_t buf[sizeof(struct fast_req) + FAST_INLINE_MAX];
@@ -705,7 +729,7 @@ static bool serve_one(struct fast_chan *ch)
 		do_request(ch, buf, (size_t)n, fd);
 	if (fd >= 0)
 		close(fd);
-	return true;
+	return ch->fd >= 0;
 }
 
 /*
@@ -835,6 +859,12 @@ made:
 void fastpath_set_vfs(struct fastpath *fp, struct vfs *vfs)
 {
 	fp->vfs = vfs;
+}
+
+void fastpath_set_ctl(struct fastpath *fp, struct ctl_server *ctl, bool refused)
+{
+	fp->ctl = ctl;
+	fp->ctl_refused = refused;
 }
 
 void fastpath_set_hosting(struct fastpath *fp, fast_host_begin_fn begin, fast_host_end_fn end,

@@ -37,6 +37,12 @@ void fastpath_free(struct fastpath *fp);
 struct vfs;
 void fastpath_set_vfs(struct fastpath *fp, struct vfs *vfs);
 
+/* Answer FAST_CTL (a channel becomes a connection of @ctl's, as if to
+ * its socket), or refuse it with EACCES when @refused (the channels of a
+ * host whose attacher may not steer the fabric). */
+struct ctl_server;
+void fastpath_set_ctl(struct fastpath *fp, struct ctl_server *ctl, bool refused);
+
 /*
  * Answer FAST_HOST (docs/many-hosts.md) with @begin: it gets the channel's
  * peer and the request's payload, and returns a handle for the attachment,

@@ -12,7 +12,9 @@
  * directory besides the owner (cli/emu.c emu_ctl_dir_prepare). Requests
  * are read and answers written without blocking the loop; a request may
  * be at most 64 KiB; at most 64 clients at once; a connection that moves
- * nothing for 10 s is closed.
+ * nothing for 10 s is closed. The fast path hands over channels whose
+ * peer it has vouched for (FAST_CTL, lib/fast_wire.h): SOCK_SEQPACKET, so
+ * a request is read whole and the answer is sent 64 KiB a datagram.
  */
 #include "config.h"
 
@@ -32,6 +34,7 @@
 #include "lib/log.h"
 
 #define CTL_MAX_REQUEST	65536
+#define CTL_MAX_SEND	65536	/* a send: a datagram of an adopted channel */
 #define CTL_MAX_CLIENTS	64
 #define CTL_IDLE_S	10	/* a connection that moves nothing this long goes */
 
@@ -111,8 +114,8 @@ static void touch(struct ctl_conn *c)
 static bool flush_out(struct ctl_conn *c)
 {
 	while (c->sent < c->out->len) {
-		ssize_t n = send(c->fd, c->out->str + c->sent, c->out->len - c->sent,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t n = send(c->fd, c->out->str + c->sent,
+				 MIN(c->out->len - c->sent, CTL_MAX_SEND), MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return true;
@@ -140,7 +143,8 @@ static gboolean on_writable(gint fd, GIOCondition cond, gpointer data)
 static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
 {
 	struct ctl_conn *c = data;
-	char buf[4096], *nl, **argv;
+	static char buf[CTL_MAX_REQUEST];	/* a datagram is read whole */
+	char *nl, **argv;
 	ssize_t n = read(fd, buf, sizeof(buf));
 	GString *text;
 	int ret;
@@ -199,12 +203,30 @@ bool ctl_peer_trusted(uid_t uid)
 	return uid == geteuid() || uid == 0 || uid == outsider_uid();
 }
 
+void ctl_server_adopt(struct ctl_server *srv, int fd)
+{
+	struct ctl_conn *c;
+
+	if (srv->clients >= CTL_MAX_CLIENTS) {
+		refuse(fd, "error: too many control clients\n");
+		close(fd);
+		return;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	c = g_new0(struct ctl_conn, 1);
+	c->srv = srv;
+	c->fd = fd;
+	c->in = g_string_new(NULL);
+	srv->clients++;
+	c->watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_readable, c);
+	touch(c);
+}
+
 static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 {
 	struct ctl_server *srv = data;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	struct ctl_conn *c;
 	int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
 	(void)cond;
@@ -225,18 +247,7 @@ static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 		}
 		g_message("control socket: a client from outside our user namespace (root)");
 	}
-	if (srv->clients >= CTL_MAX_CLIENTS) {
-		refuse(cfd, "error: too many control clients\n");
-		close(cfd);
-		return G_SOURCE_CONTINUE;
-	}
-	c = g_new0(struct ctl_conn, 1);
-	c->srv = srv;
-	c->fd = cfd;
-	c->in = g_string_new(NULL);
-	srv->clients++;
-	c->watch = g_unix_fd_add(cfd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_readable, c);
-	touch(c);
+	ctl_server_adopt(srv, cfd);
 	return G_SOURCE_CONTINUE;
 }
 

@@ -63,6 +63,12 @@ enum fast_op {
 	FAST_RING = 12,	/* the slot holds a request and the emulator was not
 			 * looking: never answered on the channel (the answer
 			 * comes in the slot) */
+	/* The control plane (docs/many-hosts.md, "ibemu ctl on B"). */
+	FAST_CTL = 13,	/* on a channel with no file: answered 0, after which
+			 * the channel is a control connection (emulator/ctl.c's
+			 * protocol, each datagram at most FAST_INLINE_MAX
+			 * bytes); -EACCES for a peer that may attach hosts
+			 * only, -EOPNOTSUPP where no control socket is */
 };
 
 #define FAST_F_MEMFD	0x1	/* the payload is in the memfd passed beside */

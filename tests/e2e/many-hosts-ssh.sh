@@ -107,6 +107,8 @@ for c in fork exec close threads eintr; do
 	timeout 20 "$TOOLS/umad_paths" $c 2>&1 | sed "s/^/paths: /"
 done
 "$IBEMU" run --remote "$2" --attach host2 -- true 2>&1 | sed "s/^/again: /"
+"$IBEMU" ctl status | sed -n "s/^remote /B ctl: remote /p"
+"$IBEMU" ctl dump >"$0/b-dump"
 echo attached >"$0/b-attached"
 read -r _ <"$0/b-go"' "$WORK" "$LID1" "$WHERE" >"$WORK/out" 2>"$WORK/log" &
 B1=$!
@@ -142,6 +144,11 @@ expect_line "paths: eintr: a blocked read ended by a signal: EINTR" "a signal en
 expect_match "^again: ibemu: --remote $WHERE: host2 is attached already, by [^ ]+$" \
 	"a second attach of host2 over ssh is refused in one line"
 [ "$(grep -c "^again:" "$WORK/out")" = 1 ] && pass "(one line)" || fail "said: $(grep "^again:" "$WORK/out")"
+expect_match "^B ctl: remote [^ ]+: uid 0, pid [0-9]+, round trip [0-9]+\.[0-9]{3} ms: host2$" \
+	"ibemu ctl status on B, over ssh: A's, with B's attachment"
+ctl dump >"$WORK/a-dump"
+[ -s "$WORK/a-dump" ] && cmp -s "$WORK/a-dump" "$WORK/b-dump" && pass "ibemu ctl dump on B: A's fabric, byte for byte" ||
+	fail "dumps differ: $(cmp "$WORK/a-dump" "$WORK/b-dump" 2>&1)"
 detached() { ! ctl status | grep -q "^remote "; }
 wait_for 10 detached && pass "B ended: A lists no remote host" || fail "still: $(ctl status)"
 

@@ -54,6 +54,13 @@ ibping -c 3 -t 1000 "$1" | grep -c "^Pong" | sed "s/^/pongs: /"
 "$IBEMU" ctl --name "$2" status --json | python3 -c "import json, sys
 for r in json.load(sys.stdin)[\"remotes\"]: print(\"json remote:\", r[\"nodes\"], len(r[\"files\"]), r[\"round_trip_ns\"] > 0)"
 "$IBEMU" run --remote "$2" --attach host2 -- true 2>&1 | sed "s/^/again: /"
+# ibemu ctl on B (IBEMU_CTL: the fast socket here, FAST_CTL) steers A.
+echo "$IBEMU_CTL" | sed "s/^/B IBEMU_CTL: /"
+"$IBEMU" ctl status | sed -n "s/^remote /B ctl: remote /p"
+id=$("$IBEMU" ctl fault add delay 1 --node host4 --class 0x99 | sed -n "s/^fault \([0-9]*\) added$/\1/p")
+"$IBEMU" ctl --name "$2" fault list | grep -c "^$id delay 1 node host4 " | sed "s/^/A faults: /"
+"$IBEMU" ctl fault del "$id" >/dev/null && echo "B fault del: ok"
+"$IBEMU" ctl --name "$2" fault list | grep -c "delay 1 node host4 " | sed "s/^/A faults after: /"
 # Programs without the library: the FUSE files here forward each call to A.
 IBEMU_FAST_PATH=0 smpquery -D nodedesc 0 | sed "s/^/fuse smpquery: /"
 IBEMU_FAST_PATH=0 saquery | grep -c "NodeRecord dump" | sed "s/^/fuse records: /"
@@ -71,6 +78,12 @@ expect_match "^A says: remote [^ ]*: uid [0-9]*, pid [0-9]*, round trip [0-9]+\.
 	"A's ctl status lists B, the round trip B measured, and its node"
 expect_line "json remote: host2 0 True" "and its --json (no file open at that moment; round_trip_ns)"
 expect_line "again: ibemu: --remote $A: host2 is attached already, by " "a second attach of host2 is refused in one line"
+expect_line "B IBEMU_CTL: /dev/.ibemu-fast" "B's IBEMU_CTL is its fast socket"
+expect_match "^B ctl: remote [^ ]*: uid [0-9]*, pid [0-9]*, round trip [0-9]+\.[0-9]{3} ms: host2$" \
+	"ibemu ctl status on B: A's status, with B's attachment"
+expect_line "A faults: 1" "a fault rule added by ibemu ctl on B is A's"
+expect_line "B fault del: ok" "B deletes it"
+expect_line "A faults after: 0" "... and it is gone on A"
 expect_line "fuse smpquery: Node Description:.....................host2 HCA-1" \
 	"smpquery on B without the library: B's FUSE umad0 forwards to A"
 expect_line "fuse records: $(cat "$WORK/a-records")" "saquery on B without the library (RMPP through the forwarded file)"
@@ -123,7 +136,8 @@ unshare --mount --propagation private bash -c '
 mount --bind "$1" "$2/sock" && mknod "$2/fuse" c 10 229 && chmod 666 "$2/fuse" &&
 	mount --bind "$2/fuse" /dev/fuse || exit 99
 as() { setpriv --reuid="$1" --regid="$(id -g "$1")" --clear-groups env -u XDG_RUNTIME_DIR HOME=/ "${@:2}"; }
-as nobody "$IBEMU" run --remote "unix:$2/sock" --attach host3 -- ibstat ibemu0 1 2>&1 | sed "s/^/nobody: /"
+as nobody "$IBEMU" run --remote "unix:$2/sock" --attach host3 -- bash -c \
+	"ibstat ibemu0 1; \"\$IBEMU\" ctl status" 2>&1 | sed "s/^/nobody: /"
 as nobody /usr/bin/python3 -c "
 import socket, struct, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -135,6 +149,8 @@ as daemon "$IBEMU" run --remote "unix:$2/sock" --attach host3 -- true 2>&1 | sed
 expect_line "nobody: State: Active" "a member of the group attaches host3 (ibstat: Active)"
 expect_line "nobody: Port GUID: 0x0002c90300000106" "(host3's port)"
 expect_line "guest FAST_OPEN: -13" "but may not open A's own umad files (EACCES)"
+expect_line "nobody: ibemu ctl: the emulator at /dev/.ibemu-fast refuses control to those who may only attach hosts (its owner and root may steer it)" \
+	"nor steer A's fabric with ibemu ctl (one line)"
 expect_match "^daemon: ibemu: --remote unix:.*: cannot reach the emulator at .*: Permission denied$" \
 	"a user without access to the socket is refused"
 [ "$(grep -c "^daemon:" "$WORK/out")" = 1 ] && pass "in one line" || fail "said: $(grep "^daemon:" "$WORK/out")"
