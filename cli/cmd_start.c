@@ -242,7 +242,7 @@ static int devices_serve(struct devices *d, struct emu *e, const struct start_op
 	sysfs_build_verbs(d->vfs, vfs_dir(d->vfs, d->vfs->root, "infiniband_verbs"), devdir,
 			  e->uverbs);
 	d->fs = fusefs_new(d->vfs, e->host);
-	d->cd = cusedevs_new();
+	d->cd = cusedevs_new(e->host);
 	if (cusedevs_add_dir(d->cd, devdir, &err) < 0 ||
 	    cusedevs_wait(d->cd, DEVICES_TIMEOUT_MS, so->mode, so->gid, &err) < 0 ||
 	    host_mount(d->fs, &err) < 0) {

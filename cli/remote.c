@@ -36,6 +36,7 @@ struct remote {
 	struct vfs *vfs;
 	GPtrArray *paths;	/* the attributes' paths, by vnode arg */
 	GPtrArray *umads;	/* struct umad_fwd *, the mirror's umad files */
+	GPtrArray *issms;	/* struct issm_fwd *, its issm files */
 	struct remote_ssh *ssh;	/* ssh:// only: ssh and the carrier */
 	uint64_t rtt_ns;	/* the last FAST_PING's round trip */
 	guint ping;
@@ -201,8 +202,10 @@ static int build_mirror(struct remote *r, const char *listing)
 			vfs_node(r->vfs, parent, base, VN_UMAD_FWD,
 				 g_ptr_array_index(r->umads, r->umads->len - 1));
 		} else if (l[0] == 'i') {
-			/* Not carried yet: no device here (devfile.c: ENODEV). */
-			vfs_node(r->vfs, parent, base, VN_ISSM, NULL);
+			/* An SM here holds it there (remote_issm.c). */
+			g_ptr_array_add(r->issms, remote_issm_dev_new(r, base));
+			vfs_node(r->vfs, parent, base, VN_ISSM_FWD,
+				 g_ptr_array_index(r->issms, r->issms->len - 1));
 		} else {
 			ret = -EPROTO;
 		}
@@ -248,6 +251,7 @@ struct remote *remote_attach(const char *where, char **nodes, GError **err)
 	r->host_ch = r->sysfs_ch = r->listen = -1;
 	r->paths = g_ptr_array_new_with_free_func(g_free);
 	r->umads = g_ptr_array_new_with_free_func(remote_umad_dev_free);
+	r->issms = g_ptr_array_new_with_free_func(remote_issm_dev_free);
 	if (!nodes || !nodes[0]) {
 		g_set_error(err, IBEMU_ERROR, EINVAL, "--remote needs --attach NODE: which HCAs are this host's");
 		goto fail;
@@ -352,5 +356,6 @@ void remote_free(struct remote *r)
 	vfs_free(r->vfs);
 	g_ptr_array_free(r->paths, TRUE);
 	g_ptr_array_free(r->umads, TRUE);
+	g_ptr_array_free(r->issms, TRUE);
 	g_free(r);
 }

@@ -26,5 +26,8 @@ int remote_adopted_channel(struct remote *r);
  * named @name ("umad0") at the emulator; freed by remote_umad_dev_free. */
 struct umad_fwd *remote_umad_dev_new(struct remote *r, const char *name);
 void remote_umad_dev_free(void *fwd);
+/* remote_issm.c: the same for its issm files (VN_ISSM_FWD), "issm0". */
+struct issm_fwd *remote_issm_dev_new(struct remote *r, const char *name);
+void remote_issm_dev_free(void *fwd);
 
 #endif

@@ -147,11 +147,11 @@ static int cusedev_add(struct cusedevs *cd, struct vnode *v, GError **err)
 	return 0;
 }
 
-struct cusedevs *cusedevs_new(void)
+struct cusedevs *cusedevs_new(struct umad_host *host)
 {
 	struct cusedevs *cd = g_new0(struct cusedevs, 1);
 
-	cd->df = devfiles_new();
+	cd->df = devfiles_new(host);
 	cd->devs = g_ptr_array_new_with_free_func((GDestroyNotify)cusedev_free);
 	return cd;
 }

@@ -16,8 +16,9 @@
 #include "cuse/vfs.h"
 
 struct cusedevs;
+struct umad_host;
 
-struct cusedevs *cusedevs_new(void);
+struct cusedevs *cusedevs_new(struct umad_host *host);
 /* Register one device per VN_UMAD/VN_ISSM/VN_VCMD child of @dir. */
 int cusedevs_add_dir(struct cusedevs *cd, struct vnode *dir, GError **err);
 /* Run the main loop until every device node exists under /dev (the kernel

@@ -44,6 +44,8 @@ static void flush_queue(struct devfiles *df, GQueue *q, bool reads)
 		g_queue_delete_link(q, l);
 		if (reads)
 			g_queue_remove(p->owner, p);
+		if (p->pending)	/* a forwarded issm open: not waited for */
+			p->fwd->cancel(p->pending);
 		fuse_reply_err(p->req, EINTR);
 		g_free(p);
 	}
@@ -514,8 +516,11 @@ static void poll_umad(fuse_req_t req, struct vnode *v, struct fuse_file_info *fi
 	devfile_poll_reply(req, ph, &uf->ph, revents);
 }
 
-static void wake_issm_waiter(struct devfiles *df, struct umad_dev *d)
+/* @d's issm was let go (umad_host_watch_issm): our first waiter for it
+ * takes it, unless another front-end's did first. */
+static void wake_issm_waiter(void *ctx, struct umad_dev *d)
 {
+	struct devfiles *df = ctx;
 	GList *l;
 
 	for (l = df->issm_waiters.head; l; l = l->next) {
@@ -524,11 +529,10 @@ static void wake_issm_waiter(struct devfiles *df, struct umad_dev *d)
 
 		if (p->dev != d || p->interrupted)
 			continue;
+		if (umad_issm_open(d) < 0)
+			return;
 		g_queue_delete_link(&df->issm_waiters, l);
-		if (umad_issm_open(d) == 0)
-			devfile_reply_open(df, p->req, &fi);
-		else
-			fuse_reply_err(p->req, EAGAIN);
+		devfile_reply_open(df, p->req, &fi);
 		g_free(p);
 		return;
 	}
@@ -580,8 +584,54 @@ void devfile_no_poll(fuse_req_t req, struct vnode *v, struct fuse_file_info *fi,
 static void release_issm(struct devfiles *df, fuse_req_t req, struct vnode *v,
 			 struct fuse_file_info *fi)
 {
-	umad_issm_close(v->ctx);
-	wake_issm_waiter(df, v->ctx);
+	umad_issm_close(v->ctx);	/* wakes a waiter */
+	fuse_reply_err(req, 0);
+}
+
+/* ---- issm files another emulator serves (umad_backend.h) ---------------- */
+
+/* The emulator answered a parked forwarded open (not interrupted: that
+ * cancels it). */
+static void issm_fwd_done(void *ctx, void *holding, int err)
+{
+	struct parked *p = ctx;
+	struct fuse_file_info fi = { .direct_io = 1, .nonseekable = 1 };
+
+	g_queue_remove(&p->df->issm_waiters, p);
+	if (err) {
+		fuse_reply_err(p->req, -err);
+	} else {
+		fi.fh = (uint64_t)(uintptr_t)holding;
+		devfile_reply_open(p->df, p->req, &fi);
+	}
+	g_free(p);
+}
+
+static void open_issm_fwd(struct devfiles *df, fuse_req_t req, struct vnode *v,
+			  struct fuse_file_info *fi)
+{
+	struct issm_fwd *fwd = v->ctx;
+	struct parked *p = devfile_park(req, df);
+
+	if (!p)
+		return;
+	/* Parked for the answer, which may come only once the holder
+	 * there lets go (a blocking open); an interrupt cancels it. */
+	p->fwd = fwd;
+	if (!(p->pending = fwd->open(fwd, fi->flags, issm_fwd_done, p))) {
+		fuse_reply_err(req, errno);
+		g_free(p);
+		return;
+	}
+	g_queue_push_tail(&df->issm_waiters, p);
+}
+
+static void release_issm_fwd(struct devfiles *df, fuse_req_t req, struct vnode *v,
+			     struct fuse_file_info *fi)
+{
+	struct issm_fwd *fwd = v->ctx;
+
+	fwd->release((void *)(uintptr_t)fi->fh);
 	fuse_reply_err(req, 0);
 }
 
@@ -652,6 +702,9 @@ static const struct devfile_ops umad_ops = {
 }, issm_ops = {
 	open_issm, devfile_no_read, devfile_no_write, devfile_no_ioctl, devfile_no_poll,
 	release_issm,
+}, issm_fwd_ops = {
+	open_issm_fwd, devfile_no_read, devfile_no_write, devfile_no_ioctl, devfile_no_poll,
+	release_issm_fwd,
 };
 
 /* Any other vnode reaching here (a front-end's mistake) gets ENODEV. */
@@ -674,8 +727,6 @@ static const struct devfile_ops none_ops = {
 
 static const struct devfile_ops *ops_of(const struct vnode *v)
 {
-	/* A remote host's mirror of an issm file (cli/remote.c) has no
-	 * device here (its umad files are VN_UMAD_FWD). */
 	if (!v->ctx)
 		return &none_ops;
 	switch (v->kind) {
@@ -684,6 +735,8 @@ static const struct devfile_ops *ops_of(const struct vnode *v)
 		return &umad_ops;
 	case VN_ISSM:
 		return &issm_ops;
+	case VN_ISSM_FWD:
+		return &issm_fwd_ops;
 	case VN_VCMD:
 		return &devfile_vcmd_ops;
 	case VN_VEVENTS:
@@ -744,12 +797,14 @@ void devfiles_set_reply_open(struct devfiles *df, devfile_reply_open_fn fn, void
 	df->reply_open_data = data;
 }
 
-struct devfiles *devfiles_new(void)
+struct devfiles *devfiles_new(struct umad_host *host)
 {
 	struct devfiles *df = g_new0(struct devfiles, 1);
 
 	g_queue_init(&df->issm_waiters);
 	g_queue_init(&df->all_reads);
+	if ((df->host = host))
+		umad_host_watch_issm(host, wake_issm_waiter, df);
 	return df;
 }
 
@@ -759,6 +814,8 @@ void devfiles_free(struct devfiles *df)
 		return;
 	if (df->idle)
 		g_source_remove(df->idle);
+	if (df->host)
+		umad_host_unwatch_issm(df->host, wake_issm_waiter, df);
 	g_queue_clear_full(&df->all_reads, g_free);
 	g_queue_clear_full(&df->issm_waiters, g_free);
 	g_free(df);

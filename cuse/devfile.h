@@ -19,10 +19,11 @@
 #include "cuse/vfs.h"
 #include "emulator/umad.h"
 
-/* The requests parked across all devices of one front-end. */
+/* The requests parked across all devices of one front-end, whose issm
+ * files are @host's (NULL: none of this emulator's, as a remote host's). */
 struct devfiles;
 
-struct devfiles *devfiles_new(void);
+struct devfiles *devfiles_new(struct umad_host *host);
 void devfiles_free(struct devfiles *df);
 
 /*

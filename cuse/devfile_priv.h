@@ -16,11 +16,14 @@ struct parked {
 	size_t count;		/* parked read: the call's (usercall.h) */
 	GQueue *owner;		/* parked read: its open file's queue */
 	struct umad_dev *dev;	/* parked issm open */
+	struct issm_fwd *fwd;	/* parked forwarded issm open: its file */
+	void *pending;		/* ... and its ask (umad_backend.h) */
 	bool interrupted;
 	struct devfiles *df;
 };
 
 struct devfiles {
+	struct umad_host *host;	/* whose issm waits end here, or NULL */
 	guint idle;		/* pending flush of interrupted requests */
 	GQueue issm_waiters;	/* struct parked * */
 	GQueue all_reads;	/* every parked read, for interrupts */

@@ -84,6 +84,8 @@ struct fast_chan {
 	bool in_slot;		/* the request being served came by the slot */
 	struct fast_file *file;
 	void *hosting;		/* FAST_HOST's attachment, while this lives */
+	struct umad_dev *issm;	/* FAST_OPEN of issmN: held while this lives */
+	struct umad_dev *issm_wait;	/* ... or waited for, unanswered */
 };
 
 /* The last holder closed the data socket: the kernel's release. The
@@ -126,6 +128,10 @@ static void chan_free(struct fast_chan *ch)
 	fastslot_free(ch->slot);
 	if (ch->fd >= 0)
 		close(ch->fd);
+	if (ch->issm) {	/* the last close of the issm file */
+		ch->issm_wait = NULL;
+		umad_issm_close(g_steal_pointer(&ch->issm));	/* wakes a waiter */
+	}
 	if (ch->hosting)
 		ch->fp->host_end(ch->fp->host_ctx, ch->hosting);
 	if (ch->file) {
@@ -261,14 +267,16 @@ static void reply(struct fast_chan *ch, int64_t ret, const void *out, uint32_t o
 		g_debug("fast path: answer not sent: %s", g_strerror(errno));
 }
 
-static struct umad_dev *dev_named(struct fastpath *fp, const char *name)
+/* The device of file @name: "umadN" or "issmN" (*@issm says which). */
+static struct umad_dev *dev_named(struct fastpath *fp, const char *name, bool *issm)
 {
 	char canon[32];
 	unsigned i, n;
 
-	if (sscanf(name, "umad%u", &n) != 1)
+	*issm = !strncmp(name, "issm", 4);
+	if (sscanf(name + 4, "%u", &n) != 1)
 		return NULL;
-	snprintf(canon, sizeof(canon), "umad%u", n);
+	snprintf(canon, sizeof(canon), "%s%u", *issm ? "issm" : "umad", n);
 	if (strcmp(canon, name))	/* "umad01" is no device */
 		return NULL;
 	for (i = 0; i < umad_host_ndevs(fp->host); i++)
@@ -295,19 +303,62 @@ static void on_accepted(void *ctx)
 	}
 }
 
+/*
+ * An open of issmN (docs/umad.md §7) for as long as the channel lives: 0
+ * (no data socket: the file has no read or write), EAGAIN with O_NONBLOCK
+ * while it is held, else the answer waits until the holder lets go.
+ */
+static void open_issm(struct fast_chan *ch, struct umad_dev *d, int flags)
+{
+	if (umad_issm_open(d) == 0) {
+		ch->issm = d;
+		reply(ch, 0, NULL, 0, -1);
+	} else if (flags & O_NONBLOCK) {
+		reply(ch, -EAGAIN, NULL, 0, -1);
+	} else {
+		ch->issm_wait = d;
+	}
+}
+
+/* @d's issm was let go (umad_host_watch_issm): the first channel that
+ * waits for it takes it, unless another front-end's waiter did first. */
+static void on_issm_freed(void *ctx, struct umad_dev *d)
+{
+	struct fastpath *fp = ctx;
+	unsigned i;
+
+	for (i = 0; i < fp->chans->len; i++) {
+		struct fast_chan *ch = g_ptr_array_index(fp->chans, i);
+
+		if (ch->issm_wait != d)
+			continue;
+		if (umad_issm_open(d) == 0) {
+			ch->issm = d;
+			ch->issm_wait = NULL;
+			reply(ch, 0, NULL, 0, -1);
+		}
+		return;
+	}
+}
+
 static void do_open(struct fast_chan *ch, const char *name, int flags)
 {
-	struct umad_dev *d = dev_named(ch->fp, name);
+	bool issm;
+	struct umad_dev *d = dev_named(ch->fp, name, &issm);
 	struct fast_file *ff;
 	struct stat st;
 	int sv[2];
 
-	if (ch->file) {
+	if (ch->file || ch->issm || ch->issm_wait || ch->hosting) {
 		reply(ch, -EBUSY, NULL, 0, -1);
 		return;
 	}
 	if (!d) {
 		reply(ch, -ENOENT, NULL, 0, -1);
+		return;
+	}
+	if (issm) {
+		open_issm(ch, d, flags);
 		return;
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 ||
@@ -592,7 +643,7 @@ static void do_host(struct fast_chan *ch, const char *payload, size_t n)
 
 	if (!ch->fp->host_begin) {
 		reply(ch, -EOPNOTSUPP, NULL, 0, -1);
-	} else if (ch->file || ch->hosting) {
+	} else if (ch->file || ch->hosting || ch->issm || ch->issm_wait) {
 		reply(ch, -EBUSY, NULL, 0, -1);
 	} else {
 		ch->hosting = ch->fp->host_begin(ch->fp->host_ctx, ch->pid, ch->uid, payload, n,
@@ -609,7 +660,7 @@ static void do_ctl(struct fast_chan *ch)
 		reply(ch, -EOPNOTSUPP, NULL, 0, -1);
 	} else if (ch->fp->ctl_refused) {
 		reply(ch, -EACCES, NULL, 0, -1);
-	} else if (ch->file || ch->hosting || ch->slot) {
+	} else if (ch->file || ch->hosting || ch->slot || ch->issm || ch->issm_wait) {
 		reply(ch, -EBUSY, NULL, 0, -1);
 	} else {
 		reply(ch, 0, NULL, 0, -1);
@@ -851,6 +902,8 @@ made:
 	fp->fd = fd;
 	fp->chans = g_ptr_array_new_with_free_func((GDestroyNotify)chan_free);
 	fp->files = g_ptr_array_new_with_free_func((GDestroyNotify)file_free);
+	if (host)
+		umad_host_watch_issm(host, on_issm_freed, fp);
 	if (fd >= 0)
 		fp->watch = g_unix_fd_add(fd, G_IO_IN, on_accept, fp);
 	return fp;
@@ -886,6 +939,8 @@ void fastpath_free(struct fastpath *fp)
 		close(fp->fd);
 		unlink(fp->path);
 	}
+	if (fp->host)	/* before our holders let go: others' waiters wake */
+		umad_host_unwatch_issm(fp->host, on_issm_freed, fp);
 	g_ptr_array_free(fp->chans, TRUE);	/* may forget files */
 	g_ptr_array_free(fp->files, TRUE);
 	g_free(fp->path);

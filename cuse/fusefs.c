@@ -332,7 +332,7 @@ struct fusefs *fusefs_new(struct vfs *vfs, struct umad_host *host)
 	fs->vfs = vfs;
 	fs->host = host;
 	fs->fd = -1;
-	fs->df = devfiles_new();
+	fs->df = devfiles_new(host);
 	devfiles_set_reply_open(fs->df, reply_device_open, fs);
 	return fs;
 }

@@ -38,4 +38,20 @@ struct umad_fwd {
 	void *dev;
 };
 
+/*
+ * A VN_ISSM_FWD vnode's ctx: an issm file another emulator serves, whose
+ * holder sets IsSM on the port there. @open asks for it as an open(2) with
+ * @flags would (O_NONBLOCK: EAGAIN at once while it is held; else wait
+ * until the holder lets go) and calls @done(@ctx, holding, 0), or
+ * @done(@ctx, NULL, -errno), from the event loop once answered. It returns
+ * the pending ask, or NULL with errno; @cancel drops a pending ask (the open
+ * was interrupted: @done is not called); @release lets go of a holding.
+ */
+struct issm_fwd {
+	void *(*open)(struct issm_fwd *f, int flags,
+		      void (*done)(void *ctx, void *holding, int err), void *ctx);
+	void (*cancel)(void *pending);
+	void (*release)(void *holding);
+};
+
 #endif

@@ -13,7 +13,8 @@
 /* Directories, attribute files, and the device files of devfile.h: umad,
  * issm, the verbs command file and the verbs async event file; last, a
  * umad file another emulator serves (its ctx a struct umad_fwd). */
-enum vnode_kind { VN_DIR, VN_ATTR, VN_UMAD, VN_ISSM, VN_VCMD, VN_VEVENTS, VN_UMAD_FWD };
+enum vnode_kind { VN_DIR, VN_ATTR, VN_UMAD, VN_ISSM, VN_VCMD, VN_VEVENTS, VN_UMAD_FWD,
+		  VN_ISSM_FWD };
 
 struct vnode;
 typedef char *(*vnode_show)(const struct vnode *v);

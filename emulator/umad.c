@@ -29,6 +29,12 @@ struct umad_host {
 	umad_changed_fn changed;	/* port changes, for the verbs devices */
 	void *changed_ctx;
 	GQueue files;		/* struct umad_file *, open, for `ctl status` */
+	GArray *issm_watch;	/* struct issm_watch: who has opens waiting */
+};
+
+struct issm_watch {
+	umad_issm_freed_fn fn;
+	void *ctx;
 };
 
 struct umad_dev {
@@ -97,6 +103,7 @@ struct umad_host *umad_host_new(struct fabric *f, struct timerq *tq)
 	h->next_hi_tid = 1;
 	h->recv_max = UMAD_RECV_LIST_MAX;
 	h->recv_max_bytes = UMAD_RECV_BYTES_MAX;
+	h->issm_watch = g_array_new(FALSE, FALSE, sizeof(struct issm_watch));
 	return h;
 }
 
@@ -127,6 +134,7 @@ void umad_host_free(struct umad_host *h)
 	g_ptr_array_free(h->devs, TRUE);
 	g_ptr_array_free(h->cas, TRUE);
 	g_hash_table_destroy(h->by_hi_tid);
+	g_array_free(h->issm_watch, TRUE);
 	g_free(h);
 }
 
@@ -217,8 +225,35 @@ int umad_issm_open(struct umad_dev *d)
 
 void umad_issm_close(struct umad_dev *d)
 {
+	GArray *w = d->host->issm_watch;
+	unsigned i;
+
 	d->sm_held = false;
 	port_set_cap_bits(d->port, 0, CAP_IS_SM);
+	/* The first to take it again ends the round: the others find it held. */
+	for (i = 0; i < w->len && !d->sm_held; i++)
+		g_array_index(w, struct issm_watch, i).fn(g_array_index(w, struct issm_watch, i).ctx, d);
+}
+
+void umad_host_watch_issm(struct umad_host *h, umad_issm_freed_fn fn, void *ctx)
+{
+	struct issm_watch w = { fn, ctx };
+
+	g_array_append_val(h->issm_watch, w);
+}
+
+void umad_host_unwatch_issm(struct umad_host *h, umad_issm_freed_fn fn, void *ctx)
+{
+	unsigned i;
+
+	for (i = 0; i < h->issm_watch->len; i++) {
+		struct issm_watch *w = &g_array_index(h->issm_watch, struct issm_watch, i);
+
+		if (w->fn == fn && w->ctx == ctx) {
+			g_array_remove_index(h->issm_watch, i);
+			return;
+		}
+	}
 }
 
 bool umad_issm_held(const struct umad_dev *d) { return d->sm_held; }

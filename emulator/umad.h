@@ -105,5 +105,14 @@ unsigned umad_hdr_size(const struct umad_file *file);
 int umad_issm_open(struct umad_dev *d);
 void umad_issm_close(struct umad_dev *d);
 bool umad_issm_held(const struct umad_dev *d);
+/*
+ * Call @fn(@ctx, d) after each umad_issm_close(d) of @h's devices: each
+ * front-end (FUSE or CUSE files, the fast path) whose opens wait for the
+ * port lets its first waiter try again (the kernel's semaphore wakes one).
+ * Remove the same pair before @ctx goes.
+ */
+typedef void (*umad_issm_freed_fn)(void *ctx, struct umad_dev *d);
+void umad_host_watch_issm(struct umad_host *h, umad_issm_freed_fn fn, void *ctx);
+void umad_host_unwatch_issm(struct umad_host *h, umad_issm_freed_fn fn, void *ctx);
 
 #endif

@@ -27,7 +27,9 @@
 #define FAST_INLINE_MAX	65536
 
 enum fast_op {
-	FAST_OPEN = 1,	/* payload: the device's name ("umad0"); arg: open flags */
+	FAST_OPEN = 1,	/* payload: the device's name ("umad0"); arg: open flags.
+			 * "issm0": held while the channel lives, no data
+			 * socket; a blocking open is answered when free */
 	FAST_WRITE = 2,	/* payload: the bytes of one write(2); arg: their count */
 	FAST_IOCTL = 3,	/* arg: the command; payload: its _IOC_SIZE input bytes */
 	FAST_SYNC = 4,	/* after the client closed its data socket: answered

@@ -88,6 +88,19 @@ expect_b_sees_a() {
 	expect_line "pongs: 3" "ibping from B to the server on A's host1 (LID $LID1)"
 }
 
+# What tests/e2e/issm_wait.py prints when issm behaves as the kernel's,
+# in $WORK/out: @1 says whose issm0.
+expect_issm_wait() {
+	expect_line "issm before: IsSM 0" "$1: IsSM clear before"
+	expect_line "issm held: IsSM 1" "$1: held, IsSM set in the port's cap_mask"
+	expect_line "issm second: EAGAIN" "$1: a second non-blocking open: EAGAIN"
+	expect_line "issm waiter blocked: True" "$1: a blocking open waits"
+	expect_line "issm blocking open: got it, IsSM 1" "$1: ... until the holder closes"
+	expect_line "issm blocking open: interrupted by a signal" "$1: a signal ends the wait"
+	expect_line "issm after the interrupted wait: free" "$1: ... and leaves no waiter behind"
+	expect_line "issm closed: IsSM 0" "$1: the last close clears IsSM"
+}
+
 finish() {
 	echo "$PASSES passed, $FAILS failed"
 	[ "$FAILS" -eq 0 ]

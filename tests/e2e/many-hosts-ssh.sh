@@ -103,6 +103,7 @@ ibping -c 3 -t 1000 "$1" | grep -c "^Pong" | sed "s/^/pongs: /"
 "$TOOLS/umad_big" client ibemu0 "$1" 8388609 2>&1 | sed "s/^/big: /"
 IBEMU_FAST_PATH=0 saquery | grep -c "NodeRecord dump" | sed "s/^/fuse records: /"
 IBEMU_FAST_PATH=0 "$TOOLS/umad_big" client ibemu0 "$1" 8388609 2>&1 | sed "s/^/fuse big: /"
+python3 "$3"	# issm over ssh (issm_wait.py)
 for c in fork exec close threads eintr; do
 	timeout 20 "$TOOLS/umad_paths" $c 2>&1 | sed "s/^/paths: /"
 done
@@ -110,7 +111,8 @@ done
 "$IBEMU" ctl status | sed -n "s/^remote /B ctl: remote /p"
 "$IBEMU" ctl dump >"$0/b-dump"
 echo attached >"$0/b-attached"
-read -r _ <"$0/b-go"' "$WORK" "$LID1" "$WHERE" >"$WORK/out" 2>"$WORK/log" &
+read -r _ <"$0/b-go"' "$WORK" "$LID1" "$WHERE" "$(cd "$(dirname "$0")" && pwd)/issm_wait.py" \
+	>"$WORK/out" 2>"$WORK/log" &
 B1=$!
 BPIDS="$B1"
 if wait_for 60 test -s "$WORK/b-attached"; then
@@ -131,6 +133,7 @@ expect_b_sees_a
 expect_line "big: ok 8388609" "an 8 MiB RMPP message from B to A's host1 and back, byte for byte"
 expect_line "fuse records: $(cat "$WORK/a-records")" "saquery on B without the library: the FUSE file forwards over ssh"
 expect_line "fuse big: ok 8388609" "the 8 MiB message through the forwarded FUSE file, byte for byte"
+expect_issm_wait "B's issm0 over ssh"
 grep -q "served 8388609" "$WORK/big-srv" && pass "(A's server echoed it)" || fail "A's server: $(cat "$WORK/big-srv")"
 # The fast path's cases (fast-preload.sh), each channel carried by ssh: a
 # forked child's FAST_ATTACH passes the data socket back, named as the

@@ -65,11 +65,13 @@ id=$("$IBEMU" ctl fault add delay 1 --node host4 --class 0x99 | sed -n "s/^fault
 IBEMU_FAST_PATH=0 smpquery -D nodedesc 0 | sed "s/^/fuse smpquery: /"
 IBEMU_FAST_PATH=0 saquery | grep -c "NodeRecord dump" | sed "s/^/fuse records: /"
 "$3" 0,1 | sed "s/^/static: /"
+python3 "$4"	# issm: IsSM on host2 at A, waits and signals (issm_wait.py)
 ldd "$3" 2>&1 | grep -o "not a dynamic executable" | sed "s/^/static: /"
 python3 "$0/hold.py" "$0" &
 n=0; until [ -e "$0/b-held" ] || [ $n -ge 100 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null; done
 "$IBEMU" ctl --name "$2" status | sed -n "s/^  umad/A with a file: umad/p"
-touch "$0/b-release"; wait' "$WORK" "$LID1" "$A" "$(dirname "$IBEMU")/examples/nodeinfo-static"
+touch "$0/b-release"; wait' "$WORK" "$LID1" "$A" "$(dirname "$IBEMU")/examples/nodeinfo-static" \
+	"$(cd "$(dirname "$0")" && pwd)/issm_wait.py"
 expect_rc 0 "host B ran its command"
 expect_b_sees_a
 expect_line "devices: issm0 umad0 " "B's /dev/infiniband: its one port's umad0 and issm0"
@@ -90,6 +92,7 @@ expect_line "fuse records: $(cat "$WORK/a-records")" "saquery on B without the l
 expect_match "^static: Switch node GUID 0x[0-9a-f]{16}, 8 ports, SMP arrived on port [0-9]+$" \
 	"a static program on B: its SMP crosses to A's fabric and back"
 expect_line "static: not a dynamic executable" "... and it is static"
+expect_issm_wait "B's issm0 (forwarded to A)"
 expect_match "^A with a file: umad0: pid [0-9]+ \(.*\) through fast$" \
 	"B's open file on A: the fast path, no slot (another host's memory is not A's)"
 grep -q "remote host .* attached host2" "$WORK/a.log" && pass "A logs the attach" || fail "no attach in A's log"
