@@ -128,10 +128,9 @@ static void chan_free(struct fast_chan *ch)
 	fastslot_free(ch->slot);
 	if (ch->fd >= 0)
 		close(ch->fd);
-	if (ch->issm) {	/* the last close of the issm file */
-		ch->issm_wait = NULL;
+	ch->issm_wait = NULL;	/* still in fp->chans while freed */
+	if (ch->issm)	/* the last close of the issm file */
 		umad_issm_close(g_steal_pointer(&ch->issm));	/* wakes a waiter */
-	}
 	if (ch->hosting)
 		ch->fp->host_end(ch->fp->host_ctx, ch->hosting);
 	if (ch->file) {
@@ -274,7 +273,7 @@ static struct umad_dev *dev_named(struct fastpath *fp, const char *name, bool *i
 	unsigned i, n;
 
 	*issm = !strncmp(name, "issm", 4);
-	if (sscanf(name + 4, "%u", &n) != 1)
+	if (strlen(name) < 5 || sscanf(name + 4, "%u", &n) != 1)
 		return NULL;
 	snprintf(canon, sizeof(canon), "%s%u", *issm ? "issm" : "umad", n);
 	if (strcmp(canon, name))	/* "umad01" is no device */
