@@ -266,6 +266,12 @@ static void reply(struct fast_chan *ch, int64_t ret, const void *out, uint32_t o
 		g_debug("fast path: answer not sent: %s", g_strerror(errno));
 }
 
+/* A channel serves one thing: a file (its slot too), issm, or a host. */
+static bool chan_taken(const struct fast_chan *ch)
+{
+	return ch->file || ch->issm || ch->issm_wait || ch->hosting;
+}
+
 /* The device of file @name: "umadN" or "issmN" (*@issm says which). */
 static struct umad_dev *dev_named(struct fastpath *fp, const char *name, bool *issm)
 {
@@ -348,7 +354,7 @@ static void do_open(struct fast_chan *ch, const char *name, int flags)
 	struct stat st;
 	int sv[2];
 
-	if (ch->file || ch->issm || ch->issm_wait || ch->hosting) {
+	if (chan_taken(ch)) {
 		reply(ch, -EBUSY, NULL, 0, -1);
 		return;
 	}
@@ -642,7 +648,7 @@ static void do_host(struct fast_chan *ch, const char *payload, size_t n)
 
 	if (!ch->fp->host_begin) {
 		reply(ch, -EOPNOTSUPP, NULL, 0, -1);
-	} else if (ch->file || ch->hosting || ch->issm || ch->issm_wait) {
+	} else if (chan_taken(ch)) {
 		reply(ch, -EBUSY, NULL, 0, -1);
 	} else {
 		ch->hosting = ch->fp->host_begin(ch->fp->host_ctx, ch->pid, ch->uid, payload, n,
@@ -659,7 +665,7 @@ static void do_ctl(struct fast_chan *ch)
 		reply(ch, -EOPNOTSUPP, NULL, 0, -1);
 	} else if (ch->fp->ctl_refused) {
 		reply(ch, -EACCES, NULL, 0, -1);
-	} else if (ch->file || ch->hosting || ch->slot || ch->issm || ch->issm_wait) {
+	} else if (chan_taken(ch)) {	/* a slot is a file's */
 		reply(ch, -EBUSY, NULL, 0, -1);
 	} else {
 		reply(ch, 0, NULL, 0, -1);
