@@ -42,14 +42,23 @@ struct remote {
 	guint ping;
 };
 
-int64_t remote_ask(int ch, uint32_t op, uint32_t flags, uint64_t arg, const void *payload,
-		   size_t n, int fd, char **out, size_t *out_len, int *fd_out, int timeout_ms)
+int remote_send(int ch, uint32_t op, uint32_t flags, uint64_t arg, const void *payload,
+		size_t n, int fd)
 {
 	struct fast_req rq = { .version = FAST_VERSION, .op = op, .flags = flags, .arg = arg };
 	struct iovec iov[2] = { { &rq, sizeof(rq) }, { (void *)payload, n } };
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
+	union fd_cmsg u;
+
+	fd_pass_put(&msg, &u, fd);
+	return sendmsg(ch, &msg, MSG_NOSIGNAL) < 0 ? -EIO : 0;
+}
+
+int64_t remote_ask(int ch, uint32_t op, uint32_t flags, uint64_t arg, const void *payload,
+		   size_t n, int fd, char **out, size_t *out_len, int *fd_out, int timeout_ms)
+{
 	struct pollfd p = { .fd = ch, .events = POLLIN };
-	union fd_cmsg u, ru;
+	union fd_cmsg ru;
 	struct fast_reply r;
 	struct iovec riov;
 	struct msghdr rmsg = { .msg_iov = &riov, .msg_iovlen = 1 };
@@ -57,8 +66,7 @@ int64_t remote_ask(int ch, uint32_t op, uint32_t flags, uint64_t arg, const void
 	ssize_t got;
 	int passed;
 
-	fd_pass_put(&msg, &u, fd);
-	if (sendmsg(ch, &msg, MSG_NOSIGNAL) < 0)
+	if (remote_send(ch, op, flags, arg, payload, n, fd) < 0)
 		return -EIO;
 	if (poll(&p, 1, timeout_ms) != 1)
 		return -ETIMEDOUT;

@@ -69,12 +69,6 @@ static void *issm_open(struct issm_fwd *f, int flags,
 		       void (*done)(void *ctx, void *holding, int err), void *ctx)
 {
 	struct issm_dev_fwd *d = (struct issm_dev_fwd *)f;
-	struct fast_req rq = { .version = FAST_VERSION, .op = FAST_OPEN, .arg = (uint64_t)flags };
-	struct iovec iov[2] = {
-		{ .iov_base = &rq, .iov_len = sizeof(rq) },
-		{ .iov_base = d->name, .iov_len = strlen(d->name) },
-	};
-	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
 	struct issm_ask *a;
 	int ch = remote_adopted_channel(d->r);
 
@@ -82,7 +76,7 @@ static void *issm_open(struct issm_fwd *f, int flags,
 		errno = -ch;
 		return NULL;
 	}
-	if (sendmsg(ch, &msg, MSG_NOSIGNAL) < 0) {
+	if (remote_send(ch, FAST_OPEN, 0, (uint64_t)flags, d->name, strlen(d->name), -1) < 0) {
 		errno = EIO;	/* the emulator is gone */
 		close(ch);
 		return NULL;

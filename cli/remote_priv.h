@@ -12,6 +12,10 @@
 /* An emulator that does not answer within this is taken as gone. */
 #define REMOTE_ANSWER_TIMEOUT_MS	10000
 
+/* One request on channel @ch (with @fd passed beside, unless -1), its
+ * answer left to the caller: 0, or -EIO (the emulator is gone). */
+int remote_send(int ch, uint32_t op, uint32_t flags, uint64_t arg, const void *payload,
+		size_t n, int fd);
 /*
  * One request on channel @ch (with @fd passed beside, unless -1) and its
  * answer: ret (or -EIO, -ETIMEDOUT of the transport), its out bytes in
