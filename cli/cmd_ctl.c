@@ -31,11 +31,31 @@ int cmd_list(int argc, char **argv)
 	live = emu_list();
 	printf("%-20s %-8s %-10s %-30s %s\n", "NAME", "PID", "MODE", "TOPOLOGY", "ATTACHED");
 	for (i = 0; i < live->len; i++) {
-		char *ans = ctl_ask(g_ptr_array_index(live, i), 1, info_argv, NULL);
+		const char *path = g_ptr_array_index(live, i);
+		char *ans = ctl_ask(path, 1, info_argv, NULL);
 		char **f = ans ? g_strsplit(g_strchomp(ans), "\t", 5) : NULL;
+		bool handover = false;
+		pid_t pid;
 
-		if (f && g_strv_length(f) == 5)
+		if (!f || g_strv_length(f) != 5)
+			goto next;
+		pid = ctl_listener_pid(path, &handover, NULL);
+		if (handover) {
+			/* An attached host (`start --remote`): its own name
+			 * and daemon, the fabric of the emulator it is a
+			 * host of (whose answer that was). */
+			char *base = g_path_get_basename(path), *topo;
+
+			base[strlen(base) - 5] = 0;	/* .sock */
+			topo = g_strdup_printf("%s's: %s", f[0], f[3]);
+			printf("%-20s %-8d %-10s %-30s %s\n", base, pid, "remote", topo,
+			       "(ibemu ctl status)");
+			g_free(topo);
+			g_free(base);
+		} else {
 			printf("%-20s %-8s %-10s %-30s %s\n", f[0], f[1], f[2], f[3], f[4]);
+		}
+next:
 		g_strfreev(f);
 		g_free(ans);
 	}

@@ -165,7 +165,7 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	if (rem) {
-		if (remote_listen(rem, &err) < 0) {
+		if (remote_listen(rem, REMOTE_FAST_SOCK, &err) < 0) {
 			fprintf(stderr, "ibemu: %s\n", err->message);
 			goto out;
 		}

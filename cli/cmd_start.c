@@ -3,6 +3,7 @@
  * CUSE mode's commands:
  *
  *   ibemu start [run's fabric options] [--foreground] [--mode MODE] [--group GROUP]
+ *   ibemu start --remote WHERE --attach NODE... [--name NAME] [--foreground] ...
  *   ibemu stop [--name NAME]
  *
  * `start` registers /dev/infiniband/umadN and issmN with CUSE, places the
@@ -11,6 +12,13 @@
  * SIGTERM, SIGINT or SIGHUP. Every exit path removes the mounts; the
  * devices go with the CUSE connections; a start after a crash first
  * removes what the crashed daemon left mounted.
+ *
+ * With --remote this host is a host of another emulator's fabric, as in
+ * `run --remote` (cli/remote.h, docs/many-hosts.md): the devices and the
+ * sysfs are the mirror of the attached nodes', every call forwarded; the
+ * daemon's control socket hands each connection to that emulator, so
+ * `ibemu ctl` here steers the fabric there; it ends when that emulator
+ * goes.
  */
 #include "config.h"
 
@@ -33,6 +41,7 @@
 #include "cli/emu.h"
 #include "cuse/fusefs.h"
 #include "cli/hostmode.h"
+#include "cli/remote.h"
 #include "cuse/sysfs.h"
 #include "lib/log.h"
 
@@ -106,21 +115,19 @@ static int parse_group(const char *text, gid_t *gid)
 	return 0;
 }
 
-/* A daemon of this name that still answers is running: say so. */
+/* A daemon of this name that still listens is running: say so. */
 static bool already_running(const char *name)
 {
-	char *pid_argv[] = { (char *)"pid", NULL };
-	char *path = emu_ctl_path(name, NULL), *pid;
-
+	char *path = emu_ctl_path(name, NULL);
 	/* A dead socket (or a bad name, said later) is not an error here. */
-	pid = path ? ctl_ask(path, 1, pid_argv, NULL) : NULL;
+	pid_t pid = path ? ctl_listener_pid(path, NULL, NULL) : -1;
+
 	g_free(path);
-	if (pid)
-		fprintf(stderr, "ibemu start: %s is running already (pid %s); ibemu stop%s%s first\n",
-			name, g_strstrip(pid), strcmp(name, "ibemu") ? " --name " : "",
+	if (pid > 0)
+		fprintf(stderr, "ibemu start: %s is running already (pid %d); ibemu stop%s%s first\n",
+			name, (int)pid, strcmp(name, "ibemu") ? " --name " : "",
 			strcmp(name, "ibemu") ? name : "");
-	g_free(pid);
-	return pid != NULL;
+	return pid > 0;
 }
 
 /* What `start` takes beyond run's fabric options. */
@@ -128,6 +135,7 @@ struct start_opts {
 	struct emu_opts emu;
 	gboolean foreground;
 	gchar *mode_str, *group_str, *log_default;
+	gchar *remote;	/* --remote WHERE, or NULL */
 	int mode;	/* -1: ib_umad's 0600 */
 	gid_t gid;	/* -1: root's */
 };
@@ -140,6 +148,7 @@ static void start_opts_clear(struct start_opts *so)
 	emu_opts_clear(&so->emu);
 	g_free(so->mode_str);
 	g_free(so->group_str);
+	g_free(so->remote);
 }
 
 /* Parse and check the options: 0, or the exit status to end with. */
@@ -153,6 +162,8 @@ static int start_parse(int argc, char **argv, struct start_opts *so)
 		  "Mode of the device nodes, in octal (default: 0600, as ib_umad's)", "MODE" },
 		{ "group", 'g', 0, G_OPTION_ARG_STRING, &so->group_str,
 		  "Group of the device nodes (default: root)", "GROUP" },
+		{ "remote", 0, 0, G_OPTION_ARG_STRING, &so->remote,
+		  "Be a host of another emulator's fabric: its name here, unix:PATH of its fast socket, or ssh://[USER@]HOST[:PORT]/NAME; --attach names this host's HCAs", "WHERE" },
 		{ NULL }
 	};
 	GOptionContext *ctx = g_option_context_new("- serve CUSE umad devices to the whole host");
@@ -166,6 +177,12 @@ static int start_parse(int argc, char **argv, struct start_opts *so)
 	g_option_context_add_main_entries(ctx, more, NULL);
 	if (!g_option_context_parse(ctx, &argc, &argv, &err) || argc > 1) {
 		fprintf(stderr, "ibemu start: %s\n", err ? err->message : "unexpected arguments");
+		goto out;
+	}
+	if (so->remote && (so->emu.topology || so->emu.configured || so->emu.seed_str ||
+			   so->emu.scenario_file || so->emu.capture_path || so->emu.strict)) {
+		fprintf(stderr, "ibemu start: --remote takes only --attach, --name, --log, -v and the "
+			"device options (the fabric is the other emulator's)\n");
 		goto out;
 	}
 	if (so->mode_str) {
@@ -223,17 +240,16 @@ static bool start_allowed(const struct start_opts *so)
 
 /* What the daemon serves, torn down in reverse by devices_free(). */
 struct devices {
-	struct vfs *vfs;
+	struct vfs *vfs;	/* ours, or NULL: the remote's mirror */
 	struct fusefs *fs;
 	struct cusedevs *cd;
 	char *names;	/* "umad0,issm0,..." */
 };
 
-/* The CUSE devices and the sysfs over /sys/class; errors are printed. */
-static int devices_serve(struct devices *d, struct emu *e, const struct start_opts *so)
+/* The emulator's own sysfs and device files, in d->vfs. */
+static struct vfs *devices_build(struct devices *d, struct emu *e)
 {
 	struct vnode *devdir;
-	GError *err = NULL;
 
 	d->vfs = vfs_new();
 	devdir = vfs_dir(d->vfs, d->vfs->root, "dev");
@@ -241,9 +257,20 @@ static int devices_serve(struct devices *d, struct emu *e, const struct start_op
 		    vfs_dir(d->vfs, d->vfs->root, "infiniband_mad"), devdir, e->host);
 	sysfs_build_verbs(d->vfs, vfs_dir(d->vfs, d->vfs->root, "infiniband_verbs"), devdir,
 			  e->uverbs);
-	d->fs = fusefs_new(d->vfs, e->host);
-	d->cd = cusedevs_new(e->host);
-	if (cusedevs_add_dir(d->cd, devdir, &err) < 0 ||
+	return d->vfs;
+}
+
+/* The CUSE devices of @vfs's dev/ (@host's files, or NULL: a remote's)
+ * and its sysfs over /sys/class; errors are printed. */
+static int devices_serve(struct devices *d, struct vfs *vfs, struct umad_host *host,
+			 const struct start_opts *so)
+{
+	struct vnode *devdir = vfs_child(vfs->root, "dev");
+	GError *err = NULL;
+
+	d->fs = fusefs_new(vfs, host);
+	d->cd = cusedevs_new(host);
+	if ((devdir && cusedevs_add_dir(d->cd, devdir, &err) < 0) ||
 	    cusedevs_wait(d->cd, DEVICES_TIMEOUT_MS, so->mode, so->gid, &err) < 0 ||
 	    host_mount(d->fs, &err) < 0) {
 		fprintf(stderr, "ibemu start: %s\n", err->message);
@@ -265,12 +292,54 @@ static void devices_free(struct devices *d)
 	g_free(d->names);
 }
 
+/* The daemon's main loop and the emulator it is a host of, if any. */
+struct start_state {
+	GMainLoop *loop;
+	struct remote *rem;
+	int ret;
+};
+
+/* The emulator this host is attached to has gone: its blocked readers
+ * get EIO, then we end (the devices with us), failed, as a service whose
+ * fabric went away (systemd may restart it). */
+static gboolean on_remote_gone(gint fd, GIOCondition cond, gpointer data)
+{
+	struct start_state *st = data;
+
+	(void)fd;
+	(void)cond;
+	g_warning("the emulator this host is attached to has gone; stopping");
+	remote_gone(st->rem);
+	st->ret = 1;
+	g_main_loop_quit(st->loop);
+	return G_SOURCE_REMOVE;
+}
+
+/* --remote: attach, and listen where our control socket would be. */
+static struct vfs *attach_remote(struct start_state *st, const struct start_opts *so)
+{
+	char *ctl = emu_ctl_path(so->emu.name ? so->emu.name : "ibemu", NULL);
+	GError *err = NULL;
+
+	if (!(st->rem = remote_attach(so->remote, so->emu.attach, &err)) ||
+	    remote_listen(st->rem, ctl, &err) < 0) {
+		fprintf(stderr, "ibemu: %s\n", err->message);
+		g_error_free(err);
+		g_free(ctl);
+		return NULL;
+	}
+	g_free(ctl);
+	g_unix_fd_add(remote_lifeline(st->rem), G_IO_HUP | G_IO_ERR, on_remote_gone, st);
+	return remote_vfs(st->rem);
+}
+
 int cmd_start(int argc, char **argv)
 {
 	struct start_opts so = { 0 };
+	struct start_state st = { 0 };
 	struct devices d = { 0 };
 	struct emu e = { 0 };
-	GMainLoop *loop = NULL;
+	struct vfs *vfs;
 	int ready = -1, ret;
 	sigset_t stops;
 
@@ -292,19 +361,28 @@ int cmd_start(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &stops, NULL);
 	if (!so.foreground)
 		ready = daemonize();
-	if ((ret = emu_setup(&e, &so.emu, "ibemu")) != 0)
-		goto out;
-	e.env.mode = "cuse";
+	st.loop = g_main_loop_new(NULL, FALSE);
+	if (so.remote) {
+		if ((ret = emu_setup_log(&so.emu)) != 0)
+			goto out;
+		ret = 1;
+		if (!(vfs = attach_remote(&st, &so)))
+			goto out;
+	} else {
+		if ((ret = emu_setup(&e, &so.emu, "ibemu")) != 0)
+			goto out;
+		e.env.mode = "cuse";
+		vfs = devices_build(&d, &e);
+	}
 	ret = 1;
-	if (devices_serve(&d, &e, &so) < 0)
+	if (devices_serve(&d, vfs, e.host, &so) < 0 || st.ret)	/* gone meanwhile: said */
 		goto out;
-	g_message("serving /dev/infiniband/{%s} and /sys/class/infiniband{,_mad} (pid %d)",
-		  d.names, getpid());
+	g_message("serving /dev/infiniband/{%s} and /sys/class/infiniband{,_mad} (pid %d)%s%s",
+		  d.names, getpid(), so.remote ? ", a host of " : "", so.remote ? so.remote : "");
 	emu_start_scenario(&e);
-	loop = g_main_loop_new(NULL, FALSE);
-	g_unix_signal_add(SIGTERM, on_stop_signal, loop);
-	g_unix_signal_add(SIGINT, on_stop_signal, loop);
-	g_unix_signal_add(SIGHUP, on_stop_signal, loop);
+	g_unix_signal_add(SIGTERM, on_stop_signal, st.loop);
+	g_unix_signal_add(SIGINT, on_stop_signal, st.loop);
+	g_unix_signal_add(SIGHUP, on_stop_signal, st.loop);
 	sigprocmask(SIG_UNBLOCK, &stops, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (ready >= 0) {
@@ -316,23 +394,23 @@ int cmd_start(int argc, char **argv)
 			g_warning("cannot tell the starting command we are ready");
 		close(ready);
 	}
-	g_main_loop_run(loop);
-	ret = 0;
+	g_main_loop_run(st.loop);
+	ret = st.ret;
 out:
 	devices_free(&d);
+	remote_free(st.rem);	/* after the devices that forward to it */
 	emu_teardown(&e);
-	if (loop)
-		g_main_loop_unref(loop);
+	if (st.loop)
+		g_main_loop_unref(st.loop);
 	start_opts_clear(&so);
 	return ret;
 }
 
 int cmd_stop(int argc, char **argv)
 {
-	char *pid_argv[] = { (char *)"pid", NULL };
 	const char *name = NULL;
-	char *path, *pid_text;
 	GError *err = NULL;
+	char *path;
 	int64_t deadline;
 	pid_t pid;
 
@@ -345,16 +423,16 @@ int cmd_stop(int argc, char **argv)
 	}
 	if (!(path = emu_find_ctl(NULL, name)))
 		return 1;
-	pid_text = ctl_ask(path, 1, pid_argv, &err);
+	/* The daemon made its socket: the listener's pid is its, also when
+	 * it is a host of another emulator (whose `ctl pid` that would be). */
+	pid = ctl_listener_pid(path, NULL, &err);
 	g_free(path);
-	if (!pid_text || (pid = atoi(pid_text)) <= 0) {
-		fprintf(stderr, "ibemu stop: %s%s\n", err ? err->message : "the emulator does not answer",
+	if (pid < 0) {
+		fprintf(stderr, "ibemu stop: %s%s\n", err->message,
 			host_unmount() ? "; removed the mounts it left" : "");
 		g_clear_error(&err);
-		g_free(pid_text);
 		return 1;
 	}
-	g_free(pid_text);
 	if (kill(pid, SIGTERM) < 0) {
 		fprintf(stderr, "ibemu stop: cannot signal %d: %s\n", pid, g_strerror(errno));
 		return 1;

@@ -108,6 +108,35 @@ static int ctl_open(const char *path, unsigned timeout_s, GError **err)
 	return fd;
 }
 
+pid_t ctl_listener_pid(const char *path, bool *handover, GError **err)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	GError *e = NULL;
+	bool seqpacket = false;
+	int fd = ctl_connect(path, SOCK_STREAM, 1, &e);
+
+	if (fd < 0 && g_error_matches(e, IBEMU_ERROR, EPROTOTYPE)) {
+		g_clear_error(&e);
+		seqpacket = true;
+		fd = ctl_connect(path, SOCK_SEQPACKET, 1, &e);
+	}
+	if (fd < 0) {
+		g_propagate_error(err, e);
+		return -1;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.pid <= 0) {
+		g_set_error(err, IBEMU_ERROR, ESRCH, "the emulator at %s is in another PID namespace",
+			    path);
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	if (handover)
+		*handover = seqpacket;
+	return cred.pid;
+}
+
 /* Split "S<len>\n<text>" in place; false when it is not all there. */
 static bool unframe(GString *ans, bool *ok, size_t *want)
 {

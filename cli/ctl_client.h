@@ -6,6 +6,8 @@
 #define IBEMU_CLI_CTL_CLIENT_H
 
 #include <glib.h>
+#include <stdbool.h>
+#include <sys/types.h>
 
 /*
  * Send @argv to the emulator at @path (its control socket, or a fast
@@ -27,6 +29,15 @@ int ctl_client_wait(const char *path, int argc, char **argv, unsigned timeout_s)
  * bounded by @timeout_s (0: not); -1 with @err ("cannot reach the
  * emulator at PATH: why"). Also the fast socket's (cli/remote.c). */
 int ctl_connect(const char *path, int type, unsigned timeout_s, GError **err);
+/*
+ * The pid of the process that listens at @path (SO_PEERCRED: a listener's
+ * credentials are taken at listen(2)), or -1 with @err when none does.
+ * *@handover (if given) says whether it is a hand-over socket (SOCK_
+ * SEQPACKET: an attached host's, `ibemu start --remote`, whose connections
+ * reach the owning emulator, cli/remote.h): its commands are the owner's,
+ * its pid is the attached host's daemon.
+ */
+pid_t ctl_listener_pid(const char *path, bool *handover, GError **err);
 /* The answer of a command that succeeded, else NULL and @err. */
 char *ctl_ask(const char *path, int argc, char **argv, GError **err);
 

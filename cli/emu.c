@@ -278,12 +278,10 @@ static char *attached_ids(struct umad_host *h)
 	return g_string_free(s, FALSE);
 }
 
-int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
+int emu_setup_log(const struct emu_opts *o)
 {
 	GError *err = NULL;
-	guint32 seed;
 
-	memset(e, 0, sizeof(*e));
 	log_init(getenv("IBEMU_DEBUG") ? 2 : o->verbose ? 1 : 0);
 	/* First: `ibemu start` logs into the socket directory. */
 	if (emu_ctl_dir_prepare(&err) < 0) {
@@ -295,6 +293,18 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 		fprintf(stderr, "ibemu: cannot write the log to %s: %s\n", o->log_path, g_strerror(errno));
 		return 1;
 	}
+	return 0;
+}
+
+int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
+{
+	GError *err = NULL;
+	guint32 seed;
+	int ret;
+
+	memset(e, 0, sizeof(*e));
+	if ((ret = emu_setup_log(o)) != 0)
+		return ret;
 	if (!(e->f = emu_load_fabric(o->topology, o->strict ? TOPO_STRICT : 0)))
 		return 1;
 	if (o->seed_str) {

@@ -57,6 +57,9 @@ char *emu_find_ctl(const char *socket_path, const char *name);
  * are printed. @flags: TOPO_STRICT refuses lines that are no topology. */
 struct fabric *emu_load_fabric(const char *topology, unsigned flags);
 
+/* The verbosity, the socket directory, and the log (--log): 0, or the
+ * exit status to end with (said). The first step of emu_setup(). */
+int emu_setup_log(const struct emu_opts *o);
 /* Everything up to the front-end. Errors are printed; returns 0, or the
  * exit status to end with. */
 int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name);

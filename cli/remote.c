@@ -31,7 +31,8 @@
 struct remote {
 	int host_ch;		/* FAST_HOST's channel: the attachment's life */
 	int sysfs_ch;		/* a channel to the attachment: sysfs reads */
-	int listen;		/* REMOTE_FAST_SOCK */
+	int listen;		/* at listen_path: programs' connections */
+	char *listen_path;
 	guint watch;
 	struct vfs *vfs;
 	GPtrArray *paths;	/* the attributes' paths, by vnode arg */
@@ -224,6 +225,23 @@ static int build_mirror(struct remote *r, const char *listing)
 	return ret;
 }
 
+/* Our name for the emulator's `ctl status`: the host name, its bytes
+ * outside what it takes (A-Z a-z 0-9 . _ -, 64 at most: cuse/attach.c)
+ * made '_' (a VM without one calls itself "(none)"). */
+static char *host_label(void)
+{
+	char *label = g_strndup(g_get_host_name(), 64), *p;
+
+	for (p = label; *p; p++)
+		if (!g_ascii_isalnum(*p) && !strchr("._-", *p))
+			*p = '_';
+	if (!*label) {
+		g_free(label);
+		label = g_strdup("unnamed");
+	}
+	return label;
+}
+
 /* WHERE (a name or unix:PATH) to the emulator's fast socket. */
 static char *fast_socket_of(const char *where, GError **err)
 {
@@ -251,7 +269,7 @@ struct remote *remote_attach(const char *where, char **nodes, GError **err)
 {
 	struct remote *r = g_new0(struct remote, 1);
 	GString *req = g_string_new(NULL);
-	char *out = NULL;
+	char *out = NULL, *label;
 	GError *e = NULL;
 	int64_t ret;
 	unsigned i;
@@ -273,8 +291,10 @@ struct remote *remote_attach(const char *where, char **nodes, GError **err)
 		goto fail;
 	}
 	/* Our name, then the nodes, each NUL-terminated (lib/fast_wire.h). */
-	g_string_append(req, g_get_host_name());
+	label = host_label();
+	g_string_append(req, label);
 	g_string_append_c(req, '\0');
+	g_free(label);
 	for (i = 0; nodes[i]; i++) {
 		g_string_append(req, nodes[i]);
 		g_string_append_c(req, '\0');
@@ -325,10 +345,11 @@ fail:
 	return NULL;
 }
 
-int remote_listen(struct remote *r, GError **err)
+int remote_listen(struct remote *r, const char *path, GError **err)
 {
-	if ((r->listen = ctl_listen(REMOTE_FAST_SOCK, SOCK_SEQPACKET, 64, err)) < 0)
+	if ((r->listen = ctl_listen(path, SOCK_SEQPACKET, 64, err)) < 0)
 		return -1;
+	r->listen_path = g_strdup(path);
 	r->watch = g_unix_fd_add(r->listen, G_IO_IN, on_client, r);
 	r->ping = g_timeout_add_seconds(PING_INTERVAL_S, on_ping, r);
 	return 0;
@@ -344,6 +365,14 @@ int remote_lifeline(const struct remote *r)
 	return r->host_ch;
 }
 
+void remote_gone(struct remote *r)
+{
+	unsigned i;
+
+	for (i = 0; i < r->umads->len; i++)
+		remote_umad_dev_gone(g_ptr_array_index(r->umads, i));
+}
+
 void remote_free(struct remote *r)
 {
 	if (!r)
@@ -354,8 +383,9 @@ void remote_free(struct remote *r)
 		g_source_remove(r->ping);
 	if (r->listen >= 0) {
 		close(r->listen);
-		unlink(REMOTE_FAST_SOCK);
+		unlink(r->listen_path);
 	}
+	g_free(r->listen_path);
 	if (r->sysfs_ch >= 0)
 		close(r->sysfs_ch);
 	if (r->host_ch >= 0)

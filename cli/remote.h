@@ -22,14 +22,16 @@ struct remote;
  * words when it refused, ssh's when it could not connect). */
 struct remote *remote_attach(const char *where, char **nodes, GError **err);
 /*
- * Our programs' $IBEMU_FAST: a socket in the run's own /dev (a tmpfs of
- * its mount namespace, cli/nsmode.c: it goes with the namespace, also on
- * SIGKILL). A connection to it is handed to the emulator (FAST_ADOPT),
- * which serves it from then on: no hop through us. Listen there, inside
- * the namespace, once mounted; -1 with @err.
+ * Listen on @path: a connection to it is handed to the emulator
+ * (FAST_ADOPT), which serves it from then on: no hop through us. In `run
+ * --remote` it is our programs' $IBEMU_FAST, REMOTE_FAST_SOCK, in the
+ * run's own /dev (a tmpfs of its mount namespace, cli/nsmode.c: it goes
+ * with the namespace, also on SIGKILL), listened on inside the namespace
+ * once mounted; in `start --remote` our control socket's place, where
+ * `ibemu ctl` reaches the emulator's (FAST_CTL). -1 with @err.
  */
 #define REMOTE_FAST_SOCK	"/dev/.ibemu-fast"
-int remote_listen(struct remote *r, GError **err);
+int remote_listen(struct remote *r, const char *path, GError **err);
 /* A connection to the fast socket of WHERE (a name or unix:PATH); -1
  * with @err ("cannot reach the emulator at PATH: why"). */
 int remote_connect(const char *where, GError **err);
@@ -37,6 +39,10 @@ int remote_connect(const char *where, GError **err);
 struct vfs *remote_vfs(struct remote *r);
 /* The attachment's channel: it hangs up when the emulator is gone. */
 int remote_lifeline(const struct remote *r);
+/* The emulator has gone (the lifeline hung up): every call on the umad
+ * files fails EIO from now on, and the reads blocked on them are answered
+ * EIO now, before the caller tears the files down. */
+void remote_gone(struct remote *r);
 void remote_free(struct remote *r);
 
 #endif

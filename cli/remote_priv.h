@@ -30,6 +30,8 @@ int remote_adopted_channel(struct remote *r);
  * named @name ("umad0") at the emulator; freed by remote_umad_dev_free. */
 struct umad_fwd *remote_umad_dev_new(struct remote *r, const char *name);
 void remote_umad_dev_free(void *fwd);
+/* Its open files see the emulator gone now (remote_gone()). */
+void remote_umad_dev_gone(struct umad_fwd *fwd);
 /* remote_issm.c: the same for its issm files (VN_ISSM_FWD), "issm0". */
 struct issm_fwd *remote_issm_dev_new(struct remote *r, const char *name);
 void remote_issm_dev_free(void *fwd);

@@ -42,6 +42,7 @@ struct umad_dev_fwd {
 	struct umad_fwd fwd;	/* first: what the vnode names */
 	struct remote *r;
 	char name[32];		/* the emulator's, "umad0" */
+	GQueue files;		/* struct fwd_file *, open */
 };
 
 struct pkt {
@@ -50,6 +51,8 @@ struct pkt {
 };
 
 struct fwd_file {
+	struct umad_dev_fwd *dev;	/* NULL once the device is freed */
+	GList link;		/* in dev->files */
 	int chan, data;
 	guint watch;		/* on data, while we take packets */
 	GQueue q;		/* struct pkt *, taken, not yet read */
@@ -156,6 +159,9 @@ static void *fwd_open(void *dev, int pid, const char *path)
 	}
 	fcntl(data, F_SETFL, O_NONBLOCK);
 	f = g_new0(struct fwd_file, 1);
+	f->dev = d;
+	f->link.data = f;
+	g_queue_push_tail_link(&d->files, &f->link);
 	f->chan = ch;
 	f->data = data;
 	f->hdr_size = HDR_OLD;
@@ -282,6 +288,8 @@ static void fwd_release(void *file)
 
 	if (f->watch)
 		g_source_remove(f->watch);
+	if (f->dev)
+		g_queue_unlink(&f->dev->files, &f->link);
 	close(f->data);
 	close(f->chan);
 	g_queue_clear_full(&f->q, g_free);
@@ -304,7 +312,31 @@ struct umad_fwd *remote_umad_dev_new(struct remote *r, const char *name)
 	return &d->fwd;
 }
 
+void remote_umad_dev_gone(struct umad_fwd *fwd)
+{
+	struct umad_dev_fwd *d = (struct umad_dev_fwd *)fwd;
+	GList *l, *next;
+
+	for (l = d->files.head; l; l = next) {
+		struct fwd_file *f = l->data;
+
+		next = l->next;	/* a woken reader's reply cannot close it */
+		if (f->watch)
+			g_source_remove(f->watch);
+		f->watch = 0;
+		f->gone = true;	/* what is queued is still read first */
+		if (f->wake)
+			f->wake(f->wake_ctx);
+	}
+}
+
 void remote_umad_dev_free(void *fwd)
 {
-	g_free(fwd);	/* fwd is the first member */
+	struct umad_dev_fwd *d = fwd;	/* fwd is the first member */
+	GList *l;
+
+	/* Files the front-end still holds outlive us (at exit only). */
+	for (l = d->files.head; l; l = l->next)
+		((struct fwd_file *)l->data)->dev = NULL;
+	g_free(d);
 }

@@ -163,7 +163,8 @@ int cusedevs_add_dir(struct cusedevs *cd, struct vnode *dir, GError **err)
 	for (i = 0; i < dir->children->len; i++) {
 		struct vnode *v = g_ptr_array_index(dir->children, i);
 
-		if ((v->kind == VN_UMAD || v->kind == VN_ISSM || v->kind == VN_VCMD) &&
+		if ((v->kind == VN_UMAD || v->kind == VN_ISSM || v->kind == VN_VCMD ||
+		     v->kind == VN_UMAD_FWD || v->kind == VN_ISSM_FWD) &&
 		    cusedev_add(cd, v, err) < 0)
 			return -1;
 	}

@@ -9,20 +9,9 @@
 # systemd unit's start and stop commands work as systemd runs them. When the
 # VM cannot start, this fails with the reason (run-in-vm exits 125).
 . "$(dirname "$0")/lib.sh"
-# The VM boots Debian's stock kernel package (tests/vm/setup-vm). Where
-# apt has none and none is cached (Ubuntu: linux-image-generic splits its
-# modules differently), the tier is skipped (exit 77, a SKIP, never a pass).
-if ! apt-cache show linux-image-amd64 >/dev/null 2>&1 &&
-   [ ! -f "${IBEMU_VM_CACHE:-/var/cache/ibemu-vm}/stamp" ]; then
-	echo "SKIP: the CUSE tier boots Debian's linux-image-amd64, which this system's apt does not have"
-	exit 77
-fi
 SRC="$(cd "$(dirname "$0")/../.." && pwd)"
 BIN=$(dirname "$IBEMU")
-
-timeout 900 "$VMDIR/run-in-vm" --timeout 600 -- \
-	bash "$VMDIR/cuse-tier.sh" "$IBEMU" "$BIN" "$SRC" >"$WORK/out" 2>"$WORK/log"
-RC=$?
+vm_tier cuse-tier.sh
 expect_rc 0 "the VM ran the CUSE tier"
 expect_line "== done" "to its end"
 

@@ -36,6 +36,24 @@ wait_for() {
 	return 0	# not the status of the last pause (124)
 }
 
+# vm_tier SCRIPT: tests/vm/SCRIPT IBEMU BUILDDIR SRCDIR, run inside the
+# qemu VM that boots Debian's stock kernel (tests/vm/run-in-vm: 125 with
+# the reason when the VM cannot start); its output in $WORK/out and
+# $WORK/log, its status in RC. Where apt has no such kernel and none is
+# cached (Ubuntu: linux-image-generic splits its modules differently),
+# the test is skipped (exit 77, a SKIP, never a pass).
+vm_tier() {
+	if ! apt-cache show linux-image-amd64 >/dev/null 2>&1 &&
+	   [ ! -f "${IBEMU_VM_CACHE:-/var/cache/ibemu-vm}/stamp" ]; then
+		echo "SKIP: the CUSE tier boots Debian's linux-image-amd64, which this system's apt does not have"
+		exit 77
+	fi
+	timeout 900 "$VMDIR/run-in-vm" --timeout 600 -- bash "$VMDIR/$1" "$IBEMU" \
+		"$(dirname "$IBEMU")" "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)" \
+		>"$WORK/out" 2>"$WORK/log"
+	RC=$?
+}
+
 fail() {
 	echo "FAIL: $TESTNAME: $*"
 	echo "---- output ----"; cat "$WORK/out" 2>/dev/null | head -60

@@ -4,24 +4,9 @@
 # use them, `ibemu stop` leaves nothing behind; the refusals and the
 # recovery after a crash. Prints "step: result" lines the host side checks.
 # Usage: cuse-tier.sh IBEMU BUILDDIR SRCDIR
-set -u
-IBEMU=$1 BIN=$2 SRC=$3
-W=$(mktemp -d)
-cd "$W" || exit 1
-
-# wait_for SECONDS COMMAND...: until COMMAND succeeds, at most SECONDS.
-wait_for() {
-	local end=$(($(date +%s) + $1))
-	shift
-	until "$@"; do
-		[ "$(date +%s)" -lt "$end" ] || return 1
-		timeout 0.2 tail -f /dev/null
-	done
-	return 0	# an until loop returns its body's last status
-}
+. "$(dirname "$0")/lib.sh"
 leftovers() {
-	echo "devices: $(ls /dev/infiniband 2>/dev/null | tr '\n' ' ')"
-	echo "mounts: $(grep -cE ' /sys/class(/| )' /proc/self/mountinfo)"
+	devices_and_mounts
 	echo "processes: $(pgrep -xc ibemu)"
 	echo "blacklist: $(ls /run/modprobe.d/ibemu.conf 2>/dev/null | wc -l)"
 }
