@@ -44,9 +44,8 @@ int cmd_list(int argc, char **argv)
 			/* An attached host (`start --remote`): its own name
 			 * and daemon, the fabric of the emulator it is a
 			 * host of (whose answer that was). */
-			char *base = g_path_get_basename(path), *topo;
+			char *base = emu_name_of(path), *topo;
 
-			base[strlen(base) - 5] = 0;	/* .sock */
 			topo = g_strdup_printf("%s's: %s", f[0], f[3]);
 			printf("%-20s %-8d %-10s %-30s %s\n", base, pid, "remote", topo,
 			       "(ibemu ctl status)");

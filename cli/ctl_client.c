@@ -64,6 +64,24 @@ int ctl_connect(const char *path, int type, unsigned timeout_s, GError **err)
 	return fd;
 }
 
+/* A connection to the socket at @path, of its type: stream (a control
+ * socket), else SEQPACKET (*@seqpacket: a fast or hand-over socket, where
+ * a stream connect fails EPROTOTYPE); -1 with @err. */
+static int connect_either(const char *path, unsigned timeout_s, bool *seqpacket, GError **err)
+{
+	GError *e = NULL;
+	int fd = ctl_connect(path, SOCK_STREAM, timeout_s, &e);
+
+	*seqpacket = fd < 0 && g_error_matches(e, IBEMU_ERROR, EPROTOTYPE);
+	if (!*seqpacket) {
+		if (e)
+			g_propagate_error(err, e);
+		return fd;
+	}
+	g_error_free(e);
+	return ctl_connect(path, SOCK_SEQPACKET, timeout_s, err);
+}
+
 /*
  * A control connection to @path: a control socket, or a fast socket (in
  * `ibemu run --remote`, IBEMU_CTL names the one its programs' library
@@ -75,17 +93,11 @@ static int ctl_open(const char *path, unsigned timeout_s, GError **err)
 	struct fast_req rq = { .version = FAST_VERSION, .op = FAST_CTL };
 	struct fast_reply rep;
 	const char *why = NULL;
-	GError *e = NULL;
-	int fd = ctl_connect(path, SOCK_STREAM, timeout_s, &e);
+	bool seqpacket;
+	int fd = connect_either(path, timeout_s, &seqpacket, err);
 
-	if (fd >= 0 || !g_error_matches(e, IBEMU_ERROR, EPROTOTYPE)) {
-		if (e)
-			g_propagate_error(err, e);
+	if (fd < 0 || !seqpacket)
 		return fd;
-	}
-	g_error_free(e);
-	if ((fd = ctl_connect(path, SOCK_SEQPACKET, timeout_s, err)) < 0)
-		return -1;
 	if (send(fd, &rq, sizeof(rq), MSG_NOSIGNAL) != sizeof(rq) ||
 	    recv(fd, &rep, sizeof(rep), 0) != sizeof(rep)) {
 		g_set_error(err, IBEMU_ERROR, EIO, "no answer from the emulator at %s%s", path,
@@ -112,19 +124,11 @@ pid_t ctl_listener_pid(const char *path, bool *handover, GError **err)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	GError *e = NULL;
-	bool seqpacket = false;
-	int fd = ctl_connect(path, SOCK_STREAM, 1, &e);
+	bool seqpacket;
+	int fd = connect_either(path, 1, &seqpacket, err);
 
-	if (fd < 0 && g_error_matches(e, IBEMU_ERROR, EPROTOTYPE)) {
-		g_clear_error(&e);
-		seqpacket = true;
-		fd = ctl_connect(path, SOCK_SEQPACKET, 1, &e);
-	}
-	if (fd < 0) {
-		g_propagate_error(err, e);
+	if (fd < 0)
 		return -1;
-	}
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.pid <= 0) {
 		g_set_error(err, IBEMU_ERROR, ESRCH, "the emulator at %s is in another PID namespace",
 			    path);

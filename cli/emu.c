@@ -105,6 +105,15 @@ char *emu_fast_path(const char *ctl_sock)
 	return g_strdup_printf("%.*s.fast", (int)n, ctl_sock);
 }
 
+char *emu_name_of(const char *ctl_sock)
+{
+	char *b = g_path_get_basename(ctl_sock);
+
+	if (g_str_has_suffix(b, ".sock"))
+		b[strlen(b) - 5] = 0;
+	return b;
+}
+
 /*
  * Our socket directory, made 0700 if missing. One that someone else made
  * (another user can create /tmp/ibemu-UID first and swap our sockets), or
@@ -203,9 +212,8 @@ char *emu_find_ctl(const char *socket_path, const char *name)
 	else {
 		names = g_string_new(NULL);
 		for (i = 0; i < live->len; i++) {
-			char *b = g_path_get_basename(g_ptr_array_index(live, i));
+			char *b = emu_name_of(g_ptr_array_index(live, i));
 
-			b[strlen(b) - 5] = 0;	/* .sock */
 			g_string_append_printf(names, "%s%s", i ? ", " : "", b);
 			g_free(b);
 		}

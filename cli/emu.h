@@ -44,6 +44,8 @@ int emu_ctl_dir_prepare(GError **err);
 #define EMU_NAME_MAX	64
 /* @name's socket; NULL with @err for a name outside [A-Za-z0-9._-]. */
 char *emu_ctl_path(const char *name, GError **err);
+/* The emulator's name in control socket @ctl_sock's ("NAME.sock"). */
+char *emu_name_of(const char *ctl_sock);
 /* The fast path's socket beside control socket @ctl_sock ("NAME.fast"). */
 char *emu_fast_path(const char *ctl_sock);
 /* The sockets of the emulators that answer, sorted (stale ones removed). */
