@@ -28,6 +28,8 @@ struct umad_host {
 	size_t recv_max_bytes;	/* and bytes */
 	umad_changed_fn changed;	/* port changes, for the verbs devices */
 	void *changed_ctx;
+	umad_data_fn data;	/* data packets, for the verbs devices' QPs */
+	void *data_ctx;
 	GQueue files;		/* struct umad_file *, open, for `ctl status` */
 	GArray *issm_watch;	/* struct issm_watch: who has opens waiting */
 };
@@ -155,6 +157,19 @@ static void dev_changed(void *ctx, struct port *port, unsigned what)
 		d->host->changed(d->host->changed_ctx, port, what);
 }
 
+void umad_host_set_data(struct umad_host *h, umad_data_fn fn, void *ctx)
+{
+	h->data = fn;
+	h->data_ctx = ctx;
+}
+
+static enum upper_verdict dev_data(void *ctx, struct port *port, const struct mad_pkt *pkt)
+{
+	struct umad_dev *d = ctx;
+
+	return d->host->data ? d->host->data(d->host->data_ctx, port, pkt) : UPPER_UNCLAIMED;
+}
+
 unsigned umad_host_attach(struct umad_host *h, struct node *n)
 {
 	char *name = g_strdup_printf("ibemu%u", h->cas->len);
@@ -165,8 +180,8 @@ unsigned umad_host_attach(struct umad_host *h, struct node *n)
 	g_ptr_array_add(h->cas, n);
 	for (i = first; i <= last; i++) {
 		struct umad_dev *d = g_new0(struct umad_dev, 1);
-		struct port_upper up = { .deliver = dev_deliver,
-					 .changed = dev_changed, .ctx = d };
+		struct port_upper up = { .deliver = dev_deliver, .changed = dev_changed,
+					 .data = dev_data, .ctx = d };
 
 		d->host = h;
 		d->port = &n->ports[i];

@@ -59,6 +59,10 @@ struct node *umad_host_ca(struct umad_host *h, unsigned k, const char **name);
  * @what): the verbs devices raise their async events from it. */
 typedef void (*umad_changed_fn)(void *ctx, struct port *p, unsigned what);
 void umad_host_set_changed(struct umad_host *h, umad_changed_fn fn, void *ctx);
+/* Take the data packets that reach this host's CA ports (@fn NULL: they
+ * are dropped): the verbs devices' QPs (docs/verbs.md "Data path"). */
+typedef enum upper_verdict (*umad_data_fn)(void *ctx, struct port *p, const struct mad_pkt *pkt);
+void umad_host_set_data(struct umad_host *h, umad_data_fn fn, void *ctx);
 
 unsigned umad_dev_index(const struct umad_dev *d);	/* N in umadN */
 struct port *umad_dev_port(const struct umad_dev *d);

@@ -267,7 +267,7 @@ struct uverbs *uverbs_new(struct umad_host *h)
 		g_hash_table_insert(uv->by_node, n, d);
 	}
 	umad_host_set_changed(h, on_port_changed, uv);
-	uverbs_data_hook(uv, umad_host_fabric(h));
+	umad_host_set_data(h, uverbs_on_data, uv);
 	return uv;
 }
 
@@ -278,7 +278,7 @@ void uverbs_free(struct uverbs *uv)
 	if (!uv)
 		return;
 	umad_host_set_changed(uv->host, NULL, NULL);
-	uverbs_data_hook(NULL, umad_host_fabric(uv->host));
+	umad_host_set_data(uv->host, NULL, NULL);
 	for (i = 0; i < uv->devs->len; i++) {
 		struct uverbs_dev *d = g_ptr_array_index(uv->devs, i);
 

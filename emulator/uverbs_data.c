@@ -79,7 +79,7 @@ static uint16_t pkey_index_of(const struct port *p, uint16_t pkey)
  * port counts a Q_Key violation; a context that does not read loses
  * packets, not memory.
  */
-static enum upper_verdict on_data(void *ctx, struct port *in, const struct mad_pkt *p)
+enum upper_verdict uverbs_on_data(void *ctx, struct port *in, const struct mad_pkt *p)
 {
 	struct uverbs_dev *d = uverbs_dev_of_node(ctx, in->node);
 	struct uverbs_qp *q = d ? g_hash_table_lookup(d->qps, GUINT_TO_POINTER(p->dqp)) : NULL;
@@ -107,12 +107,6 @@ static enum upper_verdict on_data(void *ctx, struct port *in, const struct mad_p
 	w->pkey_index = pkey_index_of(in, p->pkey);
 	queue_rec(q->owner, g_bytes_new_take(w, len));
 	return UPPER_TAKEN;
-}
-
-void uverbs_data_hook(struct uverbs *uv, struct fabric *f)
-{
-	f->data_sink.deliver = uv ? on_data : NULL;
-	f->data_sink.ctx = uv;
 }
 
 /* ---- contexts ------------------------------------------------------------ */

@@ -30,7 +30,7 @@ struct uverbs_dev *uverbs_dev_of_node(struct uverbs *uv, const struct node *n);
 /* uverbs_data.c */
 void uverbs_qps_init(struct uverbs_dev *d);
 void uverbs_qps_clear(struct uverbs_dev *d);
-/* Take the data packets that reach @f's CA ports (@uv NULL: stop). */
-void uverbs_data_hook(struct uverbs *uv, struct fabric *f);
+/* A data packet reached a CA port of the host's (umad_host_set_data). */
+enum upper_verdict uverbs_on_data(void *ctx, struct port *in, const struct mad_pkt *p);
 
 #endif

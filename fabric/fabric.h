@@ -110,16 +110,10 @@ struct port_upper {
 	/* What port_changed() says changed (enum port_change bits); NULL:
 	 * the host reads everything live (sysfs). */
 	void (*changed)(void *ctx, struct port *port, unsigned what);
-	void *ctx;
-};
-
-/*
- * Where data packets that reach a CA port go (docs/verbs.md "Data path"):
- * the emulator's table of QPs. UPPER_UNCLAIMED and UPPER_DROPPED both
- * drop it (no such QP, a Q_Key mismatch, a full queue).
- */
-struct fabric_data_sink {
-	enum upper_verdict (*deliver)(void *ctx, struct port *port, const struct mad_pkt *pkt);
+	/* A data packet reached @port (docs/verbs.md "Data path"): the
+	 * host's table of QPs. UPPER_UNCLAIMED and UPPER_DROPPED both drop
+	 * it (no such QP, a Q_Key mismatch, a full queue); NULL: dropped. */
+	enum upper_verdict (*data)(void *ctx, struct port *port, const struct mad_pkt *pkt);
 	void *ctx;
 };
 
@@ -224,7 +218,6 @@ struct fabric {
 	bool draining;
 	struct fault_set faults;
 	struct timerq *tq;	/* for delays; set by the owner */
-	struct fabric_data_sink data_sink;	/* set by the owner of the QPs */
 	struct fabric_tap tap;	/* fn NULL: nobody looks */
 	uint64_t delivered, dropped;	/* statistics for tests and dumps */
 	/* When an SMA last took a Set (tq's clock, us; 0: never): an SM's

@@ -274,7 +274,8 @@ static void respond(struct fabric *f, struct port *in, const struct mad_pkt *req
 /*
  * A data packet reaching the CA port @in it is addressed to: the P_Key
  * check of IBA 9.2.7 (C9-42), as for GMPs, counted in P_KeyViolations;
- * then the QP's owner (the Q_Key check is the QP's: fabric_data_sink).
+ * then the QP's owner, through the host attached there (port_upper.data;
+ * the Q_Key check is the QP's).
  */
 static void data_receive(struct fabric *f, struct port *in, struct mad_pkt *p)
 {
@@ -286,7 +287,7 @@ static void data_receive(struct fabric *f, struct port *in, struct mad_pkt *p)
 		drop(f, p, "P_Key not in the port's table", in);
 		return;
 	}
-	v = f->data_sink.deliver ? f->data_sink.deliver(f->data_sink.ctx, in, p) : UPPER_UNCLAIMED;
+	v = in->upper.data ? in->upper.data(in->upper.ctx, in, p) : UPPER_UNCLAIMED;
 	if (v == UPPER_TAKEN)
 		f->delivered++;
 	else

@@ -37,8 +37,7 @@ static int setup(void **state)
 	assert_true(fabric_configure(e->f, NULL) > 0);
 	e->from = &fabric_find(e->f, "host1")->ports[1];
 	e->to = &fabric_find(e->f, "host3")->ports[1];
-	e->f->data_sink.deliver = sink;
-	e->f->data_sink.ctx = e;
+	port_attach(e->to, &(struct port_upper){ .data = sink, .ctx = e });
 	*state = e;
 	return 0;
 }
