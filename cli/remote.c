@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "cli/remote.h"
 #include "cli/remote_priv.h"
 #include "cli/remote_ssh.h"
+#include "cuse/sysfs.h"
 #include "emulator/ctl.h"
 #include "lib/fast_wire.h"
 #include "lib/fd_pass.h"
@@ -38,6 +40,7 @@ struct remote {
 	GPtrArray *paths;	/* the attributes' paths, by vnode arg */
 	GPtrArray *umads;	/* struct umad_fwd *, the mirror's umad files */
 	GPtrArray *issms;	/* struct issm_fwd *, its issm files */
+	GPtrArray *verbs;	/* struct verbs_fwd *, its verbs files */
 	struct remote_ssh *ssh;	/* ssh:// only: ssh and the carrier */
 	uint64_t rtt_ns;	/* the last FAST_PING's round trip */
 	guint ping;
@@ -175,12 +178,28 @@ static char *show_remote(const struct vnode *v)
 	return text;
 }
 
+/* A uverbs device's `dev`: what the file here is (sysfs_uverbs_devno), not
+ * what it is at the emulator, for libibverbs compares them. */
+static char *show_local_devno(const struct vnode *v)
+{
+	return sysfs_uverbs_devno(v->arg);
+}
+
+/* Is @path "infiniband_verbs/uverbsK/dev"? */
+static bool is_uverbs_dev(const char *path, unsigned *k)
+{
+	int end = 0;
+
+	return sscanf(path, "infiniband_verbs/uverbs%u/dev%n", k, &end) == 1 && end > 0 &&
+	       !path[end];
+}
+
 /* Build the mirror from FAST_SYSFS_LIST's lines ("d a/b", "f a/b/c", ...);
  * parents come before their children. */
 static int build_mirror(struct remote *r, const char *listing)
 {
 	char **lines = g_strsplit(listing, "\n", -1);
-	unsigned i;
+	unsigned i, k;
 	int ret = 0;
 
 	for (i = 0; lines[i] && ret == 0; i++) {
@@ -201,6 +220,8 @@ static int build_mirror(struct remote *r, const char *listing)
 			ret = -EPROTO;
 		} else if (l[0] == 'd') {
 			vfs_dir(r->vfs, parent, base);
+		} else if (l[0] == 'f' && is_uverbs_dev(l + 2, &k)) {
+			vfs_attr(r->vfs, parent, base, show_local_devno, NULL, k);
 		} else if (l[0] == 'f') {
 			g_ptr_array_add(r->paths, g_strdup(l + 2));
 			vfs_attr(r->vfs, parent, base, show_remote, r, r->paths->len - 1);
@@ -215,6 +236,11 @@ static int build_mirror(struct remote *r, const char *listing)
 			g_ptr_array_add(r->issms, remote_issm_dev_new(r, base));
 			vfs_node(r->vfs, parent, base, VN_ISSM_FWD,
 				 g_ptr_array_index(r->issms, r->issms->len - 1));
+		} else if (l[0] == 'c' || l[0] == 'e') {
+			/* A verbs command or event file (remote_verbs.c). */
+			g_ptr_array_add(r->verbs, remote_verbs_dev_new(r, l + 2));
+			vfs_node(r->vfs, parent, base, l[0] == 'c' ? VN_VCMD_FWD : VN_VEVENTS_FWD,
+				 g_ptr_array_index(r->verbs, r->verbs->len - 1));
 		} else {
 			ret = -EPROTO;
 		}
@@ -278,6 +304,7 @@ struct remote *remote_attach(const char *where, char **nodes, GError **err)
 	r->paths = g_ptr_array_new_with_free_func(g_free);
 	r->umads = g_ptr_array_new_with_free_func(remote_umad_dev_free);
 	r->issms = g_ptr_array_new_with_free_func(remote_issm_dev_free);
+	r->verbs = g_ptr_array_new_with_free_func(remote_verbs_dev_free);
 	if (!nodes || !nodes[0]) {
 		g_set_error(err, IBEMU_ERROR, EINVAL, "--remote needs --attach NODE: which HCAs are this host's");
 		goto fail;
@@ -322,15 +349,17 @@ struct remote *remote_attach(const char *where, char **nodes, GError **err)
 		goto fail;
 	}
 	r->vfs = vfs_new();
-	ret = ask(r->sysfs_ch, FAST_SYSFS_LIST, NULL, 0, &out, NULL);
+	ret = ask_fd(r->sysfs_ch, FAST_SYSFS_LIST, FAST_LIST_VERBS, NULL, 0, -1, &out, NULL,
+		     ANSWER_TIMEOUT_MS);
 	if (ret < 0 || (ret = build_mirror(r, out)) < 0) {
 		g_set_error(err, IBEMU_ERROR, (int)-ret, "--remote %s: no sysfs from the emulator: %s",
 			    where, g_strerror((int)-ret));
 		goto fail;
 	}
-	/* Where the verbs devices would be: an empty class, as a host whose
-	 * HCAs have no verbs driver loaded (not carried yet). */
-	vfs_dir(r->vfs, r->vfs->root, "infiniband_verbs");
+	/* An emulator without verbs devices: an empty class, as a host
+	 * whose HCAs have no verbs driver loaded. */
+	if (!vfs_child(r->vfs->root, "infiniband_verbs"))
+		vfs_dir(r->vfs, r->vfs->root, "infiniband_verbs");
 	if (r->ssh)
 		remote_ssh_forward_stderr(r->ssh);
 	ping(r);	/* measured, */
@@ -371,6 +400,8 @@ void remote_gone(struct remote *r)
 
 	for (i = 0; i < r->umads->len; i++)
 		remote_umad_dev_gone(g_ptr_array_index(r->umads, i));
+	for (i = 0; i < r->verbs->len; i++)
+		remote_verbs_dev_gone(g_ptr_array_index(r->verbs, i));
 }
 
 void remote_free(struct remote *r)
@@ -395,5 +426,6 @@ void remote_free(struct remote *r)
 	g_ptr_array_free(r->paths, TRUE);
 	g_ptr_array_free(r->umads, TRUE);
 	g_ptr_array_free(r->issms, TRUE);
+	g_ptr_array_free(r->verbs, TRUE);
 	g_free(r);
 }

@@ -42,7 +42,7 @@ struct umad_dev_fwd {
 	struct umad_fwd fwd;	/* first: what the vnode names */
 	struct remote *r;
 	char name[32];		/* the emulator's, "umad0" */
-	GQueue files;		/* struct fwd_file *, open */
+	GQueue files;		/* struct remote_file * of struct fwd_file, open */
 };
 
 struct pkt {
@@ -51,24 +51,18 @@ struct pkt {
 };
 
 struct fwd_file {
-	struct umad_dev_fwd *dev;	/* NULL once the device is freed */
-	GList link;		/* in dev->files */
-	int chan, data;
-	guint watch;		/* on data, while we take packets */
+	struct remote_file rf;	/* first: the channel, data socket, waking */
 	GQueue q;		/* struct pkt *, taken, not yet read */
 	size_t q_bytes;
 	unsigned hdr_size;	/* when no packet says */
-	bool gone;		/* the emulator hung up */
-	void (*wake)(void *);
-	void *wake_ctx;
 };
 
 static gboolean on_data(gint fd, GIOCondition cond, gpointer data);
 
 static void watch_data(struct fwd_file *f)
 {
-	if (!f->watch && !f->gone)
-		f->watch = g_unix_fd_add(f->data, G_IO_IN | G_IO_HUP | G_IO_ERR, on_data, f);
+	if (!f->rf.watch && !f->rf.gone)
+		f->rf.watch = g_unix_fd_add(f->rf.data, G_IO_IN | G_IO_HUP | G_IO_ERR, on_data, f);
 }
 
 /* The next packet off the data socket; NULL when none (or the end). */
@@ -79,24 +73,24 @@ static struct pkt *take_pkt(struct fwd_file *f)
 	struct pkt *p;
 	struct iovec iov[2];
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
-	ssize_t n = recv(f->data, &h, sizeof(h), MSG_PEEK | MSG_DONTWAIT);
+	ssize_t n = recv(f->rf.data, &h, sizeof(h), MSG_PEEK | MSG_DONTWAIT);
 	int memfd;
 
 	if (n != (ssize_t)sizeof(h)) {
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) ||
 		    (n > 0 && n < (ssize_t)sizeof(h)))
-			f->gone = true;
+			f->rf.gone = true;
 		return NULL;
 	}
 	if (!(p = g_try_malloc(sizeof(*p) + h.len))) {
-		f->gone = true;	/* nothing sensible to do but fail the reads */
+		f->rf.gone = true;	/* nothing sensible to do but fail the reads */
 		return NULL;
 	}
 	iov[0] = (struct iovec){ &p->h, sizeof(p->h) };
 	iov[1] = (struct iovec){ p->bytes, (h.flags & FAST_F_MEMFD) ? 0 : h.len };
 	if (h.flags & FAST_F_MEMFD)
 		fd_pass_room(&msg, &u);
-	n = recvmsg(f->data, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	n = recvmsg(f->rf.data, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	if (n >= (ssize_t)sizeof(h) && (h.flags & FAST_F_MEMFD)) {
 		if ((memfd = fd_pass_take(&msg)) < 0 ||
 		    pread(memfd, p->bytes, h.len, 0) != (ssize_t)h.len)
@@ -106,7 +100,7 @@ static struct pkt *take_pkt(struct fwd_file *f)
 	}
 	if (n < (ssize_t)sizeof(h)) {
 		g_free(p);
-		f->gone = true;
+		f->rf.gone = true;
 		return NULL;
 	}
 	return p;
@@ -126,10 +120,10 @@ static gboolean on_data(gint fd, GIOCondition cond, gpointer data)
 		f->q_bytes += p->h.len;
 		any = true;
 	}
-	if (any || f->gone)
-		f->wake(f->wake_ctx);
-	if (f->gone || f->q_bytes >= QUEUE_MAX_BYTES) {
-		f->watch = 0;	/* again once read below the limit */
+	if (any || f->rf.gone)
+		f->rf.wake(f->rf.wake_ctx);
+	if (f->rf.gone || f->q_bytes >= QUEUE_MAX_BYTES) {
+		f->rf.watch = 0;	/* again once read below the limit */
 		return G_SOURCE_REMOVE;
 	}
 	return G_SOURCE_CONTINUE;
@@ -138,32 +132,16 @@ static gboolean on_data(gint fd, GIOCondition cond, gpointer data)
 static void *fwd_open(void *dev, int pid, const char *path)
 {
 	struct umad_dev_fwd *d = dev;
-	struct fwd_file *f;
-	int ch, data = -1;
-	int64_t ret;
+	struct fwd_file *f = g_new0(struct fwd_file, 1);
+	int r = remote_file_open(d->r, &d->files, &f->rf, d->name, O_RDWR);
 
 	(void)pid;
 	(void)path;
-	if ((ch = remote_adopted_channel(d->r)) < 0) {
-		errno = EIO;
+	if (r < 0) {
+		g_free(f);
+		errno = -r;
 		return NULL;
 	}
-	ret = remote_ask(ch, FAST_OPEN, 0, O_RDWR, d->name, strlen(d->name), -1, NULL, NULL, &data,
-			 REMOTE_ANSWER_TIMEOUT_MS);
-	if (ret < 0 || data < 0) {
-		close(ch);
-		if (data >= 0)
-			close(data);
-		errno = ret == -ENOENT ? ENODEV : EIO;
-		return NULL;
-	}
-	fcntl(data, F_SETFL, O_NONBLOCK);
-	f = g_new0(struct fwd_file, 1);
-	f->dev = d;
-	f->link.data = f;
-	g_queue_push_tail_link(&d->files, &f->link);
-	f->chan = ch;
-	f->data = data;
 	f->hdr_size = HDR_OLD;
 	g_queue_init(&f->q);
 	return f;
@@ -173,8 +151,8 @@ static void fwd_set_wakeup(void *file, void (*fn)(void *), void *ctx)
 {
 	struct fwd_file *f = file;
 
-	f->wake = fn;
-	f->wake_ctx = ctx;
+	f->rf.wake = fn;
+	f->rf.wake_ctx = ctx;
 	watch_data(f);
 }
 
@@ -182,7 +160,7 @@ static bool fwd_readable(const void *file)
 {
 	const struct fwd_file *f = file;
 
-	return f->q.length || f->gone;
+	return f->q.length || f->rf.gone;
 }
 
 static size_t fwd_next_len(const void *file)
@@ -213,7 +191,7 @@ static ssize_t fwd_read(void *file, void *buf, size_t count)
 	if (count < fwd_hdr_size(f))
 		return -EINVAL;
 	if (!p)
-		return f->gone ? -EIO : -EAGAIN;
+		return f->rf.gone ? -EIO : -EAGAIN;
 	r = fast_pkt_read(&p->h, count, &copy);
 	memcpy(buf, p->bytes, copy);
 	if (r < 0)
@@ -226,17 +204,6 @@ static ssize_t fwd_read(void *file, void *buf, size_t count)
 	return (ssize_t)r;
 }
 
-/* A request's answer; a channel that fails or times out is the emulator
- * gone, as the kernel fails calls on a removed device: EIO. */
-static int64_t fwd_ask(struct fwd_file *f, uint32_t op, uint32_t flags, uint64_t arg,
-		       const void *in, size_t n, int fd, char **out, size_t *out_len)
-{
-	int64_t ret = remote_ask(f->chan, op, flags, arg, in, n, fd, out, out_len, NULL,
-				 REMOTE_ANSWER_TIMEOUT_MS);
-
-	return ret == -ETIMEDOUT ? -EIO : ret;
-}
-
 static ssize_t fwd_write(void *file, const void *buf, size_t count)
 {
 	struct fwd_file *f = file;
@@ -244,11 +211,11 @@ static ssize_t fwd_write(void *file, const void *buf, size_t count)
 	int memfd;
 
 	if (count <= FAST_INLINE_MAX)
-		return (ssize_t)fwd_ask(f, FAST_WRITE, 0, count, buf, count, -1, NULL, NULL);
+		return (ssize_t)remote_file_ask(&f->rf, FAST_WRITE, 0, count, buf, count, -1, NULL, NULL);
 	/* A long RMPP message: in a memfd beside the request. */
 	if ((memfd = fd_pass_memfd("ibemu-write", buf, count, close)) < 0)
 		return -ENOMEM;
-	ret = fwd_ask(f, FAST_WRITE, FAST_F_MEMFD, count, NULL, 0, memfd, NULL, NULL);
+	ret = remote_file_ask(&f->rf, FAST_WRITE, FAST_F_MEMFD, count, NULL, 0, memfd, NULL, NULL);
 	close(memfd);
 	return (ssize_t)ret;
 }
@@ -271,7 +238,7 @@ static int fwd_ioctl(void *file, unsigned cmd, void *arg, size_t *out_len)
 		in = (_IOC_DIR(cmd) & _IOC_WRITE) ? _IOC_SIZE(cmd) : 0;
 		out = (_IOC_DIR(cmd) & _IOC_READ) ? _IOC_SIZE(cmd) : 0;
 	}
-	ret = fwd_ask(f, FAST_IOCTL, 0, cmd, arg, in, -1, &bytes, &got);
+	ret = remote_file_ask(&f->rf, FAST_IOCTL, 0, cmd, arg, in, -1, &bytes, &got);
 	*out_len = MIN(got, out);
 	if (*out_len)
 		memcpy(arg, bytes, *out_len);
@@ -286,12 +253,7 @@ static void fwd_release(void *file)
 {
 	struct fwd_file *f = file;
 
-	if (f->watch)
-		g_source_remove(f->watch);
-	if (f->dev)
-		g_queue_unlink(&f->dev->files, &f->link);
-	close(f->data);
-	close(f->chan);
+	remote_file_close(&f->rf);
 	g_queue_clear_full(&f->q, g_free);
 	g_free(f);
 }
@@ -314,29 +276,13 @@ struct umad_fwd *remote_umad_dev_new(struct remote *r, const char *name)
 
 void remote_umad_dev_gone(struct umad_fwd *fwd)
 {
-	struct umad_dev_fwd *d = (struct umad_dev_fwd *)fwd;
-	GList *l, *next;
-
-	for (l = d->files.head; l; l = next) {
-		struct fwd_file *f = l->data;
-
-		next = l->next;	/* a woken reader's reply cannot close it */
-		if (f->watch)
-			g_source_remove(f->watch);
-		f->watch = 0;
-		f->gone = true;	/* what is queued is still read first */
-		if (f->wake)
-			f->wake(f->wake_ctx);
-	}
+	remote_files_gone(&((struct umad_dev_fwd *)fwd)->files);
 }
 
 void remote_umad_dev_free(void *fwd)
 {
 	struct umad_dev_fwd *d = fwd;	/* fwd is the first member */
-	GList *l;
 
-	/* Files the front-end still holds outlive us (at exit only). */
-	for (l = d->files.head; l; l = l->next)
-		((struct fwd_file *)l->data)->dev = NULL;
+	remote_files_orphan(&d->files);
 	g_free(d);
 }

@@ -11,6 +11,7 @@
 #include "cuse/sysfs.h"
 #include "cuse/vfs.h"
 #include "emulator/umad.h"
+#include "emulator/uverbs.h"
 #include "fabric/fabric.h"
 #include "lib/log.h"
 
@@ -23,6 +24,7 @@ struct attach_owner {
 
 struct attachment {
 	struct ctl_remote r;	/* in env->remotes while attached */
+	struct uverbs *uv;	/* its HCAs' verbs devices */
 	struct vfs *vfs;
 	struct fastpath *fp;
 };
@@ -63,9 +65,11 @@ static const char *holder(struct attach_owner *o, const struct node *n)
 
 static void attachment_free(struct attachment *a)
 {
-	/* The files first (agents, queues, outstanding sends), then the
-	 * devices, whose ports drop what comes for them from now on. */
+	/* The files first (agents, queues, outstanding sends, verbs
+	 * contexts), then the devices, whose ports drop what comes for them
+	 * from now on. */
 	fastpath_free(a->fp);
+	uverbs_free(a->uv);
 	umad_host_free(a->r.host);
 	vfs_free(a->vfs);
 	g_free(a->r.label);
@@ -146,6 +150,11 @@ static void *begin(void *ctx, int pid, unsigned uid, const char *payload, size_t
 	sysfs_build(a->vfs, vfs_dir(a->vfs, root, "infiniband"),
 		    vfs_dir(a->vfs, root, "infiniband_mad"), vfs_dir(a->vfs, root, "dev"),
 		    a->r.host);
+	/* Its verbs devices: their files are served over its channels too
+	 * (cuse/fastpath_verbs.h), their port events and packets are its. */
+	a->uv = uverbs_new(a->r.host);
+	sysfs_build_verbs(a->vfs, vfs_dir(a->vfs, root, "infiniband_verbs"),
+			  vfs_child(root, "dev"), a->uv);
 	/* No socket of its own, which the host might not reach (a
 	 * container sees the one bind-mounted socket): its channels come
 	 * through this one (FAST_ADOPT). */

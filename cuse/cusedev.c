@@ -164,7 +164,7 @@ int cusedevs_add_dir(struct cusedevs *cd, struct vnode *dir, GError **err)
 		struct vnode *v = g_ptr_array_index(dir->children, i);
 
 		if ((v->kind == VN_UMAD || v->kind == VN_ISSM || v->kind == VN_VCMD ||
-		     v->kind == VN_UMAD_FWD || v->kind == VN_ISSM_FWD) &&
+		     v->kind == VN_UMAD_FWD || v->kind == VN_ISSM_FWD || v->kind == VN_VCMD_FWD) &&
 		    cusedev_add(cd, v, err) < 0)
 			return -1;
 	}
@@ -215,7 +215,7 @@ int cusedevs_wait(struct cusedevs *cd, unsigned timeout_ms, int mode, gid_t gid,
 
 		/* uverbs devices are everyone's, as rdma-core's udev rules
 		 * make them: opening one grants nothing by itself. */
-		if (d->v->kind == VN_VCMD) {
+		if (d->v->kind == VN_VCMD || d->v->kind == VN_VCMD_FWD) {
 			if (chmod(d->path, 0666) < 0) {
 				g_set_error(err, IBEMU_ERROR, errno, "cannot set the mode of %s: %s",
 					    d->path, g_strerror(errno));

@@ -738,8 +738,10 @@ static const struct devfile_ops *ops_of(const struct vnode *v)
 	case VN_ISSM_FWD:
 		return &issm_fwd_ops;
 	case VN_VCMD:
+	case VN_VCMD_FWD:
 		return &devfile_vcmd_ops;
 	case VN_VEVENTS:
+	case VN_VEVENTS_FWD:
 		return &devfile_vevents_ops;
 	default:
 		return &none_ops;

@@ -11,6 +11,11 @@
  *
  * VN_VEVENTS, the async event file (ib_uverbs' async event file): one
  * event record a read, blocking reads parked until an event comes.
+ *
+ * Both over this emulator's verbs devices, or as VN_VCMD_FWD and
+ * VN_VEVENTS_FWD over another's (cuse/verbs_backend.h): a completion
+ * channel's upcall is ours either way, as only a process here can be given
+ * its file descriptor.
  */
 #include "config.h"
 
@@ -20,8 +25,19 @@
 #include <string.h>
 
 #include "cuse/devfile_priv.h"
+#include "cuse/verbs_backend.h"
 #include "emulator/uverbs.h"
 #include "lib/verbs_wire.h"
+
+/* The backend and device a vnode names. */
+static const struct verbs_backend *backend_of(const struct vnode *v, void **dev)
+{
+	const struct verbs_fwd *fwd =
+		v->kind == VN_VCMD_FWD || v->kind == VN_VEVENTS_FWD ? v->ctx : NULL;
+
+	*dev = fwd ? fwd->dev : v->ctx;
+	return fwd ? fwd->be : &verbs_backend_local;
+}
 
 /* ---- the command file ------------------------------------------------ */
 
@@ -34,7 +50,8 @@
  */
 struct cfile {
 	struct devfiles *df;
-	struct uverbs_ctx *ctx;
+	const struct verbs_backend *be;
+	void *ctx;		/* the backend's context */
 	struct fuse_pollhandle *ph;
 	GQueue reads;		/* struct parked *, blocking reads */
 	GHashTable *upcalls;	/* id -> struct held_write *, owned */
@@ -58,7 +75,7 @@ static struct cfile *cfile_of(const struct fuse_file_info *fi)
 static void reply_recs(fuse_req_t req, struct cfile *cf, size_t size)
 {
 	char *buf = g_malloc(size);
-	ssize_t n = uverbs_ctx_read(cf->ctx, buf, size);
+	ssize_t n = cf->be->ctx_read(cf->ctx, buf, size);
 
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
@@ -69,7 +86,9 @@ static void reply_recs(fuse_req_t req, struct cfile *cf, size_t size)
 
 static bool cfile_readable(void *ctx)
 {
-	return uverbs_ctx_readable(((struct cfile *)ctx)->ctx);
+	struct cfile *cf = ctx;
+
+	return cf->be->ctx_readable(cf->ctx);
 }
 
 static void cfile_reply_parked(void *ctx, const struct parked *p)
@@ -96,13 +115,22 @@ static void answer_held(void *data)
 static void open_vcmd(struct devfiles *df, fuse_req_t req, struct vnode *v,
 		      struct fuse_file_info *fi)
 {
-	struct cfile *cf = g_new0(struct cfile, 1);
+	struct cfile *cf;
+	void *dev;
+	const struct verbs_backend *be = backend_of(v, &dev);
+	void *ctx = be->ctx_open(dev);
 
+	if (!ctx) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	cf = g_new0(struct cfile, 1);
 	cf->df = df;
-	cf->ctx = uverbs_ctx_open(v->ctx);
+	cf->be = be;
+	cf->ctx = ctx;
 	g_queue_init(&cf->reads);
 	cf->upcalls = g_hash_table_new_full(NULL, NULL, NULL, answer_held);
-	uverbs_ctx_set_wakeup(cf->ctx, cfile_wakeup, cf);
+	be->ctx_set_wakeup(cf->ctx, cfile_wakeup, cf);
 	fi->fh = (uint64_t)(uintptr_t)cf;
 	fi->direct_io = 1;
 	fi->nonseekable = 1;
@@ -135,7 +163,7 @@ static void comp_channel_upcall(fuse_req_t req, struct cfile *cf, const char *bu
 	h->req = req;
 	h->size = size;
 	g_hash_table_insert(cf->upcalls, GUINT_TO_POINTER(up.id), h);
-	uverbs_ctx_queue(cf->ctx, &up, sizeof(up));
+	cf->be->ctx_queue(cf->ctx, &up, sizeof(up));
 }
 
 static void write_vcmd(fuse_req_t req, struct vnode *v, const char *buf, size_t size,
@@ -153,7 +181,7 @@ static void write_vcmd(fuse_req_t req, struct vnode *v, const char *buf, size_t 
 	}
 	memcpy(&command, buf, sizeof(command));
 	if ((command & 0xffff0000u) == VERBS_REC_MAGIC) {
-		n = uverbs_ctx_write(cf->ctx, buf, size);
+		n = cf->be->ctx_write(cf->ctx, buf, size);
 		if (n < 0)
 			fuse_reply_err(req, (int)-n);
 		else
@@ -171,7 +199,7 @@ static void read_vcmd(struct devfiles *df, fuse_req_t req, struct vnode *v,
 	struct cfile *cf = cfile_of(fi);
 	struct parked *p;
 
-	if (uverbs_ctx_readable(cf->ctx) || (fi->flags & O_NONBLOCK)) {
+	if (cf->be->ctx_readable(cf->ctx) || (fi->flags & O_NONBLOCK)) {
 		reply_recs(req, cf, size);
 		return;
 	}
@@ -201,7 +229,7 @@ static void ioctl_vcmd(fuse_req_t req, struct vnode *v, unsigned int cmd,
 			return;
 		}
 		memcpy(&qp, in_buf, sizeof(qp));
-		r = uverbs_ctx_ioctl(cf->ctx, cmd, &qp);
+		r = cf->be->ctx_ioctl(cf->ctx, cmd, &qp);
 		if (r < 0)
 			fuse_reply_err(req, -r);
 		else
@@ -234,7 +262,7 @@ static void ioctl_vcmd(fuse_req_t req, struct vnode *v, unsigned int cmd,
 			fuse_reply_err(req, in_bufsz < sizeof(*send) ? EFAULT : EINVAL);
 			return;
 		}
-		n = uverbs_ctx_write(cf->ctx, send->data, send->len);
+		n = cf->be->ctx_write(cf->ctx, send->data, send->len);
 		if (n < 0)
 			fuse_reply_err(req, (int)-n);
 		else
@@ -244,7 +272,7 @@ static void ioctl_vcmd(fuse_req_t req, struct vnode *v, unsigned int cmd,
 	case VERBS_IOC_WAKE: {
 		struct verbs_wire_rec wake = { VERBS_REC_WAKE, sizeof(wake) };
 
-		uverbs_ctx_queue(cf->ctx, &wake, sizeof(wake));
+		cf->be->ctx_queue(cf->ctx, &wake, sizeof(wake));
 		fuse_reply_ioctl(req, 0, NULL, 0);
 		return;
 	}
@@ -261,7 +289,7 @@ static void poll_vcmd(fuse_req_t req, struct vnode *v, struct fuse_file_info *fi
 	struct cfile *cf = cfile_of(fi);
 	unsigned revents = POLLOUT | POLLWRNORM;
 
-	if (uverbs_ctx_readable(cf->ctx))
+	if (cf->be->ctx_readable(cf->ctx))
 		revents |= POLLIN | POLLRDNORM;
 	devfile_poll_reply(req, ph, &cf->ph, revents);
 }
@@ -273,7 +301,7 @@ static void release_vcmd(struct devfiles *df, fuse_req_t req, struct vnode *v,
 
 	devfile_closing(&cf->reads, cf->ph);
 	g_hash_table_destroy(cf->upcalls);	/* held writes fail with EIO */
-	uverbs_ctx_close(cf->ctx);
+	cf->be->ctx_close(cf->ctx);
 	g_free(cf);
 	fuse_reply_err(req, 0);
 }
@@ -286,7 +314,8 @@ const struct devfile_ops devfile_vcmd_ops = {
 
 struct efile {
 	struct devfiles *df;
-	struct uverbs_events *ev;
+	const struct verbs_backend *be;
+	void *ev;		/* the backend's event queue */
 	struct fuse_pollhandle *ph;
 	GQueue reads;		/* struct parked *, blocking reads */
 };
@@ -299,7 +328,7 @@ static struct efile *efile_of(const struct fuse_file_info *fi)
 static void reply_event(fuse_req_t req, struct efile *ef, size_t size)
 {
 	struct verbs_wire_event rec;
-	ssize_t n = uverbs_events_read(ef->ev, &rec, size);
+	ssize_t n = ef->be->events_read(ef->ev, &rec, MIN(size, sizeof(rec)));
 
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
@@ -309,7 +338,9 @@ static void reply_event(fuse_req_t req, struct efile *ef, size_t size)
 
 static bool efile_readable(void *ctx)
 {
-	return uverbs_events_readable(((struct efile *)ctx)->ev);
+	struct efile *ef = ctx;
+
+	return ef->be->events_readable(ef->ev);
 }
 
 static void efile_reply_parked(void *ctx, const struct parked *p)
@@ -328,12 +359,21 @@ static void efile_wakeup(void *ctx)
 static void open_vevents(struct devfiles *df, fuse_req_t req, struct vnode *v,
 			 struct fuse_file_info *fi)
 {
-	struct efile *ef = g_new0(struct efile, 1);
+	struct efile *ef;
+	void *dev;
+	const struct verbs_backend *be = backend_of(v, &dev);
+	void *ev = be->events_open(dev);
 
+	if (!ev) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	ef = g_new0(struct efile, 1);
 	ef->df = df;
-	ef->ev = uverbs_events_open(v->ctx);
+	ef->be = be;
+	ef->ev = ev;
 	g_queue_init(&ef->reads);
-	uverbs_events_set_wakeup(ef->ev, efile_wakeup, ef);
+	be->events_set_wakeup(ef->ev, efile_wakeup, ef);
 	fi->fh = (uint64_t)(uintptr_t)ef;
 	fi->direct_io = 1;
 	fi->nonseekable = 1;
@@ -348,7 +388,7 @@ static void read_vevents(struct devfiles *df, fuse_req_t req, struct vnode *v,
 
 	/* ib_uverbs_event_read(): EINVAL for a short buffer, then one event,
 	 * EAGAIN when none and O_NONBLOCK, else wait. */
-	if (size < sizeof(struct verbs_wire_event) || uverbs_events_readable(ef->ev) ||
+	if (size < sizeof(struct verbs_wire_event) || ef->be->events_readable(ef->ev) ||
 	    (fi->flags & O_NONBLOCK)) {
 		reply_event(req, ef, size);
 		return;
@@ -364,7 +404,7 @@ static void poll_vevents(fuse_req_t req, struct vnode *v, struct fuse_file_info 
 			 struct fuse_pollhandle *ph)
 {
 	struct efile *ef = efile_of(fi);
-	unsigned revents = uverbs_events_readable(ef->ev) ? POLLIN | POLLRDNORM : 0;
+	unsigned revents = ef->be->events_readable(ef->ev) ? POLLIN | POLLRDNORM : 0;
 
 	devfile_poll_reply(req, ph, &ef->ph, revents);
 }
@@ -375,7 +415,7 @@ static void release_vevents(struct devfiles *df, fuse_req_t req, struct vnode *v
 	struct efile *ef = efile_of(fi);
 
 	devfile_closing(&ef->reads, ef->ph);
-	uverbs_events_close(ef->ev);
+	ef->be->events_close(ef->ev);
 	g_free(ef);
 	fuse_reply_err(req, 0);
 }
@@ -384,4 +424,42 @@ static void release_vevents(struct devfiles *df, fuse_req_t req, struct vnode *v
 const struct devfile_ops devfile_vevents_ops = {
 	open_vevents, read_vevents, devfile_no_write, devfile_no_ioctl, poll_vevents,
 	release_vevents,
+};
+
+/* ---- this emulator's verbs devices as a backend (verbs_backend.h) ------- */
+
+static void *local_ctx_open(void *dev) { return uverbs_ctx_open(dev); }
+static void local_ctx_close(void *c) { uverbs_ctx_close(c); }
+static void local_ctx_set_wakeup(void *c, void (*fn)(void *), void *ctx)
+{
+	uverbs_ctx_set_wakeup(c, fn, ctx);
+}
+static bool local_ctx_readable(const void *c) { return uverbs_ctx_readable(c); }
+static ssize_t local_ctx_write(void *c, const void *buf, size_t count)
+{
+	return uverbs_ctx_write(c, buf, count);
+}
+static ssize_t local_ctx_read(void *c, void *buf, size_t count)
+{
+	return uverbs_ctx_read(c, buf, count);
+}
+static void local_ctx_queue(void *c, const void *rec, size_t len) { uverbs_ctx_queue(c, rec, len); }
+static int local_ctx_ioctl(void *c, unsigned cmd, void *arg) { return uverbs_ctx_ioctl(c, cmd, arg); }
+static void *local_events_open(void *dev) { return uverbs_events_open(dev); }
+static void local_events_close(void *ev) { uverbs_events_close(ev); }
+static void local_events_set_wakeup(void *ev, void (*fn)(void *), void *ctx)
+{
+	uverbs_events_set_wakeup(ev, fn, ctx);
+}
+static bool local_events_readable(const void *ev) { return uverbs_events_readable(ev); }
+static ssize_t local_events_read(void *ev, void *buf, size_t count)
+{
+	return uverbs_events_read(ev, buf, count);
+}
+
+const struct verbs_backend verbs_backend_local = {
+	local_ctx_open, local_ctx_close, local_ctx_set_wakeup, local_ctx_readable,
+	local_ctx_write, local_ctx_read, local_ctx_queue, local_ctx_ioctl,
+	local_events_open, local_events_close, local_events_set_wakeup, local_events_readable,
+	local_events_read,
 };

@@ -18,6 +18,7 @@
 #include <glib-unix.h>
 
 #include "cuse/fastpath.h"
+#include "cuse/fastpath_verbs.h"
 #include "cuse/fastslot.h"
 #include "cuse/serve.h"
 #include "cuse/vfs.h"
@@ -86,6 +87,7 @@ struct fast_chan {
 	void *hosting;		/* FAST_HOST's attachment, while this lives */
 	struct umad_dev *issm;	/* FAST_OPEN of issmN: held while this lives */
 	struct umad_dev *issm_wait;	/* ... or waited for, unanswered */
+	struct fast_verbs *verbs;	/* FAST_OPEN of a verbs file: while this lives */
 };
 
 /* The last holder closed the data socket: the kernel's release. The
@@ -131,6 +133,7 @@ static void chan_free(struct fast_chan *ch)
 	ch->issm_wait = NULL;	/* still in fp->chans while freed */
 	if (ch->issm)	/* the last close of the issm file */
 		umad_issm_close(g_steal_pointer(&ch->issm));	/* wakes a waiter */
+	fast_verbs_free(ch->verbs);	/* the verbs file's last close */
 	if (ch->hosting)
 		ch->fp->host_end(ch->fp->host_ctx, ch->hosting);
 	if (ch->file) {
@@ -266,10 +269,11 @@ static void reply(struct fast_chan *ch, int64_t ret, const void *out, uint32_t o
 		g_debug("fast path: answer not sent: %s", g_strerror(errno));
 }
 
-/* A channel serves one thing: a file (its slot too), issm, or a host. */
+/* A channel serves one thing: a file (its slot too), issm, a verbs file,
+ * or a host. */
 static bool chan_taken(const struct fast_chan *ch)
 {
-	return ch->file || ch->issm || ch->issm_wait || ch->hosting;
+	return ch->file || ch->issm || ch->issm_wait || ch->verbs || ch->hosting;
 }
 
 /* The device of file @name: "umadN" or "issmN" (*@issm says which). */
@@ -390,6 +394,29 @@ static void do_open(struct fast_chan *ch, const char *name, int flags)
 	reply(ch, 0, NULL, 0, sv[1]);
 	close(sv[1]);
 	g_debug("fast path: %s opened by pid %d", name, ch->pid);
+}
+
+/* A verbs file of an attached host's, named by its path in the host's
+ * sysfs ("infiniband_verbs/uverbs0/ibemu_cmd": fastpath_verbs.h). */
+static void do_open_verbs(struct fast_chan *ch, const char *path, size_t n)
+{
+	char *p = g_strndup(path, n);
+	struct vnode *v = ch->fp->vfs ? vfs_path(ch->fp->vfs->root, p) : NULL;
+	int fd = -ENOENT;
+
+	g_free(p);
+	if (chan_taken(ch)) {
+		reply(ch, -EBUSY, NULL, 0, -1);
+		return;
+	}
+	if (v)
+		ch->verbs = fast_verbs_open(v, &fd);
+	if (!ch->verbs) {
+		reply(ch, fd, NULL, 0, -1);
+		return;
+	}
+	reply(ch, 0, NULL, 0, fd);
+	close(fd);
 }
 
 /* @fd is a client's end of a data socket (or anything else): whose? */
@@ -584,13 +611,18 @@ static void spin_slots(struct fastpath *fp)
 
 /* ---- many hosts (docs/many-hosts.md) ----------------------------------- */
 
-static void list_tree(const struct vnode *v, const char *path, GString *out)
+/* @v and what is below it; the verbs files (and the class that holds
+ * them) only for an asker that mirrors them (FAST_LIST_VERBS). */
+static void list_tree(const struct vnode *v, const char *path, bool verbs, GString *out)
 {
 	static const char kind[] = { [VN_DIR] = 'd', [VN_ATTR] = 'f', [VN_UMAD] = 'u',
-				     [VN_ISSM] = 'i' };
+				     [VN_ISSM] = 'i', [VN_VCMD] = 'c', [VN_VEVENTS] = 'e' };
 	unsigned i;
 
-	if (v->kind > VN_ISSM)	/* the verbs files stay with their emulator */
+	if (v->kind >= G_N_ELEMENTS(kind))	/* another emulator's: not ours to list */
+		return;
+	if (!verbs && (v->kind == VN_VCMD || v->kind == VN_VEVENTS ||
+		       !strcmp(path, "infiniband_verbs")))
 		return;
 	if (*path)
 		g_string_append_printf(out, "%c %s\n", kind[v->kind], path);
@@ -598,12 +630,13 @@ static void list_tree(const struct vnode *v, const char *path, GString *out)
 		const struct vnode *c = g_ptr_array_index(v->children, i);
 		char *sub = *path ? g_strdup_printf("%s/%s", path, c->name) : g_strdup(c->name);
 
-		list_tree(c, sub, out);
+		list_tree(c, sub, verbs, out);
 		g_free(sub);
 	}
 }
 
-static void do_sysfs(struct fast_chan *ch, uint32_t op, const char *payload, size_t n)
+static void do_sysfs(struct fast_chan *ch, uint32_t op, uint64_t arg, const char *payload,
+		     size_t n)
 {
 	struct vfs *vfs = ch->fp->vfs;
 	char *path, *text;
@@ -616,7 +649,7 @@ static void do_sysfs(struct fast_chan *ch, uint32_t op, const char *payload, siz
 	}
 	if (op == FAST_SYSFS_LIST) {
 		out = g_string_new(NULL);
-		list_tree(vfs->root, "", out);
+		list_tree(vfs->root, "", arg & FAST_LIST_VERBS, out);
 		if (out->len > FAST_INLINE_MAX)	/* one datagram */
 			reply(ch, -E2BIG, NULL, 0, -1);
 		else
@@ -697,6 +730,10 @@ static void do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int m
 		reply(ch, -EACCES, NULL, 0, -1);
 		return;
 	}
+	if (rq.op == FAST_OPEN && memchr(msg, '/', n)) {
+		do_open_verbs(ch, (const char *)msg, n);
+		return;
+	}
 	if (rq.op == FAST_OPEN) {
 		char name[32];
 
@@ -728,7 +765,7 @@ static void do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int m
 		return;
 	}
 	if (rq.op == FAST_SYSFS_LIST || rq.op == FAST_SYSFS_READ) {
-		do_sysfs(ch, rq.op, (const char *)msg, n);
+		do_sysfs(ch, rq.op, rq.arg, (const char *)msg, n);
 		return;
 	}
 	if (rq.op == FAST_CTL) {
@@ -740,6 +777,14 @@ static void do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int m
 			file_release(ff);	/* ch still names it: not freed */
 		}
 		reply(ch, 0, NULL, 0, -1);
+		return;
+	}
+	if (ch->verbs) {
+		uint8_t out[FAST_VERBS_OUT_MAX];
+		uint32_t out_len;
+		int64_t ret = fast_verbs_request(ch->verbs, &rq, msg, n, out, &out_len);
+
+		reply(ch, ret, out, out_len, -1);
 		return;
 	}
 	if (!ff || !ff->uf) {

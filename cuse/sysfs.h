@@ -29,5 +29,8 @@ void sysfs_build(struct vfs *vfs, struct vnode *ib, struct vnode *mad,
 struct uverbs;
 void sysfs_build_verbs(struct vfs *vfs, struct vnode *verbs, struct vnode *dev,
 		       struct uverbs *uv);
+/* uverbs<@index>/dev's text: the major:minor of /dev/infiniband/uverbs<@index>
+ * as this process sees it (g_malloc'd). */
+char *sysfs_uverbs_devno(unsigned index);
 
 #endif

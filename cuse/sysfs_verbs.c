@@ -41,19 +41,23 @@ static char *show_ibdev(const struct vnode *v)
  * (util/open_cdev.c): say what the file there is, a CUSE device or, in
  * namespace mode, the host's /dev/full bound over it.
  */
-static char *show_devno(const struct vnode *v)
+char *sysfs_uverbs_devno(unsigned index)
 {
-	char *path = g_strdup_printf("/dev/infiniband/uverbs%u", uverbs_dev_index(DEV(v)));
+	char *path = g_strdup_printf("/dev/infiniband/uverbs%u", index);
 	struct stat st;
 	char *text;
 
 	if (stat(path, &st) == 0 && S_ISCHR(st.st_mode))
 		text = g_strdup_printf("%u:%u\n", major(st.st_rdev), minor(st.st_rdev));
 	else
-		text = g_strdup_printf("%u:%u\n", UVERBS_MAJOR,
-				       UVERBS_BASE_MINOR + uverbs_dev_index(DEV(v)));
+		text = g_strdup_printf("%u:%u\n", UVERBS_MAJOR, UVERBS_BASE_MINOR + index);
 	g_free(path);
 	return text;
+}
+
+static char *show_devno(const struct vnode *v)
+{
+	return sysfs_uverbs_devno(uverbs_dev_index(DEV(v)));
 }
 
 static char *show_device(const struct vnode *v)

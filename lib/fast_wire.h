@@ -46,7 +46,10 @@ enum fast_op {
 			 * The attachment lasts while this channel is open. */
 	FAST_SYSFS_LIST = 7,	/* out: the host's mock sysfs, one line per
 				 * entry: "d PATH", "f PATH" (an attribute),
-				 * "u PATH" (a umad file), "i PATH" (issm) */
+				 * "u PATH" (a umad file), "i PATH" (issm);
+				 * with arg FAST_LIST_VERBS also "c PATH" (a
+				 * verbs command file) and "e PATH" (a verbs
+				 * event file), which FAST_OPEN opens by PATH */
 	FAST_SYSFS_READ = 8,	/* payload: an attribute's PATH; out: its text;
 				 * ret: its length, or -errno as the read */
 	FAST_ADOPT = 9,	/* on FAST_HOST's channel: a connected socket passed
@@ -74,6 +77,9 @@ enum fast_op {
 };
 
 #define FAST_F_MEMFD	0x1	/* the payload is in the memfd passed beside */
+/* FAST_SYSFS_LIST's arg: the asker mirrors verbs files (an older one
+ * would refuse lines it does not know). */
+#define FAST_LIST_VERBS	0x1
 
 /* A request on the channel, its payload following in the datagram. */
 struct fast_req {

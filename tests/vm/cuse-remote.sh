@@ -3,8 +3,9 @@
 # (through run-in-vm): a CUSE-mode host of another emulator's fabric. A
 # namespace-mode run (A) owns the default fabric, with opensm and an ibping
 # server on host1; `ibemu start --remote A --attach host2` makes host2's
-# umad0/issm0 real character devices of the (virtual) host and mirrors its
-# sysfs over /sys/class; unmodified tools use them; `ibemu ctl` and `list`
+# umad0/issm0/uverbs0 real character devices of the (virtual) host and
+# mirrors its sysfs over /sys/class; unmodified tools (verbs too) use
+# them; `ibemu ctl` and `list`
 # there; `stop` leaves nothing; when A goes, a blocked reader gets EIO and
 # the daemon ends. Prints "step: result" lines the host side checks.
 # Usage: cuse-remote.sh IBEMU BUILDDIR SRCDIR
@@ -16,11 +17,19 @@ leftovers() {
 remotes() { "$IBEMU" ctl --name A status | grep '^remote '; }
 no_remote() { ! remotes >/dev/null; }
 
+# The VM's init leaves the loopback down; the pingpongs exchange their
+# addresses over TCP on it.
+ip link set lo up
+
 echo "== owner"
-# A: host1, opensm and an ibping server, until the test is done.
+# A: host1, opensm, an ibping server and, once the SM has given host1 its
+# LID, an RC pingpong server (with a completion channel), until the test
+# is done.
 "$IBEMU" run --name A --log "$W/a.log" -v -- bash -c "$(declare -f wait_for)
 	OSM_CACHE_DIR=$W opensm -d2 -f $W/osm.log >/dev/null 2>&1 &
 	ibping -S -C ibemu0 >/dev/null 2>&1 &
+	wait_for 240 grep -q 'SUBNET UP' $W/osm.log &&
+		ibv_rc_pingpong -d ibemu0 -g 0 -e -n 5 -p 18601 >$W/a-rc 2>&1 &
 	wait_for 900 test -e $W/done" &
 A=$!
 wait_for 240 grep -q "SUBNET UP" "$W/osm.log" && echo "owner: SUBNET UP"
@@ -37,6 +46,15 @@ ibping -c 3 1 | grep -c '^Pong' | sed 's/^/pongs: /'
 "$BIN/examples/nodeinfo-static" 0 | sed 's/^/static: /'
 python3 "$SRC/examples/umad_nodeinfo.py" 0,1 | sed 's/^/python: /'
 python3 "$SRC/tests/e2e/issm_wait.py"
+# Verbs: host2's uverbs0, a CUSE device whose number sysfs gives, and an
+# RC pingpong to A's host1 (its completion channel made here).
+u=/dev/infiniband/uverbs0
+echo "uverbs0 rdev: $(printf '%d:%d' 0x$(stat -c %t $u) 0x$(stat -c %T $u)), sysfs dev $(cat /sys/class/infiniband_verbs/uverbs0/dev)"
+ibv_devinfo -d ibemu0 | grep -E 'node_guid|state|port_lid' | awk '{$1=$1};1' | sed 's/^/ibv_devinfo: /'
+listening() { ss -ltn "sport = :18601" | grep -q LISTEN; }
+wait_for 60 listening
+ibv_rc_pingpong -d ibemu0 -g 0 -e -n 5 -p 18601 127.0.0.1 >"$W/b-rc" 2>&1; echo "rc pingpong rc=$?"
+grep -o 'remote address: *LID 0x[0-9a-f]*' "$W/b-rc" | sed 's/^/rc pingpong: /'
 
 echo "== control"
 remotes | sed -E "s/pid $B,/pid B,/; s/^/A's status: /"
@@ -78,3 +96,5 @@ echo "== done"
 # For a failure's report: the daemon's logs, A's attaches and detaches.
 sed 's/^/b log: /' "$W/b.log" "$W/b2.log" >&2
 grep -E 'attached|detached' "$W/a.log" | sed 's/^/a log: /' >&2
+sed 's/^/a rc pingpong: /' "$W/a-rc" >&2
+sed 's/^/b rc pingpong: /' "$W/b-rc" >&2

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/* What the mirror's forwarded files share; see remote_priv.h. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/remote_priv.h"
+#include "lib/fast_wire.h"
+
+int remote_file_open(struct remote *r, GQueue *files, struct remote_file *f, const char *name,
+		     int flags)
+{
+	int ch, data = -1;
+	int64_t ret;
+
+	if ((ch = remote_adopted_channel(r)) < 0)
+		return -EIO;
+	ret = remote_ask(ch, FAST_OPEN, 0, (uint64_t)flags, name, strlen(name), -1, NULL, NULL,
+			 &data, REMOTE_ANSWER_TIMEOUT_MS);
+	if (ret < 0 || data < 0) {
+		close(ch);
+		if (data >= 0)
+			close(data);
+		return ret == -ENOENT ? -ENODEV : -EIO;
+	}
+	fcntl(data, F_SETFL, O_NONBLOCK);
+	memset(f, 0, sizeof(*f));
+	f->chan = ch;
+	f->data = data;
+	f->files = files;
+	f->link.data = f;
+	g_queue_push_tail_link(files, &f->link);
+	return 0;
+}
+
+void remote_file_close(struct remote_file *f)
+{
+	if (f->watch)
+		g_source_remove(f->watch);
+	f->watch = 0;
+	if (f->files)
+		g_queue_unlink(f->files, &f->link);
+	close(f->data);	/* the emulator's last close of its file */
+	close(f->chan);
+}
+
+int64_t remote_file_ask(struct remote_file *f, uint32_t op, uint32_t flags, uint64_t arg,
+			const void *in, size_t n, int fd, char **out, size_t *out_len)
+{
+	int64_t ret = remote_ask(f->chan, op, flags, arg, in, n, fd, out, out_len, NULL,
+				 REMOTE_ANSWER_TIMEOUT_MS);
+
+	return ret == -ETIMEDOUT ? -EIO : ret;
+}
+
+void remote_files_gone(GQueue *files)
+{
+	GList *l, *next;
+
+	for (l = files->head; l; l = next) {
+		struct remote_file *f = l->data;
+
+		next = l->next;	/* a woken reader's reply cannot close it */
+		if (f->watch)
+			g_source_remove(f->watch);
+		f->watch = 0;
+		f->gone = true;	/* what is queued is still read first */
+		if (f->wake)
+			f->wake(f->wake_ctx);
+	}
+}
+
+void remote_files_orphan(GQueue *files)
+{
+	GList *l;
+
+	/* Files the front-end still holds outlive their device (at exit only). */
+	for (l = files->head; l; l = l->next)
+		((struct remote_file *)l->data)->files = NULL;
+}
