@@ -31,25 +31,42 @@ int remote_adopted_channel(struct remote *r);
 /*
  * remote_file.c: an open file of the mirror's that another emulator serves
  * (remote_umad.c, remote_verbs.c embed it first): its channel there, the
- * data socket of what it queues, and who to tell when that comes.
+ * data socket of what it queues, what was taken from that and not read
+ * yet, and who to tell when something comes.
  */
+struct remote_file;
+/* Take one datagram off f->data into f->q (adding its bytes to
+ * f->q_bytes): false when none is there, or at the end (f->gone set). */
+typedef bool (*remote_take_fn)(struct remote_file *f);
+
 struct remote_file {
 	GList link;		/* in its device's open files */
 	GQueue *files;		/* that list; NULL once the device is freed */
 	int chan, data;
 	guint watch;		/* on data, while what comes is taken */
 	bool gone;		/* the emulator hung up: reads end in EIO */
+	remote_take_fn take;
+	GQueue q;		/* taken, not yet read: the file's own items */
+	size_t q_bytes;		/* their bytes (take adds, remote_file_read_done
+				 * takes off) */
 	void (*wake)(void *);
 	void *wake_ctx;
 };
 
 /* Open @name (a device, or a verbs file's path) at the emulator, on a
- * channel of its own, into @f, listed in @files: 0, or -ENODEV (none
- * there), -EIO (the emulator is gone). */
+ * channel of its own, into @f, listed in @files, its datagrams taken by
+ * @take: 0, or -ENODEV (none there), -EIO (the emulator is gone). */
 int remote_file_open(struct remote *r, GQueue *files, struct remote_file *f, const char *name,
-		     int flags);
-/* Its last close: unlisted, the channel and data socket closed. */
-void remote_file_close(struct remote_file *f);
+		     int flags, remote_take_fn take);
+/* Call @fn(@ctx) whenever something is taken (or the end comes), from now. */
+void remote_file_set_wakeup(struct remote_file *f, void (*fn)(void *), void *ctx);
+/* Something to read, or the end to say. */
+bool remote_file_readable(const struct remote_file *f);
+/* A read took @n bytes' worth off f->q: taking resumes below the bound. */
+void remote_file_read_done(struct remote_file *f, size_t n);
+/* Its last close: unlisted, the channel and data socket closed, what is
+ * still queued freed with @free_item. */
+void remote_file_close(struct remote_file *f, GDestroyNotify free_item);
 /* A request on its channel and the answer (remote_ask); a channel that
  * fails or times out is the emulator gone, as the kernel fails calls on a
  * removed device: EIO. */

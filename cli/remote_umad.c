@@ -21,8 +21,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <glib-unix.h>
-
 #include "cli/remote_priv.h"
 #include "emulator/umad.h"
 #include "lib/fast_wire.h"
@@ -33,11 +31,6 @@
 #define UMAD_MAGIC	0x1b	/* IB_IOCTL_MAGIC */
 #define ENABLE_PKEY	0x1b03	/* _IO(IB_IOCTL_MAGIC, 3) */
 #define IOCTL_ARG_MAX	64
-/* Packets taken ahead of the reader: beyond this the data socket is left
- * alone, its sender (the emulator) stops, and the emulator's own limit on
- * a file's queue applies, as to any slow reader. */
-#define QUEUE_MAX_BYTES	(8u << 20)
-
 struct umad_dev_fwd {
 	struct umad_fwd fwd;	/* first: what the vnode names */
 	struct remote *r;
@@ -51,46 +44,37 @@ struct pkt {
 };
 
 struct fwd_file {
-	struct remote_file rf;	/* first: the channel, data socket, waking */
-	GQueue q;		/* struct pkt *, taken, not yet read */
-	size_t q_bytes;
+	struct remote_file rf;	/* first: the channel, data socket, its queue
+				 * (struct pkt *), waking */
 	unsigned hdr_size;	/* when no packet says */
 };
 
-static gboolean on_data(gint fd, GIOCondition cond, gpointer data);
-
-static void watch_data(struct fwd_file *f)
-{
-	if (!f->rf.watch && !f->rf.gone)
-		f->rf.watch = g_unix_fd_add(f->rf.data, G_IO_IN | G_IO_HUP | G_IO_ERR, on_data, f);
-}
-
 /* The next packet off the data socket; NULL when none (or the end). */
-static struct pkt *take_pkt(struct fwd_file *f)
+static struct pkt *take_pkt(struct remote_file *f)
 {
 	struct fast_pkt h;
 	union fd_cmsg u;
 	struct pkt *p;
 	struct iovec iov[2];
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
-	ssize_t n = recv(f->rf.data, &h, sizeof(h), MSG_PEEK | MSG_DONTWAIT);
+	ssize_t n = recv(f->data, &h, sizeof(h), MSG_PEEK | MSG_DONTWAIT);
 	int memfd;
 
 	if (n != (ssize_t)sizeof(h)) {
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) ||
 		    (n > 0 && n < (ssize_t)sizeof(h)))
-			f->rf.gone = true;
+			f->gone = true;
 		return NULL;
 	}
 	if (!(p = g_try_malloc(sizeof(*p) + h.len))) {
-		f->rf.gone = true;	/* nothing sensible to do but fail the reads */
+		f->gone = true;	/* nothing sensible to do but fail the reads */
 		return NULL;
 	}
 	iov[0] = (struct iovec){ &p->h, sizeof(p->h) };
 	iov[1] = (struct iovec){ p->bytes, (h.flags & FAST_F_MEMFD) ? 0 : h.len };
 	if (h.flags & FAST_F_MEMFD)
 		fd_pass_room(&msg, &u);
-	n = recvmsg(f->rf.data, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	n = recvmsg(f->data, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	if (n >= (ssize_t)sizeof(h) && (h.flags & FAST_F_MEMFD)) {
 		if ((memfd = fd_pass_take(&msg)) < 0 ||
 		    pread(memfd, p->bytes, h.len, 0) != (ssize_t)h.len)
@@ -100,40 +84,29 @@ static struct pkt *take_pkt(struct fwd_file *f)
 	}
 	if (n < (ssize_t)sizeof(h)) {
 		g_free(p);
-		f->rf.gone = true;
+		f->gone = true;
 		return NULL;
 	}
 	return p;
 }
 
-/* Packets came (or the end): queue them, as room allows, and say so. */
-static gboolean on_data(gint fd, GIOCondition cond, gpointer data)
+/* remote_take_fn: a packet into the queue. */
+static bool take(struct remote_file *f)
 {
-	struct fwd_file *f = data;
-	struct pkt *p;
-	bool any = false;
+	struct pkt *p = take_pkt(f);
 
-	(void)fd;
-	(void)cond;
-	while ((!f->q.length || f->q_bytes < QUEUE_MAX_BYTES) && (p = take_pkt(f))) {
-		g_queue_push_tail(&f->q, p);
-		f->q_bytes += p->h.len;
-		any = true;
-	}
-	if (any || f->rf.gone)
-		f->rf.wake(f->rf.wake_ctx);
-	if (f->rf.gone || f->q_bytes >= QUEUE_MAX_BYTES) {
-		f->rf.watch = 0;	/* again once read below the limit */
-		return G_SOURCE_REMOVE;
-	}
-	return G_SOURCE_CONTINUE;
+	if (!p)
+		return false;
+	g_queue_push_tail(&f->q, p);
+	f->q_bytes += p->h.len;
+	return true;
 }
 
 static void *fwd_open(void *dev, int pid, const char *path)
 {
 	struct umad_dev_fwd *d = dev;
 	struct fwd_file *f = g_new0(struct fwd_file, 1);
-	int r = remote_file_open(d->r, &d->files, &f->rf, d->name, O_RDWR);
+	int r = remote_file_open(d->r, &d->files, &f->rf, d->name, O_RDWR, take);
 
 	(void)pid;
 	(void)path;
@@ -143,30 +116,23 @@ static void *fwd_open(void *dev, int pid, const char *path)
 		return NULL;
 	}
 	f->hdr_size = HDR_OLD;
-	g_queue_init(&f->q);
 	return f;
 }
 
 static void fwd_set_wakeup(void *file, void (*fn)(void *), void *ctx)
 {
-	struct fwd_file *f = file;
-
-	f->rf.wake = fn;
-	f->rf.wake_ctx = ctx;
-	watch_data(f);
+	remote_file_set_wakeup(file, fn, ctx);	/* rf is the first member */
 }
 
 static bool fwd_readable(const void *file)
 {
-	const struct fwd_file *f = file;
-
-	return f->q.length || f->rf.gone;
+	return remote_file_readable(file);
 }
 
 static size_t fwd_next_len(const void *file)
 {
 	const struct fwd_file *f = file;
-	const struct pkt *p = f->q.head ? f->q.head->data : NULL;
+	const struct pkt *p = f->rf.q.head ? f->rf.q.head->data : NULL;
 
 	return p ? p->h.len : 0;
 }
@@ -174,7 +140,7 @@ static size_t fwd_next_len(const void *file)
 static unsigned fwd_hdr_size(const void *file)
 {
 	const struct fwd_file *f = file;
-	const struct pkt *p = f->q.head ? f->q.head->data : NULL;
+	const struct pkt *p = f->rf.q.head ? f->rf.q.head->data : NULL;
 
 	return p ? p->h.hdr_size : f->hdr_size;
 }
@@ -184,7 +150,7 @@ static unsigned fwd_hdr_size(const void *file)
 static ssize_t fwd_read(void *file, void *buf, size_t count)
 {
 	struct fwd_file *f = file;
-	struct pkt *p = g_queue_peek_head(&f->q);
+	struct pkt *p = g_queue_peek_head(&f->rf.q);
 	size_t copy;
 	int64_t r;
 
@@ -196,11 +162,9 @@ static ssize_t fwd_read(void *file, void *buf, size_t count)
 	memcpy(buf, p->bytes, copy);
 	if (r < 0)
 		return (ssize_t)r;	/* ENOSPC leaves it at the head */
-	g_queue_pop_head(&f->q);
-	f->q_bytes -= p->h.len;
+	g_queue_pop_head(&f->rf.q);
+	remote_file_read_done(&f->rf, p->h.len);
 	g_free(p);
-	if (f->q_bytes < QUEUE_MAX_BYTES)
-		watch_data(f);
 	return (ssize_t)r;
 }
 
@@ -253,8 +217,7 @@ static void fwd_release(void *file)
 {
 	struct fwd_file *f = file;
 
-	remote_file_close(&f->rf);
-	g_queue_clear_full(&f->q, g_free);
+	remote_file_close(&f->rf, g_free);
 	g_free(f);
 }
 

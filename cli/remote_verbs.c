@@ -20,17 +20,10 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include <glib-unix.h>
-
 #include "cli/remote_priv.h"
 #include "cuse/verbs_backend.h"
 #include "lib/fast_wire.h"
 #include "lib/verbs_wire.h"
-
-/* Records taken ahead of the reader: beyond this the data socket is left
- * alone and the emulator's own limit on a context's queue applies
- * (VERBS_RX_MAX: packets dropped, as an HCA without buffers drops them). */
-#define QUEUE_MAX_BYTES	(8u << 20)
 
 struct verbs_dev_fwd {
 	struct verbs_fwd fwd;	/* first: what the vnode names */
@@ -41,21 +34,12 @@ struct verbs_dev_fwd {
 
 /* An open command file (a context) or event file. */
 struct vfile {
-	struct remote_file rf;	/* first: the channel, data socket, waking */
+	struct remote_file rf;	/* first: the channel, data socket, its queue
+				 * (GBytes *: whole records, or events), waking */
 	bool events;
-	GQueue q;		/* GBytes *: whole records or events, unread */
-	size_t q_bytes;
 };
 
-static gboolean on_data(gint fd, GIOCondition cond, gpointer data);
-
-static void watch_data(struct vfile *f)
-{
-	if (!f->rf.watch && !f->rf.gone)
-		f->rf.watch = g_unix_fd_add(f->rf.data, G_IO_IN | G_IO_HUP | G_IO_ERR, on_data, f);
-}
-
-static void push(struct vfile *f, const void *bytes, size_t len)
+static void push(struct remote_file *f, const void *bytes, size_t len)
 {
 	g_queue_push_tail(&f->q, g_bytes_new(bytes, len));
 	f->q_bytes += len;
@@ -63,7 +47,7 @@ static void push(struct vfile *f, const void *bytes, size_t len)
 
 /* One datagram into the queue: whole records (struct verbs_wire_rec
  * first, each its len long), or one event; false if it is neither. */
-static bool take(struct vfile *f, const uint8_t *buf, size_t n)
+static bool split(struct vfile *f, const uint8_t *buf, size_t n)
 {
 	struct verbs_wire_rec rec;
 	size_t off;
@@ -71,7 +55,7 @@ static bool take(struct vfile *f, const uint8_t *buf, size_t n)
 	if (f->events) {
 		if (n != sizeof(struct verbs_wire_event))
 			return false;
-		push(f, buf, n);
+		push(&f->rf, buf, n);
 		return true;
 	}
 	for (off = 0; off < n; off += rec.len) {
@@ -80,44 +64,33 @@ static bool take(struct vfile *f, const uint8_t *buf, size_t n)
 		memcpy(&rec, buf + off, sizeof(rec));
 		if (rec.len < sizeof(rec) || rec.len > n - off)
 			return false;
-		push(f, buf + off, rec.len);
+		push(&f->rf, buf + off, rec.len);
 	}
 	return true;
 }
 
-/* Records came (or the end): queue them, as room allows, and say so. */
-static gboolean on_data(gint fd, GIOCondition cond, gpointer data)
+/* remote_take_fn: a datagram's records (or event) into the queue. The
+ * emulator's own bound on a context's queue (VERBS_RX_MAX: packets
+ * dropped, as an HCA without buffers drops them) holds what we leave. */
+static bool take(struct remote_file *rf)
 {
 	static uint8_t buf[FAST_INLINE_MAX];
-	struct vfile *f = data;
-	bool any = false;
-	ssize_t n;
+	ssize_t n = recv(rf->data, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
 
-	(void)cond;
-	while (f->q_bytes < QUEUE_MAX_BYTES) {
-		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			break;
-		if (n <= 0 || n > (ssize_t)sizeof(buf) || !take(f, buf, (size_t)n)) {
-			f->rf.gone = true;	/* the end, or not our words: fail the reads */
-			break;
-		}
-		any = true;
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return false;
+	if (n <= 0 || n > (ssize_t)sizeof(buf) || !split((struct vfile *)rf, buf, (size_t)n)) {
+		rf->gone = true;	/* the end, or not our words: fail the reads */
+		return false;
 	}
-	if (any || f->rf.gone)
-		f->rf.wake(f->rf.wake_ctx);
-	if (f->rf.gone || f->q_bytes >= QUEUE_MAX_BYTES) {
-		f->rf.watch = 0;	/* again once read below the limit */
-		return G_SOURCE_REMOVE;
-	}
-	return G_SOURCE_CONTINUE;
+	return true;
 }
 
 static void *file_open(void *dev, bool events)
 {
 	struct verbs_dev_fwd *d = dev;
 	struct vfile *f = g_new0(struct vfile, 1);
-	int r = remote_file_open(d->r, &d->files, &f->rf, d->path, O_RDWR);
+	int r = remote_file_open(d->r, &d->files, &f->rf, d->path, O_RDWR, take);
 
 	if (r < 0) {
 		g_free(f);
@@ -125,7 +98,6 @@ static void *file_open(void *dev, bool events)
 		return NULL;
 	}
 	f->events = events;
-	g_queue_init(&f->q);
 	return f;
 }
 
@@ -133,25 +105,18 @@ static void file_close(void *file)
 {
 	struct vfile *f = file;
 
-	remote_file_close(&f->rf);
-	g_queue_clear_full(&f->q, (GDestroyNotify)g_bytes_unref);
+	remote_file_close(&f->rf, (GDestroyNotify)g_bytes_unref);
 	g_free(f);
 }
 
 static void set_wakeup(void *file, void (*fn)(void *), void *ctx)
 {
-	struct vfile *f = file;
-
-	f->rf.wake = fn;
-	f->rf.wake_ctx = ctx;
-	watch_data(f);
+	remote_file_set_wakeup(file, fn, ctx);	/* rf is the first member */
 }
 
 static bool readable(const void *file)
 {
-	const struct vfile *f = file;
-
-	return f->q.length || f->rf.gone;
+	return remote_file_readable(file);
 }
 
 /* uverbs_ctx_read's rules (as many whole records as fit, EINVAL when the
@@ -164,18 +129,16 @@ static ssize_t file_read(void *file, void *buf, size_t count)
 	size_t got = 0;
 	GBytes *b;
 
-	if (!f->q.length)
+	if (!f->rf.q.length)
 		return f->rf.gone ? -EIO : -EAGAIN;
-	while ((b = g_queue_peek_head(&f->q)) && g_bytes_get_size(b) <= count - got) {
+	while ((b = g_queue_peek_head(&f->rf.q)) && g_bytes_get_size(b) <= count - got) {
 		memcpy((uint8_t *)buf + got, g_bytes_get_data(b, NULL), g_bytes_get_size(b));
 		got += g_bytes_get_size(b);
-		f->q_bytes -= g_bytes_get_size(b);
-		g_bytes_unref(g_queue_pop_head(&f->q));
+		g_bytes_unref(g_queue_pop_head(&f->rf.q));
 		if (f->events)
 			break;
 	}
-	if (f->q_bytes < QUEUE_MAX_BYTES)
-		watch_data(f);
+	remote_file_read_done(&f->rf, got);
 	return got ? (ssize_t)got : -EINVAL;
 }
 
@@ -195,7 +158,7 @@ static void ctx_queue(void *file, const void *rec, size_t len)
 {
 	struct vfile *f = file;
 
-	push(f, rec, len);
+	push(&f->rf, rec, len);
 	if (f->rf.wake)
 		f->rf.wake(f->rf.wake_ctx);
 }
