@@ -26,10 +26,11 @@ struct umad_host {
 	uint32_t next_hi_tid;
 	unsigned recv_max;	/* packets a file's receive queue holds */
 	size_t recv_max_bytes;	/* and bytes */
-	umad_changed_fn changed;	/* port changes, for the verbs devices */
-	void *changed_ctx;
-	umad_data_fn data;	/* data packets, for the verbs devices' QPs */
-	void *data_ctx;
+	/* The verbs devices above (umad_host_set_verbs): port changes, data
+	 * packets for their QPs. */
+	umad_changed_fn changed;
+	umad_data_fn data;
+	void *verbs_ctx;
 	GQueue files;		/* struct umad_file *, open, for `ctl status` */
 	GArray *issm_watch;	/* struct issm_watch: who has opens waiting */
 };
@@ -143,10 +144,12 @@ void umad_host_free(struct umad_host *h)
 static enum upper_verdict dev_deliver(void *ctx, struct port *port,
 				      const struct mad_pkt *pkt);
 
-void umad_host_set_changed(struct umad_host *h, umad_changed_fn fn, void *ctx)
+void umad_host_set_verbs(struct umad_host *h, umad_changed_fn changed, umad_data_fn data,
+			 void *ctx)
 {
-	h->changed = fn;
-	h->changed_ctx = ctx;
+	h->changed = changed;
+	h->data = data;
+	h->verbs_ctx = ctx;
 }
 
 static void dev_changed(void *ctx, struct port *port, unsigned what)
@@ -154,20 +157,14 @@ static void dev_changed(void *ctx, struct port *port, unsigned what)
 	struct umad_dev *d = ctx;
 
 	if (d->host->changed)
-		d->host->changed(d->host->changed_ctx, port, what);
-}
-
-void umad_host_set_data(struct umad_host *h, umad_data_fn fn, void *ctx)
-{
-	h->data = fn;
-	h->data_ctx = ctx;
+		d->host->changed(d->host->verbs_ctx, port, what);
 }
 
 static enum upper_verdict dev_data(void *ctx, struct port *port, const struct mad_pkt *pkt)
 {
 	struct umad_dev *d = ctx;
 
-	return d->host->data ? d->host->data(d->host->data_ctx, port, pkt) : UPPER_UNCLAIMED;
+	return d->host->data ? d->host->data(d->host->verbs_ctx, port, pkt) : UPPER_UNCLAIMED;
 }
 
 unsigned umad_host_attach(struct umad_host *h, struct node *n)

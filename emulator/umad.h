@@ -55,14 +55,17 @@ struct fabric *umad_host_fabric(const struct umad_host *h);
 unsigned umad_host_ncas(const struct umad_host *h);
 struct node *umad_host_ca(struct umad_host *h, unsigned k, const char **name);
 
-/* Hear of every change at this host's ports (enum port_change bits in
- * @what): the verbs devices raise their async events from it. */
+/*
+ * The verbs devices above this host (emulator/uverbs.h): @changed hears of
+ * every change at its ports (enum port_change bits in @what), from which
+ * they raise their async events; @data takes the data packets that reach
+ * its CA ports, for their QPs (docs/verbs.md "Data path"). NULLs: none
+ * (packets are dropped).
+ */
 typedef void (*umad_changed_fn)(void *ctx, struct port *p, unsigned what);
-void umad_host_set_changed(struct umad_host *h, umad_changed_fn fn, void *ctx);
-/* Take the data packets that reach this host's CA ports (@fn NULL: they
- * are dropped): the verbs devices' QPs (docs/verbs.md "Data path"). */
 typedef enum upper_verdict (*umad_data_fn)(void *ctx, struct port *p, const struct mad_pkt *pkt);
-void umad_host_set_data(struct umad_host *h, umad_data_fn fn, void *ctx);
+void umad_host_set_verbs(struct umad_host *h, umad_changed_fn changed, umad_data_fn data,
+			 void *ctx);
 
 unsigned umad_dev_index(const struct umad_dev *d);	/* N in umadN */
 struct port *umad_dev_port(const struct umad_dev *d);

@@ -266,8 +266,7 @@ struct uverbs *uverbs_new(struct umad_host *h)
 		g_ptr_array_add(uv->devs, d);
 		g_hash_table_insert(uv->by_node, n, d);
 	}
-	umad_host_set_changed(h, on_port_changed, uv);
-	umad_host_set_data(h, uverbs_on_data, uv);
+	umad_host_set_verbs(h, on_port_changed, uverbs_on_data, uv);
 	return uv;
 }
 
@@ -277,8 +276,7 @@ void uverbs_free(struct uverbs *uv)
 
 	if (!uv)
 		return;
-	umad_host_set_changed(uv->host, NULL, NULL);
-	umad_host_set_data(uv->host, NULL, NULL);
+	umad_host_set_verbs(uv->host, NULL, NULL, NULL);
 	for (i = 0; i < uv->devs->len; i++) {
 		struct uverbs_dev *d = g_ptr_array_index(uv->devs, i);
 

@@ -30,7 +30,7 @@ struct uverbs_dev *uverbs_dev_of_node(struct uverbs *uv, const struct node *n);
 /* uverbs_data.c */
 void uverbs_qps_init(struct uverbs_dev *d);
 void uverbs_qps_clear(struct uverbs_dev *d);
-/* A data packet reached a CA port of the host's (umad_host_set_data). */
+/* A data packet reached a CA port of the host's (umad_host_set_verbs). */
 enum upper_verdict uverbs_on_data(void *ctx, struct port *in, const struct mad_pkt *p);
 
 #endif
