@@ -40,8 +40,8 @@ struct vfs *remote_vfs(struct remote *r);
 /* The attachment's channel: it hangs up when the emulator is gone. */
 int remote_lifeline(const struct remote *r);
 /* The emulator has gone (the lifeline hung up): every call on the umad
- * files fails EIO from now on, and the reads blocked on them are answered
- * EIO now, before the caller tears the files down. */
+ * and verbs files fails EIO from now on, and the reads blocked on them are
+ * answered EIO now, before the caller tears the files down. */
 void remote_gone(struct remote *r);
 void remote_free(struct remote *r);
 

@@ -20,7 +20,7 @@ struct umad_host;
 
 struct cusedevs *cusedevs_new(struct umad_host *host);
 /* Register one device per VN_UMAD/VN_ISSM/VN_VCMD child of @dir, and per
- * VN_UMAD_FWD/VN_ISSM_FWD (an attached host's: `start --remote`). */
+ * VN_UMAD_FWD/VN_ISSM_FWD/VN_VCMD_FWD (an attached host's: `start --remote`). */
 int cusedevs_add_dir(struct cusedevs *cd, struct vnode *dir, GError **err);
 /* Run the main loop until every device node exists under /dev (the kernel
  * makes them after CUSE_INIT), at most @timeout_ms; then give them @mode

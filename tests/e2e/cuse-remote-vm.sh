@@ -1,13 +1,14 @@
 #!/bin/bash
 # `ibemu start --remote` (docs/many-hosts.md): CUSE mode for an attached
-# host (umad, issm and verbs devices), in the VM that boots Debian's stock kernel (tests/vm/run-in-vm, as
-# cuse-vm.sh). tests/vm/cuse-remote.sh runs there: a namespace-mode run A
-# owns the fabric (opensm, an ibping server on host1); `ibemu start
-# --remote A --attach host2` serves host2's files as real character
-# devices of the whole (virtual) host, and unmodified tools use them; `ibemu
-# ctl`/`list`/`stop` find that daemon; when A goes, a blocked reader gets
-# EIO and the daemon ends, leaving nothing. Run-in-vm exits 125 (a failure,
-# with the reason) when the VM cannot start.
+# host (umad, issm and verbs devices), in the VM that boots Debian's stock
+# kernel (tests/vm/run-in-vm, as cuse-vm.sh). tests/vm/cuse-remote.sh
+# runs there: a namespace-mode run A owns the fabric (opensm, an ibping
+# server on host1); `ibemu start --remote A --attach host2` serves host2's
+# files as real character devices of the whole (virtual) host, and
+# unmodified tools use them; `ibemu ctl`/`list`/`stop` find that daemon;
+# when A goes, a blocked reader gets EIO and the daemon ends, leaving
+# nothing. Run-in-vm exits 125 (a failure, with the reason) when the VM
+# cannot start.
 . "$(dirname "$0")/lib.sh"
 vm_tier cuse-remote.sh
 expect_rc 0 "the VM ran the remote CUSE tier"
