@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -586,10 +587,15 @@ static unsigned serve_slots(struct fastpath *fp)
 /*
  * After a request, look at the slots a while, as serve.c does at the
  * FUSE device: the next request is usually there within microseconds,
- * and seeing it costs no system call on either side. Then stop looking,
- * and serve what came meanwhile (its client saw us looking: no ring).
+ * and seeing it costs no system call on either side. Between looks the
+ * CPU goes to any other thread that can run (sched_yield): with a
+ * program of several threads (opensm's receiver, dispatcher and sender)
+ * on few CPUs, looking must not take the CPU of the thread that makes the
+ * next request (docs/performance.md), so it can go on far longer than a
+ * look that holds the CPU could. Then stop looking, and serve what came
+ * meanwhile (its client saw us looking: no ring).
  */
-#define SLOT_SPIN_US	50
+#define SLOT_SPIN_US	1000
 #define SLOT_BATCH	64	/* then back to the loop: timers, sockets, FUSE */
 
 static void spin_slots(struct fastpath *fp)
@@ -603,6 +609,8 @@ static void spin_slots(struct fastpath *fp)
 			until = g_get_monotonic_time() + SLOT_SPIN_US;
 		else if (g_get_monotonic_time() >= until)
 			break;
+		else
+			sched_yield();
 		batch += n;
 	}
 	set_looking(fp, false);

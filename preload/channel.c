@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "lib/fast_wire.h"
@@ -91,47 +90,7 @@ static int connect_emulator(void)
 	return s;
 }
 
-/*
- * The answer to a request is usually there within a few microseconds: on
- * a machine with more than one CPU, look for it that long before sleeping
- * (a sleeping vCPU is what a round trip costs most; docs/performance.md).
- * When it does not come in time (a busy emulator, many clients), sleep at
- * once for the next requests of this thread, so that spinning never takes
- * the CPU the emulator needs.
- */
-#define SPIN_BACKOFF	64
-
-static __thread unsigned spin_skip;
-
-int fast_may_spin(void)
-{
-	static int cpus;
-
-	if (!cpus)
-		cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (cpus < 2)
-		return 0;
-	if (spin_skip) {
-		spin_skip--;
-		return 0;
-	}
-	return 1;
-}
-
-void fast_spin_missed(void)
-{
-	spin_skip = SPIN_BACKOFF;
-}
-
-long long fast_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/* recvmsg, looking for a while first (above); EINTR waits on. */
+/* recvmsg, looking for a while first (wait.c); EINTR waits on. */
 static ssize_t recv_answer(int chan, struct msghdr *m, int flags)
 {
 	ssize_t n;

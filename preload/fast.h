@@ -14,6 +14,7 @@
 #ifndef IBEMU_PRELOAD_FAST_H
 #define IBEMU_PRELOAD_FAST_H
 
+#include <poll.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -76,14 +77,26 @@ long fast_request(struct fast_obj *o, int data_fd, uint32_t op, uint64_t arg, co
  * close returns, then forget @o. */
 void fast_last_close(struct fast_obj *o);
 
+/* ---- wait.c: how the library waits ----------------------------------- */
+
 /*
- * Look this long for an answer before sleeping, when there is more than
- * one CPU and the last look did not come back empty-handed (channel.c).
+ * Look this long for an answer on the channel before sleeping, when there
+ * is more than one CPU and the last look did not come back empty-handed.
  */
 #define FAST_SPIN_NS	20000
+/* Look this long for an answer in the slot, giving the CPU away between
+ * looks (wait.c says why no back-off is needed then). */
+#define FAST_SLOT_SPIN_NS	100000
+/* Look this long in poll on a data socket before sleeping, the same way. */
+#define FAST_POLL_SPIN_NS	50000
+long long fast_now_ns(void);
+/* More than one CPU online: looking can pay. */
+int fast_many_cpus(void);
 int fast_may_spin(void);
 void fast_spin_missed(void);
-long long fast_now_ns(void);
+/* poll(2) when @fds names a data socket and there is time to look;
+ * otherwise -2: the caller polls as usual. */
+int fast_poll(struct pollfd *fds, nfds_t n, int timeout);
 
 /* ---- slot.c: requests in shared memory --------------------------------- */
 

@@ -4,14 +4,15 @@
  * slot"): a write or an ioctl put in memory the emulator maps too. While
  * the emulator looks at its slots (it does for a while after each
  * request) the request and its answer cost no system call; otherwise one
- * FAST_RING on the channel wakes it. The answer is waited for as on the
- * channel: looked for a while, then slept on (a futex), and a channel
- * that hangs up meanwhile means the emulator is gone (EIO).
+ * FAST_RING on the channel wakes it. The answer is looked for a while
+ * (wait.c), then slept on (a futex), and a channel that hangs up
+ * meanwhile means the emulator is gone (EIO).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/futex.h>
 #include <poll.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -50,21 +51,25 @@ static int answered(struct fast_slot *sl, uint32_t seq)
 	return __atomic_load_n(&sl->ans_seq, __ATOMIC_ACQUIRE) == seq;
 }
 
-/* 0 once @seq is answered, -EIO if the emulator went first. A signal
- * does not end the wait: the request is made (as exchange()'s). */
+/*
+ * 0 once @seq is answered, -EIO if the emulator went first. A signal
+ * does not end the wait: the request is made (as exchange()'s). The look
+ * first gives the CPU away between looks (wait.c): the thread that makes
+ * the answer may need it.
+ */
 static int wait_answer(struct fast_slot *sl, uint32_t seq, int chan)
 {
 	struct timespec ts = { 0, GONE_CHECK_NS };
 	long long end;
 	uint32_t cur;
 
-	if (fast_may_spin()) {
-		end = fast_now_ns() + FAST_SPIN_NS;
+	if (fast_many_cpus()) {
+		end = fast_now_ns() + FAST_SLOT_SPIN_NS;
 		do {
 			if (answered(sl, seq))
 				return 0;
+			sched_yield();
 		} while (fast_now_ns() < end);
-		fast_spin_missed();
 	}
 	__atomic_store_n(&sl->sleeping, 1u, __ATOMIC_RELAXED);
 	/* Then read ans_seq (the barrier pairs with the emulator's). */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The calls this library puts in front of libc's: opens of the emulated
- * umad files (/dev/infiniband/umadN), and read, write, ioctl, close, dup
- * and fstat of the fds they gave. Any other fd or path goes straight to
+ * umad files (/dev/infiniband/umadN), and read, write, ioctl, close, dup,
+ * fstat and poll of the fds they gave. Any other fd or path goes straight to
  * libc, and so does everything when $IBEMU_FAST is unset or
  * $IBEMU_FAST_PATH is 0 (docs/fast-path.md). Failures of the fast path's
  * own making (no socket, an emulator that will not open) fall back to the
@@ -71,6 +71,8 @@ static int (*real_fcntl)(int, int, ...);
 static int (*real_fcntl64)(int, int, ...);
 static int (*real_fstat)(int, struct stat *);
 static int (*real_fstat64)(int, struct stat64 *);
+static int (*real_poll)(struct pollfd *, nfds_t, int);
+static int (*real___poll_chk)(struct pollfd *, nfds_t, int, size_t);
 
 int real_close(int fd)
 {
@@ -259,6 +261,27 @@ EXPORT int __openat64_2(int dirfd, const char *path, int flags)
 	int fd = try_open(dirfd, path, flags);
 
 	return fd != -2 ? fd : REAL(__openat64_2)(dirfd, path, flags);
+}
+
+/* ---- poll: looks a while first on a data socket (wait.c) ---------------- */
+
+int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
+
+EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	int r = fast_poll(fds, n, timeout);
+
+	return r != -2 ? r : REAL(poll)(fds, n, timeout);
+}
+
+EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
+{
+	int r;
+
+	if (fdslen / sizeof(*fds) < n)	/* libc's reports the overflow */
+		return REAL(__poll_chk)(fds, n, timeout, fdslen);
+	r = fast_poll(fds, n, timeout);
+	return r != -2 ? r : REAL(__poll_chk)(fds, n, timeout, fdslen);
 }
 
 /* ---- read, write, ioctl ------------------------------------------------- */

@@ -20,6 +20,10 @@
  *   close         a registration freed by close at once (re-registered)
  *   threads       four threads writing and reading one fd
  *   nonblock      O_NONBLOCK: EAGAIN, poll, epoll
+ *   poll          poll on the fd, run with IBEMU_FAST_POLL_LOOK_US long
+ *                 (the library's poll looks that long before it sleeps):
+ *                 signals while it looks end it (EINTR), its timeout
+ *                 counts the look, an answer and a pipe beside it are seen
  *   short         reads too short for the packet: EINVAL, packet kept
  *   calls         the calls a kernel answers before or without ib_umad
  *                 (a zero-byte write, an unknown ioctl with a NULL
@@ -384,6 +388,50 @@ static int case_nonblock(void)
 	return 0;
 }
 
+static long ms_since(const struct timespec *a)
+{
+	struct timespec b;
+
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (b.tv_sec - a->tv_sec) * 1000 + (b.tv_nsec - a->tv_nsec) / 1000000;
+}
+
+static int case_poll(void)
+{
+	int fd = open_umad(0), pfd[2], i, eintr = 0;
+	uint32_t agent = smp_agent(fd);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct pollfd two[2] = { { .fd = fd, .events = POLLIN }, { .events = POLLIN } };
+	struct timespec t;
+	long ms;
+
+	/* poll is never restarted after a handler, SA_RESTART or not
+	 * (signal(7)). Three times: a signal could also land in a look's
+	 * own system call, which would end it even if signals were not
+	 * kept for the looks. */
+	for (i = 0; i < 3; i++) {
+		signalled = 0;
+		alarm_in(50, i == 2);
+		if (poll(&p, 1, 1000) < 0 && errno == EINTR && signalled)
+			eintr++;
+	}
+	if (eintr == 3)
+		printf("poll: signals while it waited: EINTR, with SA_RESTART too (%s)\n",
+		       path_of(fd));
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	if (poll(&p, 1, 200) == 0 && (ms = ms_since(&t)) >= 200 && ms < 500)
+		printf("poll: nothing queued: 0 once its 200 ms are up\n");
+	send_smp(fd, agent, 11);
+	if (recv_smp(fd) == 11)
+		printf("poll: the answer came\n");
+	if (pipe(pfd) < 0 || write(pfd[1], "x", 1) != 1)
+		die("pipe");
+	two[1].fd = pfd[0];
+	if (poll(two, 2, 1000) == 1 && two[1].revents == POLLIN && !two[0].revents)
+		printf("poll: a pipe beside it was seen ready\n");
+	return 0;
+}
+
 static int case_short(void)
 {
 	int fd = open_umad(0);
@@ -455,6 +503,7 @@ static const struct {
 	{ "path", case_path }, { "fork", case_fork }, { "exec", case_exec },
 	{ "exec-fuse", case_exec_fuse }, { "eintr", case_eintr }, { "dup", case_dup },
 	{ "close", case_close }, { "threads", case_threads }, { "nonblock", case_nonblock },
+	{ "poll", case_poll },
 	{ "short", case_short }, { "calls", case_calls },
 };
 
@@ -469,6 +518,6 @@ int main(int argc, char **argv)
 	for (i = 0; argc > 1 && i < sizeof(cases) / sizeof(cases[0]); i++)
 		if (!strcmp(argv[1], cases[i].name))
 			return cases[i].fn();
-	fprintf(stderr, "usage: umad_paths path|fork|exec|exec-fuse|eintr|dup|close|threads|nonblock|short|calls\n");
+	fprintf(stderr, "usage: umad_paths path|fork|exec|exec-fuse|eintr|dup|close|threads|nonblock|poll|short|calls\n");
 	return 2;
 }
