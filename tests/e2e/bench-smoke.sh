@@ -37,6 +37,8 @@ expect_match "^ibemu  median [0-9]+ ms to SUBNET UP" "opensm to SUBNET UP under 
 expect_match "^ibsim  median [0-9]+ ms for saquery NodeRecords" "saquery NodeRecords under ibsim"
 expect_match "^ibemu  median [0-9]+ ms for saquery NodeRecords" "saquery NodeRecords under ibemu"
 expect_match "^ibemu FUSE only  median [0-9]+ ms to SUBNET UP" "and with the FUSE files only"
+expect_match "^NodeRecords saquery printed \(last round, of 14 nodes\): ibsim [0-9]+, ibemu 14$" \
+	"how many records each saquery printed: all of them under ibemu"
 expect_match "^peak RSS \(last round\): ibsim [0-9.]+ MB, ibemu [0-9.]+ MB$" "peak RSS of both"
 if [ -x "$(dirname "$IBEMU")/verbs/libibemu-rdmav34.so" ]; then
 	timeout 120 bash "$BENCH/verbs-pingpong.sh" 1 100 >"$WORK/out" 2>&1
