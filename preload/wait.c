@@ -110,7 +110,7 @@ int fast_poll(struct pollfd *fds, nfds_t n, int timeout)
 	sigset_t all, mask;
 	int r, e;
 
-	if (timeout == 0 || !fast_many_cpus() || !names_ours(fds, n))
+	if (timeout == 0 || !names_ours(fds, n) || !fast_many_cpus())
 		return -2;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &mask);
