@@ -31,7 +31,7 @@ start_opensm
 saquery -C ibemu1 -p | grep -c "PathRecord dump" | sed 's/^/paths=/'
 perfquery -C ibemu1 1 1 >/dev/null && echo perf-ok
 if [ -e "$(dirname "$IBEMU")/verbs/libibemu-rdmav34.so" ]; then
-	pingpong 18600 ibv_ud_pingpong -n 5
+	pingpong 18621 ibv_ud_pingpong -n 5
 fi
 ibemu ctl capture stop
 ibemu ctl capture stop

@@ -16,9 +16,9 @@ export W="$WORK"
 "$IBEMU" run -v --name "$A" -- bash -c '
 . "$INSIDE"
 start_opensm
-timeout 60 ibv_rc_pingpong -d ibemu0 -g 0 -e -n 20 -p 18601 >"$W/a-rc" 2>&1 &
-timeout 60 ibv_ud_pingpong -d ibemu0 -g 0 -n 20 -p 18602 >"$W/a-ud" 2>&1 &
-wait_listen 18601; wait_listen 18602
+timeout 60 ibv_rc_pingpong -d ibemu0 -g 0 -e -n 20 -p 18611 >"$W/a-rc" 2>&1 &
+timeout 60 ibv_ud_pingpong -d ibemu0 -g 0 -n 20 -p 18612 >"$W/a-ud" 2>&1 &
+wait_listen 18611; wait_listen 18612
 echo "$IBEMU_FAST" >"$W/a-fast"
 echo up >"$W/a-up"
 wait; echo "A servers done" >"$W/a-done"
@@ -51,8 +51,8 @@ ls -l /dev/infiniband/uverbs0 | cut -c1 | sed "s/^/uverbs0 type: /"
 cat /sys/class/infiniband_verbs/uverbs0/ibdev | sed "s/^/ibdev: /"
 ibv_devices | sed -n "s/^[[:space:]]*\(ibemu[0-9]*\)[[:space:]]*\([0-9a-f]*\)$/devices: \1 \2/p"
 ibv_devinfo -d ibemu0 | sed -n "s/^[[:space:]]*\(state\|port_lid\|sm_lid\|node_guid\):[[:space:]]*/devinfo \1: /p"
-ibv_rc_pingpong -d ibemu0 -g 0 -e -n 20 -p 18601 127.0.0.1 >"$W/b-rc" 2>&1; echo "rc client: $?"
-ibv_ud_pingpong -d ibemu0 -g 0 -n 20 -p 18602 127.0.0.1 >"$W/b-ud" 2>&1; echo "ud client: $?"
+ibv_rc_pingpong -d ibemu0 -g 0 -e -n 20 -p 18611 127.0.0.1 >"$W/b-rc" 2>&1; echo "rc client: $?"
+ibv_ud_pingpong -d ibemu0 -g 0 -n 20 -p 18612 127.0.0.1 >"$W/b-ud" 2>&1; echo "ud client: $?"
 # Port events: A steers the link (through this host'"'"'s IBEMU_CTL).
 "$TOOLS/verbs_watch" events ibemu0 3 60 >"$W/b-events" &
 wp=$!
