@@ -66,6 +66,14 @@ static struct pkt *take_pkt(struct remote_file *f)
 			f->gone = true;
 		return NULL;
 	}
+	if (h.flags & FAST_F_HELD) {	/* the emulator waits for us to ask */
+		if (recv(f->data, &h, sizeof(h), MSG_DONTWAIT) != (ssize_t)sizeof(h) ||
+		    remote_file_ask(f, FAST_PUSH, 0, 0, NULL, 0, -1, NULL, NULL) < 0) {
+			f->gone = true;
+			return NULL;
+		}
+		return take_pkt(f);
+	}
 	if (!(p = g_try_malloc(sizeof(*p) + h.len))) {
 		f->gone = true;	/* nothing sensible to do but fail the reads */
 		return NULL;

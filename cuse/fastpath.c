@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -29,6 +30,17 @@
 #include "lib/log.h"
 
 #define IOCTL_ARG_MAX	64	/* the largest umad ioctl argument, as devfile.c */
+/*
+ * How far ahead of its reader a file's packets may go into the data
+ * socket. The socket's own buffer bounds the datagrams, not the memfds
+ * that long messages travel in (64 KiB to UMAD_MAX_WRITE each): past this
+ * many bytes sent since the socket was last seen empty, a FAST_F_HELD
+ * mark goes in and nothing more until the reader, having read up to the
+ * mark, asks with FAST_PUSH; what waits stays in the umad queue. Both
+ * count against its limit (umad_set_outside), so a file holds at most
+ * UMAD_RECV_BYTES_MAX unread bytes by either path (README "Limits").
+ */
+#define SOCK_AHEAD_BYTES	(16u << 20)
 
 struct fastpath {
 	struct umad_host *host;
@@ -70,6 +82,8 @@ struct fast_file {
 	struct fast_pkt pend;
 	uint8_t *pend_bytes;
 	int pend_memfd;
+	size_t sock_bytes;	/* sent since the socket was last seen empty */
+	bool held;		/* the FAST_F_HELD mark is in the socket */
 };
 
 /* One connection: a client's request channel, for one file once opened
@@ -161,6 +175,74 @@ static int send_pkt(struct fast_file *ff, const struct fast_pkt *h, const uint8_
 }
 
 static gboolean on_data_room(gint fd, GIOCondition cond, gpointer data);
+static void push_packets(struct fast_file *ff);
+
+/* Whether @len more bytes may go into the data socket now (above). */
+static bool room_ahead(struct fast_file *ff, size_t len)
+{
+	static const struct fast_pkt mark = { .flags = FAST_F_HELD };
+
+	if (ff->held)
+		return false;
+	if (!ff->sock_bytes || ff->sock_bytes + len <= SOCK_AHEAD_BYTES)
+		return true;
+	if (send_pkt(ff, &mark, NULL, -1) == 0)
+		ff->held = true;
+	else if (!ff->out_watch)	/* no room even for the mark */
+		ff->out_watch = g_unix_fd_add(ff->data, G_IO_OUT, on_data_room, ff);
+	return false;
+}
+
+/* FAST_PUSH: the reader took the mark. Believed only if the socket is
+ * empty (nothing the reader has not taken is counted out). */
+static void let_go(struct fast_file *ff)
+{
+	int queued = 1;
+
+	if (!ff->held || ioctl(ff->data, SIOCOUTQ, &queued) < 0 || queued)
+		return;
+	ff->held = false;
+	ff->sock_bytes = 0;
+	push_packets(ff);
+}
+
+/* The umad core counts what is in the socket and waiting for it. */
+static void count_outside(struct fast_file *ff)
+{
+	bool pend = ff->pend_bytes || ff->pend_memfd >= 0;
+
+	umad_set_outside(ff->uf, ff->sock_bytes + (pend ? ff->pend.len : 0));
+}
+
+/* Take the packet at the head of the umad queue as the one to send. */
+static bool take_next(struct fast_file *ff)
+{
+	size_t len = umad_next_len(ff->uf);
+	ssize_t n;
+
+	if (!len)
+		return false;
+	ff->pend_bytes = g_malloc(len);
+	n = umad_read(ff->uf, ff->pend_bytes, len);
+	if (n < 0) {
+		g_warning("fast path: a queued packet could not be taken: %s",
+			  g_strerror((int)-n));
+		g_clear_pointer(&ff->pend_bytes, g_free);
+		return false;
+	}
+	ff->pend = (struct fast_pkt){ .len = (uint32_t)n,
+				      .hdr_size = (uint16_t)umad_hdr_size(ff->uf) };
+	if (n > FAST_INLINE_MAX) {
+		ff->pend_memfd = fd_pass_memfd("ibemu-packet", ff->pend_bytes, (size_t)n, close);
+		g_clear_pointer(&ff->pend_bytes, g_free);
+		if (ff->pend_memfd < 0) {
+			g_warning("fast path: no memfd for a %zd-byte packet: dropped", n);
+			return true;	/* nothing pending: the loop takes the next */
+		}
+		ff->pend.flags = FAST_F_MEMFD;
+	}
+	return true;
+}
 
 /* Move the file's queued packets to its data socket, as room allows. */
 static void push_packets(struct fast_file *ff)
@@ -168,45 +250,29 @@ static void push_packets(struct fast_file *ff)
 	while (ff->uf && ff->data >= 0) {
 		int r;
 
-		if (!ff->pend_bytes && ff->pend_memfd < 0) {
-			size_t len = umad_next_len(ff->uf);
-			ssize_t n;
-
-			if (!len)
-				return;
-			ff->pend_bytes = g_malloc(len);
-			n = umad_read(ff->uf, ff->pend_bytes, len);
-			if (n < 0) {
-				g_warning("fast path: a queued packet could not be taken: %s",
-					  g_strerror((int)-n));
-				g_clear_pointer(&ff->pend_bytes, g_free);
-				return;
-			}
-			ff->pend = (struct fast_pkt){ .len = (uint32_t)n,
-						      .hdr_size = (uint16_t)umad_hdr_size(ff->uf) };
-			if (n > FAST_INLINE_MAX) {
-				ff->pend_memfd = fd_pass_memfd("ibemu-packet", ff->pend_bytes, (size_t)n, close);
-				g_clear_pointer(&ff->pend_bytes, g_free);
-				if (ff->pend_memfd < 0) {
-					g_warning("fast path: no memfd for a %zd-byte packet: dropped", n);
-					continue;
-				}
-				ff->pend.flags = FAST_F_MEMFD;
-			}
-		}
+		if (!ff->pend_bytes && ff->pend_memfd < 0 && !take_next(ff))
+			break;
+		if (!ff->pend_bytes && ff->pend_memfd < 0)
+			continue;	/* dropped: no memfd */
+		if (!room_ahead(ff, ff->pend.len))
+			break;
 		r = send_pkt(ff, &ff->pend, ff->pend_bytes, ff->pend_memfd);
 		if (r == -EAGAIN) {
 			if (!ff->out_watch)
 				ff->out_watch = g_unix_fd_add(ff->data, G_IO_OUT, on_data_room, ff);
-			return;
+			break;
 		}
 		if (r < 0)	/* no reader left: the HUP releases the file */
 			g_debug("fast path: packet not sent: %s", g_strerror(-r));
+		else
+			ff->sock_bytes += ff->pend.len;
 		g_clear_pointer(&ff->pend_bytes, g_free);
 		if (ff->pend_memfd >= 0)
 			close(ff->pend_memfd);
 		ff->pend_memfd = -1;
 	}
+	if (ff->uf)
+		count_outside(ff);
 }
 
 static void on_queued(void *ctx)
@@ -778,6 +844,12 @@ static void do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int m
 	}
 	if (rq.op == FAST_CTL) {
 		do_ctl(ch);
+		return;
+	}
+	if (rq.op == FAST_PUSH) {
+		if (ff && ff->uf)
+			let_go(ff);
+		reply(ch, 0, NULL, 0, -1);
 		return;
 	}
 	if (rq.op == FAST_SYNC) {

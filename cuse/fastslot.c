@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -22,11 +23,15 @@ struct fastslot *fastslot_new(int *memfd)
 {
 	struct fastslot *s;
 	void *m;
-	int fd = memfd_create("ibemu-slot", MFD_CLOEXEC);
+	int fd = memfd_create("ibemu-slot", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 
 	if (fd < 0)
 		return NULL;
+	/* Sealed at its size: the client maps the same file, and one that
+	 * could shrink it would turn our next look into SIGBUS (ib_umad has
+	 * no memory a client can take away). */
 	if (ftruncate(fd, FAST_SLOT_BYTES) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0 ||
 	    (m = mmap(NULL, FAST_SLOT_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
 		    MAP_FAILED) {
 		int e = errno;

@@ -56,6 +56,7 @@ struct umad_file {
 	bool already_used;
 	GQueue recv;		/* struct queued_packet * */
 	size_t recv_bytes;	/* data bytes queued, for UMAD_RECV_BYTES_MAX */
+	size_t outside;		/* taken, not read yet (umad_set_outside) */
 	bool said_full;		/* the limit was logged since the queue was empty */
 	void (*wakeup)(void *);
 	void *wakeup_ctx;
@@ -272,9 +273,15 @@ bool umad_issm_held(const struct umad_dev *d) { return d->sm_held; }
 
 /* ---- receive queue --------------------------------------------------- */
 
+void umad_set_outside(struct umad_file *file, size_t bytes)
+{
+	file->outside = bytes;
+}
+
 /*
  * Past MAX_UMAD_RECV_LIST_SIZE packets the kernel drops received MADs
- * (user_mad.c queue_packet()); we also drop past UMAD_RECV_BYTES_MAX bytes,
+ * (user_mad.c queue_packet()); we also drop past UMAD_RECV_BYTES_MAX bytes
+ * (those a front-end took ahead of its reader counted in: umad_set_outside),
  * so a flood of long RMPP messages to a file nobody reads stays bounded.
  * Send completions (timeouts) are never dropped. False: dropped.
  */
@@ -283,7 +290,7 @@ static bool queue_packet(struct umad_file *file, struct queued_packet *pkt)
 	const struct umad_host *h = file->dev->host;
 
 	if (!pkt->timeout && (g_queue_get_length(&file->recv) >= h->recv_max ||
-			      file->recv_bytes + pkt->len > h->recv_max_bytes)) {
+			      file->recv_bytes + file->outside + pkt->len > h->recv_max_bytes)) {
 		if (!file->said_full)
 			g_message("umad%u: receive queue full (%u packets or %zu bytes unread): dropping what arrives, as the kernel does",
 				  file->dev->index, h->recv_max, h->recv_max_bytes);

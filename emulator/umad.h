@@ -106,6 +106,10 @@ bool umad_readable(const struct umad_file *file);
 /* The count a read of the packet at the head needs (header included), or
  * 0 when none is queued. */
 size_t umad_next_len(const struct umad_file *file);
+/* Bytes a front-end has taken from the queue that its reader has not read
+ * yet (the fast path's data socket): they count against the queue's byte
+ * limit as if they were still in it. */
+void umad_set_outside(struct umad_file *file, size_t bytes);
 unsigned umad_hdr_size(const struct umad_file *file);
 
 /* issm: one holder per port; 0 or -EAGAIN. Holding sets IsSM. */

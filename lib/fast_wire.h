@@ -74,9 +74,17 @@ enum fast_op {
 			 * protocol, each datagram at most FAST_INLINE_MAX
 			 * bytes); -EACCES for a peer that may attach hosts
 			 * only, -EOPNOTSUPP where no control socket is */
+	FAST_PUSH = 14,	/* on a file's channel, after its reader took a
+			 * FAST_F_HELD mark off the data socket: answered 0
+			 * once what waited has gone in (as room allows) */
 };
 
 #define FAST_F_MEMFD	0x1	/* the payload is in the memfd passed beside */
+/* On the data socket, a packet of no bytes: the emulator holds back what
+ * comes next for this file (its reader is far behind, cuse/fastpath.c
+ * SOCK_AHEAD_BYTES) until the reader, at this mark, sends FAST_PUSH. A
+ * reader takes it and asks; no read(2) returns it. */
+#define FAST_F_HELD	0x2
 /* FAST_SYSFS_LIST's arg: the asker mirrors verbs files (an older one
  * would refuse lines it does not know). */
 #define FAST_LIST_VERBS	0x1

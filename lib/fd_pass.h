@@ -41,23 +41,34 @@ static inline void fd_pass_room(struct msghdr *msg, union fd_cmsg *u)
 	msg->msg_controllen = sizeof(u->buf);
 }
 
-/* The fd that came with @msg, or -1; any more than one are closed. */
+/*
+ * The fd that came with @msg, or -1; every other one is closed. The room
+ * fd_pass_room() gives holds two ints (CMSG_SPACE rounds up), and the
+ * kernel installs as many of a record's fds as fit, so a peer can always
+ * send more than the one we asked for: each is taken and closed here, or
+ * it would stay open in this process for good.
+ */
 static inline int fd_pass_take(struct msghdr *msg)
 {
 	struct cmsghdr *c;
 	int fd = -1;
 
 	for (c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
-		int got;
+		size_t i, n;
 
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
-		    c->cmsg_len < CMSG_LEN(sizeof(int)))
+		    c->cmsg_len < CMSG_LEN(0))
 			continue;
-		memcpy(&got, CMSG_DATA(c), sizeof(int));
-		if (fd < 0)
-			fd = got;
-		else
-			close(got);
+		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < n; i++) {
+			int got;
+
+			memcpy(&got, (char *)CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (fd < 0)
+				fd = got;
+			else
+				close(got);
+		}
 	}
 	return fd;
 }

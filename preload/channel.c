@@ -21,55 +21,6 @@
 
 unsigned fast_gen;
 
-static pthread_mutex_t objs_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct fast_obj *objs;
-
-struct fast_obj *obj_new(int flags, const char *dev)
-{
-	struct fast_obj *o = calloc(1, sizeof(*o));
-
-	if (!o)
-		return NULL;
-	o->refs = 1;
-	o->chan = -1;
-	o->gen = fast_gen;
-	o->flags = flags;
-	snprintf(o->dev, sizeof(o->dev), "%s", dev);
-	pthread_mutex_init(&o->chan_lock, NULL);
-	pthread_mutex_init(&o->read_lock, NULL);
-	pthread_mutex_lock(&objs_lock);
-	o->next = objs;
-	objs = o;
-	pthread_mutex_unlock(&objs_lock);
-	return o;
-}
-
-void obj_free(struct fast_obj *o)
-{
-	struct fast_obj **p;
-
-	pthread_mutex_lock(&objs_lock);
-	for (p = &objs; *p; p = &(*p)->next)
-		if (*p == o) {
-			*p = o->next;
-			break;
-		}
-	pthread_mutex_unlock(&objs_lock);
-	pthread_mutex_destroy(&o->chan_lock);
-	pthread_mutex_destroy(&o->read_lock);
-	free(o);
-}
-
-/* Only in a forked child (one thread): no lock to take. */
-void obj_foreach(void (*fn)(struct fast_obj *o))
-{
-	struct fast_obj *o;
-
-	pthread_mutex_init(&objs_lock, NULL);
-	for (o = objs; o; o = o->next)
-		fn(o);
-}
-
 /* A new connection to the emulator's fast socket, or -1. */
 static int connect_emulator(void)
 {
@@ -161,18 +112,43 @@ static void drop_slot(struct fast_obj *o)
 	o->slot_refused = 0;
 }
 
-/* A channel of this process for @o, attaching @data_fd; 0 or -errno. */
+/* @o's channel is gone from under us: closed behind our back, its number
+ * maybe another file's now. Forget it without closing that number. */
+static void lose_channel(struct fast_obj *o)
+{
+	fdtab_clear_chan_if(o->chan, o);
+	o->chan = -1;
+	drop_slot(o);
+}
+
+/* Make @s, connected, @o's channel. */
+static void set_channel(struct fast_obj *o, int s)
+{
+	o->chan = s;
+	o->gen = fast_gen;
+	fast_ident_of(s, &o->chan_id);
+	fdtab_set_chan(s, o);
+}
+
+/*
+ * A channel of this process for @o, attaching @data_fd; 0 or -errno. A
+ * channel with a slot is checked where it is used (slot_call rings it);
+ * one without, here, before every request.
+ */
 static int ensure_channel(struct fast_obj *o, int data_fd)
 {
 	char name[32] = "";
 	long r;
 	int s;
 
-	if (o->chan >= 0 && o->gen == fast_gen)
-		return 0;
+	if (o->chan >= 0 && o->gen == fast_gen) {
+		if (o->slot || fast_ident_is(o->chan, &o->chan_id))
+			return 0;
+		lose_channel(o);
+	}
 	if (o->chan >= 0) {	/* the parent's, inherited: ours to drop */
-		fdtab_clear(o->chan);
-		real_close(o->chan);
+		if (fdtab_clear_chan_if(o->chan, o) && fast_ident_is(o->chan, &o->chan_id))
+			real_close(o->chan);
 		o->chan = -1;
 	}
 	drop_slot(o);
@@ -183,9 +159,7 @@ static int ensure_channel(struct fast_obj *o, int data_fd)
 		real_close(s);
 		return r == -EBADF ? -EIO : (int)r;
 	}
-	o->chan = s;
-	o->gen = fast_gen;
-	fdtab_set_chan(s, o);
+	set_channel(o, s);
 	return 0;
 }
 
@@ -227,10 +201,21 @@ long fast_request(struct fast_obj *o, int data_fd, uint32_t op, uint64_t arg, co
 	r = ensure_channel(o, data_fd);
 	/* Writes and ioctls that need no fd fit the slot. */
 	if (!r && memfd < 0 && (op == FAST_WRITE || op == FAST_IOCTL) &&
-	    in_len <= FAST_SLOT_IN_MAX && have_slot(o))
-		r = slot_call(o->slot, &o->slot_seq, o->chan, op, arg, in, in_len, out, out_max);
-	else if (!r)
-		r = exchange(o->chan, op, arg, in, in_len, memfd, out, out_max, NULL, 0);
+	    in_len <= FAST_SLOT_IN_MAX && have_slot(o)) {
+		r = slot_call(o->slot, &o->slot_seq, o->chan, &o->chan_id, op, arg, in, in_len,
+			      out, out_max);
+		if (r == -ESTALE) {	/* it may have been seen: not made again */
+			lose_channel(o);
+			r = -EIO;
+		}
+	} else if (!r) {
+		if (o->slot && !fast_ident_is(o->chan, &o->chan_id)) {
+			lose_channel(o);
+			r = ensure_channel(o, data_fd);
+		}
+		if (!r)
+			r = exchange(o->chan, op, arg, in, in_len, memfd, out, out_max, NULL, 0);
+	}
 	pthread_mutex_unlock(&o->chan_lock);
 	if (memfd >= 0)
 		real_close(memfd);
@@ -247,7 +232,7 @@ int fast_open(const char *dev, int flags)
 		return -1;
 	r = exchange(s, FAST_OPEN, (uint64_t)flags, dev, strlen(dev), -1, NULL, 0, &fd,
 		     (flags & O_CLOEXEC) ? MSG_CMSG_CLOEXEC : 0);
-	if (r < 0 || fd < 0 || !(o = obj_new(flags, dev))) {
+	if (r < 0 || fd < 0 || !(o = obj_new(flags, dev, fd))) {
 		if (fd >= 0)
 			real_close(fd);
 		real_close(s);
@@ -255,8 +240,7 @@ int fast_open(const char *dev, int flags)
 	}
 	if (flags & O_NONBLOCK)
 		fcntl(fd, F_SETFL, O_NONBLOCK);
-	o->chan = s;
-	fdtab_set_chan(s, o);
+	set_channel(o, s);
 	fdtab_set_data(fd, o);
 	return fd;
 }
@@ -271,25 +255,25 @@ int fast_adopt(int fd)
 	if (s < 0)
 		return -1;
 	r = exchange(s, FAST_ATTACH, 0, NULL, 0, fd, name, sizeof(name) - 1, NULL, 0);
-	if (r < 0 || !(o = obj_new((int)r, name))) {
+	if (r < 0 || !(o = obj_new((int)r, name, fd))) {
 		real_close(s);
 		return -1;
 	}
-	o->chan = s;
-	fdtab_set_chan(s, o);
+	set_channel(o, s);
 	fdtab_set_data(fd, o);
 	return 0;
 }
 
 void fast_last_close(struct fast_obj *o)
 {
-	if (o->chan >= 0) {
+	/* A channel closed behind our back is not ours to use or close. */
+	if (o->chan >= 0 && fast_ident_is(o->chan, &o->chan_id)) {
 		/* Only our own channel can ask; a child that never used the
 		 * file leaves the parent's copy be (docs/fast-path.md). */
 		if (o->gen == fast_gen)
 			exchange(o->chan, FAST_SYNC, 0, NULL, 0, -1, NULL, 0, NULL, 0);
-		fdtab_clear(o->chan);
-		real_close(o->chan);
+		if (fdtab_clear_chan_if(o->chan, o))
+			real_close(o->chan);
 	}
 	slot_unmap(o->slot);
 	obj_free(o);

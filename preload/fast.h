@@ -17,19 +17,29 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+
+/* Which file an fd is: its st_dev and st_ino (obj.c). */
+struct fast_ident {
+	dev_t dev;
+	ino_t ino;
+};
 
 /*
  * An open umad file as this process holds it: shared by the fds dup'ed
- * from one open (refs), as the kernel shares one struct file. A forked
- * child inherits it with the parent's channel, which it must not use
- * (the answers would go to whichever process reads first): it makes its
- * own with FAST_ATTACH, told by the fork generation.
+ * from one open, as the kernel shares one struct file. A forked child
+ * inherits it with the parent's channel, which it must not use (the
+ * answers would go to whichever process reads first): it makes its own
+ * with FAST_ATTACH, told by the fork generation.
  */
 struct fast_obj {
-	int refs;		/* fds of this process naming it */
+	int refs;		/* fds naming it, and calls in progress (obj.c) */
+	struct fast_ident data_id;	/* the data socket */
 	int chan;		/* the request channel, or -1 (made when needed) */
+	struct fast_ident chan_id;
 	unsigned gen;		/* the fork generation the channel belongs to */
 	int flags;		/* the open's flags (access mode) */
 	char dev[32];		/* "umad0" */
@@ -38,7 +48,7 @@ struct fast_obj {
 	uint32_t slot_seq;	/* the last request put there */
 	int slot_refused;	/* asked, not given: the channel serves all */
 	pthread_mutex_t read_lock;	/* a peek and its take are one step */
-	struct fast_obj *next;	/* every object, for fork */
+	struct fast_obj *next;	/* every object in use, for fork; or spare */
 };
 
 /* ---- fdtab.c: which fds are ours --------------------------------------- */
@@ -49,17 +59,37 @@ struct fast_obj *fdtab_chan(int fd);
 void fdtab_set_data(int fd, struct fast_obj *o);
 void fdtab_set_chan(int fd, struct fast_obj *o);
 void fdtab_clear(int fd);
+/* Empty @fd's slot in one step, saying what it held. */
+void fdtab_take(int fd, struct fast_obj **data, struct fast_obj **chan);
+/* Make @fd name @o (a data fd) in one step: what it held before. */
+struct fast_obj *fdtab_replace_data(int fd, struct fast_obj *o, struct fast_obj **chan);
+/* Empty @fd's slot if it still holds data object @o (or, with
+ * fdtab_clear_chan_if, channel @o); whether it did. */
+bool fdtab_clear_if(int fd, struct fast_obj *o);
+bool fdtab_clear_chan_if(int fd, struct fast_obj *o);
 /* Call @fn for every fd in [first, last] the table names. */
 void fdtab_foreach(unsigned first, unsigned last, void (*fn)(int fd));
+
+/* ---- obj.c: files and references ---------------------------------------- */
+
+int fast_ident_of(int fd, struct fast_ident *id);
+/* @fd is open and is the file @id names. */
+int fast_ident_is(int fd, const struct fast_ident *id);
+/* A new object holding one reference (its first fd's), for the data
+ * socket @data_fd; NULL if none could be made. */
+struct fast_obj *obj_new(int flags, const char *dev, int data_fd);
+void obj_free(struct fast_obj *o);
+/* Every object, to reset its locks in a forked child. */
+void obj_foreach(void (*fn)(struct fast_obj *o));
+/* The object @fd names, with a reference for the call, or NULL when
+ * @fd is not ours (any more). */
+struct fast_obj *obj_get(int fd);
+/* Let a reference go; the last one releases the file (fast_last_close). */
+void obj_put(struct fast_obj *o);
 
 /* ---- channel.c: requests ------------------------------------------------ */
 
 extern unsigned fast_gen;	/* bumped in each forked child */
-
-struct fast_obj *obj_new(int flags, const char *dev);
-void obj_free(struct fast_obj *o);
-/* Every object, to reset its locks in a forked child. */
-void obj_foreach(void (*fn)(struct fast_obj *o));
 
 /* Open @dev over the fast path: the data socket's fd, or -1 when the
  * fast path cannot serve it (then the caller opens the FUSE file). */
@@ -73,8 +103,8 @@ int fast_adopt(int fd);
  */
 long fast_request(struct fast_obj *o, int data_fd, uint32_t op, uint64_t arg, const void *in,
 		  size_t in_len, void *out, size_t out_max);
-/* The last fd of @o was closed: let the emulator release the file before
- * close returns, then forget @o. */
+/* The last reference to @o went: let the emulator release the file
+ * before close returns, then forget @o. */
 void fast_last_close(struct fast_obj *o);
 
 /* ---- wait.c: how the library waits ----------------------------------- */
@@ -104,9 +134,11 @@ struct fast_slot;
 /* Map the slot FAST_SLOT passed (the caller closes @memfd); NULL if not. */
 struct fast_slot *slot_map(int memfd);
 void slot_unmap(struct fast_slot *sl);
-/* fast_request()'s exchange, in the slot (@seq: the object's counter). */
-long slot_call(struct fast_slot *sl, uint32_t *seq, int chan, uint32_t op, uint64_t arg,
-	       const void *in, size_t in_len, void *out, size_t out_max);
+/* fast_request()'s exchange, in the slot (@seq: the object's counter);
+ * -ESTALE when it had to ring and @chan is not @chan_id any more. */
+long slot_call(struct fast_slot *sl, uint32_t *seq, int chan, const struct fast_ident *chan_id,
+	       uint32_t op, uint64_t arg, const void *in, size_t in_len, void *out,
+	       size_t out_max);
 
 /* ---- io.c: the file operations ----------------------------------------- */
 
@@ -118,5 +150,9 @@ int fast_ioctl(struct fast_obj *o, int fd, unsigned long cmd, void *arg);
 
 int real_close(int fd);
 int real_ioctl(int fd, unsigned long cmd, void *arg);
+int real_fstat(int fd, struct stat *st);
+/* fcntl(@fd, F_DUPFD_CLOEXEC, 0) and F_GETFL, past the table. */
+int real_dup_cloexec(int fd);
+int real_getfl(int fd);
 
 #endif

@@ -5,6 +5,7 @@
  * must cost a few loads. Leaves are allocated when first needed and never
  * freed (an fd number, once used, is likely to be used again).
  */
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "preload/fast.h"
@@ -79,6 +80,49 @@ void fdtab_set_chan(int fd, struct fast_obj *o)
 void fdtab_clear(int fd)
 {
 	set_slot(fd, 0);
+}
+
+/* One exchange, so that of two threads closing one fd only one finds
+ * what it named (the kernel's close is atomic on the fd table too). */
+static uintptr_t swap_slot(int fd, uintptr_t v)
+{
+	uintptr_t *l = leaf(fd, v != 0);
+
+	return l ? __atomic_exchange_n(&l[fd & (LEAF_SIZE - 1)], v, __ATOMIC_ACQ_REL) : 0;
+}
+
+void fdtab_take(int fd, struct fast_obj **data, struct fast_obj **chan)
+{
+	uintptr_t v = swap_slot(fd, 0);
+
+	*data = (v & CHAN_TAG) ? NULL : (struct fast_obj *)v;
+	*chan = (v & CHAN_TAG) ? (struct fast_obj *)(v & ~CHAN_TAG) : NULL;
+}
+
+struct fast_obj *fdtab_replace_data(int fd, struct fast_obj *o, struct fast_obj **chan)
+{
+	uintptr_t v = swap_slot(fd, (uintptr_t)o);
+
+	*chan = (v & CHAN_TAG) ? (struct fast_obj *)(v & ~CHAN_TAG) : NULL;
+	return (v & CHAN_TAG) ? NULL : (struct fast_obj *)v;
+}
+
+bool fdtab_clear_if(int fd, struct fast_obj *o)
+{
+	uintptr_t *l = leaf(fd, 0);
+	uintptr_t want = (uintptr_t)o;
+
+	return l && __atomic_compare_exchange_n(&l[fd & (LEAF_SIZE - 1)], &want, 0, 0,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+bool fdtab_clear_chan_if(int fd, struct fast_obj *o)
+{
+	uintptr_t *l = leaf(fd, 0);
+	uintptr_t want = (uintptr_t)o | CHAN_TAG;
+
+	return l && __atomic_compare_exchange_n(&l[fd & (LEAF_SIZE - 1)], &want, 0, 0,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
 void fdtab_foreach(unsigned first, unsigned last, void (*fn)(int fd))

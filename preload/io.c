@@ -57,10 +57,20 @@ static ssize_t take(int fd, const struct fast_pkt *h, void *buf, size_t count)
 	return (ssize_t)r;
 }
 
+/* The FAST_F_HELD mark was peeked: take it; -EINPROGRESS says to send
+ * FAST_PUSH (lib/fast_wire.h). */
+static ssize_t held(int fd)
+{
+	struct fast_pkt h;
+
+	return recv(fd, &h, sizeof(h), MSG_DONTWAIT) == (ssize_t)sizeof(h) ? -EINPROGRESS : -EIO;
+}
+
 ssize_t fast_read(struct fast_obj *o, int fd, void *buf, size_t count)
 {
 	struct fast_pkt h;
 	ssize_t n, r;
+	int hold = -1, at = fd;
 
 	if ((o->flags & O_ACCMODE) == O_WRONLY)
 		return -EBADF;
@@ -70,19 +80,46 @@ ssize_t fast_read(struct fast_obj *o, int fd, void *buf, size_t count)
 		return -EINVAL;
 	for (;;) {
 		pthread_mutex_lock(&o->read_lock);
-		n = recv(fd, &h, sizeof(h), MSG_PEEK | MSG_DONTWAIT);
-		r = n == (ssize_t)sizeof(h) ? take(fd, &h, buf, count) : n < 0 ? -errno : -EIO;
+		n = recv(at, &h, sizeof(h), MSG_PEEK | MSG_DONTWAIT);
+		if (n == (ssize_t)sizeof(h) && (h.flags & FAST_F_HELD))
+			r = held(at);
+		else
+			r = n == (ssize_t)sizeof(h) ? take(at, &h, buf, count) : n < 0 ? -errno : -EIO;
 		pthread_mutex_unlock(&o->read_lock);
+		if (r == -EINPROGRESS) {	/* the mark: ask for the rest */
+			if ((r = fast_request(o, at, FAST_PUSH, 0, NULL, 0, NULL, 0)) < 0)
+				break;
+			continue;
+		}
 		if (r != -EAGAIN)
-			return r;
+			break;
+		/* About to wait: hold the socket itself, as the kernel's read
+		 * holds its file, so that another thread's close of @fd
+		 * neither ends the wait nor lends it the next file given
+		 * that number (the MAD that comes is this read's). */
+		if (hold < 0) {
+			int fl = real_getfl(fd);
+
+			if (fl >= 0 && (fl & O_NONBLOCK))
+				break;	/* -EAGAIN, as the file says */
+			if (fl < 0 || (hold = real_dup_cloexec(fd)) < 0 ||
+			    !fast_ident_is(hold, &o->data_id)) {
+				r = -EBADF;	/* closed before we held it */
+				break;
+			}
+			at = hold;
+		}
 		/* Wait as the socket's own O_NONBLOCK says; a signal ends
 		 * the wait as it ends ib_umad's (EINTR, or a restart). */
-		n = recv(fd, &h, sizeof(h), MSG_PEEK);
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;	/* the emulator is gone */
+		n = recv(at, &h, sizeof(h), MSG_PEEK);
+		if (n <= 0) {
+			r = n < 0 ? -errno : -EIO;	/* 0: the emulator is gone */
+			break;
+		}
 	}
+	if (hold >= 0)
+		real_close(hold);
+	return r;
 }
 
 ssize_t fast_write(struct fast_obj *o, int fd, const void *buf, size_t count)

@@ -85,8 +85,9 @@ static int wait_answer(struct fast_slot *sl, uint32_t seq, int chan)
 	return 0;
 }
 
-long slot_call(struct fast_slot *sl, uint32_t *seq, int chan, uint32_t op, uint64_t arg,
-	       const void *in, size_t in_len, void *out, size_t out_max)
+long slot_call(struct fast_slot *sl, uint32_t *seq, int chan, const struct fast_ident *chan_id,
+	       uint32_t op, uint64_t arg, const void *in, size_t in_len, void *out,
+	       size_t out_max)
 {
 	struct fast_req ring = { .version = FAST_VERSION, .op = FAST_RING };
 	struct fast_reply rp;
@@ -100,6 +101,8 @@ long slot_call(struct fast_slot *sl, uint32_t *seq, int chan, uint32_t op, uint6
 	/* Then read looking (the barrier pairs with the emulator's). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!__atomic_load_n(&sl->looking, __ATOMIC_RELAXED)) {
+		if (!fast_ident_is(chan, chan_id))
+			return -ESTALE;	/* not our channel now: no ring there */
 		while ((n = send(chan, &ring, sizeof(ring), MSG_NOSIGNAL)) < 0 && errno == EINTR)
 			;
 		if (n < 0)

@@ -31,6 +31,7 @@
 #define UMAD_PREFIX	"/dev/infiniband/umad"
 
 static int enabled = -1;	/* -1: not decided yet */
+static pid_t owner;		/* the process the table is of */
 
 /* libc's own, looked up once (a constructor may run after other
  * libraries' constructors have called us already). */
@@ -69,7 +70,7 @@ static int (*real_dup2)(int, int);
 static int (*real_dup3)(int, int, int);
 static int (*real_fcntl)(int, int, ...);
 static int (*real_fcntl64)(int, int, ...);
-static int (*real_fstat)(int, struct stat *);
+static int (*real_fstat_fn)(int, struct stat *);
 static int (*real_fstat64)(int, struct stat64 *);
 static int (*real_poll)(struct pollfd *, nfds_t, int);
 static int (*real___poll_chk)(struct pollfd *, nfds_t, int, size_t);
@@ -82,6 +83,21 @@ int real_close(int fd)
 int real_ioctl(int fd, unsigned long cmd, void *arg)
 {
 	return ((__typeof__(real_ioctl_fn))resolve((void **)&real_ioctl_fn, "ioctl"))(fd, cmd, arg);
+}
+
+int real_fstat(int fd, struct stat *st)
+{
+	return ((__typeof__(real_fstat_fn))resolve((void **)&real_fstat_fn, "fstat"))(fd, st);
+}
+
+int real_dup_cloexec(int fd)
+{
+	return REAL(fcntl)(fd, F_DUPFD_CLOEXEC, 0);
+}
+
+int real_getfl(int fd)
+{
+	return REAL(fcntl)(fd, F_GETFL);
 }
 
 static long fail(long r)
@@ -105,8 +121,19 @@ static void reset_locks(struct fast_obj *o)
  * and the locks a parent's thread may have held at the fork, free. */
 static void after_fork_child(void)
 {
+	owner = getpid();
 	fast_gen++;
 	obj_foreach(reset_locks);
+}
+
+/*
+ * A child of vfork() (or of clone with CLONE_VM) runs in its parent's
+ * memory, with a copy of its fds: what it closes or dups is its own, and
+ * must not change the parent's table (no fork handler tells us of it).
+ */
+static int borrowed_memory(void)
+{
+	return getpid() != owner;
 }
 
 /*
@@ -126,7 +153,7 @@ static void adopt_inherited(void)
 		socklen_t sa_len = sizeof(sa);
 		struct stat st;
 
-		if (e->d_name[0] == '.' || fd == dirfd(d) || REAL(fstat)(fd, &st) < 0 ||
+		if (e->d_name[0] == '.' || fd == dirfd(d) || real_fstat(fd, &st) < 0 ||
 		    !S_ISSOCK(st.st_mode) ||
 		    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_SEQPACKET ||
 		    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 || domain != AF_UNIX ||
@@ -152,6 +179,7 @@ __attribute__((constructor)) static void fast_init(void)
 {
 	if (!is_enabled())
 		return;
+	owner = getpid();
 	pthread_atfork(NULL, NULL, after_fork_child);
 	adopt_inherited();
 }
@@ -286,27 +314,34 @@ EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
 
 /* ---- read, write, ioctl ------------------------------------------------- */
 
+/* Each call on a file of ours holds a reference while it runs (obj.c). */
+static long done(struct fast_obj *o, long r)
+{
+	obj_put(o);
+	return fail(r);
+}
+
 EXPORT ssize_t read(int fd, void *buf, size_t count)
 {
-	struct fast_obj *o = fdtab_data(fd);
+	struct fast_obj *o = obj_get(fd);
 
-	return o ? fail(fast_read(o, fd, buf, count)) : REAL(read)(fd, buf, count);
+	return o ? done(o, fast_read(o, fd, buf, count)) : REAL(read)(fd, buf, count);
 }
 
 EXPORT ssize_t __read_chk(int fd, void *buf, size_t count, size_t buflen)
 {
-	struct fast_obj *o = fdtab_data(fd);
+	struct fast_obj *o = count > buflen ? NULL : obj_get(fd);
 
-	if (!o || count > buflen)	/* libc's reports the overflow */
+	if (!o)	/* libc's reports the overflow */
 		return REAL(__read_chk)(fd, buf, count, buflen);
-	return fail(fast_read(o, fd, buf, count));
+	return done(o, fast_read(o, fd, buf, count));
 }
 
 EXPORT ssize_t write(int fd, const void *buf, size_t count)
 {
-	struct fast_obj *o = fdtab_data(fd);
+	struct fast_obj *o = obj_get(fd);
 
-	return o ? fail(fast_write(o, fd, buf, count)) : REAL(write)(fd, buf, count);
+	return o ? done(o, fast_write(o, fd, buf, count)) : REAL(write)(fd, buf, count);
 }
 
 /* The bytes of @iov, @n pieces, and their count; NULL if none or too many. */
@@ -330,100 +365,110 @@ static void *gather(const struct iovec *iov, int n, size_t *total)
  * a writev into one write request; docs/fast-path.md says how the kernel
  * differs).
  */
-EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
+static ssize_t fast_writev(struct fast_obj *o, int fd, const struct iovec *iov, int n)
 {
-	struct fast_obj *o = fdtab_data(fd);
 	size_t total;
 	void *buf;
 	ssize_t r;
 
-	if (!o)
-		return REAL(writev)(fd, iov, n);
 	if (n < 0 || n > IOV_MAX)
-		return fail(-EINVAL);
+		return -EINVAL;
 	if (!(buf = gather(iov, n, &total)))
-		return fail(-ENOMEM);
+		return -ENOMEM;
 	r = fast_write(o, fd, buf, total);
 	free(buf);
-	return fail(r);
+	return r;
 }
 
-EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
+EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 {
-	struct fast_obj *o = fdtab_data(fd);
-	size_t total, done = 0;
+	struct fast_obj *o = obj_get(fd);
+
+	return o ? done(o, fast_writev(o, fd, iov, n)) : REAL(writev)(fd, iov, n);
+}
+
+static ssize_t fast_readv(struct fast_obj *o, int fd, const struct iovec *iov, int n)
+{
+	size_t total, done_bytes = 0;
 	char *buf;
 	ssize_t r;
 	int i;
 
-	if (!o)
-		return REAL(readv)(fd, iov, n);
 	if (n < 0 || n > IOV_MAX)
-		return fail(-EINVAL);
+		return -EINVAL;
 	for (total = 0, i = 0; i < n; i++)
 		total += iov[i].iov_len;
 	if (!(buf = calloc(1, total ? total : 1)))
-		return fail(-ENOMEM);
+		return -ENOMEM;
 	r = fast_read(o, fd, buf, total);
 	/* ENOSPC copies the header and the first MAD too (zeros after). */
 	for (i = 0; (r > 0 || r == -ENOSPC) && i < n; i++) {
 		size_t len = iov[i].iov_len;
 
-		if (r > 0 && len > (size_t)r - done)
-			len = (size_t)r - done;
-		memcpy(iov[i].iov_base, buf + done, len);
-		done += len;
+		if (r > 0 && len > (size_t)r - done_bytes)
+			len = (size_t)r - done_bytes;
+		memcpy(iov[i].iov_base, buf + done_bytes, len);
+		done_bytes += len;
 	}
 	free(buf);
-	return fail(r);
+	return r;
+}
+
+EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
+{
+	struct fast_obj *o = obj_get(fd);
+
+	return o ? done(o, fast_readv(o, fd, iov, n)) : REAL(readv)(fd, iov, n);
 }
 
 EXPORT int ioctl(int fd, unsigned long cmd, ...)
 {
-	struct fast_obj *o = fdtab_data(fd);
+	struct fast_obj *o;
 	va_list ap;
 	void *arg;
 
 	va_start(ap, cmd);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	return o ? (int)fail(fast_ioctl(o, fd, cmd, arg)) : real_ioctl(fd, cmd, arg);
+	if (!(o = obj_get(fd)))
+		return real_ioctl(fd, cmd, arg);
+	return (int)done(o, fast_ioctl(o, fd, cmd, arg));
 }
 
 /* ---- close and dup ------------------------------------------------------ */
 
 /*
- * @fd, which named @o or was @c's channel, is closed. The last fd of a
- * file lets the emulator release it before this returns, as the kernel's
- * close does. A channel of ours the program closed (a loop closing every
- * fd, say) is made again when needed.
+ * @fd, which named @o or was @c's channel, is closed. The last reference
+ * to a file lets the emulator release it (before this returns when no
+ * call is in progress on it, as the kernel's close). A channel of ours
+ * the program closed (a loop closing every fd, say) is made again when
+ * needed.
  */
 static void closed(struct fast_obj *o, struct fast_obj *c)
 {
 	if (c)
 		c->chan = -1;
-	else if (o && --o->refs == 0)
-		fast_last_close(o);
+	obj_put(o);
 }
 
 /* @fd was closed behind the table (close_range, dup2 onto it): forget it. */
 static void forget(int fd)
 {
-	struct fast_obj *o = fdtab_data(fd), *c = fdtab_chan(fd);
+	struct fast_obj *o, *c;
 
-	fdtab_clear(fd);
+	fdtab_take(fd, &o, &c);
 	closed(o, c);
 }
 
 EXPORT int close(int fd)
 {
-	struct fast_obj *o = fdtab_data(fd), *c = fdtab_chan(fd);
+	struct fast_obj *o, *c;
 	int r;
 
-	if (!o && !c)
+	if ((!fdtab_data(fd) && !fdtab_chan(fd)) || borrowed_memory())
 		return real_close(fd);
 	/* Out of the table first: once closed, the number can be reused. */
-	fdtab_clear(fd);
+	fdtab_take(fd, &o, &c);
 	r = real_close(fd);
 	closed(o, c);
 	return r;
@@ -434,7 +479,7 @@ EXPORT int close_range(unsigned first, unsigned last, int flags)
 	int r = REAL(close_range)(first, last, flags);
 
 	/* CLOSE_RANGE_CLOEXEC (4) only marks them. */
-	if (r == 0 && !(flags & 4))
+	if (r == 0 && !(flags & 4) && !borrowed_memory())
 		fdtab_foreach(first, last, forget);
 	return r;
 }
@@ -442,54 +487,72 @@ EXPORT int close_range(unsigned first, unsigned last, int flags)
 EXPORT void closefrom(int lowfd)
 {
 	REAL(closefrom)(lowfd);
-	if (lowfd >= 0)
+	if (lowfd >= 0 && !borrowed_memory())
 		fdtab_foreach((unsigned)lowfd, ~0u, forget);
 }
 
-/* @newfd now shares @oldfd's file, as a dup's does. */
-static int dup_result(int oldfd, int newfd)
+/* @newfd (>= 0: the call succeeded) now shares @o's file, as a dup's
+ * does, with the reference obj_get took for it; @o may be NULL (not a
+ * file of ours: @newfd names nothing of ours either). */
+static int dup_result(struct fast_obj *o, int newfd)
 {
-	struct fast_obj *o = fdtab_data(oldfd);
+	struct fast_obj *was, *c;
 
-	if (newfd >= 0 && o) {
-		o->refs++;
-		fdtab_set_data(newfd, o);
+	if (newfd < 0) {
+		obj_put(o);
+		return newfd;
 	}
+	was = fdtab_replace_data(newfd, o, &c);
+	closed(was, c);	/* the number was closed, by the dup or before */
 	return newfd;
+}
+
+/* The file @fd names, for a dup of it; NULL in a vfork child. */
+static struct fast_obj *dup_source(int fd)
+{
+	return fdtab_data(fd) && !borrowed_memory() ? obj_get(fd) : NULL;
 }
 
 EXPORT int dup(int fd)
 {
-	return dup_result(fd, REAL(dup)(fd));
+	struct fast_obj *o = dup_source(fd);
+
+	return dup_result(o, REAL(dup)(fd));
 }
 
-static int dup_onto(int oldfd, int newfd, int r)
+static int dup_onto(struct fast_obj *o, int oldfd, int newfd, int r)
 {
-	if (r >= 0 && oldfd != newfd) {
-		forget(newfd);	/* closed by the dup */
-		dup_result(oldfd, newfd);
+	if (r < 0 || oldfd == newfd || (!o && ((!fdtab_data(newfd) && !fdtab_chan(newfd)) ||
+					       borrowed_memory()))) {
+		obj_put(o);
+		return r;
 	}
-	return r;
+	return dup_result(o, newfd);
 }
 
 EXPORT int dup2(int oldfd, int newfd)
 {
-	return dup_onto(oldfd, newfd, REAL(dup2)(oldfd, newfd));
+	struct fast_obj *o = dup_source(oldfd);
+
+	return dup_onto(o, oldfd, newfd, REAL(dup2)(oldfd, newfd));
 }
 
 EXPORT int dup3(int oldfd, int newfd, int flags)
 {
-	return dup_onto(oldfd, newfd, REAL(dup3)(oldfd, newfd, flags));
+	struct fast_obj *o = dup_source(oldfd);
+
+	return dup_onto(o, oldfd, newfd, REAL(dup3)(oldfd, newfd, flags));
 }
 
 static int fcntl_common(int (*fn)(int, int, ...), int fd, int cmd, va_list ap)
 {
 	void *arg = va_arg(ap, void *);
-	int r = fn(fd, cmd, arg);
+	struct fast_obj *o;
 
-	if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
-		dup_result(fd, r);
-	return r;
+	if (cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC)
+		return fn(fd, cmd, arg);
+	o = dup_source(fd);
+	return dup_result(o, fn(fd, cmd, arg));
 }
 
 EXPORT int fcntl(int fd, int cmd, ...)
@@ -526,16 +589,26 @@ static const char *fuse_path(const struct fast_obj *o, char *path, size_t size)
 
 EXPORT int fstat(int fd, struct stat *st)
 {
-	struct fast_obj *o = fdtab_data(fd);
+	struct fast_obj *o = obj_get(fd);
 	char path[64];
+	int r;
 
-	return o ? stat(fuse_path(o, path, sizeof(path)), st) : REAL(fstat)(fd, st);
+	if (!o)
+		return real_fstat(fd, st);
+	r = stat(fuse_path(o, path, sizeof(path)), st);
+	obj_put(o);
+	return r;
 }
 
 EXPORT int fstat64(int fd, struct stat64 *st)
 {
-	struct fast_obj *o = fdtab_data(fd);
+	struct fast_obj *o = obj_get(fd);
 	char path[64];
+	int r;
 
-	return o ? stat64(fuse_path(o, path, sizeof(path)), st) : REAL(fstat64)(fd, st);
+	if (!o)
+		return REAL(fstat64)(fd, st);
+	r = stat64(fuse_path(o, path, sizeof(path)), st);
+	obj_put(o);
+	return r;
 }

@@ -12,7 +12,15 @@
  *                                      with BYTES-1 (ENOSPC, the header
  *                                      says BYTES), then with BYTES
  *
+ *   umad_big sink CA                   take COUNT Sends the flood makes
+ *                                      without reading them until its Set
+ *                                      comes (on a file of its own), then
+ *                                      count what the first file holds
+ *   umad_big flood CA LID COUNT BYTES  COUNT Sends of BYTES, then a Set
+ *
  * Vendor class 0x31 (OUI 00:14:05) with kernel RMPP. Prints "ok BYTES".
+ * The sink's count shows the per-file limit on unread bytes (README
+ * "Limits"): the Sends past it are dropped on every path.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -163,6 +171,50 @@ static int client(const char *ca, uint16_t lid, size_t bytes, int use_writev)
 	return 0;
 }
 
+static int sink(const char *ca)
+{
+	int fd, mark_fd, r = open_agent(ca, &fd, 1u << 3);	/* Send */
+	struct pollfd pfd;
+	uint8_t *buf = malloc(SERVER_BUF);
+	unsigned n = 0;
+
+	if (r < 0 || open_agent(ca, &mark_fd, 1u << 2) < 0 || !buf)	/* Set */
+		return 1;
+	printf("ready\n");
+	fflush(stdout);
+	pfd = (struct pollfd){ .fd = mark_fd, .events = POLLIN };
+	if (poll(&pfd, 1, 120000) != 1) {
+		fprintf(stderr, "no Set after the Sends\n");
+		return 1;
+	}
+	/* The fabric moves messages in order: every Send has come or gone. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	while (read(fd, buf, SERVER_BUF) > 0)
+		n++;
+	printf("sink: %u messages unread\n", n);
+	return 0;
+}
+
+static int flood(const char *ca, uint16_t lid, unsigned count, size_t bytes)
+{
+	int fd, agent = open_agent(ca, &fd, 0);
+	uint8_t *buf, *mark;
+	unsigned i;
+
+	if (agent < 0)
+		return 1;
+	buf = make(bytes, agent, lid, 0x03, 0x100, 1);	/* Send: no answer */
+	((struct ib_user_mad *)buf)->timeout_ms = 0;
+	for (i = 0; i < count; i++)
+		if (send_all(fd, buf, bytes, 0))
+			return 1;
+	mark = make(umad_size() + HDR_LEN + 1, agent, lid, 0x02, 0x200, 1);
+	if (send_all(fd, mark, umad_size() + HDR_LEN + 1, 0))
+		return 1;
+	printf("flood: sent %u of %zu bytes\n", count, bytes);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "server"))
@@ -171,6 +223,13 @@ int main(int argc, char **argv)
 	    strtoull(argv[4], NULL, 0) >= (unsigned long long)umad_size() + HDR_LEN + 1)
 		return client(argv[2], (uint16_t)atoi(argv[3]), strtoull(argv[4], NULL, 0),
 			      argc == 6 && !strcmp(argv[5], "writev"));
-	fprintf(stderr, "usage: %s server CA | client CA LID BYTES [writev]\n", argv[0]);
+	if (argc == 3 && !strcmp(argv[1], "sink"))
+		return sink(argv[2]);
+	if (argc == 6 && !strcmp(argv[1], "flood") &&
+	    strtoull(argv[5], NULL, 0) >= (unsigned long long)umad_size() + HDR_LEN + 1)
+		return flood(argv[2], (uint16_t)atoi(argv[3]), (unsigned)atoi(argv[4]),
+			     strtoull(argv[5], NULL, 0));
+	fprintf(stderr, "usage: %s server CA | client CA LID BYTES [writev] | sink CA | flood CA LID COUNT BYTES\n",
+		argv[0]);
 	return 2;
 }

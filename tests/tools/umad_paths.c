@@ -29,12 +29,21 @@
  *                 (a zero-byte write, an unknown ioctl with a NULL
  *                 argument, lseek, ftruncate, both mmaps): one line each,
  *                 "ok" or the errno's name, whatever the path gives
+ *   close-read    a thread blocked in read while another closes the fd:
+ *                 the read gets the MAD sent after the close (the kernel's
+ *                 read holds the file); needs LIDs (--configured)
+ *   behind        fds closed behind the library's back (syscall(SYS_close),
+ *                 fclose(fdopen()), a loop closing every fd): the next
+ *                 files given those numbers get their own bytes
+ *   vfork         a vfork child closes its copy of the fd: the parent's
+ *                 still works
  */
 #define _GNU_SOURCE	/* strerrorname_np */
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -44,6 +53,8 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -496,6 +507,184 @@ static int case_calls(void)
 	return 0;
 }
 
+/* Our port's LID, from the sysfs the emulator serves. */
+static uint16_t own_lid(void)
+{
+	FILE *f = fopen("/sys/class/infiniband/ibemu0/ports/1/lid", "r");
+	unsigned lid = 0;
+
+	if (!f || fscanf(f, "%x", &lid) != 1 || !lid)
+		die("no LID (run with --configured)");
+	fclose(f);
+	return (uint16_t)lid;
+}
+
+/* A vendor class 0x31 agent (OUI 00:14:05) for @methods; its id. */
+static uint32_t vendor_agent(int fd, uint32_t methods)
+{
+	struct ib_user_mad_reg_req reg = { .qpn = 1, .mgmt_class = 0x31, .mgmt_class_version = 1,
+					   .oui = { 0x00, 0x14, 0x05 } };
+
+	reg.method_mask[0] = methods;
+	if (ioctl(fd, IB_USER_MAD_REGISTER_AGENT, &reg) < 0)
+		die("REGISTER_AGENT (vendor)");
+	return reg.id;
+}
+
+struct blocked {
+	int fd;
+	pid_t tid;
+	ssize_t n;
+	int err;
+	uint8_t buf[HDR + MAD];
+};
+
+static void *read_blocked(void *arg)
+{
+	struct blocked *b = arg;
+
+	__atomic_store_n(&b->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	b->n = read(b->fd, b->buf, sizeof(b->buf));
+	b->err = errno;
+	return NULL;
+}
+
+/* Thread @tid is asleep (in its read), within 5 s. */
+static int asleep(pid_t tid)
+{
+	char path[64], line[256], *p;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	for (i = 0; i < 500; i++) {
+		FILE *f = fopen(path, "r");
+
+		p = f && fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+		if (f)
+			fclose(f);
+		if (p && p[1] == ' ' && p[2] == 'S')
+			return 1;
+		usleep(10000);	/* polling a state, with a deadline */
+	}
+	return 0;
+}
+
+static int case_close_read(void)
+{
+	struct blocked b = { .fd = open_umad(0) };
+	uint8_t req[HDR + MAD] = { 0 };
+	struct ib_user_mad_hdr *h = (struct ib_user_mad_hdr *)req;
+	pthread_t t;
+	int fd2;
+
+	vendor_agent(b.fd, 1u << 1);	/* serves Get */
+	pthread_create(&t, NULL, read_blocked, &b);
+	while (!__atomic_load_n(&b.tid, __ATOMIC_ACQUIRE))
+		sched_yield();
+	if (!asleep(b.tid))
+		die("the reader never slept");
+	if (close(b.fd) < 0)
+		die("close");
+	fd2 = open_umad(0);
+	h->id = vendor_agent(fd2, 0);
+	h->qpn = htobe32(1);
+	h->qkey = htobe32(0x80010000);
+	h->lid = htobe16(own_lid());
+	h->timeout_ms = 100;
+	req[HDR] = 1;		/* base version */
+	req[HDR + 1] = 0x31;	/* vendor class */
+	req[HDR + 2] = 1;
+	req[HDR + 3] = 0x01;	/* Get */
+	req[HDR + 38] = 0x14, req[HDR + 39] = 0x05;	/* OUI 00:14:05, after a reserved byte */
+	if (write(fd2, req, sizeof(req)) != (ssize_t)sizeof(req))
+		die("write the Get");
+	pthread_join(t, NULL);
+	if (b.n == (ssize_t)sizeof(b.buf) && b.buf[HDR + 1] == 0x31 && b.buf[HDR + 3] == 0x01)
+		printf("close-read: the read blocked before close got the Get sent after it\n");
+	else
+		printf("close-read: the blocked read returned %zd (%s)\n", b.n,
+		       b.n < 0 ? strerror(b.err) : "not the Get");
+	close(fd2);
+	return 0;
+}
+
+/* A new file at the lowest free number: it must be @want. */
+static int file_at(const char *dir, int want)
+{
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/behind-%d", dir, want);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600)) != want) {
+		fprintf(stderr, "umad_paths: %s opened as %d, not %d\n", path, fd, want);
+		exit(1);
+	}
+	return fd;
+}
+
+/* 320 bytes written to @fd (a file now): all reach it? */
+static void write_file(int fd, const char *how)
+{
+	uint8_t bytes[HDR + MAD];
+	struct stat st;
+	ssize_t n;
+
+	memset(bytes, 'x', sizeof(bytes));
+	n = write(fd, bytes, sizeof(bytes));
+	if (fstat(fd, &st) < 0)
+		die("fstat");
+	printf("behind: %s: write %zd, the file holds %lld bytes, it is %s\n", how, n,
+	       (long long)st.st_size, S_ISREG(st.st_mode) ? "a regular file" : "not a file");
+	close(fd);
+}
+
+static int case_behind(void)
+{
+	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	int fd = open_umad(0), i;
+	FILE *f;
+
+	syscall(SYS_close, fd);
+	write_file(file_at(dir, fd), "after syscall(SYS_close)");
+	fd = open_umad(0);
+	if (!(f = fdopen(fd, "r+")))
+		die("fdopen");
+	fclose(f);
+	write_file(file_at(dir, fd), "after fclose(fdopen())");
+	/* Every fd, the library's channels too, then files at each number. */
+	fd = open_umad(0);
+	smp_agent(fd);
+	for (i = 3; i < 64; i++)
+		syscall(SYS_close, i);
+	for (i = 3; i < 8; i++)
+		file_at(dir, i);
+	for (i = 3; i < 8; i++)
+		write_file(i, "after closing every fd");
+	fd = open_umad(0);
+	round_trip(fd, smp_agent(fd), 9);
+	printf("behind: a new open works after that (%s)\n", path_of(fd));
+	return 0;
+}
+
+static int case_vfork(void)
+{
+	int fd = open_umad(0), status;
+	uint32_t agent = smp_agent(fd);
+	pid_t pid;
+
+	round_trip(fd, agent, 1);
+	pid = vfork();
+	if (pid == 0) {
+		close(fd);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		die("vfork");
+	round_trip(fd, agent, 2);
+	printf("vfork: the parent's fd works after the child closed its copy (%s)\n", path_of(fd));
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -504,7 +693,8 @@ static const struct {
 	{ "exec-fuse", case_exec_fuse }, { "eintr", case_eintr }, { "dup", case_dup },
 	{ "close", case_close }, { "threads", case_threads }, { "nonblock", case_nonblock },
 	{ "poll", case_poll },
-	{ "short", case_short }, { "calls", case_calls },
+	{ "short", case_short }, { "calls", case_calls }, { "close-read", case_close_read },
+	{ "behind", case_behind }, { "vfork", case_vfork },
 };
 
 int main(int argc, char **argv)
@@ -518,6 +708,6 @@ int main(int argc, char **argv)
 	for (i = 0; argc > 1 && i < sizeof(cases) / sizeof(cases[0]); i++)
 		if (!strcmp(argv[1], cases[i].name))
 			return cases[i].fn();
-	fprintf(stderr, "usage: umad_paths path|fork|exec|exec-fuse|eintr|dup|close|threads|nonblock|poll|short|calls\n");
+	fprintf(stderr, "usage: umad_paths path|fork|exec|exec-fuse|eintr|dup|close|threads|nonblock|poll|short|calls|close-read|behind|vfork\n");
 	return 2;
 }

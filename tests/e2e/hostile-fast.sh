@@ -1,0 +1,107 @@
+#!/bin/bash
+# Issue #35: what a careless or hostile client of the fast path does to
+# the emulator and to the program the library is loaded in. Each check
+# failed before its fix:
+# - a read blocked in one thread while another closes the fd gets the MAD
+#   sent after the close, as the kernel's read (it holds the file);
+# - fds closed behind the library's back (syscall(SYS_close), fclose of an
+#   fdopen, a loop closing every fd) leave no entry that captures the next
+#   file given the number: its bytes reach it, not the fabric;
+# - a vfork child's close leaves the parent's fd working;
+# - the slot the emulator maps cannot be shrunk or grown by the client
+#   (once: SIGBUS killed the emulator);
+# - a request with two fds beside it leaks neither, 1,000 times over;
+# - 80 messages of 16 MiB to a file that reads none: 64 are kept (the
+#   1 GiB limit on unread bytes per file), on the fast path as over FUSE.
+. "$(dirname "$0")/lib.sh"
+# This test is about the fast path: on even in CI's FUSE-only pass.
+unset IBEMU_FAST_PATH
+
+P="$TOOLS/umad_paths"
+ibemu_run --configured -- bash -c 'for c in close-read behind vfork; do
+	TMPDIR="$2" timeout 20 "$1" $c || echo "$c rc=$?"; done' _ "$P" "$WORK"
+expect_rc 0 "the library cases ran"
+expect_no_line "rc=" "every case exited 0"
+expect_line "close-read: the read blocked before close got the Get sent after it" \
+	"a read blocked across another thread's close gets the next MAD"
+expect_line "behind: after syscall(SYS_close): write 320, the file holds 320 bytes, it is a regular file" \
+	"syscall(SYS_close), then a file at that number: its bytes reach it"
+expect_line "behind: after fclose(fdopen()): write 320, the file holds 320 bytes, it is a regular file" \
+	"fclose(fdopen()), the same"
+[ "$(grep -c "after closing every fd: write 320, the file holds 320 bytes" "$WORK/out")" = 5 ] &&
+	pass "every fd closed by syscall, five files at the numbers: all get their bytes" ||
+	fail "a file at a closed channel's number lost its bytes"
+expect_line "behind: a new open works after that (fast)" "and a new open of umad0 still works"
+expect_line "vfork: the parent's fd works after the child closed its copy (fast)" \
+	"a vfork child's close leaves the parent's fd alone"
+
+# The slot and the fds, as a raw client: the emulator's fd count is read
+# from outside the run (it has a pid namespace of its own).
+cat >"$WORK/raw.py" <<'PY'
+import array, mmap, os, socket, struct, subprocess, sys, time
+from fast_proto import ATTACH, OPEN, REQ, RING, SLOT, ask, chan
+work = sys.argv[1]
+def step(name):
+    open(os.path.join(work, name), "w").close()
+    while not os.path.exists(os.path.join(work, name + "-seen")):
+        time.sleep(0.01)     # polling a file the test writes, with its own deadline
+s = chan()
+ret, data = ask(s, OPEN, 2, b"umad0")
+ret, memfd = ask(s, SLOT)
+for what, size in (("shrink", 0), ("grow", 1 << 20)):
+    try:
+        os.ftruncate(memfd, size)
+        print("slot %s: done" % what)
+    except OSError as e:
+        print("slot %s: %s" % (what, os.strerror(e.errno)))
+m = mmap.mmap(memfd, 4096)
+m[0:4] = struct.pack("=I", 1)
+s.send(struct.pack(REQ, 1, RING, 0, 0, 0))
+print("ctl status after the ring: rc", subprocess.run(["ibemu", "ctl", "status"],
+                                                       capture_output=True).returncode, flush=True)
+step("before")
+r, w = os.pipe()
+for i in range(1000):
+    c = chan()
+    c.sendmsg([struct.pack(REQ, 1, ATTACH, 0, 0, 0)],
+              [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [r, w]))])
+    c.recv(4096)
+    c.close()
+step("after")
+PY
+NAME="e2e-hostile-$$"
+timeout 120 "$IBEMU" run --name "$NAME" -- env PYTHONPATH="$(cd "$(dirname "$0")" && pwd)" \
+	python3 "$WORK/raw.py" "$WORK" >"$WORK/out" 2>"$WORK/log" &
+RUN=$!
+fds() { ls "/proc/$("$IBEMU" ctl --name "$NAME" pid)/fd" | wc -l; }
+if wait_for 20 test -e "$WORK/before"; then
+	before=$(fds); touch "$WORK/before-seen"
+	wait_for 60 test -e "$WORK/after" || fail "the 1,000 requests did not end"
+	after=$(fds); touch "$WORK/after-seen"
+else
+	fail "the raw client did not get to its requests"; before=0 after=x
+fi
+wait $RUN; RC=$?
+expect_rc 0 "the raw client ran"
+expect_line "slot shrink: Operation not permitted" "the slot's memfd cannot shrink (sealed)"
+expect_line "slot grow: Operation not permitted" "nor grow"
+expect_line "ctl status after the ring: rc 0" "the emulator answers after the client rang"
+[ "$after" = "$before" ] && pass "1,000 requests with two fds each: the emulator's fds $before -> $after" ||
+	fail "the emulator's fds went $before -> $after"
+
+# What a file holds unread: 80 x 16 MiB to a file that reads none.
+cat >"$WORK/flood.sh" <<'SH'
+lid=$(($(cat /sys/class/infiniband/ibemu0/ports/1/lid)))
+"$TOOLS/umad_big" sink ibemu0 >"$W/sink" & s=$!
+n=0; until grep -q ready "$W/sink" || [ $n -ge 100 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null; done
+"$TOOLS/umad_big" flood ibemu0 $lid 80 16777216
+wait $s; cat "$W/sink"
+SH
+for how in fast fuse; do
+	[ $how = fuse ] && export IBEMU_FAST_PATH=0
+	ibemu_run --configured -- env W="$WORK" TOOLS="$TOOLS" bash "$WORK/flood.sh"
+	expect_line "flood: sent 80 of 16777216 bytes" "$how: 80 messages of 16 MiB sent"
+	expect_line "sink: 64 messages unread" "$how: the file kept 64 of them (1 GiB)"
+done
+unset IBEMU_FAST_PATH
+finish
