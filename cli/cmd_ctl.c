@@ -107,10 +107,13 @@ int cmd_ctl(int argc, char **argv)
 		g_string_free(out, TRUE);
 		return 0;
 	}
-	/* The emulator opens a capture file from its own working directory. */
+	/* The emulator opens a capture or scenario file from its own working
+	 * directory: a relative name is the caller's. */
 	if (!strcmp(argv[i], "capture") && i + 2 < argc && !strcmp(argv[i + 1], "start") &&
 	    argv[i + 2][0] != '-')
 		argv[i + 2] = g_canonicalize_filename(argv[i + 2], NULL);
+	if (!strcmp(argv[i], "scenario") && i + 1 < argc && argv[i + 1][0] != '-')
+		argv[i + 1] = g_canonicalize_filename(argv[i + 1], NULL);
 	path = emu_find_ctl(socket_path, name);
 	if (!path)
 		return 1;

@@ -27,6 +27,7 @@ struct ctl_env {
 	GPtrArray *scenarios;	/* struct scenario *, owned */
 	int init_pid;		/* namespace mode: the run's init (nsinit.h), or 0 */
 	unsigned scenario_depth; /* while a scenario step runs: its depth + 1 */
+	unsigned scenario_steps; /* steps of running scenarios not run yet */
 	/* For `info` (ibemu list): set by whoever starts the emulator. */
 	const char *name, *mode, *topology;
 	char *attached;		/* node ids, space-separated, owned */

@@ -159,6 +159,7 @@ static int run_step(void *ctx, unsigned depth, char **argv, GString *out)
 	unsigned saved = env->scenario_depth;
 	int ret;
 
+	env->scenario_steps--;
 	env->scenario_depth = depth;
 	ret = ctl_run(env, argv, out);
 	env->scenario_depth = saved;
@@ -178,6 +179,7 @@ void ctl_start_scenario(struct ctl_env *env, struct scenario *sc)
 	static const struct scenario_hooks hooks = { run_step, scenario_done };
 
 	scenario_start(sc, env->tq, &hooks, env, env->scenario_depth);
+	env->scenario_steps += scenario_steps(sc);
 	if (scenario_steps(sc))
 		g_ptr_array_add(env->scenarios, sc);
 	else
@@ -193,9 +195,18 @@ int ctl_scenario(struct ctl_call *c)
 	if (env->scenario_depth >= SCENARIO_MAX_DEPTH)
 		return ctl_fail(c, "scenarios started by scenarios %u deep: not starting %s",
 				SCENARIO_MAX_DEPTH, c->arg[0]);
+	if (env->scenarios->len >= SCENARIO_MAX_RUNNING)
+		return ctl_fail(c, "%u scenarios running, the limit: not starting %s",
+				SCENARIO_MAX_RUNNING, c->arg[0]);
 	if (!(sc = scenario_load(c->arg[0], &e))) {
 		ctl_fail(c, "%s", e->message);
 		g_error_free(e);
+		return -1;
+	}
+	if (env->scenario_steps + scenario_steps(sc) > SCENARIO_MAX_PENDING) {
+		ctl_fail(c, "%u scenario steps waiting, %u more past the limit of %u: not starting %s",
+			 env->scenario_steps, scenario_steps(sc), SCENARIO_MAX_PENDING, c->arg[0]);
+		scenario_free(sc);
 		return -1;
 	}
 	fault_log(&env->fabric->faults, "scenario %s started (%u steps)", c->arg[0],

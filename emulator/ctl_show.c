@@ -303,16 +303,19 @@ int ctl_seed(struct ctl_call *c)
 
 int ctl_events(struct ctl_call *c)
 {
-	GPtrArray *log = c->env->fabric->faults.log;
-	unsigned i;
+	const struct fault_set *fs = &c->env->fabric->faults;
+	GList *l;
 
 	if (c->json)
 		json_builder_begin_array(c->json);
-	for (i = 0; i < log->len; i++) {
+	else if (fs->log_seq > fs->log.length)	/* the numbers say which are gone */
+		g_string_append_printf(c->out, "# events 1-%u not kept (the log keeps the last %u)\n",
+				       fs->log_seq - fs->log.length, FAULT_LOG_MAX);
+	for (l = fs->log.head; l; l = l->next) {
 		if (c->json)
-			json_builder_add_string_value(c->json, g_ptr_array_index(log, i));
+			json_builder_add_string_value(c->json, l->data);
 		else
-			g_string_append_printf(c->out, "%s\n", (char *)g_ptr_array_index(log, i));
+			g_string_append_printf(c->out, "%s\n", (char *)l->data);
 	}
 	if (c->json)
 		json_builder_end_array(c->json);

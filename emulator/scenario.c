@@ -2,7 +2,11 @@
 /* Scenario files; see scenario.h. */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "emulator/scenario.h"
@@ -52,18 +56,45 @@ static int64_t parse_time(const char *s)
 	return -1;
 }
 
+/* The file's text, if it is a regular file of a sensible size. Opened
+ * without blocking, then checked: a FIFO's open would wait for a writer. */
+static char *read_file(const char *path, GError **err)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	char *text = NULL;
+	ssize_t n = -1;
+
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		g_set_error(err, IBEMU_ERROR, 1, "%s: %s", path, g_strerror(errno));
+	} else if (!S_ISREG(st.st_mode)) {
+		g_set_error(err, IBEMU_ERROR, 1, "%s: not a regular file", path);
+	} else if (st.st_size > SCENARIO_MAX_BYTES) {
+		g_set_error(err, IBEMU_ERROR, 1, "%s: %lld bytes, past the limit of %u for a scenario",
+			    path, (long long)st.st_size, SCENARIO_MAX_BYTES);
+	} else {
+		text = g_malloc((size_t)st.st_size + 1);
+		n = read(fd, text, (size_t)st.st_size);
+		if (n < 0)
+			g_set_error(err, IBEMU_ERROR, 1, "%s: %s", path, g_strerror(errno));
+		else
+			text[n] = 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (n < 0)
+		g_clear_pointer(&text, g_free);
+	return text;
+}
+
 struct scenario *scenario_load(const char *path, GError **err)
 {
 	struct scenario *sc;
-	char *text = NULL, **lines;
-	GError *ioerr = NULL;
+	char *text, **lines;
 	unsigned i;
 
-	if (!g_file_get_contents(path, &text, NULL, &ioerr)) {
-		g_set_error(err, IBEMU_ERROR, 1, "%s: %s", path, ioerr->message);
-		g_error_free(ioerr);
+	if (!(text = read_file(path, err)))
 		return NULL;
-	}
 	sc = g_new0(struct scenario, 1);
 	sc->steps = g_ptr_array_new_with_free_func(step_free);
 	lines = g_strsplit(text, "\n", -1);
@@ -76,6 +107,13 @@ struct scenario *scenario_load(const char *path, GError **err)
 
 		if (!*l || *l == '#')
 			continue;
+		if (sc->steps->len >= SCENARIO_MAX_PENDING) {
+			g_set_error(err, IBEMU_ERROR, 1, "%s:%u: more than %u steps in one scenario",
+				    path, i + 1, SCENARIO_MAX_PENDING);
+			g_strfreev(lines);
+			scenario_free(sc);
+			return NULL;
+		}
 		if (!g_shell_parse_argv(l, &argc, &argv, NULL) || argc < 3 ||
 		    strcmp(argv[0], "at") || (ms = parse_time(argv[1])) < 0) {
 			g_set_error(err, IBEMU_ERROR, 1,

@@ -19,6 +19,14 @@
 /* How deep scenarios may start scenarios (one that loads itself at 0 ms
  * once grew the daemon without bound and starved its loop). */
 #define SCENARIO_MAX_DEPTH	8
+/* How many may be running at once in one emulator, and how many of their
+ * steps may wait: a file of eight lines that each start it again would
+ * otherwise make 8^8 starts (README "Limits"). */
+#define SCENARIO_MAX_RUNNING	64
+#define SCENARIO_MAX_PENDING	10000
+/* The largest scenario file read (a regular file only: a FIFO would stop
+ * the emulator's loop, /dev/zero fill its memory). */
+#define SCENARIO_MAX_BYTES	(1u << 20)
 
 struct scenario;
 struct timerq;

@@ -13,15 +13,15 @@ void fault_set_init(struct fault_set *fs, uint32_t seed)
 	fs->next_id = 1;
 	fs->seed = seed;
 	fs->rand = g_rand_new_with_seed(seed);
-	fs->log = g_ptr_array_new_with_free_func(g_free);
+	g_queue_init(&fs->log);
+	fs->log_seq = 0;
 }
 
 void fault_set_clear(struct fault_set *fs)
 {
 	if (fs->rules)
 		g_ptr_array_free(fs->rules, TRUE);
-	if (fs->log)
-		g_ptr_array_free(fs->log, TRUE);
+	g_queue_clear_full(&fs->log, g_free);
 	if (fs->rand)
 		g_rand_free(fs->rand);
 	memset(fs, 0, sizeof(*fs));
@@ -78,7 +78,9 @@ void fault_log(struct fault_set *fs, const char *fmt, ...)
 	va_start(ap, fmt);
 	msg = g_strdup_vprintf(fmt, ap);
 	va_end(ap);
-	g_ptr_array_add(fs->log, g_strdup_printf("%u %s", fs->log->len + 1, msg));
+	g_queue_push_tail(&fs->log, g_strdup_printf("%u %s", ++fs->log_seq, msg));
+	if (fs->log.length > FAULT_LOG_MAX)	/* a ring: the oldest goes */
+		g_free(g_queue_pop_head(&fs->log));
 	g_debug("event: %s", msg);
 	g_free(msg);
 }

@@ -59,8 +59,13 @@ struct fault_set {
 	unsigned next_id;
 	GRand *rand;
 	uint32_t seed;
-	GPtrArray *log;		/* char *: the event log */
+	GQueue log;		/* char *: the event log, the last FAULT_LOG_MAX */
+	unsigned log_seq;	/* lines ever logged: each line's number */
 };
+
+/* The event log keeps this many lines, the newest (README "Limits"): a
+ * rule that hits every packet would otherwise grow it ~120 bytes a hit. */
+#define FAULT_LOG_MAX	10000
 
 void fault_set_init(struct fault_set *fs, uint32_t seed);
 void fault_set_clear(struct fault_set *fs);

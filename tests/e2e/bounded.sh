@@ -1,13 +1,15 @@
 #!/bin/bash
 # What a client or a file does cannot grow the emulator without bound or
-# starve it (issue #12 item 10): a scenario that loads itself twice at 0 ms
+# starve it (issue #12 item 10): a scenario that loads itself at 0 ms
 # stops at the nesting limit, the emulator keeps answering and ends on
 # SIGTERM; a duplicate rule on every packet copies a 21-hop SMP once, not
-# at every hop (2^21 copies once ate 4 GB).
+# at every hop (2^21 copies once ate 4 GB). Issue #35: one that loads
+# itself eight times (8^8 starts) meets the limit on running scenarios;
+# a FIFO or /dev/zero is refused as a scenario file, and a relative name
+# is the caller's.
 . "$(dirname "$0")/lib.sh"
 
 cat >"$WORK/self.scn" <<EOS
-at 0ms scenario $WORK/self.scn
 at 0ms scenario $WORK/self.scn
 at 10ms link down leaf1/7
 EOS
@@ -28,6 +30,22 @@ wait $RUN
 ms=$((($(date +%s%N) - start) / 1000000))
 [ $ms -lt 3000 ] && pass "SIGTERM ends it ($ms ms)" || fail "SIGTERM took $ms ms"
 touch "$WORK/done"
+
+for i in 1 2 3 4 5 6 7 8; do echo "at 0ms scenario $WORK/fan.scn"; done >"$WORK/fan.scn"
+mkfifo "$WORK/fifo"
+ibemu_run -- sh -c 'cd "$0" && "$IBEMU" ctl scenario fan.scn
+	n=0; until "$IBEMU" ctl events | grep -q "started (8 steps)" && [ $n -gt 0 ] || [ $n -ge 50 ]; do n=$((n + 1)); done
+	"$IBEMU" ctl scenario fifo; "$IBEMU" ctl scenario /dev/zero; "$IBEMU" ctl status' "$WORK"
+expect_rc 0 "eight self-starting lines: the run ends"
+expect_line "scenario $WORK/fan.scn started (8 steps)" "a relative scenario name is the caller's"
+grep -q "64 scenarios running, the limit: not starting $WORK/fan.scn" "$WORK/log" &&
+	pass "the limit on running scenarios is met and said" || fail "no limit line in the log"
+grep -qF "error: $WORK/fifo: not a regular file" "$WORK/log" && pass "a FIFO is refused, not read" ||
+	fail "no refusal of the FIFO"
+grep -qF "error: /dev/zero: not a regular file" "$WORK/log" && pass "so is /dev/zero" ||
+	fail "no refusal of /dev/zero"
+rss=$(sed -n 's/.*peak RSS \([0-9]*\)\..*/\1/p' "$WORK/out")
+[ "${rss:-999}" -lt 100 ] && pass "the emulator's peak RSS stays small (${rss} MB)" || fail "peak RSS ${rss} MB"
 
 PATH21="0,1$(printf ',7%.0s' $(seq 20))"
 ibemu_run -- sh -c '"$IBEMU" ctl fault add duplicate >/dev/null; smpquery -D nodedesc '"$PATH21"'; "$IBEMU" ctl status'

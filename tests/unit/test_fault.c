@@ -190,15 +190,16 @@ static void test_reorder_jitter_direction(void **state)
 static unsigned run_with_seed(struct env *e, uint32_t seed, GString *log)
 {
 	struct fault_rule *r;
-	unsigned got, i;
+	unsigned got;
+	GList *l;
 
 	fault_set_clear(&e->f->faults);
 	fault_set_init(&e->f->faults, seed);
 	r = rule(e, FAULT_DROP, 0, "host3", UMAD_SM_ATTR_NODE_INFO);
 	r->prob = 0.5;
 	got = ask(e, UMAD_SM_ATTR_NODE_INFO, 64);
-	for (i = 0; i < e->f->faults.log->len; i++)
-		g_string_append_printf(log, "%s\n", (char *)g_ptr_array_index(e->f->faults.log, i));
+	for (l = e->f->faults.log.head; l; l = l->next)
+		g_string_append_printf(log, "%s\n", (char *)l->data);
 	return got;
 }
 
@@ -218,6 +219,21 @@ static void test_seed_replays(void **state)
 	g_string_free(c, TRUE);
 }
 
+/* The event log keeps the newest FAULT_LOG_MAX lines, numbered on. */
+static void test_log_is_a_ring(void **state)
+{
+	struct env *e = *state;
+	struct fault_set *fs = &e->f->faults;
+	unsigned i;
+
+	for (i = 0; i < FAULT_LOG_MAX + 5; i++)
+		fault_log(fs, "event %u", i);
+	assert_int_equal(fs->log.length, FAULT_LOG_MAX);
+	assert_int_equal(fs->log_seq, FAULT_LOG_MAX + 5);
+	assert_string_equal(g_queue_peek_head(&fs->log), "6 event 5");
+	assert_string_equal(g_queue_peek_tail(&fs->log), "10005 event 10004");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -228,6 +244,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_time_window, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reorder_jitter_direction, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seed_replays, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_log_is_a_ring, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
