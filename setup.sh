@@ -68,5 +68,13 @@ if [ -n "$TEST" ]; then
 fi
 
 [ -x configure ] || autoreconf -fi
-[ -f Makefile ] || ./configure -q
+if [ ! -f Makefile ]; then
+	./configure -q
+elif [ -n "$missing" ] ||
+     { pkg-config --exists cmocka && grep -q "^HAVE_CMOCKA_TRUE='#'" config.log; }; then
+	# What was installed may change what configure finds (cmocka for
+	# the unit tests): configure again, with the options it had.
+	echo "setup: configuring again for what was installed"
+	./config.status --recheck >/dev/null && ./config.status >/dev/null
+fi
 make -j"$(nproc)" -s

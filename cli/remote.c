@@ -20,6 +20,7 @@
 #include "emulator/ctl.h"
 #include "lib/fast_wire.h"
 #include "lib/fd_pass.h"
+#include "lib/listener.h"
 #include "lib/log.h"
 
 /* An answer's room: the largest out (a sysfs listing) and its header. */
@@ -35,7 +36,7 @@ struct remote {
 	int sysfs_ch;		/* a channel to the attachment: sysfs reads */
 	int listen;		/* at listen_path: programs' connections */
 	char *listen_path;
-	guint watch;
+	struct listener listener;
 	struct vfs *vfs;
 	GPtrArray *paths;	/* the attributes' paths, by vnode arg */
 	GPtrArray *umads;	/* struct umad_fwd *, the mirror's umad files */
@@ -133,19 +134,14 @@ int remote_adopted_channel(struct remote *r)
 
 /* A program of this host connected to our socket: hand its connection
  * to the emulator, which serves it from then on. */
-static gboolean on_client(gint fd, GIOCondition cond, gpointer data)
+static void on_client(void *data, int c)
 {
 	struct remote *r = data;
-	int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
 	int64_t ret;
 
-	(void)cond;
-	if (c < 0)
-		return G_SOURCE_CONTINUE;
 	if ((ret = ask_fd(r->host_ch, FAST_ADOPT, 0, NULL, 0, c, NULL, NULL, ANSWER_TIMEOUT_MS)) < 0)
 		g_warning("a client's connection not handed over: %s", g_strerror((int)-ret));
 	close(c);	/* the program's open fails over to FUSE: ENODEV */
-	return G_SOURCE_CONTINUE;
 }
 
 /* The round trip to the emulator, measured with one FAST_PING that
@@ -379,7 +375,7 @@ int remote_listen(struct remote *r, const char *path, GError **err)
 	if ((r->listen = ctl_listen(path, SOCK_SEQPACKET, 64, err)) < 0)
 		return -1;
 	r->listen_path = g_strdup(path);
-	r->watch = g_unix_fd_add(r->listen, G_IO_IN, on_client, r);
+	listener_start(&r->listener, r->listen, "the host's fast socket", on_client, r);
 	r->ping = g_timeout_add_seconds(PING_INTERVAL_S, on_ping, r);
 	return 0;
 }
@@ -408,8 +404,7 @@ void remote_free(struct remote *r)
 {
 	if (!r)
 		return;
-	if (r->watch)
-		g_source_remove(r->watch);
+	listener_stop(&r->listener);
 	if (r->ping)
 		g_source_remove(r->ping);
 	if (r->listen >= 0) {

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -22,8 +23,16 @@ struct attach_owner {
 	struct ctl_server *ctl;	/* the hosts' `ibemu ctl` (FAST_CTL), or NULL */
 };
 
+/*
+ * The channels one attached host may hold here (its programs' open files,
+ * one each): a host could otherwise fill this emulator's fd table, and
+ * no other host could attach (README "Limits").
+ */
+#define ATTACH_MAX_CHANNELS	1024
+
 struct attachment {
 	struct ctl_remote r;	/* in env->remotes while attached */
+	bool said_full;		/* the cap was logged */
 	struct uverbs *uv;	/* its HCAs' verbs devices */
 	struct vfs *vfs;
 	struct fastpath *fp;
@@ -191,7 +200,14 @@ static int adopt(void *ctx, void *handle, int fd)
 	/* A channel is a connected SOCK_SEQPACKET socket, nothing else. */
 	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_SEQPACKET)
 		return -EINVAL;
-	if ((mine = dup(fd)) < 0)	/* the caller closes what it was passed */
+	if (fastpath_channels(a->fp) >= ATTACH_MAX_CHANNELS) {
+		if (!a->said_full)
+			g_message("remote host %s: %u channels, the limit: refusing more (EMFILE)",
+				  a->r.label, ATTACH_MAX_CHANNELS);
+		a->said_full = true;
+		return -EMFILE;
+	}
+	if ((mine = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)	/* the caller closes what it was passed */
 		return -errno;
 	fastpath_adopt(a->fp, mine);
 	return 0;

@@ -27,6 +27,7 @@
 #include "emulator/ctl.h"
 #include "lib/fast_wire.h"
 #include "lib/fd_pass.h"
+#include "lib/listener.h"
 #include "lib/log.h"
 
 #define IOCTL_ARG_MAX	64	/* the largest umad ioctl argument, as devfile.c */
@@ -46,7 +47,7 @@ struct fastpath {
 	struct umad_host *host;
 	char *path;
 	int fd;
-	guint watch;
+	struct listener listener;
 	GPtrArray *chans;	/* struct fast_chan *, connected */
 	GPtrArray *files;	/* struct fast_file *, open or still named by a channel */
 	struct vfs *vfs;	/* for FAST_SYSFS_*; NULL: not offered */
@@ -886,6 +887,17 @@ static void do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int m
 	}
 }
 
+/* Whether this process can open no more fds (a passed fd was dropped
+ * for it, and the client should hear EMFILE, not EMSGSIZE). */
+static bool out_of_fds(void)
+{
+	int fd = fcntl(0, F_DUPFD_CLOEXEC, 0);
+
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 && (errno == EMFILE || errno == ENFILE);
+}
+
 /* One request from @ch: false when the channel has closed (or became a
  * control connection). */
 static bool serve_one(struct fast_chan *ch)
@@ -904,7 +916,9 @@ static bool serve_one(struct fast_chan *ch)
 	if (n <= 0)	/* the client closed it (or died) */
 		return false;
 	fd = fd_pass_take(&msg);
-	if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+	if (msg.msg_flags & MSG_CTRUNC)	/* more fds than asked, or no room for any */
+		reply(ch, out_of_fds() ? -EMFILE : -EMSGSIZE, NULL, 0, -1);
+	else if (msg.msg_flags & MSG_TRUNC)
 		reply(ch, -EMSGSIZE, NULL, 0, -1);
 	else
 		do_request(ch, buf, (size_t)n, fd);
@@ -960,6 +974,11 @@ static struct fast_chan *chan_add(struct fastpath *fp, int fd)
 	return ch;
 }
 
+unsigned fastpath_channels(const struct fastpath *fp)
+{
+	return fp->chans->len;
+}
+
 void fastpath_adopt(struct fastpath *fp, int fd)
 {
 	/* Handed over by a host we serve: trusted as it, but maybe another
@@ -967,17 +986,11 @@ void fastpath_adopt(struct fastpath *fp, int fd)
 	chan_add(fp, fd)->adopted = true;
 }
 
-static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
+static void on_client(void *data, int c)
 {
-	int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	struct fast_chan *ch;
+	struct fast_chan *ch = chan_add(data, c);
 
-	(void)cond;
-	if (c >= 0) {
-		ch = chan_add(data, c);
-		ch->guest = !ctl_peer_trusted(ch->uid);
-	}
-	return G_SOURCE_CONTINUE;
+	ch->guest = !ctl_peer_trusted(ch->uid);
 }
 
 int fastpath_open_to_group(struct fastpath *fp, const char *group, GError **err)
@@ -1035,7 +1048,7 @@ made:
 	if (host)
 		umad_host_watch_issm(host, on_issm_freed, fp);
 	if (fd >= 0)
-		fp->watch = g_unix_fd_add(fd, G_IO_IN, on_accept, fp);
+		listener_start(&fp->listener, fd, "fast socket", on_client, fp);
 	return fp;
 }
 
@@ -1065,7 +1078,7 @@ void fastpath_free(struct fastpath *fp)
 	if (!fp)
 		return;
 	if (fp->fd >= 0) {
-		g_source_remove(fp->watch);
+		listener_stop(&fp->listener);
 		close(fp->fd);
 		unlink(fp->path);
 	}

@@ -29,6 +29,8 @@ struct fastpath *fastpath_new(struct umad_host *host, const char *path, GError *
 int fastpath_open_to_group(struct fastpath *fp, const char *group, GError **err);
 /* @fd, a connected SOCK_SEQPACKET socket, is a new channel (ours now). */
 void fastpath_adopt(struct fastpath *fp, int fd);
+/* How many channels are connected (an attachment's cap, cuse/attach.c). */
+unsigned fastpath_channels(const struct fastpath *fp);
 /* Stop listening, release every file, remove the socket. */
 void fastpath_free(struct fastpath *fp);
 

@@ -31,6 +31,7 @@
 #include <glib-unix.h>
 
 #include "emulator/ctl.h"
+#include "lib/listener.h"
 #include "lib/log.h"
 
 #define CTL_MAX_REQUEST	65536
@@ -43,7 +44,7 @@ struct ctl_server {
 	char *path;
 	ino_t ino;		/* of the socket file we made */
 	int fd;
-	guint watch;
+	struct listener listener;
 	unsigned clients;
 };
 
@@ -222,20 +223,16 @@ void ctl_server_adopt(struct ctl_server *srv, int fd)
 	touch(c);
 }
 
-static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
+static void on_client(void *data, int cfd)
 {
 	struct ctl_server *srv = data;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
-	(void)cond;
-	if (cfd < 0)
-		return G_SOURCE_CONTINUE;
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 		refuse(cfd, "error: permission denied\n");
 		close(cfd);
-		return G_SOURCE_CONTINUE;
+		return;
 	}
 	if (cred.uid != geteuid() && cred.uid != 0) {
 		if (cred.uid != outsider_uid()) {
@@ -243,12 +240,11 @@ static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 				  cred.uid, (int)cred.pid);
 			refuse(cfd, "error: permission denied\n");
 			close(cfd);
-			return G_SOURCE_CONTINUE;
+			return;
 		}
 		g_message("control socket: a client from outside our user namespace (root)");
 	}
 	ctl_server_adopt(srv, cfd);
-	return G_SOURCE_CONTINUE;
 }
 
 static bool our_socket(const struct stat *st)
@@ -344,7 +340,7 @@ struct ctl_server *ctl_server_new(struct ctl_env *env, const char *path, GError 
 	srv->path = g_strdup(path);
 	srv->ino = st.st_ino;
 	srv->fd = fd;
-	srv->watch = g_unix_fd_add(fd, G_IO_IN, on_accept, srv);
+	listener_start(&srv->listener, fd, "control socket", on_client, srv);
 	return srv;
 }
 
@@ -354,7 +350,7 @@ void ctl_server_free(struct ctl_server *srv)
 
 	if (!srv)
 		return;
-	g_source_remove(srv->watch);
+	listener_stop(&srv->listener);
 	close(srv->fd);
 	/* Only our own file: another emulator may have taken the name since. */
 	if (lstat(srv->path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_ino == srv->ino)

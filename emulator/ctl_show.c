@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "emulator/ctl_cmd.h"
@@ -45,6 +46,15 @@ static unsigned long status_kb(const char *field)
 		kb = strtoul(v, NULL, 10);
 	g_free(text);
 	return kb;
+}
+
+/* The peak RSS in kB: from getrusage, which needs no fd (at the fd limit
+ * /proc/self/status cannot be opened). */
+static unsigned long peak_rss_kb(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_SELF, &ru) == 0 ? (unsigned long)ru.ru_maxrss : 0;
 }
 
 static unsigned open_fds(void)
@@ -122,7 +132,7 @@ int ctl_status(struct ctl_call *c)
 				       " dropped; %u fault rules; seed %u; peak RSS %.1f MB\n",
 				       n.nodes, n.switches, n.cas, n.links, f->delivered, f->dropped,
 				       f->faults.rules->len, f->faults.seed,
-				       status_kb("VmHWM") / 1024.0);
+				       peak_rss_kb() / 1024.0);
 		if (c->env->host)
 			umad_host_foreach_file(c->env->host, status_file, c);
 		for (i = 0; c->env->remotes && i < c->env->remotes->len; i++) {
@@ -147,7 +157,7 @@ int ctl_status(struct ctl_call *c)
 	ctl_json_uint(b, "dropped", f->dropped);
 	ctl_json_uint(b, "faults", f->faults.rules->len);
 	ctl_json_uint(b, "seed", f->faults.seed);
-	ctl_json_uint(b, "peak_rss_kb", status_kb("VmHWM"));
+	ctl_json_uint(b, "peak_rss_kb", peak_rss_kb());
 	ctl_json_uint(b, "rss_kb", status_kb("VmRSS"));
 	ctl_json_uint(b, "open_fds", open_fds());
 	json_builder_set_member_name(b, "files");

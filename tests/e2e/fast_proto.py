@@ -4,7 +4,7 @@
 import array, os, socket, struct
 
 REQ = "=IIIIQ"          # struct fast_req
-OPEN, WRITE, IOCTL, SYNC, ATTACH, SLOT, RING, PUSH = 1, 2, 3, 4, 5, 11, 12, 14
+OPEN, WRITE, IOCTL, SYNC, ATTACH, HOST, ADOPT, SLOT, RING, PUSH = 1, 2, 3, 4, 5, 6, 9, 11, 12, 14
 
 
 def chan():

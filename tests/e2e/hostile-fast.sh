@@ -12,7 +12,10 @@
 #   (once: SIGBUS killed the emulator);
 # - a request with two fds beside it leaks neither, 1,000 times over;
 # - 80 messages of 16 MiB to a file that reads none: 64 are kept (the
-#   1 GiB limit on unread bytes per file), on the fast path as over FUSE.
+#   1 GiB limit on unread bytes per file), on the fast path as over FUSE;
+# - an attached host may hold 1,024 channels, then hears EMFILE;
+# - an emulator out of fds does not spin on its listening sockets: it
+#   says so once, waits, and serves again once fds are free.
 . "$(dirname "$0")/lib.sh"
 # This test is about the fast path: on even in CI's FUSE-only pass.
 unset IBEMU_FAST_PATH
@@ -104,4 +107,84 @@ for how in fast fuse; do
 	expect_line "sink: 64 messages unread" "$how: the file kept 64 of them (1 GiB)"
 done
 unset IBEMU_FAST_PATH
+
+# An attached host's channels: 1,100 adoptions on one attachment.
+cat >"$WORK/adopt.py" <<'PY'
+import array, resource, socket, struct
+from fast_proto import ADOPT, HOST, REQ, ask, chan
+resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
+h = chan()
+print("host:", ask(h, HOST, 0, b"py\0host2\0")[0])
+kept, answers = [], {}
+for i in range(1100):
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    h.sendmsg([struct.pack(REQ, 1, ADOPT, 0, 0, 0)],
+              [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [b.fileno()]))])
+    ret = struct.unpack("=q", h.recv(4096)[:8])[0]
+    answers[ret] = answers.get(ret, 0) + 1
+    b.close()
+    kept.append(a)
+print("adoptions:", ", ".join("%d x %d" % (n, r) for r, n in sorted(answers.items(), reverse=True)))
+PY
+ibemu_run -- env PYTHONPATH="$(cd "$(dirname "$0")" && pwd)" python3 "$WORK/adopt.py"
+expect_line "host: 0" "a raw client attaches host2"
+expect_line "adoptions: 1024 x 0, 76 x -24" "1,024 channels adopted, the rest EMFILE"
+grep -q "remote host py: 1024 channels, the limit: refusing more (EMFILE)" "$WORK/log" &&
+	pass "the limit is said once in the log" || fail "no line for the channel limit"
+
+# Out of fds: the emulator's limit lowered from outside, filled by a
+# client's channels; then more clients knock.
+cat >"$WORK/fill.py" <<'PY'
+import os, socket, sys, time
+work = sys.argv[1]
+held = []
+try:
+    # Until the emulator's fds and then its backlog are full (a connect
+    # that does not finish within a second).
+    while len(held) < 200:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.settimeout(1)
+        s.connect(os.environ["IBEMU_FAST"])
+        held.append(s)
+except OSError:
+    pass
+open(os.path.join(work, "full"), "w").close()
+while not os.path.exists(os.path.join(work, "free")):
+    time.sleep(0.01)     # a file the test writes, with its own deadline
+for s in held:
+    s.close()
+PY
+NAME="e2e-fds-$$"
+timeout 120 "$IBEMU" run -v --name "$NAME" -- bash -c 'until [ -e "$0/started" ]; do timeout 0.1 tail -f /dev/null; done
+	python3 "$0/fill.py" "$0"
+	"$IBEMU" ctl status >"$0/status-after" 2>&1; echo "ctl after: $?" >>"$0/status-after"' 	"$WORK" >"$WORK/out" 2>"$WORK/log" &
+RUN=$!
+emu_pid() { "$IBEMU" ctl --name "$NAME" pid 2>/dev/null; }
+wait_for 20 emu_pid >/dev/null || fail "the emulator did not start"
+EMU=$(emu_pid)
+prlimit --pid "$EMU" --nofile=48:48
+touch "$WORK/started"
+if wait_for 30 test -e "$WORK/full"; then
+	# Clients knocking at the full emulator: its CPU over a second.
+	ticks() { awk '{ print $14 + $15 }' "/proc/$EMU/stat"; }
+	knocks=""
+	for i in 1 2 3; do timeout 2 "$IBEMU" ctl --name "$NAME" status >/dev/null 2>&1 & knocks="$knocks $!"; done
+	t0=$(ticks); start=$(date +%s%N)
+	timeout 1 tail -f /dev/null	# the interval measured, not a wait for anything
+	t1=$(ticks); ms=$((($(date +%s%N) - start) / 1000000))
+	cpu=$(( (t1 - t0) * 1000 / $(getconf CLK_TCK) * 100 / ms ))
+	[ "$cpu" -lt 30 ] && pass "out of fds, clients knocking: the emulator uses ${cpu}% CPU" ||
+		fail "out of fds the emulator spins: ${cpu}% CPU"
+	wait $knocks
+	touch "$WORK/free"
+else
+	fail "the client could not fill the emulator's fds"; touch "$WORK/free"
+fi
+wait $RUN
+[ "$(grep -c "cannot accept a client: Too many open files; trying again every 100 ms" "$WORK/log")" -ge 1 ] &&
+	pass "the log says why it does not accept" || fail "no line for the fd limit in the log"
+[ "$(grep -c "cannot accept a client" "$WORK/log")" -le 2 ] &&
+	pass "and says it once per socket" || fail "the fd-limit line repeats: $(grep -c "cannot accept" "$WORK/log")"
+grep -q "ctl after: 0" "$WORK/status-after" && pass "fds free again: ctl status answers" ||
+	fail "after the fds were freed: $(cat "$WORK/status-after")"
 finish

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* Accepting with a back-off at the fd limit; see listener.h. */
+#include "config.h"
+
+#include <errno.h>
+#include <sys/socket.h>
+
+#include <glib-unix.h>
+
+#include "lib/listener.h"
+
+static gboolean on_listen(gint fd, GIOCondition cond, gpointer data);
+
+static gboolean on_pause_over(gpointer data)
+{
+	struct listener *l = data;
+
+	l->pause = 0;
+	l->watch = g_unix_fd_add(l->fd, G_IO_IN, on_listen, l);
+	return G_SOURCE_REMOVE;
+}
+
+static bool out_of_fds(int err)
+{
+	return err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM;
+}
+
+static gboolean on_listen(gint fd, GIOCondition cond, gpointer data)
+{
+	struct listener *l = data;
+	int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	(void)cond;
+	if (c >= 0) {
+		l->said = false;
+		l->on_client(l->data, c);
+		return G_SOURCE_CONTINUE;
+	}
+	if (!out_of_fds(errno))
+		return G_SOURCE_CONTINUE;	/* the client went meanwhile, say */
+	if (!l->said)
+		g_warning("%s: cannot accept a client: %s; trying again every %d ms",
+			  l->what, g_strerror(errno), LISTENER_PAUSE_MS);
+	l->said = true;
+	l->watch = 0;
+	l->pause = g_timeout_add(LISTENER_PAUSE_MS, on_pause_over, l);
+	return G_SOURCE_REMOVE;
+}
+
+void listener_start(struct listener *l, int fd, const char *what,
+		    void (*on_client)(void *data, int fd), void *data)
+{
+	*l = (struct listener){ .fd = fd, .what = what, .on_client = on_client, .data = data };
+	l->watch = g_unix_fd_add(fd, G_IO_IN, on_listen, l);
+}
+
+void listener_stop(struct listener *l)
+{
+	if (l->watch)
+		g_source_remove(l->watch);
+	if (l->pause)
+		g_source_remove(l->pause);
+	l->watch = l->pause = 0;
+}
