@@ -421,8 +421,11 @@ int cmd_stop(int argc, char **argv)
 		       "Stop the emulator `ibemu start` left running (the only one, or NAME).\n");
 		return argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) ? 0 : 2;
 	}
-	if (!(path = emu_find_ctl(NULL, name)))
+	if (!(path = emu_find_ctl(NULL, name))) {
+		if (host_unmount())	/* a crashed daemon's, maybe */
+			fprintf(stderr, "ibemu stop: removed the mounts it left\n");
 		return 1;
+	}
 	/* The daemon made its socket: the listener's pid is its, also when
 	 * it is a host of another emulator (whose `ctl pid` that would be). */
 	pid = ctl_listener_pid(path, NULL, &err);

@@ -184,6 +184,50 @@ GPtrArray *emu_list(void)
 	return live;
 }
 
+/* Root's socket of @name (or any, for NULL) in /run/ibemu, which a
+ * normal user can see but not use: CUSE mode serves the host as root. */
+static bool roots_emulator(const char *name)
+{
+	char *path;
+	bool there;
+
+	if (getuid() == 0)
+		return false;
+	if (!name)
+		return g_file_test("/run/ibemu", G_FILE_TEST_IS_DIR) &&
+		       access("/run/ibemu", R_OK | X_OK) < 0;
+	path = g_strdup_printf("/run/ibemu/%s.sock", name);
+	there = g_file_test(path, G_FILE_TEST_EXISTS);
+	g_free(path);
+	return there;
+}
+
+/* What is true of the emulator @name whose socket is @path, when it
+ * cannot be used: said on stderr; @path freed. NULL. */
+static char *say_not_running(char *path, const char *name)
+{
+	switch (ctl_probe(path)) {
+	case CTL_LIVE:
+		return path;
+	case CTL_STALE:
+		fprintf(stderr, "ibemu: the emulator %s is not running: it ended without cleaning up (killed?) and left %s; ibemu list removes it, and a new emulator of that name may start\n",
+			name, path);
+		break;
+	case CTL_NOT_OURS:
+		fprintf(stderr, "ibemu: %s is not a control socket of this user's: not using it\n", path);
+		break;
+	case CTL_NONE:
+		if (roots_emulator(name))
+			fprintf(stderr, "ibemu: the emulator %s is root's (ibemu start): use sudo\n", name);
+		else
+			fprintf(stderr, "ibemu: no emulator named %s is running (ibemu list shows those that are)\n",
+				name);
+		break;
+	}
+	g_free(path);
+	return NULL;
+}
+
 char *emu_find_ctl(const char *socket_path, const char *name)
 {
 	GError *err = NULL;
@@ -199,14 +243,17 @@ char *emu_find_ctl(const char *socket_path, const char *name)
 		if (!(found = emu_ctl_path(name, &err))) {
 			fprintf(stderr, "ibemu: %s\n", err->message);
 			g_error_free(err);
+			return NULL;
 		}
-		return found;
+		return say_not_running(found, name);
 	}
 	if ((e = getenv("IBEMU_CTL")) && *e)
 		return g_strdup(e);
 	live = emu_list();
 	if (live->len == 1)
 		found = g_strdup(g_ptr_array_index(live, 0));
+	else if (!live->len && roots_emulator(NULL))
+		fprintf(stderr, "ibemu: no emulator of yours is running; root's (ibemu start, for the whole host) are not visible to you: try sudo\n");
 	else if (!live->len)
 		fprintf(stderr, "ibemu: no emulator is running (start one with ibemu run or ibemu start)\n");
 	else {

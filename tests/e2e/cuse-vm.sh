@@ -66,6 +66,8 @@ expect_match "plain ibv_devices:[[:space:]]+ibemu0[[:space:]]+0002c90300000100" 
 expect_line "plain ibv_devinfo: state: PORT_ACTIVE (4)" "ibv_devinfo shows the state opensm set"
 expect_line "plain ibv_devinfo: port_lid: 1" "and the LID"
 expect_line "nobody ports active: 2" "as a normal user too"
+expect_line "nobody ctl: ibemu: no emulator of yours is running; root's (ibemu start, for the whole host) are not visible to you: try sudo" \
+	"a normal user's ibemu ctl says the host's emulator is root's"
 expect_line "plain netlink: errno 93, ib_core absent" "an RDMA netlink socket does not load ib_core while it runs"
 expect_line "modprobe ib_core rc=0" "loaded by hand"
 expect_line "with ib_core, plain ibv_devices ibemu0 lines: 0" "with ib_core, libibverbs without the trap lists nothing"

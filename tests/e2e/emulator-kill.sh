@@ -25,6 +25,13 @@ after=$(ls -d /tmp/ibemu.* 2>/dev/null | wc -l)
 grep -q " /dev/infiniband \| /sys/class/infiniband " /proc/mounts && fail "host mounts left" || pass "no mount left on the host"
 if [ "$(id -u)" = 0 ]; then SOCK=/run/ibemu/$NAME.sock; else SOCK=/tmp/ibemu-$(id -u)/$NAME.sock; fi
 [ -S "$SOCK" ] && pass "the killed emulator's socket is left behind" || fail "no stale socket to test the restart with"
+# What ibemu ctl says of it, and of a name never used (issue #35 item 16).
+"$IBEMU" ctl --name "$NAME" status >"$WORK/out" 2>&1
+expect_line "ibemu: the emulator $NAME is not running: it ended without cleaning up (killed?) and left $SOCK" \
+	"ctl on the killed emulator says it is not running, and why"
+"$IBEMU" ctl --name "never-$$" status >"$WORK/out" 2>&1
+expect_line "ibemu: no emulator named never-$$ is running (ibemu list shows those that are)" \
+	"ctl on a name never used says so"
 
 ibemu_run --name "$NAME" -- bash -c '"$IBEMU" ctl --name '"$NAME"' status; ibstat -l'
 expect_rc 0 "a new emulator under the same name starts"

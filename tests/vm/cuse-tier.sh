@@ -60,6 +60,7 @@ echo "blacklist: $(grep -c '^blacklist ib_core' /run/modprobe.d/ibemu.conf)"
 ibv_devices | sed 's/^/plain ibv_devices: /'
 ibv_devinfo -d ibemu0 | grep -E 'state|port_lid|sm_lid' | awk '{$1=$1};1' | sed 's/^/plain ibv_devinfo: /'
 su nobody -s /bin/sh -c 'ibv_devinfo -d ibemu0' | grep -c PORT_ACTIVE | sed 's/^/nobody ports active: /'
+su nobody -s /bin/sh -c "XDG_RUNTIME_DIR= $IBEMU ctl status" 2>&1 | sed 's/^/nobody ctl: /'
 echo "plain netlink: $(netlink), ib_core $(test -d /sys/module/ib_core && echo loaded || echo absent)"
 modprobe ib_core; echo "modprobe ib_core rc=$?"
 ibv_devices 2>&1 | grep -c ibemu0 | sed 's/^/with ib_core, plain ibv_devices ibemu0 lines: /'
