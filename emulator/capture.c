@@ -8,8 +8,11 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "emulator/capture.h"
 #include "emulator/rmpp.h"
@@ -40,16 +43,67 @@
 #define GRH_NXTHDR_BTH	0x1b
 #define VL_SMP		15	/* QP0 traffic goes on VL15 (IBA 7.6.4) */
 
+/* Records are gathered here and written whole: a write the disk cannot
+ * take is cut back to the last whole record (ftruncate), so the file is
+ * always one tshark reads to its end. */
+#define OUT_BUF_BYTES	(64u << 10)
+#define OUT_FLUSH_BYTES	4096	/* written once this much waits, as stdio's */
+
 struct pkt_capture {
 	struct fabric *f;
 	char *path;
-	FILE *out;
+	int fd;
 	struct capture_opts o;
 	int64_t real0_us;	/* wall clock when the capture began */
 	uint64_t mono0_us;	/* the emulator's clock then */
-	uint64_t packets, bytes;
-	bool full;
+	uint64_t packets, bytes;	/* in the file and in buf */
+	uint64_t file_packets, file_bytes;	/* in the file */
+	uint8_t *buf;
+	size_t buf_len;
+	const char *stopped;	/* why no more is written, or NULL */
+	int stopped_errno;
+	off_t replaced;		/* the size of the file it replaced, or -1 */
 };
+
+/* Write what waits in the buffer; on failure cut the file back to its
+ * last whole record and stop, saying why. */
+static void flush_out(struct pkt_capture *c)
+{
+	size_t done = 0;
+
+	while (done < c->buf_len) {
+		ssize_t n = write(c->fd, c->buf + done, c->buf_len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			c->stopped_errno = n < 0 ? errno : EIO;
+			c->stopped = g_strerror(c->stopped_errno);
+			if (ftruncate(c->fd, (off_t)c->file_bytes) < 0 ||
+			    lseek(c->fd, (off_t)c->file_bytes, SEEK_SET) < 0)
+				g_warning("capture %s: cannot cut back to its last whole record: %s",
+					  c->path, g_strerror(errno));
+			c->packets = c->file_packets;
+			c->bytes = c->file_bytes;
+			c->buf_len = 0;
+			g_warning("capture %s stopped: %s; it holds %" G_GUINT64_FORMAT
+				  " whole packets", c->path, c->stopped, c->packets);
+			return;
+		}
+		done += (size_t)n;
+	}
+	c->file_bytes = c->bytes;
+	c->file_packets = c->packets;
+	c->buf_len = 0;
+}
+
+/* Append @n bytes of one record to the buffer (it has room: records are
+ * at most PCAP_SNAPLEN plus headers). */
+static void put_out(struct pkt_capture *c, const void *p, size_t n)
+{
+	memcpy(c->buf + c->buf_len, p, n);
+	c->buf_len += n;
+}
 
 /* ---- CRCs (IBA 7.8) ---------------------------------------------------- */
 
@@ -197,7 +251,7 @@ static void write_record(struct pkt_capture *c, const uint8_t *pkt, size_t len)
 	uint8_t erf[ERF_HDR_BYTES] = { 0 };
 	unsigned i;
 
-	if (c->full)
+	if (c->stopped)
 		return;
 	for (i = 0; i < 8; i++)
 		erf[i] = (uint8_t)(ts >> (8 * i));
@@ -206,22 +260,24 @@ static void write_record(struct pkt_capture *c, const uint8_t *pkt, size_t len)
 	put_be16(erf, 10, (uint16_t)(ERF_HDR_BYTES + len));
 	put_be16(erf, 14, (uint16_t)len);
 	if (c->bytes + sizeof(hdr) + sizeof(erf) + len > c->o.max_bytes) {
-		c->full = true;
+		c->stopped = "its size cap";
+		flush_out(c);
 		g_message("capture %s reached its %" G_GUINT64_FORMAT " MiB cap after %"
 			  G_GUINT64_FORMAT " packets: no more written", c->path,
 			  c->o.max_bytes >> 20, c->packets);
-		fflush(c->out);
 		return;
 	}
-	if (fwrite(hdr, sizeof(hdr), 1, c->out) != 1 || fwrite(erf, sizeof(erf), 1, c->out) != 1 ||
-	    fwrite(pkt, len, 1, c->out) != 1) {
-		c->full = true;
-		g_warning("capture %s: cannot write: %s; no more written", c->path,
-			  g_strerror(errno));
+	if (c->buf_len + sizeof(hdr) + sizeof(erf) + len > OUT_BUF_BYTES)
+		flush_out(c);
+	if (c->stopped)
 		return;
-	}
+	put_out(c, hdr, sizeof(hdr));
+	put_out(c, erf, sizeof(erf));
+	put_out(c, pkt, len);
 	c->packets++;
 	c->bytes += sizeof(hdr) + sizeof(erf) + len;
+	if (c->buf_len >= OUT_FLUSH_BYTES)
+		flush_out(c);
 }
 
 /* The CRCs after @len header and payload bytes; the record's length. */
@@ -308,7 +364,7 @@ static void on_packet(void *ctx, const struct port *out, const struct mad_pkt *p
 	struct pkt_capture *c = ctx;
 	size_t i, segs;
 
-	if (c->full || !wanted(c, out, first))
+	if (c->stopped || !wanted(c, out, first))
 		return;
 	if (p->data) {
 		write_data(c, p);
@@ -330,43 +386,62 @@ struct pkt_capture *pkt_capture_start(struct fabric *f, const char *path,
 {
 	/* The pcap file header: magic (microsecond stamps), version 2.4,
 	 * zone 0, sigfigs 0, snaplen, link type; in our byte order. */
-	const uint32_t magic = 0xa1b2c3d4, snaplen = PCAP_SNAPLEN, link = LINKTYPE_ERF;
-	const uint16_t major = 2, minor = 4;
-	const int32_t zone = 0;
-	const uint32_t sigfigs = 0;
+	const struct {
+		uint32_t magic;
+		uint16_t major, minor;
+		int32_t zone;
+		uint32_t sigfigs, snaplen, link;
+	} head = { 0xa1b2c3d4, 2, 4, 0, 0, PCAP_SNAPLEN, LINKTYPE_ERF };
 	struct pkt_capture *c;
-	FILE *out;
+	struct stat st;
+	off_t replaced = -1;
+	int fd;
 
 	if (f->tap.fn) {
 		g_set_error(err, IBEMU_ERROR, EBUSY, "a capture is running already");
 		return NULL;
 	}
-	out = fopen(path, "we");
-	if (!out) {
-		g_set_error(err, IBEMU_ERROR, errno, "cannot write %s: %s", path, g_strerror(errno));
-		return NULL;
+	/* A device or a FIFO is no capture file (/dev/full took the header
+	 * into stdio's buffer and said yes); a file there is replaced, and
+	 * the answer says so. */
+	if (stat(path, &st) == 0) {
+		if (!S_ISREG(st.st_mode)) {
+			g_set_error(err, IBEMU_ERROR, EINVAL, "cannot write %s: not a regular file", path);
+			return NULL;
+		}
+		replaced = st.st_size;
 	}
-	if (fwrite(&magic, 4, 1, out) != 1 || fwrite(&major, 2, 1, out) != 1 ||
-	    fwrite(&minor, 2, 1, out) != 1 || fwrite(&zone, 4, 1, out) != 1 ||
-	    fwrite(&sigfigs, 4, 1, out) != 1 || fwrite(&snaplen, 4, 1, out) != 1 ||
-	    fwrite(&link, 4, 1, out) != 1) {
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0 || write(fd, &head, sizeof(head)) != (ssize_t)sizeof(head)) {
 		g_set_error(err, IBEMU_ERROR, errno, "cannot write %s: %s", path, g_strerror(errno));
-		fclose(out);
+		if (fd >= 0) {
+			close(fd);
+			if (replaced < 0)	/* ours: made just now */
+				unlink(path);
+		}
 		return NULL;
 	}
 	c = g_new0(struct pkt_capture, 1);
 	c->f = f;
 	c->path = g_strdup(path);
-	c->out = out;
+	c->fd = fd;
+	c->buf = g_malloc(OUT_BUF_BYTES);
 	c->o = *o;
 	if (!c->o.max_bytes)
 		c->o.max_bytes = (uint64_t)CAPTURE_DEFAULT_MAX_MB << 20;
-	c->bytes = 24;
+	c->bytes = c->file_bytes = sizeof(head);
+	c->replaced = replaced;
 	c->real0_us = g_get_real_time();
 	c->mono0_us = f->tq ? timerq_now(f->tq) : 0;
 	f->tap.fn = on_packet;
 	f->tap.ctx = c;
 	return c;
+}
+
+void pkt_capture_flush(struct pkt_capture *c)
+{
+	if (!c->stopped || c->buf_len)
+		flush_out(c);
 }
 
 void pkt_capture_stop(struct pkt_capture *c)
@@ -375,8 +450,10 @@ void pkt_capture_stop(struct pkt_capture *c)
 		return;
 	c->f->tap.fn = NULL;
 	c->f->tap.ctx = NULL;
-	if (fclose(c->out) != 0)
+	flush_out(c);
+	if (close(c->fd) != 0)
 		g_warning("capture %s: %s", c->path, g_strerror(errno));
+	g_free(c->buf);
 	g_free(c->path);
 	g_free(c);
 }
@@ -384,4 +461,5 @@ void pkt_capture_stop(struct pkt_capture *c)
 const char *pkt_capture_path(const struct pkt_capture *c) { return c->path; }
 uint64_t pkt_capture_packets(const struct pkt_capture *c) { return c->packets; }
 uint64_t pkt_capture_bytes(const struct pkt_capture *c) { return c->bytes; }
-bool pkt_capture_full(const struct pkt_capture *c) { return c->full; }
+const char *pkt_capture_stopped(const struct pkt_capture *c) { return c->stopped; }
+int64_t pkt_capture_replaced(const struct pkt_capture *c) { return c->replaced; }

@@ -32,19 +32,26 @@ struct capture_opts {
 	uint64_t max_bytes;
 };
 
-/* Start writing to @path (created or truncated); NULL with @err when it
- * cannot be. The fabric has one tap: one capture at a time. */
+/* Start writing to @path (created, or a regular file there replaced);
+ * NULL with @err when it cannot be (not a regular file, the header cannot
+ * be written). The fabric has one tap: one capture at a time. The file
+ * holds whole records only: a write that fails (a full disk) is cut back
+ * to the last whole one, and no more is written. */
 struct pkt_capture *pkt_capture_start(struct fabric *f, const char *path,
 				      const struct capture_opts *o, GError **err);
+/* Write what waits (then the counts are the file's). */
+void pkt_capture_flush(struct pkt_capture *c);
 /* Flush, close, and take the tap off the fabric. NULL is fine. */
 void pkt_capture_stop(struct pkt_capture *c);
 
-/* For `ibemu ctl capture`: the file, what went into it, and whether the
- * size cap stopped it. */
+/* For `ibemu ctl capture`: the file, what is in it (or waits to be
+ * written), why it stopped growing ("its size cap", a write's error) or
+ * NULL, and the size of the file it replaced (-1: none). */
 const char *pkt_capture_path(const struct pkt_capture *c);
 uint64_t pkt_capture_packets(const struct pkt_capture *c);
 uint64_t pkt_capture_bytes(const struct pkt_capture *c);
-bool pkt_capture_full(const struct pkt_capture *c);
+const char *pkt_capture_stopped(const struct pkt_capture *c);
+int64_t pkt_capture_replaced(const struct pkt_capture *c);
 
 /* The CRCs of a packet of @len bytes from its LRH to the end of its
  * payload (ICRC, IBA 7.8.1: the LRH and the variant GRH and BTH fields as

@@ -30,15 +30,18 @@ static int describe(struct ctl_call *c, const struct pkt_capture *cap, const cha
 		ctl_json_str(c->json, "file", pkt_capture_path(cap));
 		ctl_json_uint(c->json, "packets", pkt_capture_packets(cap));
 		ctl_json_uint(c->json, "bytes", pkt_capture_bytes(cap));
-		ctl_json_bool(c->json, "full", pkt_capture_full(cap));
+		ctl_json_bool(c->json, "full", pkt_capture_stopped(cap) != NULL);
+		if (pkt_capture_stopped(cap))
+			ctl_json_str(c->json, "stopped", pkt_capture_stopped(cap));
 		json_builder_end_object(c->json);
-	} else {
-		g_string_append_printf(c->out, "capture %s%s: %" G_GUINT64_FORMAT " packets, %"
-				       G_GUINT64_FORMAT " bytes%s\n", verb,
-				       pkt_capture_path(cap), pkt_capture_packets(cap),
-				       pkt_capture_bytes(cap),
-				       pkt_capture_full(cap) ? " (its size cap stopped it)" : "");
+		return 0;
 	}
+	g_string_append_printf(c->out, "capture %s%s: %" G_GUINT64_FORMAT " packets, %"
+			       G_GUINT64_FORMAT " bytes", verb, pkt_capture_path(cap),
+			       pkt_capture_packets(cap), pkt_capture_bytes(cap));
+	if (pkt_capture_stopped(cap))
+		g_string_append_printf(c->out, " (%s stopped it)", pkt_capture_stopped(cap));
+	g_string_append_c(c->out, '\n');
 	return 0;
 }
 
@@ -76,6 +79,9 @@ int ctl_capture_start(struct ctl_call *c)
 	}
 	c->env->capture = cap;
 	g_message("capture to %s started", c->arg[0]);
+	if (pkt_capture_replaced(cap) >= 0 && !c->json)
+		g_string_append_printf(c->out, "capture: replacing the file of %" G_GINT64_FORMAT
+				       " bytes that was at %s\n", pkt_capture_replaced(cap), c->arg[0]);
 	return describe(c, cap, "to ");
 }
 
@@ -86,6 +92,7 @@ int ctl_capture_stop(struct ctl_call *c)
 
 	if (!cap)
 		return ctl_fail(c, "no capture is running");
+	pkt_capture_flush(cap);
 	ret = describe(c, cap, "ended, ");
 	pkt_capture_stop(cap);
 	c->env->capture = NULL;

@@ -104,4 +104,37 @@ n=$(ts "$WORK/cap.pcap" | wc -l)
 tshark -r "$WORK/cap.pcap" >/dev/null 2>"$WORK/out" && ! grep -qi "cut short\|appears to have been" "$WORK/out" &&
 	pass "and tshark reads all $n packets whole" || fail "tshark: truncated capture"
 [ "$(grep -c "reached its 1 MiB cap" "$WORK/log")" -eq 1 ] && pass "said once in the log" || fail "cap not logged once"
+
+# Issue #35 item 12: a device is no capture file; a file there is
+# replaced, and the answer says so.
+ibemu_run -- sh -c 'ibemu ctl capture start /dev/full; echo "rc $?"
+	ibemu ctl capture start '"$WORK/cap.pcap"'; ibemu ctl capture stop >/dev/null'
+cat "$WORK/log" >>"$WORK/out"
+expect_line "error: cannot write /dev/full: not a regular file" "capture start /dev/full is refused"
+expect_match "^capture: replacing the file of [0-9]+ bytes that was at $WORK/cap.pcap$" \
+	"capture start on a file there says it replaces it"
+
+# A full disk: the file is cut back to its last whole packet, and ctl
+# says why it stopped, with the counts the file holds. A small tmpfs in
+# a mount namespace of the test's own (root only).
+if [ "$(id -u)" = 0 ]; then
+	mkdir "$WORK/small"
+	unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs "$0/small" &&
+		timeout 120 "$1" run -v --capture "$0/small/full.pcap" -- sh -c "
+			for i in \$(seq 10); do ibnetdiscover >/dev/null; done; ibemu ctl capture stop
+			cp \"$0/small/full.pcap\" \"$0/full.pcap\""' "$WORK" "$IBEMU" >"$WORK/out" 2>"$WORK/log"
+	expect_match "^capture ended, $WORK/small/full.pcap: [0-9]+ packets, [0-9]+ bytes \(No space left on device stopped it\)$" \
+		"a full disk: ctl says the capture stopped for it"
+	said=$(sed -n 's/^capture ended, .*: \([0-9]*\) packets, \([0-9]*\) bytes.*/\1 \2/p' "$WORK/out")
+	n=$(tshark -r "$WORK/full.pcap" 2>"$WORK/tshark-err" | wc -l)
+	bytes=$(stat -c %s "$WORK/full.pcap")
+	[ "$said" = "$n $bytes" ] && pass "the file holds the $n packets ($bytes bytes) ctl said" ||
+		fail "ctl said '$said', the file holds $n packets, $bytes bytes"
+	! grep -qi "cut short\|appears to have been" "$WORK/tshark-err" && pass "and tshark reads it whole" ||
+		fail "tshark: $(cat "$WORK/tshark-err")"
+	grep -q "capture $WORK/small/full.pcap stopped: No space left on device; it holds $n whole packets" "$WORK/log" &&
+		pass "the log says why" || fail "no log line for the full disk"
+else
+	echo "not run: the full-disk check mounts a tmpfs (needs root)"
+fi
 finish
