@@ -100,7 +100,7 @@ int cmd_run(int argc, char **argv)
 	struct fastpath *fast = NULL;
 	struct attach_owner *att = NULL;
 	struct remote *rem = NULL;
-	char *fast_sock = NULL;
+	char *fast_sock = NULL, *ctl_dir;
 	GError *err = NULL;
 	int ret = 1;
 
@@ -137,6 +137,11 @@ int cmd_run(int argc, char **argv)
 			goto out;
 		e.env.mode = "namespace";
 		envp = g_environ_setenv(g_get_environ(), "IBEMU_CTL", e.ctl_sock, TRUE);
+		/* A run inside this one keeps its sockets beside ours: inside a
+		 * user namespace the default directory is root's (emu.h). */
+		ctl_dir = g_path_get_dirname(e.ctl_sock);
+		envp = g_environ_setenv(envp, "IBEMU_CTL_DIR", ctl_dir, TRUE);
+		g_free(ctl_dir);
 	}
 	ret = 1;
 

@@ -60,7 +60,10 @@ void emu_opts_clear(struct emu_opts *o)
 
 char *emu_ctl_dir(void)
 {
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	const char *xdg = getenv("XDG_RUNTIME_DIR"), *run = getenv("IBEMU_CTL_DIR");
+
+	if (run && *run == '/')	/* inside a run: its directory (cmd_run.c) */
+		return g_strdup(run);
 
 	if (xdg && *xdg == '/')
 		return g_build_filename(xdg, "ibemu", NULL);

@@ -36,8 +36,10 @@ struct emu {
 GOptionEntry *emu_option_entries(struct emu_opts *o);
 void emu_opts_clear(struct emu_opts *o);
 
-/* Where control sockets live: $XDG_RUNTIME_DIR/ibemu when set, else
- * /run/ibemu for root, /tmp/ibemu-UID for others. */
+/* Where control sockets live: $IBEMU_CTL_DIR inside an `ibemu run` (the
+ * run's own directory, so that a run inside it finds a directory of its
+ * own user there), else $XDG_RUNTIME_DIR/ibemu when set, else /run/ibemu
+ * for root, /tmp/ibemu-UID for others. */
 char *emu_ctl_dir(void);
 /* Create it (0700), or check that it is ours and private. */
 int emu_ctl_dir_prepare(GError **err);

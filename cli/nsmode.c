@@ -155,6 +155,10 @@ static int build_dev(const char *stage, const char *fsdir, GError **err)
 	char *host = g_build_filename(newdev, ".host", NULL);
 	char *ib = g_build_filename(newdev, "infiniband", NULL);
 	char *src = g_build_filename(fsdir, "dev", NULL);
+	/* Inside another run (nested), /dev is that run's: its links point
+	 * into its /dev/.host, the machine's /dev, which is ours to bind and
+	 * list too (binding the outer /dev would make every link a loop). */
+	const char *olddev = access("/dev/.host", F_OK) == 0 ? "/dev/.host" : "/dev";
 	DIR *d = NULL;
 	struct dirent *de;
 	int ret = -1;
@@ -167,7 +171,7 @@ static int build_dev(const char *stage, const char *fsdir, GError **err)
 		fail(err, "cannot mount a tmpfs for /dev", errno);
 		goto out;
 	}
-	d = opendir("/dev");
+	d = opendir(olddev);
 	if (!d) {
 		fail(err, "cannot list /dev", errno);
 		goto out;
@@ -178,12 +182,12 @@ static int build_dev(const char *stage, const char *fsdir, GError **err)
 		ssize_t n;
 
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    !strcmp(de->d_name, "infiniband"))
+		    !strcmp(de->d_name, "infiniband") || !strcmp(de->d_name, ".host"))
 			continue;
 		link = g_build_filename(newdev, de->d_name, NULL);
 		target = g_strdup_printf("/dev/.host/%s", de->d_name);
 		/* Keep symlinks such as /dev/fd as they are. */
-		snprintf(path, sizeof(path), "/dev/%s", de->d_name);
+		snprintf(path, sizeof(path), "%s/%s", olddev, de->d_name);
 		n = readlink(path, buf, sizeof(buf) - 1);
 		if (n > 0) {
 			buf[n] = 0;
@@ -199,7 +203,7 @@ static int build_dev(const char *stage, const char *fsdir, GError **err)
 		fail(err, "mkdir in new /dev", errno);
 		goto out;
 	}
-	if (mount("/dev", host, NULL, MS_BIND | MS_REC, NULL) < 0) {
+	if (mount(olddev, host, NULL, MS_BIND | MS_REC, NULL) < 0) {
 		fail(err, "cannot bind the old /dev", errno);
 		goto out;
 	}

@@ -44,6 +44,12 @@ expect_line "root" "root inside the user namespace"
 expect_line "ibemu0" "ibstat sees the device"
 expect_line "Node Description:.....................host3 HCA-1" "SMPs go through the fabric"
 
+# A run inside a run (issue #35 item 14): its sockets go beside the outer
+# run's, which inside the user namespace is a directory of its own user.
+as_nobody 666 "timeout 60 $WORK/ibemu run -- $WORK/ibemu run --attach host2 -- sh -c \"ibstat -l; ibemu ctl status\""
+expect_rc 0 "ibemu run inside ibemu run, as nobody"
+expect_match "^6 nodes \(2 switches, 4 CAs\)" "the inner run's ctl reaches its emulator"
+
 # Root can steer a normal user's emulator (whose user namespace shows root
 # as the overflow uid); another user cannot reach its socket at all.
 sock=/tmp/ibemu-65534/unpriv-$$.sock
