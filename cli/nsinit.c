@@ -20,6 +20,7 @@
 
 #include "cli/netlink_trap.h"
 #include "cli/nsinit.h"
+#include "cli/nsprivate.h"
 #include "lib/log.h"
 
 /* From SIGTERM to the kernel's SIGKILL: for the rest once the command
@@ -40,7 +41,8 @@ static void write_str(int fd, const char *s)
 }
 
 /* PID 1 of the namespace. Never returns. */
-static void run_init(char **argv, char **envp, int parent_alive, const sigset_t *orig)
+static void run_init(char **argv, char **envp, int parent_alive, const sigset_t *orig,
+		     const struct ns_private *priv)
 {
 	sigset_t all;
 	siginfo_t si;
@@ -62,14 +64,20 @@ static void run_init(char **argv, char **envp, int parent_alive, const sigset_t 
 	 * getpid() (umad_block reads /proc/PID/task/TID/syscall), in a mount
 	 * namespace of the command's own: the daemon keeps the host's /proc,
 	 * where the pids FUSE gives it live (usercall.c). `ibemu exec`
-	 * joins this one.
+	 * joins this one. Its private /run, /var/log and /var/cache go there
+	 * first (nsprivate.h), their layers under the new /proc.
 	 */
-	if (unshare(CLONE_NEWNS) < 0 ||
-	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
-		write_str(STDERR_FILENO, "ibemu: warning: no /proc of the run's PID namespace: ");
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		write_str(STDERR_FILENO, "ibemu: warning: no mount namespace for the run's /proc: ");
 		write_str(STDERR_FILENO, strerror(errno));
-		write_str(STDERR_FILENO, " (pids in /proc are the host's)\n");
+		write_str(STDERR_FILENO, " (pids in /proc are the host's; /run, /var/log and /var/cache too)\n");
+	} else {
+		ns_private_apply(priv);
+		if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+			write_str(STDERR_FILENO, "ibemu: warning: no /proc of the run's PID namespace: ");
+			write_str(STDERR_FILENO, strerror(errno));
+			write_str(STDERR_FILENO, " (pids in /proc are the host's)\n");
+		}
 	}
 	signal(SIGCHLD, SIG_DFL);
 	sigfillset(&all);
@@ -133,6 +141,7 @@ static void run_init(char **argv, char **envp, int parent_alive, const sigset_t 
 
 pid_t nsinit_spawn(char **argv, char **envp, GError **err)
 {
+	struct ns_private *priv = ns_private_plan("/proc");
 	int alive[2];
 	sigset_t orig;
 	pid_t pid;
@@ -140,6 +149,7 @@ pid_t nsinit_spawn(char **argv, char **envp, GError **err)
 	if (pipe2(alive, O_CLOEXEC) < 0) {
 		g_set_error(err, IBEMU_ERROR, errno, "cannot start the run's init: %s",
 			    g_strerror(errno));
+		g_free(priv);
 		return -1;
 	}
 	sigprocmask(SIG_SETMASK, NULL, &orig);
@@ -152,8 +162,9 @@ pid_t nsinit_spawn(char **argv, char **envp, GError **err)
 	pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, NULL, NULL, NULL, NULL);
 	if (pid == 0) {
 		close(alive[1]);
-		run_init(argv, envp, alive[0], &orig);
+		run_init(argv, envp, alive[0], &orig, priv);
 	}
+	g_free(priv);
 	close(alive[0]);
 	if (pid < 0) {
 		g_set_error(err, IBEMU_ERROR, errno, "cannot make the run's PID namespace: %s",

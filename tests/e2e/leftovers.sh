@@ -4,7 +4,11 @@
 # the run's PID namespace, whose init ends them when the command exits, and
 # which the kernel ends when ibemu itself is SIGKILLed (an orphaned opensm
 # once spun on the vanished devices, writing 300 MB of log in 19 s).
-# Processes are found by a marker in their command lines.
+# Processes are found by a marker in their command lines. And nothing it
+# wrote is left on the machine (issue #35 item 15): opensm with no options
+# (/var/log/opensm.log, /var/cache/opensm), a daemon's socket in /run (as
+# ibacm's /run/ibacm.sock) stay the run's, while the machine's sockets in
+# /run (ours among them) are still reached from inside.
 . "$(dirname "$0")/lib.sh"
 
 # still MARKER: how many processes have MARKER in their command line
@@ -22,6 +26,24 @@ OSM_CACHE_DIR=${0%/*} timeout 120 opensm -f "$0.osm.log" >/dev/null 2>&1 & echo 
 expect_rc 0 "the command exits at once"
 none "$M" && pass "what it left running (tail, opensm) is gone when ibemu run returns" ||
 	{ fail "still running: $(pgrep -fa -- "$M")"; pkill -f -- "$M"; }
+
+# What opensm writes with no options, and a socket made in /run.
+state() { for f in /var/log/opensm.log /var/cache/opensm /run/ibemu-left.sock; do
+	echo "$f $(stat -c '%s %Y' "$f" 2>/dev/null || echo absent)"; done; }
+state >"$WORK/before"
+ibemu_run -- bash -c 'opensm >/dev/null 2>&1 & osm=$!
+	ibemu ctl wait sm-up >/dev/null && echo "sm up"
+	kill $osm; wait $osm
+	ls /var/log/opensm.log /var/cache/opensm/guid2lid 2>&1 | sed "s/^/inside: /"
+	python3 -c "import socket; socket.socket(socket.AF_UNIX).bind(\"/run/ibemu-left.sock\")" && echo "bound /run/ibemu-left.sock"
+	ibemu ctl status >/dev/null && echo "ctl through the machine'"'"'s /run/ibemu: ok"'
+expect_line "sm up" "opensm with no options brings the fabric up"
+expect_line "inside: /var/log/opensm.log" "inside, opensm's log is where it always is"
+expect_line "inside: /var/cache/opensm/guid2lid" "and so is its cache"
+expect_line "bound /run/ibemu-left.sock" "a socket can be made in /run"
+expect_line "ctl through the machine's /run/ibemu: ok" "the machine's sockets in /run are still reached"
+state >"$WORK/after"
+expect_same "$WORK/before" "$WORK/after" "/var/log/opensm.log, /var/cache/opensm and the socket: none left on the machine"
 
 # SIGKILL of the emulator: the init dies with it, the kernel ends the rest.
 NAME="e2e-left-$$"
