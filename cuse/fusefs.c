@@ -58,8 +58,19 @@ static void fill_attr(const struct vnode *v, struct stat *st)
 		st->st_nlink = 1;
 		st->st_size = 4096;	/* as sysfs reports */
 		break;
+	case VN_UMAD:
+	case VN_ISSM:
+	case VN_UMAD_FWD:
+	case VN_ISSM_FWD:
+		/* ib_umad makes umadN and issmN root's, 0600 (user_mad.c
+		 * umad_devnode); the mount is private, its users are this
+		 * user (root inside a user namespace). */
+		st->st_mode = S_IFREG | 0600;
+		st->st_nlink = 1;
+		break;
 	default:
-		/* Namespace mode: the mount is private, so open to its users. */
+		/* The verbs files: everyone's, as rdma-core's udev rules make
+		 * /dev/infiniband/uverbsN. */
 		st->st_mode = S_IFREG | 0666;
 		st->st_nlink = 1;
 		break;
@@ -350,7 +361,10 @@ int fusefs_mount(struct fusefs *fs, const char *dir, GError **err)
 			    g_strerror(errno));
 		return -1;
 	}
-	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=%u,group_id=%u,allow_other",
+	/* default_permissions: the kernel checks the modes above, so that
+	 * another user in the run is refused umadN as by ib_umad's 0600. */
+	snprintf(opts, sizeof(opts),
+		 "fd=%d,rootmode=40000,user_id=%u,group_id=%u,allow_other,default_permissions",
 		 fs->fd, getuid(), getgid());
 	if (mount("ibemu", dir, "fuse.ibemu", MS_NOSUID | MS_NODEV, opts) < 0) {
 		g_set_error(err, IBEMU_ERROR, errno,

@@ -127,6 +127,12 @@ struct port *ctl_arg_port(struct ctl_call *c, unsigned i)
 		ctl_fail(c, "no port \"%s\" in the fabric", s);
 		return NULL;
 	}
+	/* Port 0 is a switch's management port; a CA has none (IBA 14.2.5). */
+	if (!num && !node_is_switch(n)) {
+		ctl_fail(c, "no port \"%s\": %s is a CA, whose ports are 1..%u", s, n->id,
+			 n->nports);
+		return NULL;
+	}
 	return &n->ports[num];
 }
 

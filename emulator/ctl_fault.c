@@ -143,14 +143,51 @@ int ctl_fault_add(struct ctl_call *c)
 		r.after_us = now_us + o[O_AFTER].u * 1000;
 	if (o[O_BEFORE].set)
 		r.before_us = now_us + o[O_BEFORE].u * 1000;
+	if (c->env->fabric->faults.rules->len >= FAULT_RULES_MAX)
+		return ctl_fail(c, "%u fault rules, the limit: delete one first (fault del ID)",
+				FAULT_RULES_MAX);
 	id = fault_add(&c->env->fabric->faults, g_memdup2(&r, sizeof(r)));
 	fault_log(&c->env->fabric->faults, "fault add %u %s", id, fault_action_name(r.action));
 	return ctl_answer_uint(c, "id", id, "fault %u added", id);
 }
 
+/* The fields a rule matches on beyond the usual six, as `fault list`
+ * prints them: only those set; the window from @now_us, in ms (negative:
+ * passed). */
+static void list_more(GString *out, const struct fault_rule *r, uint64_t now_us)
+{
+	if (r->attr_mod != FAULT_ANY)
+		g_string_append_printf(out, " mod 0x%" G_GINT64_MODIFIER "x", r->attr_mod);
+	if (r->direction != FAULT_ANY)
+		g_string_append_printf(out, " dir %s", r->direction ? "resp" : "req");
+	if (r->route != FAULT_ANY)
+		g_string_append_printf(out, " route %s", r->route ? "dr" : "lid");
+	if (r->slid != FAULT_ANY)
+		g_string_append_printf(out, " slid %d", r->slid);
+	if (r->dlid != FAULT_ANY)
+		g_string_append_printf(out, " dlid %d", r->dlid);
+	if (r->tid != FAULT_ANY)
+		g_string_append_printf(out, " tid 0x%" G_GINT64_MODIFIER "x", r->tid);
+	if (r->jitter)
+		g_string_append_printf(out, " jitter %u", r->jitter);
+	if (r->after_us)
+		g_string_append_printf(out, " after %+" G_GINT64_FORMAT " ms",
+				       ((int64_t)r->after_us - (int64_t)now_us) / 1000);
+	if (r->before_us)
+		g_string_append_printf(out, " before %+" G_GINT64_FORMAT " ms",
+				       ((int64_t)r->before_us - (int64_t)now_us) / 1000);
+}
+
+static void json_int(JsonBuilder *b, const char *name, int64_t v)
+{
+	json_builder_set_member_name(b, name);
+	json_builder_add_int_value(b, v);
+}
+
 int ctl_fault_list(struct ctl_call *c)
 {
 	GPtrArray *rules = c->env->fabric->faults.rules;
+	uint64_t now_us = c->env->tq ? timerq_now(c->env->tq) : 0;
 	JsonBuilder *b = c->json;
 	unsigned i;
 
@@ -158,14 +195,20 @@ int ctl_fault_list(struct ctl_call *c)
 		json_builder_begin_array(b);
 	for (i = 0; i < rules->len; i++) {
 		struct fault_rule *r = g_ptr_array_index(rules, i);
+		bool data = r->mgmt_class == FAULT_CLASS_DATA;
 
 		if (!b) {
-			g_string_append_printf(c->out, "%u %s %u node %s port %d class %d method %d "
-					       "attr %d prob %g count %u nth %u: matches %u hits %u\n",
-					       r->id, fault_action_name(r->action), r->arg,
-					       r->node ? r->node->id : "*", r->port, r->mgmt_class,
-					       r->method, r->attr, r->prob, r->count, r->nth,
-					       r->matches, r->hits);
+			g_string_append_printf(c->out, "%u %s %u node %s port %d class ", r->id,
+					       fault_action_name(r->action), r->arg,
+					       r->node ? r->node->id : "*", r->port);
+			if (data)
+				g_string_append(c->out, "data");
+			else
+				g_string_append_printf(c->out, "%d", r->mgmt_class);
+			g_string_append_printf(c->out, " method %d attr %d", r->method, r->attr);
+			list_more(c->out, r, now_us);
+			g_string_append_printf(c->out, " prob %g count %u nth %u: matches %u hits %u\n",
+					       r->prob, r->count, r->nth, r->matches, r->hits);
 			continue;
 		}
 		json_builder_begin_object(b);
@@ -173,12 +216,24 @@ int ctl_fault_list(struct ctl_call *c)
 		ctl_json_str(b, "action", fault_action_name(r->action));
 		ctl_json_uint(b, "arg", r->arg);
 		ctl_json_str(b, "node", r->node ? r->node->id : "*");
-#define INT(name, v) json_builder_set_member_name(b, name); json_builder_add_int_value(b, v)
-		INT("port", r->port);
-		INT("class", r->mgmt_class);
-		INT("method", r->method);
-		INT("attr", r->attr);
-#undef INT
+		json_int(b, "port", r->port);
+		if (data)
+			ctl_json_str(b, "class", "data");
+		else
+			json_int(b, "class", r->mgmt_class);
+		json_int(b, "method", r->method);
+		json_int(b, "attr", r->attr);
+		json_int(b, "mod", r->attr_mod);
+		json_int(b, "dir", r->direction);
+		json_int(b, "route", r->route);
+		json_int(b, "slid", r->slid);
+		json_int(b, "dlid", r->dlid);
+		json_int(b, "tid", r->tid);
+		ctl_json_uint(b, "jitter", r->jitter);
+		if (r->after_us)
+			json_int(b, "after_ms", ((int64_t)r->after_us - (int64_t)now_us) / 1000);
+		if (r->before_us)
+			json_int(b, "before_ms", ((int64_t)r->before_us - (int64_t)now_us) / 1000);
 		json_builder_set_member_name(b, "prob");
 		json_builder_add_double_value(b, r->prob);
 		ctl_json_uint(b, "count", r->count);

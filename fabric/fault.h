@@ -66,6 +66,8 @@ struct fault_set {
 /* The event log keeps this many lines, the newest (README "Limits"): a
  * rule that hits every packet would otherwise grow it ~120 bytes a hit. */
 #define FAULT_LOG_MAX	10000
+/* Rules at once: every packet is checked against each (README "Limits"). */
+#define FAULT_RULES_MAX	256
 
 void fault_set_init(struct fault_set *fs, uint32_t seed);
 void fault_set_clear(struct fault_set *fs);

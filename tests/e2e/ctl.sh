@@ -29,6 +29,7 @@ c fault add drop --attr NoSuchAttr; echo "bad attr rc=$?"
 c fault add drop --frobnicate 1; echo "unknown option rc=$?"
 c fault add drop --node; echo "option without value rc=$?"
 c counters host1/1 set LinkDownedCounter 0x100000000; echo "counter too big rc=$?"
+c lid host1/0 5; echo "CA port 0 rc=$?"
 after=$(c fault list; c dump)
 [ "$before" = "$after" ] && echo "unchanged after bad input"
 c dump >"$W/dump.net"
@@ -50,7 +51,7 @@ expect_line "badprob rc=1" "bad probability refused"
 expect_line "nodelay rc=1" "delay without a value refused"
 expect_line "nodel rc=1" "deleting a missing rule refused"
 for what in "multicast lid" "lmc 8" "port 300" "count -1" "huge delay" "dr and lid" "bad attr" \
-	"unknown option" "option without value" "counter too big"; do
+	"unknown option" "option without value" "counter too big" "CA port 0"; do
 	expect_line "$what rc=1" "out of range or malformed: $what"
 done
 grep -q 'error: "0xc000" is not a unicast LID (0 to 49151)' "$WORK/log" && pass "a range error names the range" ||
@@ -64,6 +65,25 @@ expect_line "Guid:............................0x0000000000001234" "a changed GUI
 expect_line "Base lid: 9" "a changed LID shows in sysfs"
 expect_line "tid rule: status=110" "a rule on one TID drops it"
 expect_line "other tids: Node Description:.....................host4 HCA-1" "and lets other TIDs through"
+
+grep -q 'error: no port "host1/0": host1 is a CA, whose ports are 1..2' "$WORK/log" &&
+	pass "a CA's port 0 is no port" || fail "CA port 0 text"
+
+# fault list shows every field a rule was given (issue #35), by name for
+# --class data; at most 256 rules, then one line.
+ibemu_run -- sh -c 'c() { "$IBEMU" ctl "$@"; }
+	c fault add drop --class data --slid 1 --dlid 3 --after 60000 --before 90000 >/dev/null
+	c fault add delay 5 --jitter 2 --dir resp --mod 0x10 --tid 7 --dr >/dev/null
+	c fault list
+	i=2; while [ $i -lt 256 ]; do c fault add drop --class smp >/dev/null; i=$((i + 1)); done
+	c fault add drop --class smp; echo "rule 257 rc=$?"'
+expect_match "^1 drop 0 node \* port -1 class data method -1 attr -1 slid 1 dlid 3 after \+[0-9]+ ms before \+[0-9]+ ms prob 1 " \
+	"fault list: --class data by name, --slid, --dlid, the window"
+expect_line "2 delay 5 node * port -1 class -1 method -1 attr -1 mod 0x10 dir resp route dr tid 0x7 jitter 2 prob 1 " \
+	"fault list: --mod, --dir, --dr, --tid, --jitter"
+expect_line "rule 257 rc=1" "the 257th rule is refused"
+grep -q "error: 256 fault rules, the limit: delete one first (fault del ID)" "$WORK/log" &&
+	pass "in one line naming the limit" || fail "no line for the rule limit"
 
 # The dump loads back to the same fabric: ibnetdiscover agrees exactly.
 ibemu_run -- ibnetdiscover

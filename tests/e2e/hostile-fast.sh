@@ -15,10 +15,21 @@
 #   1 GiB limit on unread bytes per file), on the fast path as over FUSE;
 # - an attached host may hold 1,024 channels, then hears EMFILE;
 # - an emulator out of fds does not spin on its listening sockets: it
-#   says so once, waits, and serves again once fds are free.
+#   says so once, waits, and serves again once fds are free;
+# - umadN and issmN are 0600 in namespace mode as ib_umad makes them, and
+#   another user in the run is refused them (uverbsN stays everyone's).
 . "$(dirname "$0")/lib.sh"
 # This test is about the fast path: on even in CI's FUSE-only pass.
 unset IBEMU_FAST_PATH
+
+ibemu_run -- sh -c 'ls -l /dev/infiniband/umad0 /dev/infiniband/issm0 | cut -c1-10 | sed "s/^/mode: /"
+	su nobody -s /bin/sh -c "cat /dev/infiniband/umad0 /dev/infiniband/issm0; ibv_devices | grep -c ibemu0"'
+cat "$WORK/log" >>"$WORK/out"
+[ "$(grep -c "^mode: -rw-------" "$WORK/out")" = 2 ] && pass "umad0 and issm0 are 0600" ||
+	fail "modes: $(grep mode: "$WORK/out")"
+expect_line "cat: /dev/infiniband/umad0: Permission denied" "another user is refused umad0 (fast path and FUSE)"
+expect_line "cat: /dev/infiniband/issm0: Permission denied" "and issm0"
+expect_match "^1$" "the verbs device is still everyone's"
 
 P="$TOOLS/umad_paths"
 ibemu_run --configured -- bash -c 'for c in close-read behind vfork; do
