@@ -47,10 +47,12 @@ struct remote {
 	guint ping;
 };
 
-int remote_send(int ch, uint32_t op, uint32_t flags, uint64_t arg, const void *payload,
-		size_t n, int fd)
+/* Send one request tagged @tag. */
+static int send_tagged(int ch, uint32_t op, uint32_t flags, uint64_t arg, const void *payload,
+		       size_t n, int fd, uint32_t tag)
 {
-	struct fast_req rq = { .version = FAST_VERSION, .op = op, .flags = flags, .arg = arg };
+	struct fast_req rq = { .version = FAST_VERSION, .op = op, .flags = flags, .tag = tag,
+			       .arg = arg };
 	struct iovec iov[2] = { { &rq, sizeof(rq) }, { (void *)payload, n } };
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
 	union fd_cmsg u;
@@ -59,35 +61,69 @@ int remote_send(int ch, uint32_t op, uint32_t flags, uint64_t arg, const void *p
 	return sendmsg(ch, &msg, MSG_NOSIGNAL) < 0 ? -EIO : 0;
 }
 
+int remote_send(int ch, uint32_t op, uint32_t flags, uint64_t arg, const void *payload,
+		size_t n, int fd)
+{
+	return send_tagged(ch, op, flags, arg, payload, n, fd, 0);
+}
+
+/*
+ * The answer tagged @tag on @ch, waiting at most until @deadline_us
+ * (monotonic): its length in @buf and *@passed, or -ETIMEDOUT, -EIO. An
+ * answer with another tag is one a request before gave up on: dropped,
+ * with its fd, so requests and answers stay in step.
+ */
+static ssize_t recv_tagged(int ch, uint32_t tag, char *buf, int64_t deadline_us, int *passed)
+{
+	for (;;) {
+		struct pollfd p = { .fd = ch, .events = POLLIN };
+		int64_t left_ms = (deadline_us - g_get_monotonic_time() + 999) / 1000;
+		struct iovec riov = { buf, ANSWER_MAX };
+		struct msghdr rmsg = { .msg_iov = &riov, .msg_iovlen = 1 };
+		union fd_cmsg ru;
+		struct fast_reply r;
+		ssize_t got;
+
+		if (left_ms <= 0 || poll(&p, 1, (int)MIN(left_ms, G_MAXINT)) != 1)
+			return -ETIMEDOUT;
+		fd_pass_room(&rmsg, &ru);
+		got = recvmsg(ch, &rmsg, MSG_CMSG_CLOEXEC);
+		*passed = got > 0 ? fd_pass_take(&rmsg) : -1;
+		if (got < (ssize_t)sizeof(r))
+			return -EIO;
+		memcpy(&r, buf, sizeof(r));
+		if (r.tag == tag)
+			return got;
+		g_message("remote: an answer that came after its request gave up: dropped");
+		if (*passed >= 0)
+			close(*passed);
+	}
+}
+
 int64_t remote_ask(int ch, uint32_t op, uint32_t flags, uint64_t arg, const void *payload,
 		   size_t n, int fd, char **out, size_t *out_len, int *fd_out, int timeout_ms)
 {
-	struct pollfd p = { .fd = ch, .events = POLLIN };
-	union fd_cmsg ru;
+	static uint32_t last_tag;
+	uint32_t tag = ++last_tag ? last_tag : ++last_tag;	/* never 0 */
 	struct fast_reply r;
-	struct iovec riov;
-	struct msghdr rmsg = { .msg_iov = &riov, .msg_iovlen = 1 };
 	char *buf;
 	ssize_t got;
 	int passed;
 
-	if (remote_send(ch, op, flags, arg, payload, n, fd) < 0)
+	if (send_tagged(ch, op, flags, arg, payload, n, fd, tag) < 0)
 		return -EIO;
-	if (poll(&p, 1, timeout_ms) != 1)
-		return -ETIMEDOUT;
 	buf = g_malloc(ANSWER_MAX);
-	riov = (struct iovec){ buf, ANSWER_MAX };
-	fd_pass_room(&rmsg, &ru);
-	got = recvmsg(ch, &rmsg, MSG_CMSG_CLOEXEC);
-	if ((passed = got > 0 ? fd_pass_take(&rmsg) : -1) >= 0) {
+	got = recv_tagged(ch, tag, buf, g_get_monotonic_time() + (int64_t)timeout_ms * 1000,
+			  &passed);
+	if (got < 0) {
+		g_free(buf);
+		return got;
+	}
+	if (passed >= 0) {
 		if (fd_out && *fd_out < 0)
 			*fd_out = passed;
 		else
 			close(passed);
-	}
-	if (got < (ssize_t)sizeof(r)) {
-		g_free(buf);
-		return -EIO;
 	}
 	memcpy(&r, buf, sizeof(r));
 	if (r.out_len > (size_t)got - sizeof(r))

@@ -104,6 +104,8 @@ struct fast_chan {
 	struct umad_dev *issm;	/* FAST_OPEN of issmN: held while this lives */
 	struct umad_dev *issm_wait;	/* ... or waited for, unanswered */
 	struct fast_verbs *verbs;	/* FAST_OPEN of a verbs file: while this lives */
+	uint32_t tag;		/* the request being served's, for its answer */
+	uint32_t issm_tag;	/* the waiting issm open's */
 };
 
 /* The last holder closed the data socket: the kernel's release. The
@@ -318,7 +320,7 @@ static bool data_closed(const struct fast_file *ff)
 static void reply(struct fast_chan *ch, int64_t ret, const void *out, uint32_t out_len,
 		  int fd)
 {
-	struct fast_reply r = { .ret = ret, .out_len = out_len };
+	struct fast_reply r = { .ret = ret, .out_len = out_len, .tag = ch->tag };
 	struct iovec iov[2] = {
 		{ .iov_base = &r, .iov_len = sizeof(r) },
 		{ .iov_base = (void *)out, .iov_len = out_len },
@@ -394,6 +396,7 @@ static void open_issm(struct fast_chan *ch, struct umad_dev *d, int flags)
 		reply(ch, -EAGAIN, NULL, 0, -1);
 	} else {
 		ch->issm_wait = d;
+		ch->issm_tag = ch->tag;	/* answered later, maybe after others */
 	}
 }
 
@@ -412,6 +415,7 @@ static void on_issm_freed(void *ctx, struct umad_dev *d)
 		if (umad_issm_open(d) == 0) {
 			ch->issm = d;
 			ch->issm_wait = NULL;
+			ch->tag = ch->issm_tag;
 			reply(ch, 0, NULL, 0, -1);
 		}
 		return;
@@ -788,12 +792,14 @@ static void do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int m
 	struct fast_req rq;
 
 	if (n < sizeof(rq)) {
+		ch->tag = 0;
 		reply(ch, -EINVAL, NULL, 0, -1);
 		return;
 	}
 	memcpy(&rq, msg, sizeof(rq));
 	msg += sizeof(rq);
 	n -= sizeof(rq);
+	ch->tag = rq.tag;
 	if (rq.version != FAST_VERSION) {
 		reply(ch, -EPROTO, NULL, 0, -1);
 		return;
@@ -916,6 +922,7 @@ static bool serve_one(struct fast_chan *ch)
 	if (n <= 0)	/* the client closed it (or died) */
 		return false;
 	fd = fd_pass_take(&msg);
+	ch->tag = (size_t)n >= sizeof(struct fast_req) ? ((struct fast_req *)buf)->tag : 0;
 	if (msg.msg_flags & MSG_CTRUNC)	/* more fds than asked, or no room for any */
 		reply(ch, out_of_fds() ? -EMFILE : -EMSGSIZE, NULL, 0, -1);
 	else if (msg.msg_flags & MSG_TRUNC)

@@ -94,7 +94,9 @@ struct fast_req {
 	uint32_t version;	/* FAST_VERSION */
 	uint32_t op;		/* enum fast_op */
 	uint32_t flags;		/* FAST_F_* */
-	uint32_t reserved;
+	uint32_t tag;		/* echoed in the answer (0: the client does not
+				 * care): one that stops waiting for an answer
+				 * knows it when it comes late, and drops it */
 	uint64_t arg;
 };
 
@@ -102,7 +104,7 @@ struct fast_req {
 struct fast_reply {
 	int64_t ret;		/* >= 0, or -errno as the syscall fails */
 	uint32_t out_len;
-	uint32_t reserved;
+	uint32_t tag;		/* the request's */
 };
 
 /*
