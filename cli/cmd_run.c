@@ -150,6 +150,23 @@ int cmd_run(int argc, char **argv)
 	 * thread. */
 	ns_provider();
 	fastenv_library();
+	/* The fast path beside the FUSE files (docs/fast-path.md), where
+	 * other hosts attach too (docs/many-hosts.md): made before the user
+	 * namespace, where a normal user's groups are still theirs to give
+	 * it (--remote-group). */
+	if (!rem) {
+		fast_sock = emu_fast_path(e.ctl_sock);
+		if (!(fast = fastpath_new(e.host, fast_sock, &err))) {
+			fprintf(stderr, "ibemu: %s\n", err->message);
+			goto out;
+		}
+		if (remote_group && fastpath_open_to_group(fast, remote_group, &err) < 0) {
+			fprintf(stderr, "ibemu: --remote-group %s: %s\n", remote_group, err->message);
+			goto out;
+		}
+		fastpath_set_ctl(fast, e.ctl, false);	/* guests get EACCES anyway */
+		att = attach_owner_new(&e.env, fast, e.ctl);
+	}
 	if (ns_enter(&err) < 0) {
 		fprintf(stderr, "ibemu: %s\n", err->message);
 		goto out;
@@ -179,19 +196,6 @@ int cmd_run(int argc, char **argv)
 		 * the same socket: cli/ctl_client.c). */
 		envp = g_environ_setenv(envp, "IBEMU_CTL", REMOTE_FAST_SOCK, TRUE);
 	} else {
-		/* The fast path beside the FUSE files (docs/fast-path.md),
-		 * where other hosts attach too (docs/many-hosts.md). */
-		fast_sock = emu_fast_path(e.ctl_sock);
-		if (!(fast = fastpath_new(e.host, fast_sock, &err))) {
-			fprintf(stderr, "ibemu: %s\n", err->message);
-			goto out;
-		}
-		if (remote_group && fastpath_open_to_group(fast, remote_group, &err) < 0) {
-			fprintf(stderr, "ibemu: --remote-group %s: %s\n", remote_group, err->message);
-			goto out;
-		}
-		fastpath_set_ctl(fast, e.ctl, false);	/* guests get EACCES anyway */
-		att = attach_owner_new(&e.env, fast, e.ctl);
 		envp = fastenv_apply(envp, fast_sock, !no_fast);
 	}
 

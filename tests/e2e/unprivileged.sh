@@ -50,6 +50,13 @@ as_nobody 666 "timeout 60 $WORK/ibemu run -- $WORK/ibemu run --attach host2 -- s
 expect_rc 0 "ibemu run inside ibemu run, as nobody"
 expect_match "^6 nodes \(2 switches, 4 CAs\)" "the inner run's ctl reaches its emulator"
 
+# --remote-group as a normal user (issue #35 item 13): the fast socket is
+# made before the user namespace, where the user's groups are theirs.
+echo 'stat -c "socket: %A" "$IBEMU_FAST"' >"$WORK/rg.sh"
+as_nobody 666 "timeout 60 $WORK/ibemu run --remote-group nogroup -- sh $WORK/rg.sh"
+expect_rc 0 "ibemu run --remote-group nogroup as nobody"
+expect_line "socket: srw-rw----" "its fast socket is 0660, for the group"
+
 # Root can steer a normal user's emulator (whose user namespace shows root
 # as the overflow uid); another user cannot reach its socket at all.
 sock=/tmp/ibemu-65534/unpriv-$$.sock
