@@ -56,10 +56,10 @@ static void on_child_exit(GPid pid, gint status, gpointer data)
 static gboolean on_remote_gone(gint fd, GIOCondition cond, gpointer data)
 {
 	struct run_state *rs = data;
+	char *why = remote_gone_why(fd, cond);
 
-	(void)fd;
-	(void)cond;
-	fprintf(stderr, "ibemu: the emulator this host is attached to has gone; ending\n");
+	fprintf(stderr, "ibemu: the emulator this host is attached to has gone (%s); ending\n", why);
+	g_free(why);
 	kill(rs->child, SIGTERM);
 	return G_SOURCE_REMOVE;
 }
@@ -210,7 +210,8 @@ int cmd_run(int argc, char **argv)
 	e.env.init_pid = rs.child;
 	g_child_watch_add(rs.child, on_child_exit, &rs);
 	if (rem)
-		g_unix_fd_add(remote_lifeline(rem), G_IO_HUP | G_IO_ERR, on_remote_gone, &rs);
+		g_unix_fd_add(remote_lifeline(rem), G_IO_HUP | G_IO_ERR | G_IO_NVAL, on_remote_gone,
+			      &rs);
 	g_unix_signal_add(SIGTERM, forward_signal, &rs);
 	g_unix_signal_add(SIGHUP, forward_signal, &rs);
 	/* Ctrl-C reaches the command through the terminal; we outlive it. */

@@ -305,10 +305,10 @@ struct start_state {
 static gboolean on_remote_gone(gint fd, GIOCondition cond, gpointer data)
 {
 	struct start_state *st = data;
+	char *why = remote_gone_why(fd, cond);
 
-	(void)fd;
-	(void)cond;
-	g_warning("the emulator this host is attached to has gone; stopping");
+	g_warning("the emulator this host is attached to has gone (%s); stopping", why);
+	g_free(why);
 	remote_gone(st->rem);
 	st->ret = 1;
 	g_main_loop_quit(st->loop);
@@ -329,7 +329,7 @@ static struct vfs *attach_remote(struct start_state *st, const struct start_opts
 		return NULL;
 	}
 	g_free(ctl);
-	g_unix_fd_add(remote_lifeline(st->rem), G_IO_HUP | G_IO_ERR, on_remote_gone, st);
+	g_unix_fd_add(remote_lifeline(st->rem), G_IO_HUP | G_IO_ERR | G_IO_NVAL, on_remote_gone, st);
 	return remote_vfs(st->rem);
 }
 

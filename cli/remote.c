@@ -88,9 +88,12 @@ static ssize_t recv_tagged(int ch, uint32_t tag, char *buf, int64_t deadline_us,
 			return -ETIMEDOUT;
 		fd_pass_room(&rmsg, &ru);
 		got = recvmsg(ch, &rmsg, MSG_CMSG_CLOEXEC);
-		*passed = got > 0 ? fd_pass_take(&rmsg) : -1;
-		if (got < (ssize_t)sizeof(r))
+		*passed = got >= 0 ? fd_pass_take(&rmsg) : -1;
+		if (got < (ssize_t)sizeof(r)) {
+			if (*passed >= 0)
+				close(*passed);
 			return -EIO;
+		}
 		memcpy(&r, buf, sizeof(r));
 		if (r.tag == tag)
 			return got;
@@ -424,6 +427,18 @@ struct vfs *remote_vfs(struct remote *r)
 int remote_lifeline(const struct remote *r)
 {
 	return r->host_ch;
+}
+
+char *remote_gone_why(int fd, GIOCondition cond)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (cond & G_IO_NVAL)
+		return g_strdup_printf("its channel, fd %d, was closed here", fd);
+	if ((cond & G_IO_ERR) && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err)
+		return g_strdup_printf("its channel failed: %s", g_strerror(err));
+	return g_strdup("it closed its channel");
 }
 
 void remote_gone(struct remote *r)

@@ -39,6 +39,8 @@ int remote_connect(const char *where, GError **err);
 struct vfs *remote_vfs(struct remote *r);
 /* The attachment's channel: it hangs up when the emulator is gone. */
 int remote_lifeline(const struct remote *r);
+/* Why the lifeline's watch fired with @cond, for the log (g_free). */
+char *remote_gone_why(int fd, GIOCondition cond);
 /* The emulator has gone (the lifeline hung up): every call on the umad
  * and verbs files fails EIO from now on, and the reads blocked on them are
  * answered EIO now, before the caller tears the files down. */

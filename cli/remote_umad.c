@@ -83,13 +83,12 @@ static struct pkt *take_pkt(struct remote_file *f)
 	if (h.flags & FAST_F_MEMFD)
 		fd_pass_room(&msg, &u);
 	n = recvmsg(f->data, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-	if (n >= (ssize_t)sizeof(h) && (h.flags & FAST_F_MEMFD)) {
-		if ((memfd = fd_pass_take(&msg)) < 0 ||
-		    pread(memfd, p->bytes, h.len, 0) != (ssize_t)h.len)
-			n = -1;
-		if (memfd >= 0)
-			close(memfd);
-	}
+	memfd = n >= 0 && (h.flags & FAST_F_MEMFD) ? fd_pass_take(&msg) : -1;
+	if (n >= (ssize_t)sizeof(h) && (h.flags & FAST_F_MEMFD) &&
+	    (memfd < 0 || pread(memfd, p->bytes, h.len, 0) != (ssize_t)h.len))
+		n = -1;
+	if (memfd >= 0)
+		close(memfd);
 	if (n < (ssize_t)sizeof(h)) {
 		g_free(p);
 		f->gone = true;

@@ -919,9 +919,17 @@ static bool serve_one(struct fast_chan *ch)
 	n = recvmsg(ch->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return true;
-	if (n <= 0)	/* the client closed it (or died) */
+	/* Taken first: an empty datagram reads as 0, as the end does, and
+	 * may carry fds (found by tests/fuzz/fuzz_fast.c). */
+	fd = n >= 0 ? fd_pass_take(&msg) : -1;
+	if (n <= 0) {	/* the client closed it (or died) */
+		if (fd >= 0)
+			close(fd);
+		if (n < 0 || ch->hosting)
+			g_message("fast path: the channel of pid %d ends: %s", ch->pid,
+				  n < 0 ? g_strerror(errno) : "closed by its client");
 		return false;
-	fd = fd_pass_take(&msg);
+	}
 	ch->tag = (size_t)n >= sizeof(struct fast_req) ? ((struct fast_req *)buf)->tag : 0;
 	if (msg.msg_flags & MSG_CTRUNC)	/* more fds than asked, or no room for any */
 		reply(ch, out_of_fds() ? -EMFILE : -EMSGSIZE, NULL, 0, -1);

@@ -44,10 +44,14 @@ static ssize_t take(int fd, const struct fast_pkt *h, void *buf, size_t count)
 	else
 		iov[1].iov_len = want;
 	n = recvmsg(fd, &msg, flags);
-	if (n < (ssize_t)sizeof(got))
+	memfd = n >= 0 && (h->flags & FAST_F_MEMFD) ? fd_pass_take(&msg) : -1;
+	if (n < (ssize_t)sizeof(got)) {
+		if (memfd >= 0)
+			real_close(memfd);
 		return -EIO;
+	}
 	if (h->flags & FAST_F_MEMFD) {
-		if ((memfd = fd_pass_take(&msg)) < 0)
+		if (memfd < 0)
 			return -EIO;
 		n = pread(memfd, buf, want, 0);
 		real_close(memfd);

@@ -60,3 +60,37 @@ write("corpus/umad/rmpp-loopback", seq)
 
 seq = bytes([7, 7, 2 | 0x10]) + struct.pack("<I", 0) + bytes([6, 14])
 write("corpus/umad/issm-close-reopen", seq)
+
+# fuzz_fast: records of kind, 16-bit length, bytes (fuzz_fast.c).
+def rec(kind, data=b""):
+    return bytes([kind]) + struct.pack("<H", len(data)) + data
+
+def req(op, arg=0, payload=b"", flags=0, tag=0):
+    return struct.pack("=IIIIQ", 1, op, flags, tag, arg) + payload
+
+OPEN, WRITE, IOCTL, SYNC, ATTACH, HOST, SYSLIST, SYSREAD, ADOPT, PING, SLOT, RING, CTL, PUSH = \
+    1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14
+REGISTER_AGENT, ENABLE_PKEY = 0xc01c1b01, 0x1b03
+smp = umad_hdr(0, 100, 1, 0xffff) + mad(0x81, 1, 0x0011, hops=1, path=(1,))
+seq = rec(0, req(OPEN, 2, b"umad0")) + rec(0, req(SLOT))
+seq += rec(0, req(IOCTL, ENABLE_PKEY)) + rec(0, req(IOCTL, REGISTER_AGENT, reg_req(0x81, 1)))
+seq += rec(0, req(WRITE, len(smp), smp, tag=7))
+# The same write in the slot: req at 16, in_len at 40, in[] at 128.
+seq += rec(4 | 8 | 16, struct.pack("<H", 16) + req(WRITE, len(smp)) + struct.pack("<I", len(smp)))
+seq += rec(4, struct.pack("<H", 128) + smp)
+seq += rec(1 | 2 << 3, req(ATTACH)) + rec(2) + rec(1 | 2 << 3, req(ATTACH))
+seq += rec(3) + rec(1 | 0 << 3, req(WRITE, 500, flags=1)) + rec(0, req(PUSH)) + rec(5)
+seq += rec(0, req(SYNC))
+write("corpus/fast/umad-slot-attach", seq)
+
+seq = rec(0, req(SYSLIST, 1)) + rec(0, req(SYSREAD, 0, b"infiniband/ibemu0/ports/1/state"))
+seq += rec(2) + rec(0, req(OPEN, 2, b"infiniband_verbs/uverbs0/ibemu_cmd"))
+seq += rec(2) + rec(0, req(OPEN, 0x800, b"issm0")) + rec(2) + rec(0, req(OPEN, 0x800, b"issm0"))
+seq += rec(2) + rec(1 | 1 << 3, req(HOST, 0, b"x\0host2\0")) + rec(0, req(ADOPT))
+seq += rec(1 | 3 << 3, req(ADOPT)) + rec(0, req(PING, 5)) + rec(0, req(CTL)) + rec(6)
+write("corpus/fast/sysfs-issm-verbs-host", seq)
+
+seq = rec(0, req(OPEN, 2, b"umad0")) + rec(0, req(SLOT)) + rec(7, b"\0\0")
+seq += rec(4 | 8 | 16, struct.pack("<H", 16) + req(IOCTL, ENABLE_PKEY))
+seq += rec(1 | 1 << 3, req(ATTACH)) + rec(1 | 1 << 3, req(WRITE, 10, flags=1))
+write("corpus/fast/slot-shrunk-two-fds", seq)

@@ -68,7 +68,7 @@ wait_for 10 no_remote && echo "after stop: A lists no remote"
 leftovers | sed 's/^/after stop /'
 
 echo "== owner gone"
-"$IBEMU" start --remote A --attach host2 --name hostb --log "$W/b2.log"; echo "restart rc=$?"
+"$IBEMU" start --remote A --attach host2 --name hostb --log "$W/b2.log" -v; echo "restart rc=$?"
 python3 -c '
 import os
 try:
@@ -90,11 +90,11 @@ gone() { ! pgrep -f "^$IBEMU start --remote" >/dev/null; }
 wait_for 20 gone && echo "owner gone: the daemon ended"
 wait $R
 sed 's/^/owner gone: /' "$W/reader.out"
-grep -o "has gone; stopping" "$W/b2.log" | sed 's/^/owner gone: log: /'
+grep -o "has gone (.*); stopping" "$W/b2.log" | sed 's/^/owner gone: log: /'
 leftovers | sed 's/^/after owner gone /'
 echo "== done"
 # For a failure's report: the daemon's logs, A's attaches and detaches.
 sed 's/^/b log: /' "$W/b.log" "$W/b2.log" >&2
-grep -E 'attached|detached' "$W/a.log" | sed 's/^/a log: /' >&2
+grep -E 'attached|detached|channel of pid' "$W/a.log" | sed 's/^/a log: /' >&2
 sed 's/^/a rc pingpong: /' "$W/a-rc" >&2
 sed 's/^/b rc pingpong: /' "$W/b-rc" >&2
