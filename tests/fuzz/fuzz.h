@@ -7,8 +7,10 @@
 #ifndef IBEMU_TESTS_FUZZ_H
 #define IBEMU_TESTS_FUZZ_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <glib.h>
 
@@ -31,6 +33,50 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	g_log_set_default_handler(fuzz_quiet, NULL);
 	return 0;
+}
+
+/* An input read in pieces: zeros past its end. */
+struct fuzz_input {
+	const uint8_t *p;
+	size_t left;
+};
+
+static inline void fuzz_take(struct fuzz_input *in, void *buf, size_t n)
+{
+	size_t k = MIN(n, in->left);
+
+	memset(buf, 0, n);
+	memcpy(buf, in->p, k);
+	in->p += k;
+	in->left -= k;
+}
+
+static inline unsigned fuzz_take16(struct fuzz_input *in)
+{
+	uint8_t b[2];
+
+	fuzz_take(in, b, 2);
+	return (unsigned)b[0] | (unsigned)b[1] << 8;
+}
+
+/* The clock of a timerq the target drives: *ctx microseconds. */
+static inline uint64_t fuzz_clock(void *ctx)
+{
+	return *(uint64_t *)ctx;
+}
+
+/* How many fds this process has open: one more after an input than
+ * before is a leak, a finding. */
+static inline unsigned fuzz_open_fds(void)
+{
+	GDir *d = g_dir_open("/proc/self/fd", 0, NULL);
+	unsigned n = 0;
+
+	while (d && g_dir_read_name(d))
+		n++;
+	if (d)
+		g_dir_close(d);
+	return n;
 }
 
 #endif

@@ -54,11 +54,6 @@ struct client {
 	int slot_fd;		/* its memfd */
 };
 
-static uint64_t clock_now(void *ctx)
-{
-	return *(uint64_t *)ctx;
-}
-
 static char sock_path[64];
 
 static int connect_fast(void)
@@ -199,25 +194,13 @@ static void slot_write(struct client *c, const uint8_t *p, size_t n, uint8_t kin
 		send(c->fd, &ring, sizeof(ring), MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-static unsigned open_fds(void)
-{
-	GDir *d = g_dir_open("/proc/self/fd", 0, NULL);
-	unsigned n = 0;
-
-	while (d && g_dir_read_name(d))
-		n++;
-	if (d)
-		g_dir_close(d);
-	return n;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static bool warm;
-	unsigned fds_before = open_fds();
+	unsigned fds_before = fuzz_open_fds();
 	uint64_t now = 1;
 	struct fabric *f = topo_load_default();
-	struct timerq *tq = timerq_new(clock_now, &now);
+	struct timerq *tq = timerq_new(fuzz_clock, &now);
 	struct umad_host *h = umad_host_new(f, tq);
 	struct uverbs *uv;
 	struct vfs *vfs = vfs_new();
@@ -299,9 +282,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	timerq_free(tq);
 	fabric_free(f);
 	/* GLib opens its wakeup fd once, in the first input's loop. */
-	if (warm && open_fds() != fds_before) {
+	if (warm && fuzz_open_fds() != fds_before) {
 		fprintf(stderr, "fuzz_fast: %u fds open before, %u after: a leak\n", fds_before,
-			open_fds());
+			fuzz_open_fds());
 		abort();
 	}
 	warm = true;

@@ -25,41 +25,12 @@
 #include "lib/timerq.h"
 #include "topologies/topo.h"
 
-struct input {
-	const uint8_t *p;
-	size_t left;
-};
-
-/* The next @n bytes (zeros past the end). */
-static void take(struct input *in, void *buf, size_t n)
-{
-	size_t k = MIN(n, in->left);
-
-	memset(buf, 0, n);
-	memcpy(buf, in->p, k);
-	in->p += k;
-	in->left -= k;
-}
-
-static unsigned take16(struct input *in)
-{
-	uint8_t b[2];
-
-	take(in, b, 2);
-	return (unsigned)b[0] | (unsigned)b[1] << 8;
-}
-
-static uint64_t clock_now(void *ctx)
-{
-	return *(uint64_t *)ctx;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct input in = { data, size };
+	struct fuzz_input in = { data, size };
 	uint64_t now = 1;
 	struct fabric *f = topo_load_default();
-	struct timerq *tq = timerq_new(clock_now, &now);
+	struct timerq *tq = timerq_new(fuzz_clock, &now);
 	struct umad_host *h = umad_host_new(f, tq);
 	struct umad_file *file[2];
 	struct umad_dev *dev;
@@ -76,32 +47,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct umad_file **fp;
 		size_t out_len, n;
 
-		take(&in, &op, 1);
+		fuzz_take(&in, &op, 1);
 		fp = &file[(op >> 3) & 1];
 		switch (op & 7) {
 		case 0:
-			take(&in, buf, sizeof(struct umad_abi_reg_req));
+			fuzz_take(&in, buf, sizeof(struct umad_abi_reg_req));
 			umad_ioctl(*fp, UMAD_IOC_REGISTER_AGENT, buf, &out_len);
 			break;
 		case 1:
-			take(&in, buf, sizeof(struct umad_abi_reg_req2));
+			fuzz_take(&in, buf, sizeof(struct umad_abi_reg_req2));
 			umad_ioctl(*fp, UMAD_IOC_REGISTER_AGENT2, buf, &out_len);
 			break;
 		case 2:
-			take(&in, buf, 4);
+			fuzz_take(&in, buf, 4);
 			umad_ioctl(*fp, op & 0x10 ? UMAD_IOC_UNREGISTER_AGENT : UMAD_IOC_ENABLE_PKEY,
 				   buf, &out_len);
 			break;
 		case 3:	/* a write: a header and up to 64 KiB (RMPP) */
-			n = take16(&in);
-			take(&in, buf, n);
+			n = fuzz_take16(&in);
+			fuzz_take(&in, buf, n);
 			umad_write(*fp, buf, n);
 			break;
 		case 4:
-			umad_read(*fp, buf, take16(&in) % sizeof(buf));
+			umad_read(*fp, buf, fuzz_take16(&in) % sizeof(buf));
 			break;
 		case 5:	/* time passes: up to 25 s */
-			take(&in, buf, 1);
+			fuzz_take(&in, buf, 1);
 			now += (uint64_t)buf[0] * 100000;
 			timerq_run(tq);
 			break;

@@ -94,3 +94,40 @@ seq = rec(0, req(OPEN, 2, b"umad0")) + rec(0, req(SLOT)) + rec(7, b"\0\0")
 seq += rec(4 | 8 | 16, struct.pack("<H", 16) + req(IOCTL, ENABLE_PKEY))
 seq += rec(1 | 1 << 3, req(ATTACH)) + rec(1 | 1 << 3, req(WRITE, 10, flags=1))
 write("corpus/fast/slot-shrunk-two-fds", seq)
+
+# fuzz_verbs: op byte (low 3 bits the operation, bit 3 the context).
+def qp(ctx, what, b0=0, b1=1, b2=1, b3=1):
+    return bytes([0 | ctx << 3 | what << 4, b0, b1, b2, b3])
+
+def pkt(ctx, opcode, dlid, payload=b"", two=False):
+    pick = bytes([opcode, 2, dlid, 0, 0, 0, 1, 1])
+    body = pick + struct.pack("<H", len(payload)) + struct.pack("<IIQ", 0, 0, 0) + payload
+    return bytes([2 | ctx << 3 | (0x10 if two else 0)]) + body + (body if two else b"")
+
+seq = qp(0, 0, b1=1) + qp(1, 0, b1=1) + qp(0, 1) + qp(1, 1)
+for lid in range(1, 7):
+    seq += pkt(0, 0x04, lid, b"hello")      # RC SEND ONLY to every LID
+seq += bytes([3 | 1 << 3]) + struct.pack("<H", 8192) + bytes([4, 50])
+seq += pkt(1, 0x11, 1) + bytes([4, 200]) + bytes([5]) + pkt(1, 0x04, 1, two=True)
+write("corpus/verbs/rc-send-every-lid", seq)
+
+seq = qp(0, 0, b1=2) + qp(1, 0, b1=2) + qp(0, 1, b2=1) + qp(1, 1, b2=1)
+seq += pkt(0, 0x64, 3, bytes(64)) + bytes([3 | 1 << 3]) + struct.pack("<H", 100)
+seq += bytes([6, 1]) + pkt(0, 0x64, 3) + bytes([6, 3]) + qp(0, 3, b2=0) + qp(1, 2)
+seq += bytes([1]) + struct.pack("<H", 40) + struct.pack("<II", 0x49420001, 40) + bytes(32)
+write("corpus/verbs/ud-cable-raw", seq)
+
+# fuzz_mux: byte 0 (bit 0: the owner's side), then the stream.
+def frame(kind, chan=0, data=b"", aux=0, fd=0, extra=b""):
+    return struct.pack("<IIIBBH", chan, len(data), aux, kind, fd, 0) + data + extra
+
+HELLO_F, MSG_F, CLOSE_F, ACK_F = 1, 2, 3, 4
+hello = frame(HELLO_F, chan=0x01020304, aux=1)
+seq = bytes([0]) + hello + frame(MSG_F, 0, req(PING, 0)) + frame(ACK_F, 0, aux=40)
+seq += frame(MSG_F, 0, req(ADOPT), aux=5, fd=2)            # a new channel 5 (the owner's: odd)
+seq += frame(MSG_F, 5, req(OPEN, 2, b"umad0")) + frame(MSG_F, 5, b"x" * 10, aux=3, fd=1, extra=b"abc")
+seq += frame(MSG_F, 0, req(ATTACH), aux=5, fd=3) + frame(CLOSE_F, 5) + frame(CLOSE_F, 0)
+write("corpus/mux/hello-new-memfd-close", seq)
+seq = bytes([1]) + hello + frame(MSG_F, 0, bytes(100), aux=4, fd=2) + frame(MSG_F, 4, bytes(70000))
+seq += frame(ACK_F, 4, aux=1 << 30) + frame(MSG_F, 9, b"?") + frame(7, 0)
+write("corpus/mux/owner-side-odd-frames", seq)

@@ -69,13 +69,16 @@ leftovers | sed 's/^/after stop /'
 
 echo "== owner gone"
 "$IBEMU" start --remote A --attach host2 --name hostb --log "$W/b2.log" -v; echo "restart rc=$?"
-python3 -c '
-import os
+B2=$(pgrep -f "^$IBEMU start --remote")
+echo "restarted at $(date +%s.%N), pid ${B2:-none}" >&2
+B2=$B2 python3 -c '
+import os, time
 try:
     fd = os.open("/dev/infiniband/umad0", os.O_RDWR)
 except OSError as e:
-    # Seen in 3 of 20 runs on a loaded machine, cause not found: show it.
-    os.system("ls -l /dev/infiniband; pgrep -af \"ibemu start\"")
+    # Seen in 3 of 20 runs on a loaded machine: show what there is.
+    print("open failed at %.6f" % time.time(), flush=True)
+    os.system("ls -l /dev/infiniband; pgrep -af \"ibemu start\"; grep -E \"^(State|PPid)\" /proc/$B2/status; ls -l /proc/$B2/fd")
     raise
 print("blocking", flush=True)
 try:
@@ -85,6 +88,7 @@ except OSError as e:
 ' >"$W/reader.out" 2>&1 &
 R=$!
 wait_for 30 grep -q blocking "$W/reader.out"
+echo "killing A at $(date +%s.%N)" >&2
 kill $A
 gone() { ! pgrep -f "^$IBEMU start --remote" >/dev/null; }
 wait_for 20 gone && echo "owner gone: the daemon ended"
