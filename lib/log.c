@@ -19,6 +19,16 @@ static void handler(const gchar *domain, GLogLevelFlags level,
 		return;
 	if ((level & (G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO)) && verbosity < 1)
 		return;
+	/* A log file (a daemon's, --log) says when: lines of processes that
+	 * talk to each other are read side by side. */
+	if (log_file) {
+		GDateTime *now = g_date_time_new_now_local();
+		char *stamp = g_date_time_format(now, "%F %T.%f");
+
+		fprintf(log_file, "%s ", stamp);
+		g_free(stamp);
+		g_date_time_unref(now);
+	}
 	fprintf(log_file ? log_file : stderr, "ibemu[%s]: %s%s\n", domain ? domain : "main",
 		level & (G_LOG_LEVEL_WARNING | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_ERROR) ?
 		"warning: " : "", msg);
