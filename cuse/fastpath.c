@@ -786,111 +786,174 @@ static void do_ctl(struct fast_chan *ch)
 	}
 }
 
+/* ---- the request table -------------------------------------------------- */
+
+/* One request as its handler sees it: the payload after the header, the
+ * fd passed beside it (or -1). */
+struct fast_call {
+	struct fast_chan *ch;
+	struct fast_req rq;
+	const uint8_t *msg;
+	size_t n;
+	int fd;
+};
+
+static void op_open(const struct fast_call *c)
+{
+	char name[32];
+
+	if (memchr(c->msg, '/', c->n)) {	/* a verbs file, by its sysfs path */
+		do_open_verbs(c->ch, (const char *)c->msg, c->n);
+		return;
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)MIN(c->n, sizeof(name) - 1), (const char *)c->msg);
+	do_open(c->ch, name, (int)c->rq.arg);
+}
+
+static void op_attach(const struct fast_call *c)
+{
+	do_attach(c->ch, c->fd);
+}
+
+static void op_host(const struct fast_call *c)
+{
+	do_host(c->ch, (const char *)c->msg, c->n);
+}
+
+static void op_adopt(const struct fast_call *c)
+{
+	struct fast_chan *ch = c->ch;
+
+	if (!ch->hosting)
+		reply(ch, -EBADF, NULL, 0, -1);
+	else if (c->fd < 0)
+		reply(ch, -EINVAL, NULL, 0, -1);
+	else
+		reply(ch, ch->fp->host_adopt(ch->fp->host_ctx, ch->hosting, c->fd), NULL, 0, -1);
+}
+
+static void op_ping(const struct fast_call *c)
+{
+	struct fast_chan *ch = c->ch;
+
+	if (ch->hosting && c->rq.arg)
+		ch->fp->host_rtt(ch->fp->host_ctx, ch->hosting, c->rq.arg);
+	reply(ch, 0, NULL, 0, -1);
+}
+
+static void op_sysfs(const struct fast_call *c)
+{
+	do_sysfs(c->ch, c->rq.op, c->rq.arg, (const char *)c->msg, c->n);
+}
+
+static void op_ctl(const struct fast_call *c)
+{
+	do_ctl(c->ch);
+}
+
+static void op_push(const struct fast_call *c)
+{
+	struct fast_file *ff = c->ch->file;
+
+	if (ff && ff->uf)
+		let_go(ff);
+	reply(c->ch, 0, NULL, 0, -1);
+}
+
+static void op_sync(const struct fast_call *c)
+{
+	struct fast_file *ff = c->ch->file;
+
+	if (ff && ff->uf && data_closed(ff))
+		file_release(ff);	/* the channel still names it: not freed */
+	reply(c->ch, 0, NULL, 0, -1);
+}
+
+static void op_write(const struct fast_call *c)
+{
+	do_write(c->ch, &c->rq, c->msg, c->n, c->fd);
+}
+
+static void op_ioctl(const struct fast_call *c)
+{
+	do_ioctl(c->ch, &c->rq, c->msg, c->n);
+}
+
+static void op_slot(const struct fast_call *c)
+{
+	do_slot(c->ch);
+}
+
+/*
+ * What each request needs (lib/fast_wire.h): a guest (a member of the
+ * --remote-group group, fastpath_open_to_group) may only attach hosts; a
+ * file op goes to the channel's verbs file if it has one (fastpath_verbs.h),
+ * else needs its open umad file (EBADF without). An op the table does not
+ * have is a file op nobody serves: EOPNOTSUPP.
+ */
+static const struct fast_op_def {
+	bool guest_ok;
+	bool file_op;
+	void (*fn)(const struct fast_call *c);
+} fast_ops[] = {
+	[FAST_OPEN] = { .fn = op_open },
+	[FAST_WRITE] = { .file_op = true, .fn = op_write },
+	[FAST_IOCTL] = { .file_op = true, .fn = op_ioctl },
+	[FAST_SYNC] = { .fn = op_sync },
+	[FAST_ATTACH] = { .fn = op_attach },
+	[FAST_HOST] = { .guest_ok = true, .fn = op_host },
+	[FAST_SYSFS_LIST] = { .fn = op_sysfs },
+	[FAST_SYSFS_READ] = { .fn = op_sysfs },
+	[FAST_ADOPT] = { .guest_ok = true, .fn = op_adopt },
+	[FAST_PING] = { .guest_ok = true, .fn = op_ping },
+	[FAST_SLOT] = { .file_op = true, .fn = op_slot },
+	[FAST_CTL] = { .fn = op_ctl },
+	[FAST_PUSH] = { .fn = op_push },
+};
+
 static void do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int memfd)
 {
-	struct fast_file *ff = ch->file;
-	struct fast_req rq;
+	static const struct fast_op_def unknown = { .file_op = true };
+	struct fast_call c = { .ch = ch, .fd = memfd };
+	const struct fast_op_def *op;
 
-	if (n < sizeof(rq)) {
+	if (n < sizeof(c.rq)) {
 		ch->tag = 0;
 		reply(ch, -EINVAL, NULL, 0, -1);
 		return;
 	}
-	memcpy(&rq, msg, sizeof(rq));
-	msg += sizeof(rq);
-	n -= sizeof(rq);
-	ch->tag = rq.tag;
-	if (rq.version != FAST_VERSION) {
+	memcpy(&c.rq, msg, sizeof(c.rq));
+	c.msg = msg + sizeof(c.rq);
+	c.n = n - sizeof(c.rq);
+	ch->tag = c.rq.tag;
+	if (c.rq.version != FAST_VERSION) {
 		reply(ch, -EPROTO, NULL, 0, -1);
 		return;
 	}
-	if (rq.op == FAST_RING)	/* never answered: on_chan looks at the slots */
+	if (c.rq.op == FAST_RING)	/* never answered: on_chan looks at the slots */
 		return;
-	/* fastpath_open_to_group()'s members attach hosts, nothing else. */
-	if (ch->guest && rq.op != FAST_HOST && rq.op != FAST_ADOPT && rq.op != FAST_PING) {
+	op = c.rq.op < G_N_ELEMENTS(fast_ops) && fast_ops[c.rq.op].fn ? &fast_ops[c.rq.op] : &unknown;
+	if (ch->guest && !op->guest_ok) {
 		reply(ch, -EACCES, NULL, 0, -1);
 		return;
 	}
-	if (rq.op == FAST_OPEN && memchr(msg, '/', n)) {
-		do_open_verbs(ch, (const char *)msg, n);
-		return;
-	}
-	if (rq.op == FAST_OPEN) {
-		char name[32];
-
-		snprintf(name, sizeof(name), "%.*s", (int)MIN(n, sizeof(name) - 1), (const char *)msg);
-		do_open(ch, name, (int)rq.arg);
-		return;
-	}
-	if (rq.op == FAST_ATTACH) {
-		do_attach(ch, memfd);
-		return;
-	}
-	if (rq.op == FAST_HOST) {
-		do_host(ch, (const char *)msg, n);
-		return;
-	}
-	if (rq.op == FAST_ADOPT) {
-		if (!ch->hosting)
-			reply(ch, -EBADF, NULL, 0, -1);
-		else if (memfd < 0)
-			reply(ch, -EINVAL, NULL, 0, -1);
-		else
-			reply(ch, ch->fp->host_adopt(ch->fp->host_ctx, ch->hosting, memfd), NULL, 0, -1);
-		return;
-	}
-	if (rq.op == FAST_PING) {
-		if (ch->hosting && rq.arg)
-			ch->fp->host_rtt(ch->fp->host_ctx, ch->hosting, rq.arg);
-		reply(ch, 0, NULL, 0, -1);
-		return;
-	}
-	if (rq.op == FAST_SYSFS_LIST || rq.op == FAST_SYSFS_READ) {
-		do_sysfs(ch, rq.op, rq.arg, (const char *)msg, n);
-		return;
-	}
-	if (rq.op == FAST_CTL) {
-		do_ctl(ch);
-		return;
-	}
-	if (rq.op == FAST_PUSH) {
-		if (ff && ff->uf)
-			let_go(ff);
-		reply(ch, 0, NULL, 0, -1);
-		return;
-	}
-	if (rq.op == FAST_SYNC) {
-		if (ff && ff->uf && data_closed(ff)) {
-			file_release(ff);	/* ch still names it: not freed */
-		}
-		reply(ch, 0, NULL, 0, -1);
-		return;
-	}
-	if (ch->verbs) {
+	if (op->file_op && ch->verbs) {
 		uint8_t out[FAST_VERBS_OUT_MAX];
 		uint32_t out_len;
-		int64_t ret = fast_verbs_request(ch->verbs, &rq, msg, n, out, &out_len);
+		int64_t ret = fast_verbs_request(ch->verbs, &c.rq, c.msg, c.n, out, &out_len);
 
 		reply(ch, ret, out, out_len, -1);
 		return;
 	}
-	if (!ff || !ff->uf) {
+	if (op->file_op && (!ch->file || !ch->file->uf)) {
 		reply(ch, -EBADF, NULL, 0, -1);
 		return;
 	}
-	switch (rq.op) {
-	case FAST_WRITE:
-		do_write(ch, &rq, msg, n, memfd);
-		break;
-	case FAST_IOCTL:
-		do_ioctl(ch, &rq, msg, n);
-		break;
-	case FAST_SLOT:
-		do_slot(ch);
-		break;
-	default:
+	if (!op->fn) {
 		reply(ch, -EOPNOTSUPP, NULL, 0, -1);
+		return;
 	}
+	op->fn(&c);
 }
 
 /* Whether this process can open no more fds (a passed fd was dropped
