@@ -15,6 +15,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/* What closes the fds a message brought beyond the first: the preloaded
+ * library defines it as its real_close (it calls only libc's own). */
+#ifndef FD_PASS_CLOSE
+#define FD_PASS_CLOSE close
+#endif
+
 union fd_cmsg {
 	struct cmsghdr c;
 	char buf[CMSG_SPACE(sizeof(int))];
@@ -67,7 +73,7 @@ static inline int fd_pass_take(struct msghdr *msg)
 			if (fd < 0)
 				fd = got;
 			else
-				close(got);
+				FD_PASS_CLOSE(got);
 		}
 	}
 	return fd;

@@ -15,9 +15,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "preload/fast.h"	/* first: real_close, for lib/fd_pass.h */
 #include "lib/fast_wire.h"
 #include "lib/fd_pass.h"
-#include "preload/fast.h"
 
 unsigned fast_gen;
 
@@ -239,7 +239,7 @@ int fast_open(const char *dev, int flags)
 		return -1;
 	}
 	if (flags & O_NONBLOCK)
-		fcntl(fd, F_SETFL, O_NONBLOCK);
+		real_setfl(fd, O_NONBLOCK);
 	set_channel(o, s);
 	fdtab_set_data(fd, o);
 	return fd;

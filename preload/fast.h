@@ -154,5 +154,6 @@ int real_fstat(int fd, struct stat *st);
 /* fcntl(@fd, F_DUPFD_CLOEXEC, 0) and F_GETFL, past the table. */
 int real_dup_cloexec(int fd);
 int real_getfl(int fd);
+int real_setfl(int fd, int flags);
 
 #endif

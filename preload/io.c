@@ -14,9 +14,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "preload/fast.h"	/* first: real_close, for lib/fd_pass.h */
 #include "lib/fast_wire.h"
 #include "lib/fd_pass.h"
-#include "preload/fast.h"
 
 #define HDR_MIN		56	/* struct ib_user_mad_hdr_old: no header is shorter */
 #define UMAD_MAGIC	0x1b	/* IB_IOCTL_MAGIC */

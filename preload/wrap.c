@@ -100,6 +100,11 @@ int real_getfl(int fd)
 	return REAL(fcntl)(fd, F_GETFL);
 }
 
+int real_setfl(int fd, int flags)
+{
+	return REAL(fcntl)(fd, F_SETFL, flags);
+}
+
 static long fail(long r)
 {
 	if (r < 0) {
