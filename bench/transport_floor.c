@@ -162,7 +162,7 @@ static int spin_us;	/* SPIN_US: look for the next request this long */
 
 /*
  * Before sleeping in read(2), look for the next request for up to spin_us,
- * as ibemu's server does (cuse/fusefs.c): on a VM whose idle vCPUs halt,
+ * as ibemu's server does (dev/fusefs.c): on a VM whose idle vCPUs halt,
  * a sleeping server costs a wake-up per request.
  */
 static void spin(int fd)
@@ -206,7 +206,7 @@ static pid_t fuse_server(const char *dir, int threads)
 	if ((pid = fork()) == 0) {
 		pthread_t t;
 
-		/* The session takes fd as ibemu's do (cuse/serve.c serve_attach). */
+		/* The session takes fd as ibemu's do (dev/serve.c serve_attach). */
 		snprintf(fdpath, sizeof(fdpath), "/dev/fd/%d", fd);
 		se = fuse_session_new(&args, &f_ops, sizeof(f_ops), NULL);
 		if (!se || fuse_session_mount(se, fdpath) < 0)

@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/ctl_client.h"
 #include "cli/emu.h"
-#include "emulator/ctl.h"
+#include "ctl/ctl.h"
+#include "ctl/ctl_client.h"
 
 /* ibemu list: the emulators of this user that answer. */
 int cmd_list(int argc, char **argv)

@@ -23,10 +23,10 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/ctl_client.h"
-#include "cli/netlink_trap.h"
 #include "cli/emu.h"
 #include "cli/fastenv.h"
+#include "cli/netlink_trap.h"
+#include "ctl/ctl_client.h"
 
 
 /*

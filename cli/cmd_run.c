@@ -12,7 +12,7 @@
  * own, cli/nsinit.h), and ibemu exits with COMMAND's status. Dynamically
  * linked programs reach the umad files over the fast path (cli/fastenv.h).
  * With --remote the fabric is another emulator's, and this run is one
- * more host of it (cli/remote.h, docs/many-hosts.md).
+ * more host of it (fast/remote.h, docs/many-hosts.md).
  */
 #include "config.h"
 
@@ -30,11 +30,11 @@
 #include "cli/fastenv.h"
 #include "cli/nsinit.h"
 #include "cli/nsmode.h"
-#include "cli/remote.h"
-#include "cuse/attach.h"
-#include "cuse/fastpath.h"
-#include "cuse/fusefs.h"
-#include "cuse/sysfs.h"
+#include "dev/fusefs.h"
+#include "dev/sysfs.h"
+#include "fast/attach.h"
+#include "fast/fastpath.h"
+#include "fast/remote.h"
 
 struct run_state {
 	GMainLoop *loop;
@@ -73,175 +73,221 @@ static gboolean forward_signal(gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
-int cmd_run(int argc, char **argv)
+/* One run: its options, and what it set up, torn down by run_free(). */
+struct run {
+	struct emu_opts o;
+	gchar **cmd, **envp;
+	gboolean no_fast;
+	gchar *remote_where, *remote_group;
+	GOptionEntry *entries;
+	GOptionContext *ctx;
+	char *default_name;
+	struct emu e;		/* the owner's (not with --remote) */
+	struct remote *rem;	/* --remote's */
+	struct vfs *vfs;
+	struct fusefs *fs;
+	struct fastpath *fast;
+	struct attach_owner *att;
+	char *fast_sock;
+	struct run_state rs;
+};
+
+/* The options: 0, or the exit status (2) after saying what is wrong. */
+static int run_parse(struct run *r, int argc, char **argv)
 {
-	struct emu_opts o = { 0 };
-	gchar **cmd = NULL, **envp = NULL;
-	GOptionEntry *entries = emu_option_entries(&o);
-	gboolean no_fast = FALSE;
-	gchar *remote_where = NULL, *remote_group = NULL;
 	GOptionEntry rest[] = {
-		{ "remote", 0, 0, G_OPTION_ARG_STRING, &remote_where,
+		{ "remote", 0, 0, G_OPTION_ARG_STRING, &r->remote_where,
 		  "Be a host of another emulator's fabric: its name here, unix:PATH of its fast socket, or ssh://[USER@]HOST[:PORT]/NAME; --attach names this host's HCAs", "WHERE" },
-		{ "remote-group", 0, 0, G_OPTION_ARG_STRING, &remote_group,
+		{ "remote-group", 0, 0, G_OPTION_ARG_STRING, &r->remote_group,
 		  "Let group G attach hosts through the fast socket (bind-mounted into a container, say): mode 0660, group G", "G" },
-		{ "no-fast-path", 0, 0, G_OPTION_ARG_NONE, &no_fast,
+		{ "no-fast-path", 0, 0, G_OPTION_ARG_NONE, &r->no_fast,
 		  "Do not preload the fast path's library: every program uses the FUSE files (also IBEMU_FAST_PATH=0)", NULL },
-		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &cmd, NULL, "[--] [CMD [ARG...]]" },
+		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &r->cmd, NULL, "[--] [CMD [ARG...]]" },
 		{ NULL }
 	};
-	GOptionContext *ctx = g_option_context_new("- run a command on an emulated fabric");
-	char *default_name = g_strdup_printf("run-%d", getpid());
-	char *default_cmd[] = { getenv("SHELL") ? getenv("SHELL") : (char *)"/bin/sh", NULL };
-	struct run_state rs = { 0 };
-	struct emu e = { 0 };
-	struct vfs *vfs = NULL;
-	struct fusefs *fs = NULL;
-	struct fastpath *fast = NULL;
-	struct attach_owner *att = NULL;
-	struct remote *rem = NULL;
-	char *fast_sock = NULL, *ctl_dir;
 	GError *err = NULL;
-	int ret = 1;
 
+	r->entries = emu_option_entries(&r->o);
+	r->ctx = g_option_context_new("- run a command on an emulated fabric");
+	r->default_name = g_strdup_printf("run-%d", getpid());
 	g_set_prgname("ibemu run");
-	g_option_context_add_main_entries(ctx, entries, NULL);
-	g_option_context_add_main_entries(ctx, rest, NULL);
-	g_option_context_set_strict_posix(ctx, TRUE);
-	if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+	g_option_context_add_main_entries(r->ctx, r->entries, NULL);
+	g_option_context_add_main_entries(r->ctx, rest, NULL);
+	g_option_context_set_strict_posix(r->ctx, TRUE);
+	if (!g_option_context_parse(r->ctx, &argc, &argv, &err)) {
 		fprintf(stderr, "ibemu run: %s\n", err->message);
-		ret = 2;
-		goto out;
+		g_error_free(err);
+		return 2;
 	}
-	if (cmd && cmd[0] && !strcmp(cmd[0], "--"))
-		memmove(cmd, cmd + 1, g_strv_length(cmd) * sizeof(*cmd));
-	cli_export_self();	/* before the environment is copied */
-	if (remote_where) {
-		/* The fabric, its options and the control socket are the
-		 * other emulator's. */
-		if (o.topology || o.configured || o.seed_str || o.scenario_file || o.name ||
-		    o.capture_path || remote_group) {
-			fprintf(stderr, "ibemu run: --remote takes only --attach, -v, --no-fast-path "
-				"and a command (the fabric is the other emulator's)\n");
-			ret = 2;
-			goto out;
-		}
-		log_init(getenv("IBEMU_DEBUG") ? 2 : o.verbose ? 1 : 0);
-		if (!(rem = remote_attach(remote_where, o.attach, &err))) {
-			fprintf(stderr, "ibemu: %s\n", err->message);
-			goto out;
-		}
-		envp = g_get_environ();
-	} else {
-		if ((ret = emu_setup(&e, &o, default_name)) != 0)
-			goto out;
-		e.env.mode = "namespace";
-		envp = g_environ_setenv(g_get_environ(), "IBEMU_CTL", e.ctl_sock, TRUE);
-		/* A run inside this one keeps its sockets beside ours: inside a
-		 * user namespace the default directory is root's (emu.h). */
-		ctl_dir = g_path_get_dirname(e.ctl_sock);
-		envp = g_environ_setenv(envp, "IBEMU_CTL_DIR", ctl_dir, TRUE);
-		g_free(ctl_dir);
+	if (r->cmd && r->cmd[0] && !strcmp(r->cmd[0], "--"))
+		memmove(r->cmd, r->cmd + 1, g_strv_length(r->cmd) * sizeof(*r->cmd));
+	/* The fabric, its options and the control socket are the other
+	 * emulator's. */
+	if (r->remote_where && (!emu_remote_opts_ok(&r->o) || r->o.name || r->remote_group)) {
+		fprintf(stderr, "ibemu run: --remote takes only --attach, -v, --no-fast-path "
+			"and a command (the fabric is the other emulator's)\n");
+		return 2;
 	}
-	ret = 1;
+	return 0;
+}
 
-	/* The provider's path while /proc/self/exe still reads right
-	 * (nsmode.h); then the namespaces: a user namespace needs a single
-	 * thread. */
-	ns_provider();
-	fastenv_library();
+/* --remote: attach to the other emulator (fast/remote.h). */
+static int run_remote(struct run *r)
+{
+	GError *err = NULL;
+
+	log_init(getenv("IBEMU_DEBUG") ? 2 : r->o.verbose ? 1 : 0);
+	if (!(r->rem = remote_attach(r->remote_where, r->o.attach, &err))) {
+		fprintf(stderr, "ibemu: %s\n", err->message);
+		g_error_free(err);
+		return 1;
+	}
+	r->envp = g_get_environ();
+	return 0;
+}
+
+/* The owner: the fabric, its control socket and fast socket. */
+static int run_owner(struct run *r)
+{
+	GError *err = NULL;
+	char *ctl_dir;
+	int ret;
+
+	if ((ret = emu_setup(&r->e, &r->o, r->default_name)) != 0)
+		return ret;
+	r->e.env.mode = "namespace";
+	r->envp = g_environ_setenv(g_get_environ(), "IBEMU_CTL", r->e.ctl_sock, TRUE);
+	/* A run inside this one keeps its sockets beside ours: inside a
+	 * user namespace the default directory is root's (ctl/sockname.h). */
+	ctl_dir = g_path_get_dirname(r->e.ctl_sock);
+	r->envp = g_environ_setenv(r->envp, "IBEMU_CTL_DIR", ctl_dir, TRUE);
+	g_free(ctl_dir);
 	/* The fast path beside the FUSE files (docs/fast-path.md), where
 	 * other hosts attach too (docs/many-hosts.md): made before the user
 	 * namespace, where a normal user's groups are still theirs to give
 	 * it (--remote-group). */
-	if (!rem) {
-		fast_sock = emu_fast_path(e.ctl_sock);
-		if (!(fast = fastpath_new(e.host, fast_sock, &err))) {
-			fprintf(stderr, "ibemu: %s\n", err->message);
-			goto out;
-		}
-		if (remote_group && fastpath_open_to_group(fast, remote_group, &err) < 0) {
-			fprintf(stderr, "ibemu: --remote-group %s: %s\n", remote_group, err->message);
-			goto out;
-		}
-		fastpath_set_ctl(fast, e.ctl, false);	/* guests get EACCES anyway */
-		att = attach_owner_new(&e.env, fast, e.ctl);
-	}
-	if (ns_enter(&err) < 0) {
+	r->fast_sock = emu_fast_path(r->e.ctl_sock);
+	if (!(r->fast = fastpath_new(r->e.host, r->fast_sock, &err))) {
 		fprintf(stderr, "ibemu: %s\n", err->message);
-		goto out;
+		g_error_free(err);
+		return 1;
 	}
-	if (rem) {
-		fs = fusefs_new(remote_vfs(rem), NULL);
-	} else {
-		vfs = vfs_new();
-		sysfs_build(vfs, vfs_dir(vfs, vfs->root, "infiniband"),
-			    vfs_dir(vfs, vfs->root, "infiniband_mad"),
-			    vfs_dir(vfs, vfs->root, "dev"), e.host);
-		sysfs_build_verbs(vfs, vfs_dir(vfs, vfs->root, "infiniband_verbs"),
-				  vfs_child(vfs->root, "dev"), e.uverbs);
-		fs = fusefs_new(vfs, e.host);
+	if (r->remote_group && fastpath_open_to_group(r->fast, r->remote_group, &err) < 0) {
+		fprintf(stderr, "ibemu: --remote-group %s: %s\n", r->remote_group, err->message);
+		g_error_free(err);
+		return 1;
 	}
-	if (ns_mount(fs, true, &err) < 0) {
-		fprintf(stderr, "ibemu: %s\n", err->message);
-		goto out;
-	}
-	if (rem) {
-		if (remote_listen(rem, REMOTE_FAST_SOCK, &err) < 0) {
-			fprintf(stderr, "ibemu: %s\n", err->message);
-			goto out;
-		}
-		envp = fastenv_apply(envp, REMOTE_FAST_SOCK, TRUE);
-		/* `ibemu ctl` here steers the owner's fabric (FAST_CTL over
-		 * the same socket: cli/ctl_client.c). */
-		envp = g_environ_setenv(envp, "IBEMU_CTL", REMOTE_FAST_SOCK, TRUE);
-	} else {
-		envp = fastenv_apply(envp, fast_sock, !no_fast);
-	}
+	fastpath_set_ctl(r->fast, r->e.ctl, false);	/* guests get EACCES anyway */
+	r->att = attach_owner_new(&r->e.env, r->fast, r->e.ctl);
+	return 0;
+}
 
-	emu_start_scenario(&e);
-	rs.loop = g_main_loop_new(NULL, FALSE);
-	rs.child = nsinit_spawn(cmd && cmd[0] ? cmd : default_cmd, envp, &err);
-	if (rs.child < 0) {
-		fprintf(stderr, "ibemu: %s\n", err->message);
-		ret = 127;
-		goto out;
+/* The namespaces, the FUSE mount in them, and the command's environment. */
+static int run_mount(struct run *r)
+{
+	GError *err = NULL;
+
+	if (ns_enter(&err) < 0)
+		goto fail;
+	if (r->rem) {
+		r->fs = fusefs_new(remote_vfs(r->rem), NULL);
+	} else {
+		r->vfs = vfs_new();
+		sysfs_build_host(r->vfs, r->e.host, r->e.uverbs);
+		r->fs = fusefs_new(r->vfs, r->e.host);
 	}
-	e.env.init_pid = rs.child;
-	g_child_watch_add(rs.child, on_child_exit, &rs);
-	if (rem)
-		g_unix_fd_add(remote_lifeline(rem), G_IO_HUP | G_IO_ERR | G_IO_NVAL, on_remote_gone,
-			      &rs);
-	g_unix_signal_add(SIGTERM, forward_signal, &rs);
-	g_unix_signal_add(SIGHUP, forward_signal, &rs);
+	if (ns_mount(r->fs, true, &err) < 0)
+		goto fail;
+	if (!r->rem) {
+		r->envp = fastenv_apply(r->envp, r->fast_sock, !r->no_fast);
+		return 0;
+	}
+	if (remote_listen(r->rem, REMOTE_FAST_SOCK, &err) < 0)
+		goto fail;
+	r->envp = fastenv_apply(r->envp, REMOTE_FAST_SOCK, TRUE);
+	/* `ibemu ctl` here steers the owner's fabric (FAST_CTL over the same
+	 * socket: ctl/ctl_client.c). */
+	r->envp = g_environ_setenv(r->envp, "IBEMU_CTL", REMOTE_FAST_SOCK, TRUE);
+	return 0;
+fail:
+	fprintf(stderr, "ibemu: %s\n", err->message);
+	g_error_free(err);
+	return 1;
+}
+
+/* The command under its init, until it ends: its exit status. */
+static int run_command(struct run *r)
+{
+	char *default_cmd[] = { getenv("SHELL") ? getenv("SHELL") : (char *)"/bin/sh", NULL };
+	struct run_state *rs = &r->rs;
+	GError *err = NULL;
+
+	emu_start_scenario(&r->e);
+	rs->loop = g_main_loop_new(NULL, FALSE);
+	rs->child = nsinit_spawn(r->cmd && r->cmd[0] ? r->cmd : default_cmd, r->envp, &err);
+	if (rs->child < 0) {
+		fprintf(stderr, "ibemu: %s\n", err->message);
+		g_error_free(err);
+		return 127;
+	}
+	r->e.env.init_pid = rs->child;
+	g_child_watch_add(rs->child, on_child_exit, rs);
+	if (r->rem)
+		g_unix_fd_add(remote_lifeline(r->rem), G_IO_HUP | G_IO_ERR | G_IO_NVAL,
+			      on_remote_gone, rs);
+	g_unix_signal_add(SIGTERM, forward_signal, rs);
+	g_unix_signal_add(SIGHUP, forward_signal, rs);
 	/* Ctrl-C reaches the command through the terminal; we outlive it. */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
-	g_main_loop_run(rs.loop);
-	if (WIFEXITED(rs.status))
-		ret = WEXITSTATUS(rs.status);
-	else if (WIFSIGNALED(rs.status))
-		ret = 128 + WTERMSIG(rs.status);
-out:
-	if (err)
-		g_error_free(err);
-	fastpath_free(fast);	/* before its hosts: their channels end them */
-	attach_owner_free(att);
-	g_free(fast_sock);
-	fusefs_free(fs);
-	vfs_free(vfs);
-	remote_free(rem);
-	if (!remote_where)
-		emu_teardown(&e);
-	if (rs.loop)
-		g_main_loop_unref(rs.loop);
-	g_option_context_free(ctx);
-	g_free(entries);
-	g_free(default_name);
-	emu_opts_clear(&o);
-	g_strfreev(envp);
-	g_strfreev(cmd);
-	g_free(remote_where);
-	g_free(remote_group);
+	g_main_loop_run(rs->loop);
+	if (WIFEXITED(rs->status))
+		return WEXITSTATUS(rs->status);
+	return WIFSIGNALED(rs->status) ? 128 + WTERMSIG(rs->status) : 1;
+}
+
+static void run_free(struct run *r)
+{
+	fastpath_free(r->fast);	/* before its hosts: their channels end them */
+	attach_owner_free(r->att);
+	g_free(r->fast_sock);
+	fusefs_free(r->fs);
+	vfs_free(r->vfs);
+	remote_free(r->rem);
+	if (!r->remote_where)
+		emu_teardown(&r->e);
+	if (r->rs.loop)
+		g_main_loop_unref(r->rs.loop);
+	if (r->ctx)
+		g_option_context_free(r->ctx);
+	g_free(r->entries);
+	g_free(r->default_name);
+	emu_opts_clear(&r->o);
+	g_strfreev(r->envp);
+	g_strfreev(r->cmd);
+	g_free(r->remote_where);
+	g_free(r->remote_group);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run r = { 0 };
+	int ret;
+
+	if ((ret = run_parse(&r, argc, argv)) == 0) {
+		cli_export_self();	/* before the environment is copied */
+		ret = r.remote_where ? run_remote(&r) : run_owner(&r);
+	}
+	if (ret == 0) {
+		/* The provider's path while /proc/self/exe still reads right
+		 * (nsmode.h); then the namespaces: a user namespace needs a
+		 * single thread. */
+		ns_provider();
+		fastenv_library();
+		ret = run_mount(&r);
+	}
+	if (ret == 0)
+		ret = run_command(&r);
+	run_free(&r);
 	return ret;
 }

@@ -14,7 +14,7 @@
  * removes what the crashed daemon left mounted.
  *
  * With --remote this host is a host of another emulator's fabric, as in
- * `run --remote` (cli/remote.h, docs/many-hosts.md): the devices and the
+ * `run --remote` (fast/remote.h, docs/many-hosts.md): the devices and the
  * sysfs are the mirror of the attached nodes', every call forwarded; the
  * daemon's control socket hands each connection to that emulator, so
  * `ibemu ctl` here steers the fabric there; it ends when that emulator
@@ -36,13 +36,13 @@
 #include <glib-unix.h>
 
 #include "cli/cli.h"
-#include "cli/ctl_client.h"
-#include "cuse/cusedev.h"
 #include "cli/emu.h"
-#include "cuse/fusefs.h"
 #include "cli/hostmode.h"
-#include "cli/remote.h"
-#include "cuse/sysfs.h"
+#include "ctl/ctl_client.h"
+#include "dev/cusedev.h"
+#include "dev/fusefs.h"
+#include "dev/sysfs.h"
+#include "fast/remote.h"
 #include "lib/log.h"
 
 #define DEVICES_TIMEOUT_MS 10000
@@ -179,8 +179,7 @@ static int start_parse(int argc, char **argv, struct start_opts *so)
 		fprintf(stderr, "ibemu start: %s\n", err ? err->message : "unexpected arguments");
 		goto out;
 	}
-	if (so->remote && (so->emu.topology || so->emu.configured || so->emu.seed_str ||
-			   so->emu.scenario_file || so->emu.capture_path || so->emu.strict)) {
+	if (so->remote && !emu_remote_opts_ok(&so->emu)) {
 		fprintf(stderr, "ibemu start: --remote takes only --attach, --name, --log, -v and the "
 			"device options (the fabric is the other emulator's)\n");
 		goto out;
@@ -249,14 +248,8 @@ struct devices {
 /* The emulator's own sysfs and device files, in d->vfs. */
 static struct vfs *devices_build(struct devices *d, struct emu *e)
 {
-	struct vnode *devdir;
-
 	d->vfs = vfs_new();
-	devdir = vfs_dir(d->vfs, d->vfs->root, "dev");
-	sysfs_build(d->vfs, vfs_dir(d->vfs, d->vfs->root, "infiniband"),
-		    vfs_dir(d->vfs, d->vfs->root, "infiniband_mad"), devdir, e->host);
-	sysfs_build_verbs(d->vfs, vfs_dir(d->vfs, d->vfs->root, "infiniband_verbs"), devdir,
-			  e->uverbs);
+	sysfs_build_host(d->vfs, e->host, e->uverbs);
 	return d->vfs;
 }
 

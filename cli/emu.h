@@ -9,10 +9,11 @@
 
 #include <glib.h>
 
-#include "emulator/ctl.h"
-#include "emulator/scenario.h"
-#include "emulator/umad.h"
-#include "emulator/uverbs.h"
+#include "ctl/ctl.h"
+#include "ctl/scenario.h"
+#include "ctl/sockname.h"
+#include "kernel/umad.h"
+#include "kernel/uverbs.h"
 #include "lib/timerq.h"
 
 struct emu_opts {
@@ -35,23 +36,10 @@ struct emu {
  * g_free the array. */
 GOptionEntry *emu_option_entries(struct emu_opts *o);
 void emu_opts_clear(struct emu_opts *o);
+/* None of the options that make a fabric is set: --remote's fabric is
+ * another emulator's (run and start say which options they take then). */
+bool emu_remote_opts_ok(const struct emu_opts *o);
 
-/* Where control sockets live: $IBEMU_CTL_DIR inside an `ibemu run` (the
- * run's own directory, so that a run inside it finds a directory of its
- * own user there), else $XDG_RUNTIME_DIR/ibemu when set, else /run/ibemu
- * for root, /tmp/ibemu-UID for others. */
-char *emu_ctl_dir(void);
-/* Create it (0700), or check that it is ours and private. */
-int emu_ctl_dir_prepare(GError **err);
-#define EMU_NAME_MAX	64
-/* @name's socket; NULL with @err for a name outside [A-Za-z0-9._-]. */
-char *emu_ctl_path(const char *name, GError **err);
-/* The emulator's name in control socket @ctl_sock's ("NAME.sock"). */
-char *emu_name_of(const char *ctl_sock);
-/* The fast path's socket beside control socket @ctl_sock ("NAME.fast"). */
-char *emu_fast_path(const char *ctl_sock);
-/* The sockets of the emulators that answer, sorted (stale ones removed). */
-GPtrArray *emu_list(void);
 /* The socket to talk to: @socket_path, then @name's, then $IBEMU_CTL (set
  * inside `ibemu run`), then the only emulator running for this user;
  * NULL (said on stderr) if none or several. */

@@ -22,9 +22,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cuse/fusefs.h"
 #include "cli/cli.h"
 #include "cli/nsmode.h"
+#include "dev/fusefs.h"
 
 #define VERBS_CONF_DIR	"/etc/libibverbs.d"
 

@@ -3,7 +3,7 @@
  * The simulated subnet: nodes (CAs, switches, routers), their ports and the
  * links between them, and the packet engine that carries MADs across it.
  *
- * Interface: the layer above (emulator/) attaches to a port with
+ * Interface: the layer above (kernel/) attaches to a port with
  * port_attach() and sends with fabric_send(); MADs that the node's own
  * firmware (SMA, PMA) does not consume are handed to the attached
  * upper layer, as the HCA driver hands them to ib_mad (docs/umad.md §4.6).
@@ -199,7 +199,7 @@ struct node {
 
 /*
  * Who sees each packet as it leaves a port onto its cable (route.c
- * transmit; emulator/capture.c writes them to a pcap file). @first: the
+ * transmit; ctl/capture.c writes them to a pcap file). @first: the
  * packet's first cable since it was sent or answered, so a whole-fabric
  * capture records each packet once, not at every hop.
  */

@@ -70,7 +70,7 @@ enum fast_op {
 			 * comes in the slot) */
 	/* The control plane (docs/many-hosts.md, "ibemu ctl on B"). */
 	FAST_CTL = 13,	/* on a channel with no file: answered 0, after which
-			 * the channel is a control connection (emulator/ctl.c's
+			 * the channel is a control connection (ctl/ctl.c's
 			 * protocol, each datagram at most FAST_INLINE_MAX
 			 * bytes); -EACCES for a peer that may attach hosts
 			 * only, -EOPNOTSUPP where no control socket is */
@@ -81,7 +81,7 @@ enum fast_op {
 
 #define FAST_F_MEMFD	0x1	/* the payload is in the memfd passed beside */
 /* On the data socket, a packet of no bytes: the emulator holds back what
- * comes next for this file (its reader is far behind, cuse/fastpath.c
+ * comes next for this file (its reader is far behind, fast/fastpath.c
  * SOCK_AHEAD_BYTES) until the reader, at this mark, sends FAST_PUSH. A
  * reader takes it and asks; no read(2) returns it. */
 #define FAST_F_HELD	0x2

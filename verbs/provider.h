@@ -17,7 +17,7 @@
 #include "lib/verbs_wire.h"
 #include "verbs/abi.h"
 
-/* Limits the device reports (emulator/uverbs.c) that the provider keeps. */
+/* Limits the device reports (kernel/uverbs.c) that the provider keeps. */
 #define IBEMU_MAX_SGE		16
 #define IBEMU_MAX_WR		4096
 #define IBEMU_MAX_CQE		65535

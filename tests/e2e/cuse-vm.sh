@@ -104,7 +104,7 @@ ibemu_run -- sh -c '"$IBEMU" start 2>&1'
 expect_rc 1 "ibemu start inside ibemu run"
 expect_line "ibemu start: this is inside an emulator's namespace (IBEMU_CTL is set)" "is refused"
 
-sed "s|@bindir@|$BIN|g" "$SRC/cuse/ibemu.service.in" >"$WORK/ibemu.service"
+sed "s|@bindir@|$BIN|g" "$SRC/cli/ibemu.service.in" >"$WORK/ibemu.service"
 if systemd-analyze verify --man=no "$WORK/ibemu.service" >"$WORK/out" 2>&1; then
 	pass "systemd-analyze verify accepts the unit"
 else

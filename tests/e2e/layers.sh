@@ -1,11 +1,13 @@
 #!/bin/bash
-# The layers include one way (docs/architecture.md): cli -> cuse ->
-# emulator -> topologies -> fabric -> lib. A file that includes a header
-# of a layer above its own fails this test, naming the line. The verbs
-# provider, loaded into other programs, includes only lib/ and itself.
+# The layers include one way (README "Layout"): cli -> fast -> dev ->
+# ctl -> kernel -> topologies -> fabric -> lib, and the device files need
+# nothing of the control plane. A file that includes a header of a layer
+# above its own (or dev/ one of ctl/) fails this test, naming the line.
+# The verbs provider, loaded into other programs, includes only lib/ and
+# itself.
 . "$(dirname "$0")/lib.sh"
 SRC="$(cd "$(dirname "$0")/../.." && pwd)"
-ORDER="lib fabric topologies emulator cuse cli"
+ORDER="lib fabric topologies kernel ctl dev fast cli"
 
 rank() { local i=0 l; for l in $ORDER; do [ "$l" = "$1" ] && { echo $i; return; }; i=$((i + 1)); done; echo -1; }
 bad=""
@@ -19,6 +21,7 @@ for dir in $ORDER; do
 			inc=${inc%%/*}
 			theirs=$(rank "$inc")
 			[ "$theirs" -gt "$mine" ] && bad="$bad ${f#"$SRC"/}:$line($inc)"
+			[ "$dir" = dev ] && [ "$inc" = ctl ] && bad="$bad ${f#"$SRC"/}:$line($inc)"
 		done < <(grep -n '^#include "[a-z]*/' "$f")
 	done
 done

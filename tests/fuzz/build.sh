@@ -1,7 +1,7 @@
 #!/bin/bash
 # build.sh SRCDIR BUILDDIR OUTDIR: the libFuzzer targets, built with clang,
 # ASan and UBSan from the emulator's sources (everything but the FUSE/CUSE
-# front-ends, which fuzz_umad reaches through emulator/umad.c's API; the
+# front-ends, which fuzz_umad reaches through kernel/umad.c's API; the
 # fast socket's server and the sysfs it lists, for fuzz_fast; the stream
 # carrier of --remote ssh://, for fuzz_mux).
 # Skips the work when OUTDIR's binaries are newer than every source.
@@ -12,14 +12,14 @@ TARGETS="topo mad umad ctl fast verbs mux"
 command -v "$CC" >/dev/null || { echo "build.sh: $CC not found (apt-get install clang)" >&2; exit 1; }
 mkdir -p "$OUT/obj"
 OUT=$(cd "$OUT" && pwd)
-SOURCES=$(cd "$SRC" && ls lib/*.c fabric/*.c topologies/*.c emulator/*.c)
-FAST_SOURCES="cuse/fastpath.c cuse/fastpath_verbs.c cuse/fastslot.c cuse/vfs.c cuse/serve.c
-cuse/sysfs.c cuse/sysfs_verbs.c"
-MUX_SOURCES="cli/mux.c"
+SOURCES=$(cd "$SRC" && ls lib/*.c fabric/*.c topologies/*.c kernel/*.c ctl/*.c)
+FAST_SOURCES="fast/fastpath.c fast/fastpath_verbs.c fast/fastslot.c dev/vfs.c dev/serve.c
+dev/sysfs.c dev/sysfs_verbs.c"
+MUX_SOURCES="fast/mux.c"
 
 fresh=yes
 for t in $TARGETS; do [ -x "$OUT/fuzz_$t" ] || fresh=no; done
-if [ $fresh = yes ] && [ -z "$(cd "$SRC" && find lib fabric topologies emulator cuse cli/mux.c tests/fuzz \
+if [ $fresh = yes ] && [ -z "$(cd "$SRC" && find lib fabric topologies kernel ctl dev fast tests/fuzz \
 	-newer "$OUT/fuzz_topo" \( -name '*.[ch]' -o -name '*.net' \) | head -1)" ]; then
 	exit 0
 fi
@@ -33,7 +33,7 @@ for s in $SOURCES $FAST_SOURCES $MUX_SOURCES; do
 	o="$OUT/obj/$(echo "$s" | tr / _).o"
 	# shellcheck disable=SC2086
 	"$CC" $FLAGS -fsanitize=fuzzer-no-link $CPP -c "$SRC/$s" -o "$o" &
-	case $s in cuse/*) fast_objs="$fast_objs $o" ;; cli/*) mux_objs="$mux_objs $o" ;;
+	case $s in fast/mux.c) mux_objs="$mux_objs $o" ;; fast/* | dev/*) fast_objs="$fast_objs $o" ;;
 	*) objs="$objs $o" ;; esac
 	[ "$(jobs -r | wc -l)" -lt "$(nproc)" ] || wait -n
 done

@@ -14,8 +14,8 @@
 
 #include "tests/fuzz/fuzz.h"
 
-#include "emulator/ctl.h"
-#include "emulator/scenario.h"
+#include "ctl/ctl.h"
+#include "ctl/scenario.h"
 #include "lib/timerq.h"
 #include "topologies/topo.h"
 

@@ -19,9 +19,9 @@
 
 #include "tests/fuzz/fuzz.h"
 
-#include "emulator/umad.h"
-#include "emulator/umad_abi.h"
 #include "fabric/configure.h"
+#include "kernel/umad.h"
+#include "kernel/umad_abi.h"
 #include "lib/timerq.h"
 #include "topologies/topo.h"
 

@@ -2,7 +2,7 @@
 /*
  * libFuzzer target: a verbs context's command file, as a provider (or a
  * process writing it by hand) may drive it (lib/verbs_wire.h,
- * emulator/uverbs.c): two contexts, on host1's and host3's HCAs of a
+ * kernel/uverbs.c): two contexts, on host1's and host3's HCAs of a
  * configured default fabric, creating, setting and destroying QPs,
  * sending packet records of any bytes or of fields the input picks (a
  * real LID, a QP the other context made, a payload), reading what comes
@@ -19,10 +19,10 @@
 
 #include "tests/fuzz/fuzz.h"
 
-#include "emulator/umad.h"
-#include "emulator/uverbs.h"
 #include "fabric/configure.h"
 #include "fabric/port.h"
+#include "kernel/umad.h"
+#include "kernel/uverbs.h"
 #include "lib/timerq.h"
 #include "lib/verbs_wire.h"
 #include "topologies/topo.h"

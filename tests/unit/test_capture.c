@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The CRCs a capture writes (emulator/capture.c, IBA 7.8): the ICRC is
+ * The CRCs a capture writes (ctl/capture.c, IBA 7.8): the ICRC is
  * CRC-32 with the LRH and the variant fields as 1s (checked against zlib's
  * CRC-32 of the masked bytes, computed outside: python3 zlib.crc32), the
  * VCRC covers every byte.
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "emulator/capture.h"
+#include "ctl/capture.h"
 
 /* "123456789" after an LRH: its fifth byte is where a BTH's Resv8a is,
  * so it counts as 1s too: zlib.crc32(b"\xff" * 8 + b"1234\xff6789"). */

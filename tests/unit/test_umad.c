@@ -9,10 +9,10 @@
 
 #include <errno.h>
 
-#include "emulator/umad.h"
-#include "emulator/umad_abi.h"
 #include "fabric/configure.h"
 #include "fabric/port.h"
+#include "kernel/umad.h"
+#include "kernel/umad_abi.h"
 #include "testfab.h"
 
 struct env {

@@ -126,7 +126,7 @@ leftovers | sed 's/^/after early sigint /'
 echo "== systemd unit"
 # The unit's own ExecStart and ExecStop, run as systemd runs them for
 # Type=forking: the start command returns once ready, $IBEMU_OPTS split.
-sed "s|@bindir@|$(dirname "$IBEMU")|g" "$SRC/cuse/ibemu.service.in" >"$W/ibemu.service"
+sed "s|@bindir@|$(dirname "$IBEMU")|g" "$SRC/cli/ibemu.service.in" >"$W/ibemu.service"
 IBEMU_OPTS="--configured --mode 0666"
 eval "$(sed -n 's/^ExecStart=//p' "$W/ibemu.service")" >/dev/null; echo "unit start rc=$?"
 echo "unit: main pid $(pgrep -xc ibemu), $(ls -l /dev/infiniband/umad0 | cut -c1-10)"

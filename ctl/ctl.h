@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control plane: a table of commands, one small handler each, run on
+ * the event loop from the control socket (`ibemu ctl ...`) or from a
+ * scenario file. Commands never take the emulator down: bad input gets an
+ * error line and changes nothing.
+ *
+ * The commands are the table in ctl_cmds.c (`ibemu ctl help` lists them);
+ * ctl_cmd.h says how one is described and where to add one.
+ */
+#ifndef IBEMU_EMULATOR_CTL_H
+#define IBEMU_EMULATOR_CTL_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include <glib.h>
+
+#include "fabric/fabric.h"
+
+struct umad_host;
+
+struct ctl_env {
+	struct fabric *fabric;
+	struct timerq *tq;
+	struct umad_host *host;	/* its open files, for status; may be NULL */
+	GPtrArray *scenarios;	/* struct scenario *, owned */
+	int init_pid;		/* namespace mode: the run's init (nsinit.h), or 0 */
+	unsigned scenario_depth; /* while a scenario step runs: its depth + 1 */
+	unsigned scenario_steps; /* steps of running scenarios not run yet */
+	/* For `info` (ibemu list): set by whoever starts the emulator. */
+	const char *name, *mode, *topology;
+	char *attached;		/* node ids, space-separated, owned */
+	struct pkt_capture *capture;	/* `capture start` or --capture; NULL: none */
+	GPtrArray *remotes;	/* struct ctl_remote *: hosts attached from
+				 * elsewhere (docs/many-hosts.md), kept by
+				 * fast/attach.c; NULL when none can attach */
+};
+
+/* A host attached to this emulator from elsewhere, for `status`. */
+struct ctl_remote {
+	char *label;		/* the host's name for itself */
+	unsigned uid;		/* who attached it, as our socket saw */
+	int pid;
+	char *nodes;		/* node ids, space-separated */
+	struct umad_host *host;	/* its umad devices and open files */
+	uint64_t rtt_ns;	/* the round trip it measured to us; 0: none yet */
+};
+
+/* Run one command; its output (or error text) goes to @out. 0 or -1. */
+int ctl_run(struct ctl_env *env, char **argv, GString *out);
+/* The commands and what they do, from the table (no emulator needed);
+ * with @argv naming a command, its usage and options. */
+void ctl_help(char **argv, GString *out);
+
+/* Start @sc's steps (scenario.h) as control commands; @env keeps it
+ * until its last step has run (a scenario without steps is freed). */
+struct scenario;
+void ctl_start_scenario(struct ctl_env *env, struct scenario *sc);
+
+/* The socket server. @path is created (0600); connections from other
+ * users are refused by their peer credentials. */
+struct ctl_server;
+struct ctl_server *ctl_server_new(struct ctl_env *env, const char *path, GError **err);
+/* Serve @fd (ours now), a connection whose peer the caller has let in:
+ * a fast path channel after FAST_CTL (lib/fast_wire.h). */
+void ctl_server_adopt(struct ctl_server *s, int fd);
+/* Removes the socket file, if it is still the one it made. */
+void ctl_server_free(struct ctl_server *s);
+
+/* Is there an emulator behind the socket file @path? */
+enum ctl_probe { CTL_LIVE, CTL_STALE, CTL_NOT_OURS, CTL_NONE };
+enum ctl_probe ctl_probe(const char *path);
+/* Remove @path if it is a socket file of ours (never anything else). */
+void ctl_unlink_if_ours(const char *path);
+/* A non-blocking Unix socket of @type listening at @path (made 0600), or
+ * -1 with @err ("cannot listen on PATH: ..."); @path must fit sun_path. */
+int ctl_listen(const char *path, int type, int backlog, GError **err);
+/* A peer of uid @uid may steer us: ours, root, or root outside our user
+ * namespace (ctl.c). */
+bool ctl_peer_trusted(uid_t uid);
+
+#endif

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The umad and issm file operations, shared by both front-ends: namespace
+ * mode's FUSE files (fusefs.c) and CUSE mode's character devices
+ * (cusedev.c). Each takes the libfuse request and the device's vnode and
+ * answers it, now or later: blocking reads and issm opens are parked until
+ * a packet, a close or a FUSE_INTERRUPT (docs/fuse-cuse.md).
+ *
+ * VN_UMAD: open, read, write, ioctl, poll, release over kernel/umad.h.
+ * VN_ISSM: open (one holder at a time, others block) and release; read and
+ * write give EINVAL, as the kernel's issm fops (docs/umad.md §7).
+ * VN_VCMD, VN_VEVENTS: the verbs files (devfile_verbs.c, docs/verbs.md).
+ */
+#ifndef IBEMU_CUSE_DEVFILE_H
+#define IBEMU_CUSE_DEVFILE_H
+
+#include <fuse_lowlevel.h>
+
+#include "dev/vfs.h"
+#include "kernel/umad.h"
+
+/* The requests parked across all devices of one front-end, whose issm
+ * files are @host's (NULL: none of this emulator's, as a remote host's). */
+struct devfiles;
+
+struct devfiles *devfiles_new(struct umad_host *host);
+void devfiles_free(struct devfiles *df);
+
+/*
+ * Answer the opens of device files with @fn instead of fuse_reply_open
+ * (namespace mode adds FOPEN_STREAM, which libfuse cannot set: fusefs.c).
+ */
+typedef void (*devfile_reply_open_fn)(void *data, fuse_req_t req,
+				      const struct fuse_file_info *fi);
+void devfiles_set_reply_open(struct devfiles *df, devfile_reply_open_fn fn, void *data);
+
+void devfile_open(struct devfiles *df, fuse_req_t req, struct vnode *v,
+		  struct fuse_file_info *fi);
+void devfile_read(struct devfiles *df, fuse_req_t req, struct vnode *v,
+		  size_t size, off_t off, struct fuse_file_info *fi);
+void devfile_write(fuse_req_t req, struct vnode *v, const char *buf, size_t size,
+		   off_t off, struct fuse_file_info *fi);
+/* Restricted ioctls: the kernel sized in_buf and out_bufsz from @cmd. */
+void devfile_ioctl(fuse_req_t req, struct vnode *v, unsigned int cmd,
+		   struct fuse_file_info *fi, const void *in_buf, size_t in_bufsz,
+		   size_t out_bufsz);
+void devfile_poll(fuse_req_t req, struct vnode *v, struct fuse_file_info *fi,
+		  struct fuse_pollhandle *ph);
+void devfile_release(struct devfiles *df, fuse_req_t req, struct vnode *v,
+		     struct fuse_file_info *fi);
+
+#endif

@@ -1,0 +1,397 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * FUSE adapter. Interface: FUSE low-level ops for VN_DIR (lookup, getattr,
+ * readdir) and VN_ATTR (open/read: text made per read); the device files
+ * VN_UMAD and VN_ISSM are devfile.c's, shared with CUSE mode.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fuse.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <fuse_lowlevel.h>
+#include <glib-unix.h>
+
+#include "dev/devfile.h"
+#include "dev/fusefs.h"
+#include "dev/serve.h"
+
+#define TTL 86400.0	/* the tree never changes shape while we run */
+
+struct fusefs {
+	struct vfs *vfs;
+	struct umad_host *host;
+	struct fuse_session *se;
+	struct fuse_buf buf;
+	int fd;
+	guint watch;
+	uint64_t unique;	/* of the request being dispatched (serve.h) */
+	fuse_req_t open_req;	/* the device open being dispatched */
+	struct devfiles *df;
+};
+
+static struct fusefs *req_fs(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static void fill_attr(const struct vnode *v, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = v->ino;
+	st->st_uid = getuid();
+	st->st_gid = getgid();
+	switch (v->kind) {
+	case VN_DIR:
+		st->st_mode = S_IFDIR | 0555;
+		st->st_nlink = 2;
+		break;
+	case VN_ATTR:
+		st->st_mode = S_IFREG | 0444;
+		st->st_nlink = 1;
+		st->st_size = 4096;	/* as sysfs reports */
+		break;
+	case VN_UMAD:
+	case VN_ISSM:
+	case VN_UMAD_FWD:
+	case VN_ISSM_FWD:
+		/* ib_umad makes umadN and issmN root's, 0600 (user_mad.c
+		 * umad_devnode); the mount is private, its users are this
+		 * user (root inside a user namespace). */
+		st->st_mode = S_IFREG | 0600;
+		st->st_nlink = 1;
+		break;
+	default:
+		/* The verbs files: everyone's, as rdma-core's udev rules make
+		 * /dev/infiniband/uverbsN. */
+		st->st_mode = S_IFREG | 0666;
+		st->st_nlink = 1;
+		break;
+	}
+}
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	/* The FOPEN_STREAM hook must see every request and reply. */
+	conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
+			FUSE_CAP_SPLICE_MOVE);
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct vnode *v = vfs_child(vfs_get(req_fs(req)->vfs, parent), name);
+	struct fuse_entry_param e = { 0 };
+
+	if (!v) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	e.ino = v->ino;
+	e.attr_timeout = e.entry_timeout = TTL;
+	fill_attr(v, &e.attr);
+	fuse_reply_entry(req, &e);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct vnode *v = vfs_get(req_fs(req)->vfs, ino);
+	struct stat st;
+
+	(void)fi;
+	if (!v) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	fill_attr(v, &st);
+	fuse_reply_attr(req, &st, TTL);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	struct vnode *dir = vfs_get(req_fs(req)->vfs, ino);
+	char *buf = g_malloc(size);
+	size_t used = 0;
+	off_t i;
+
+	(void)fi;
+	if (!dir || dir->kind != VN_DIR) {
+		g_free(buf);
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	for (i = off; i < (off_t)dir->children->len + 2; i++) {
+		const struct vnode *c = i == 0 ? dir : i == 1 ? dir->parent :
+			g_ptr_array_index(dir->children, i - 2);
+		const char *name = i == 0 ? "." : i == 1 ? ".." : c->name;
+		struct stat st;
+		size_t len;
+
+		fill_attr(c, &st);
+		len = fuse_add_direntry(req, buf + used, size - used, name, &st, i + 1);
+		if (len > size - used)
+			break;
+		used += len;
+	}
+	fuse_reply_buf(req, buf, used);
+	g_free(buf);
+}
+
+/* ---- files ------------------------------------------------------------ */
+
+static struct vnode *file_vnode(fuse_req_t req, fuse_ino_t ino)
+{
+	struct vnode *v = vfs_get(req_fs(req)->vfs, ino);
+
+	if (!v)
+		fuse_reply_err(req, ENOENT);
+	return v;
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct vnode *v = file_vnode(req, ino);
+
+	if (!v)
+		return;
+	if (v->kind == VN_DIR) {
+		fuse_reply_err(req, EISDIR);
+	} else if (v->kind == VN_ATTR) {
+		if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+			fuse_reply_err(req, EACCES);
+			return;
+		}
+		fi->direct_io = 1;
+		fuse_reply_open(req, fi);
+	} else {
+		struct fusefs *fs = req_fs(req);
+
+		fs->open_req = req;
+		devfile_open(fs->df, req, v, fi);
+		fs->open_req = NULL;
+	}
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct vnode *v = file_vnode(req, ino);
+
+	if (!v)
+		return;
+	if (v->kind == VN_ATTR) {
+		char *text = v->show(v);
+		size_t len = text ? strlen(text) : 0;
+
+		if (!text)
+			fuse_reply_err(req, EINVAL);
+		else if ((size_t)off >= len)
+			fuse_reply_buf(req, NULL, 0);
+		else
+			fuse_reply_buf(req, text + off, MIN(size, len - (size_t)off));
+		g_free(text);
+		return;
+	}
+	devfile_read(req_fs(req)->df, req, v, size, off, fi);
+}
+
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
+		     off_t off, struct fuse_file_info *fi)
+{
+	struct vnode *v = file_vnode(req, ino);
+
+	if (!v)
+		return;
+	if (v->kind == VN_DIR || v->kind == VN_ATTR)
+		fuse_reply_err(req, EACCES);
+	else
+		devfile_write(req, v, buf, size, off, fi);
+}
+
+/*
+ * ftruncate() on a device: the kernel refuses it before any driver with
+ * EINVAL (do_ftruncate: not a regular file). Here the file is a FUSE
+ * regular file, so the request comes: answer as the kernel. Anything
+ * else stays ENOSYS (the tree is fixed).
+ */
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		       struct fuse_file_info *fi)
+{
+	struct vnode *v = vfs_get(req_fs(req)->vfs, ino);
+
+	(void)attr;
+	(void)fi;
+	if (v && v->kind != VN_DIR && v->kind != VN_ATTR && (to_set & FUSE_SET_ATTR_SIZE))
+		fuse_reply_err(req, EINVAL);
+	else
+		fuse_reply_err(req, ENOSYS);
+}
+
+static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+		     struct fuse_file_info *fi, unsigned flags, const void *in_buf,
+		     size_t in_bufsz, size_t out_bufsz)
+{
+	struct vnode *v = file_vnode(req, ino);
+
+	(void)arg;
+	(void)flags;
+	if (!v)
+		return;
+	if (v->kind == VN_DIR || v->kind == VN_ATTR)
+		fuse_reply_err(req, ENOTTY);
+	else
+		devfile_ioctl(req, v, cmd, fi, in_buf, in_bufsz, out_bufsz);
+}
+
+static void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+		    struct fuse_pollhandle *ph)
+{
+	struct vnode *v = file_vnode(req, ino);
+
+	if (!v) {
+		if (ph)
+			fuse_pollhandle_destroy(ph);
+		return;
+	}
+	devfile_poll(req, v, fi, ph);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct vnode *v = vfs_get(req_fs(req)->vfs, ino);
+
+	if (v && v->kind != VN_DIR && v->kind != VN_ATTR)
+		devfile_release(req_fs(req)->df, req, v, fi);
+	else
+		fuse_reply_err(req, 0);
+}
+
+static const struct fuse_lowlevel_ops ops = {
+	.init = op_init,
+	.lookup = op_lookup,
+	.getattr = op_getattr,
+	.setattr = op_setattr,
+	.readdir = op_readdir,
+	.open = op_open,
+	.read = op_read,
+	.write = op_write,
+	.ioctl = op_ioctl,
+	.poll = op_poll,
+	.release = op_release,
+};
+
+/* ---- FOPEN_STREAM (docs/fuse-cuse.md, point 7) ------------------------- */
+
+/*
+ * Answer a device open with FOPEN_STREAM, which no libfuse can set (its
+ * fuse_file_info has no bit for it): without it the kernel serializes
+ * reads and writes of one shared struct file on f_pos_lock, and a thread
+ * blocked in read(2) would hold up another's write(2), unlike ib_umad's
+ * stream files. We write the reply ourselves, then let libfuse free the
+ * request. Only an open answered while being dispatched (we know its id)
+ * can be; a parked issm open is answered later, without the flag: issm
+ * files have no read or write to serialize.
+ */
+static void reply_device_open(void *data, fuse_req_t req, const struct fuse_file_info *fi)
+{
+	struct fusefs *fs = data;
+	struct fuse_open_out arg = { .fh = fi->fh, .open_flags = FOPEN_STREAM };
+	struct fuse_out_header out = { .len = sizeof(out) + sizeof(arg) };
+	struct iovec iov[2] = {
+		{ .iov_base = &out, .iov_len = sizeof(out) },
+		{ .iov_base = &arg, .iov_len = sizeof(arg) },
+	};
+
+	if (req != fs->open_req || !fs->unique) {
+		fuse_reply_open(req, fi);
+		return;
+	}
+	out.unique = fs->unique;
+	if (fi->direct_io)
+		arg.open_flags |= FOPEN_DIRECT_IO;
+	if (fi->nonseekable)
+		arg.open_flags |= FOPEN_NONSEEKABLE;
+	/* ENOENT: the opener was interrupted meanwhile, as libfuse ignores. */
+	if (writev(fs->fd, iov, 2) < 0 && errno != ENOENT)
+		g_warning("cannot answer a FUSE open: %s", g_strerror(errno));
+	fuse_reply_none(req);
+}
+
+static gboolean on_fuse_fd(gint fd, GIOCondition cond, gpointer data)
+{
+	struct fusefs *fs = data;
+
+	(void)cond;
+	if (serve_requests(fs->se, &fs->buf, fd, &fs->unique))
+		return G_SOURCE_CONTINUE;
+	fs->watch = 0;
+	return G_SOURCE_REMOVE;
+}
+
+struct fusefs *fusefs_new(struct vfs *vfs, struct umad_host *host)
+{
+	struct fusefs *fs = g_new0(struct fusefs, 1);
+
+	fs->vfs = vfs;
+	fs->host = host;
+	fs->fd = -1;
+	fs->df = devfiles_new(host);
+	devfiles_set_reply_open(fs->df, reply_device_open, fs);
+	return fs;
+}
+
+int fusefs_mount(struct fusefs *fs, const char *dir, GError **err)
+{
+	char *argv[] = { (char *)"ibemu", NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(1, argv);
+	char opts[128];
+
+	fs->fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	if (fs->fd < 0) {
+		g_set_error(err, IBEMU_ERROR, errno,
+			    "cannot open /dev/fuse: %s (it needs to be readable and writable by this user)",
+			    g_strerror(errno));
+		return -1;
+	}
+	/* default_permissions: the kernel checks the modes above, so that
+	 * another user in the run is refused umadN as by ib_umad's 0600. */
+	snprintf(opts, sizeof(opts),
+		 "fd=%d,rootmode=40000,user_id=%u,group_id=%u,allow_other,default_permissions",
+		 fs->fd, getuid(), getgid());
+	if (mount("ibemu", dir, "fuse.ibemu", MS_NOSUID | MS_NODEV, opts) < 0) {
+		g_set_error(err, IBEMU_ERROR, errno,
+			    "cannot mount FUSE on %s: %s", dir, g_strerror(errno));
+		return -1;
+	}
+	fs->se = fuse_session_new(&args, &ops, sizeof(ops), fs);
+	if (!fs->se || serve_attach(fs->se, fs->fd) < 0) {
+		g_set_error(err, IBEMU_ERROR, EIO, "cannot start the FUSE session");
+		return -1;
+	}
+	/* The session now owns fd (closed by fuse_session_destroy). */
+	fs->watch = serve_watch(fs->fd, on_fuse_fd, fs);
+	return 0;
+}
+
+void fusefs_free(struct fusefs *fs)
+{
+	if (!fs)
+		return;
+	if (fs->watch)
+		g_source_remove(fs->watch);
+	if (fs->se)
+		fuse_session_destroy(fs->se);
+	else if (fs->fd >= 0)
+		close(fs->fd);
+	devfiles_free(fs->df);
+	free(fs->buf.mem);
+	g_free(fs);
+}

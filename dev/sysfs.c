@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/* Mock sysfs contents; formats cite docs/umad.md §1.3 and kernel sysfs.c. */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "dev/sysfs.h"
+#include "fabric/pma.h"
+#include "fabric/port.h"
+
+static char *fmt_guid(uint64_t g)
+{
+	/* sys_read_guid() wants four 16-bit groups (docs/umad.md §1.2). */
+	return g_strdup_printf("%04x:%04x:%04x:%04x\n", (unsigned)(g >> 48) & 0xffff,
+			       (unsigned)(g >> 32) & 0xffff, (unsigned)(g >> 16) & 0xffff,
+			       (unsigned)g & 0xffff);
+}
+
+static char *show_node_type(const struct vnode *v)
+{
+	const struct node *n = v->ctx;
+
+	return g_strdup_printf("%u: %s\n", n->type, node_type_sysfs_name(n->type));
+}
+
+static char *show_fw_ver(const struct vnode *v)
+{
+	(void)v;
+	return g_strdup("2.42.5000\n");
+}
+
+static char *show_hw_rev(const struct vnode *v)
+{
+	return g_strdup_printf("%x\n", ((const struct node *)v->ctx)->revision);
+}
+
+static char *show_hca_type(const struct vnode *v)
+{
+	return g_strdup_printf("MT%u\n", ((const struct node *)v->ctx)->device_id);
+}
+
+static char *show_node_guid(const struct vnode *v)
+{
+	return fmt_guid(((const struct node *)v->ctx)->guid);
+}
+
+static char *show_sys_guid(const struct vnode *v)
+{
+	return fmt_guid(((const struct node *)v->ctx)->sys_guid);
+}
+
+static char *show_node_desc(const struct vnode *v)
+{
+	return g_strdup_printf("%s\n", ((const struct node *)v->ctx)->desc);
+}
+
+static char *show_board_id(const struct vnode *v)
+{
+	return g_strdup_printf("IBEMU%04X\n", ((const struct node *)v->ctx)->device_id);
+}
+
+#define PORT(v)	((struct port *)(v)->ctx)
+#define INFO(v)	port_mgmt(PORT(v))
+
+static char *show_lid(const struct vnode *v)
+{
+	return g_strdup_printf("0x%x\n", INFO(v)->lid);
+}
+
+static char *show_lmc(const struct vnode *v)
+{
+	return g_strdup_printf("%u\n", INFO(v)->lmc);
+}
+
+static char *show_sm_lid(const struct vnode *v)
+{
+	return g_strdup_printf("0x%x\n", INFO(v)->sm_lid);
+}
+
+static char *show_sm_sl(const struct vnode *v)
+{
+	return g_strdup_printf("%u\n", INFO(v)->sm_sl);
+}
+
+static char *show_state(const struct vnode *v)
+{
+	unsigned s = PORT(v)->state;
+
+	return g_strdup_printf("%u: %s\n", s, port_state_name(s));
+}
+
+static char *show_phys_state(const struct vnode *v)
+{
+	unsigned s = PORT(v)->phys_state;
+
+	return g_strdup_printf("%u: %s\n", s, phys_state_name(s));
+}
+
+static char *show_rate(const struct vnode *v)
+{
+	char buf[64];
+
+	port_rate_string(PORT(v), buf, sizeof(buf));
+	return g_strdup_printf("%s\n", buf);
+}
+
+static char *show_cap_mask(const struct vnode *v)
+{
+	return g_strdup_printf("0x%08x\n", INFO(v)->cap_mask);
+}
+
+static char *show_link_layer(const struct vnode *v)
+{
+	(void)v;
+	return g_strdup("InfiniBand\n");
+}
+
+/* GID i: the subnet prefix and GUID i of GUIDInfo; an unset alias GUID
+ * is an all-zero GID, as the kernel's cache shows an empty entry. */
+static char *show_gid(const struct vnode *v)
+{
+	const struct port *p = PORT(v);
+	uint64_t pfx = INFO(v)->gid_prefix;
+	uint64_t g = v->arg == 0 ? p->guid : p->alias_guids ? p->alias_guids[v->arg - 1] : 0;
+
+	if (!g)
+		pfx = 0;
+	/* All eight groups, as %pI6 prints: libibumad cannot read "::". */
+	return g_strdup_printf("%04x:%04x:%04x:%04x:%04x:%04x:%04x:%04x\n",
+			       (unsigned)(pfx >> 48) & 0xffff, (unsigned)(pfx >> 32) & 0xffff,
+			       (unsigned)(pfx >> 16) & 0xffff, (unsigned)pfx & 0xffff,
+			       (unsigned)(g >> 48) & 0xffff, (unsigned)(g >> 32) & 0xffff,
+			       (unsigned)(g >> 16) & 0xffff, (unsigned)g & 0xffff);
+}
+
+/*
+ * ports/N/counters/: the kernel's PMA counter files (sysfs.c, the set it
+ * takes when ClassPortInfo has the extended width, as ibemu's PMA says):
+ * each read is a Get of PortCounters or PortCountersExtended to the
+ * port's own PMA, in its units (data in 4-byte words), narrow counters
+ * saturated as the PMA holds them.
+ */
+static const struct {
+	const char *name;
+	uint16_t attr;
+	enum MAD_FIELDS field;
+} sysfs_counters[] = {
+#define PC(n, f) { n, IB_GSI_PORT_COUNTERS, f }
+#define PCX(n, f) { n, IB_GSI_PORT_COUNTERS_EXT, f }
+	PC("symbol_error", IB_PC_ERR_SYM_F),
+	PC("link_error_recovery", IB_PC_LINK_RECOVERS_F),
+	PC("link_downed", IB_PC_LINK_DOWNED_F),
+	PC("port_rcv_errors", IB_PC_ERR_RCV_F),
+	PC("port_rcv_remote_physical_errors", IB_PC_ERR_PHYSRCV_F),
+	PC("port_rcv_switch_relay_errors", IB_PC_ERR_SWITCH_REL_F),
+	PC("port_xmit_discards", IB_PC_XMT_DISCARDS_F),
+	PC("port_xmit_constraint_errors", IB_PC_ERR_XMTCONSTR_F),
+	PC("port_rcv_constraint_errors", IB_PC_ERR_RCVCONSTR_F),
+	PC("local_link_integrity_errors", IB_PC_ERR_LOCALINTEG_F),
+	PC("excessive_buffer_overrun_errors", IB_PC_ERR_EXCESS_OVR_F),
+	PC("VL15_dropped", IB_PC_VL15_DROPPED_F),
+	PCX("port_xmit_data", IB_PC_EXT_XMT_BYTES_F),
+	PCX("port_rcv_data", IB_PC_EXT_RCV_BYTES_F),
+	PCX("port_xmit_packets", IB_PC_EXT_XMT_PKTS_F),
+	PC("port_xmit_wait", IB_PC_XMT_WAIT_F),
+	PCX("port_rcv_packets", IB_PC_EXT_RCV_PKTS_F),
+	PCX("unicast_rcv_packets", IB_PC_EXT_RCV_UPKTS_F),
+	PCX("unicast_xmit_packets", IB_PC_EXT_XMT_UPKTS_F),
+	PCX("multicast_rcv_packets", IB_PC_EXT_RCV_MPKTS_F),
+	PCX("multicast_xmit_packets", IB_PC_EXT_XMT_MPKTS_F),
+#undef PC
+#undef PCX
+};
+
+static char *show_counter(const struct vnode *v)
+{
+	uint64_t val;
+
+	/* The kernel returns the error of a failed MAD: EINVAL. */
+	if (!pma_query(PORT(v), sysfs_counters[v->arg].attr, sysfs_counters[v->arg].field, &val))
+		return NULL;
+	return g_strdup_printf("%" G_GUINT64_FORMAT "\n", val);
+}
+
+static char *show_pkey(const struct vnode *v)
+{
+	const struct port *p = PORT(v);
+
+	return g_strdup_printf("0x%04x\n", v->arg < p->npkeys ? p->pkeys[v->arg] : 0);
+}
+
+static char *show_abi(const struct vnode *v)
+{
+	(void)v;
+	return g_strdup("5\n");	/* IB_USER_MAD_ABI_VERSION */
+}
+
+static char *show_ibdev(const struct vnode *v)
+{
+	return g_strdup_printf("%s\n", umad_dev_ca_name(v->ctx));
+}
+
+static char *show_dev_port(const struct vnode *v)
+{
+	return g_strdup_printf("%u\n", umad_dev_port(v->ctx)->num);
+}
+
+static char *show_devno(const struct vnode *v)
+{
+	/* 231:N for umad, 231:64+N for issm, as real ib_umad minors. */
+	return g_strdup_printf("231:%u\n", umad_dev_index(v->ctx) + v->arg);
+}
+
+static void build_port(struct vfs *vfs, struct vnode *ports, struct port *p)
+{
+	static const struct { const char *name; vnode_show show; } files[] = {
+		{ "lid", show_lid }, { "lid_mask_count", show_lmc },
+		{ "sm_lid", show_sm_lid }, { "sm_sl", show_sm_sl },
+		{ "state", show_state }, { "phys_state", show_phys_state },
+		{ "rate", show_rate }, { "cap_mask", show_cap_mask },
+		{ "link_layer", show_link_layer },
+	};
+	char name[16];
+	struct vnode *dir, *sub;
+	unsigned i;
+
+	snprintf(name, sizeof(name), "%u", p->num);
+	dir = vfs_dir(vfs, ports, name);
+	for (i = 0; i < G_N_ELEMENTS(files); i++)
+		vfs_attr(vfs, dir, files[i].name, files[i].show, p, 0);
+	/* As many GIDs as GUIDCap: ibv_query_gid reads them here. */
+	sub = vfs_dir(vfs, dir, "gids");
+	for (i = 0; i < GUIDS_PER_PORT; i++) {
+		snprintf(name, sizeof(name), "%u", i);
+		vfs_attr(vfs, sub, name, show_gid, p, i);
+	}
+	sub = vfs_dir(vfs, dir, "counters");
+	for (i = 0; i < G_N_ELEMENTS(sysfs_counters); i++)
+		vfs_attr(vfs, sub, sysfs_counters[i].name, show_counter, p, i);
+	/* pkeys/ must be exactly 0..N-1 (docs/umad.md §1.3.5). */
+	sub = vfs_dir(vfs, dir, "pkeys");
+	for (i = 0; i < p->npkeys; i++) {
+		snprintf(name, sizeof(name), "%u", i);
+		vfs_attr(vfs, sub, name, show_pkey, p, i);
+	}
+}
+
+static void build_ca(struct vfs *vfs, struct vnode *ib, struct node *n,
+		     const char *ca_name)
+{
+	static const struct { const char *name; vnode_show show; } files[] = {
+		{ "node_type", show_node_type }, { "fw_ver", show_fw_ver },
+		{ "hw_rev", show_hw_rev }, { "hca_type", show_hca_type },
+		{ "node_guid", show_node_guid }, { "sys_image_guid", show_sys_guid },
+		{ "node_desc", show_node_desc }, { "board_id", show_board_id },
+	};
+	struct vnode *dir = vfs_dir(vfs, ib, ca_name), *ports;
+	unsigned i;
+
+	for (i = 0; i < G_N_ELEMENTS(files); i++)
+		vfs_attr(vfs, dir, files[i].name, files[i].show, n, 0);
+	ports = vfs_dir(vfs, dir, "ports");
+	/* Switches show port 0 only; CAs 1..N (docs/umad.md §1.3.4). */
+	if (node_is_switch(n))
+		build_port(vfs, ports, &n->ports[0]);
+	else
+		for (i = 1; i <= n->nports; i++)
+			build_port(vfs, ports, &n->ports[i]);
+}
+
+void sysfs_build(struct vfs *vfs, struct vnode *ib, struct vnode *mad,
+		 struct vnode *dev, struct umad_host *host)
+{
+	unsigned i;
+
+	for (i = 0; i < umad_host_ncas(host); i++) {
+		const char *name = NULL;
+		struct node *n = umad_host_ca(host, i, &name);
+
+		build_ca(vfs, ib, n, name);
+	}
+	vfs_attr(vfs, mad, "abi_version", show_abi, NULL, 0);
+	for (i = 0; i < umad_host_ndevs(host); i++) {
+		struct umad_dev *d = umad_host_dev(host, i);
+		char name[32];
+		struct vnode *dir;
+
+		snprintf(name, sizeof(name), "umad%u", i);
+		dir = vfs_dir(vfs, mad, name);
+		vfs_attr(vfs, dir, "ibdev", show_ibdev, d, 0);
+		vfs_attr(vfs, dir, "port", show_dev_port, d, 0);
+		vfs_attr(vfs, dir, "dev", show_devno, d, 0);
+		vfs_node(vfs, dev, name, VN_UMAD, d);
+		snprintf(name, sizeof(name), "issm%u", i);
+		dir = vfs_dir(vfs, mad, name);
+		vfs_attr(vfs, dir, "ibdev", show_ibdev, d, 0);
+		vfs_attr(vfs, dir, "port", show_dev_port, d, 0);
+		vfs_attr(vfs, dir, "dev", show_devno, d, 64);
+		vfs_node(vfs, dev, name, VN_ISSM, d);
+	}
+}

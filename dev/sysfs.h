@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The mock sysfs that libibumad 44 reads (docs/umad.md §1), built into a vfs:
+ *
+ *   <ib>/<ca>/{node_type,fw_ver,hw_rev,hca_type,node_guid,sys_image_guid,
+ *             node_desc,board_id}
+ *   <ib>/<ca>/ports/<n>/{lid,lid_mask_count,sm_lid,sm_sl,state,phys_state,
+ *             rate,cap_mask,link_layer,gids/0..7,pkeys/0..N-1}
+ *   <mad>/abi_version, <mad>/umad<N>/{ibdev,port,dev}, <mad>/issm<N>/...
+ *   <dev>/umad<N>, <dev>/issm<N>          (the device files)
+ *
+ * and (sysfs_build_verbs, docs/verbs.md):
+ *
+ *   <verbs>/abi_version, <verbs>/uverbs<k>/{ibdev,dev,abi_version,
+ *             ibemu_device,ibemu_port<n>,ibemu_events,ibemu_cmd}
+ *   <dev>/uverbs<k>                       (the command device)
+ *
+ * Every value is formatted on read from the fabric's port state, in the
+ * kernel's exact formats (docs/umad.md §1.3.4-1.3.5, docs/umad.md §1.4).
+ */
+#ifndef IBEMU_CUSE_SYSFS_H
+#define IBEMU_CUSE_SYSFS_H
+
+#include "dev/vfs.h"
+#include "kernel/umad.h"
+
+void sysfs_build(struct vfs *vfs, struct vnode *ib, struct vnode *mad,
+		 struct vnode *dev, struct umad_host *host);
+struct uverbs;
+void sysfs_build_verbs(struct vfs *vfs, struct vnode *verbs, struct vnode *dev,
+		       struct uverbs *uv);
+/* A host's whole tree in @vfs: infiniband/, infiniband_mad/ and dev/
+ * for @host's umad devices, infiniband_verbs/ for @uv's verbs devices
+ * (what `run`, `start` and an attachment each serve). */
+void sysfs_build_host(struct vfs *vfs, struct umad_host *host, struct uverbs *uv);
+/* uverbs<@index>/dev's text: the major:minor of /dev/infiniband/uverbs<@index>
+ * as this process sees it (g_malloc'd). */
+char *sysfs_uverbs_devno(unsigned index);
+
+#endif

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/* The verbs files over the fast path; see fastpath_verbs.h. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <glib-unix.h>
+
+#include "fast/fastpath_verbs.h"
+#include "kernel/uverbs.h"
+#include "lib/log.h"
+#include "lib/verbs_wire.h"
+
+struct fast_verbs {
+	struct uverbs_ctx *ctx;		/* a command file's, or */
+	struct uverbs_events *ev;	/* an event file's */
+	int data;			/* our end of the data socket */
+	guint out_watch;		/* while the socket has no room */
+	uint8_t *pend;			/* a datagram waiting for room (then no
+					 * other is taken: the order holds) */
+	size_t pend_len;
+};
+
+static gboolean on_room(gint fd, GIOCondition cond, gpointer data);
+
+/* Move what is queued to the data socket, as room allows. */
+static void push(void *data)
+{
+	static uint8_t buf[FAST_INLINE_MAX];
+	struct fast_verbs *fv = data;
+
+	for (;;) {
+		if (!fv->pend) {
+			ssize_t n = fv->ctx ? uverbs_ctx_read(fv->ctx, buf, sizeof(buf)) :
+					      uverbs_events_read(fv->ev, buf, sizeof(struct verbs_wire_event));
+
+			if (n <= 0)	/* -EAGAIN: nothing queued */
+				return;
+			fv->pend = g_memdup2(buf, (gsize)n);
+			fv->pend_len = (size_t)n;
+		}
+		if (send(fv->data, fv->pend, fv->pend_len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 &&
+		    errno == EAGAIN) {
+			if (!fv->out_watch)
+				fv->out_watch = g_unix_fd_add(fv->data, G_IO_OUT, on_room, fv);
+			return;
+		}
+		/* Sent, or the host closed its end (its channel's close
+		 * follows): either way it is gone from here. */
+		g_clear_pointer(&fv->pend, g_free);
+	}
+}
+
+static gboolean on_room(gint fd, GIOCondition cond, gpointer data)
+{
+	struct fast_verbs *fv = data;
+
+	(void)fd;
+	(void)cond;
+	fv->out_watch = 0;
+	push(fv);
+	return G_SOURCE_REMOVE;
+}
+
+struct fast_verbs *fast_verbs_open(struct vnode *v, int *client_fd)
+{
+	struct fast_verbs *fv;
+	int sv[2];
+
+	if (v->kind != VN_VCMD && v->kind != VN_VEVENTS) {
+		*client_fd = -ENOENT;
+		return NULL;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		*client_fd = -errno;
+		return NULL;
+	}
+	fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	fv = g_new0(struct fast_verbs, 1);
+	fv->data = sv[0];
+	if (v->kind == VN_VCMD) {
+		fv->ctx = uverbs_ctx_open(v->ctx);
+		uverbs_ctx_set_wakeup(fv->ctx, push, fv);
+	} else {
+		fv->ev = uverbs_events_open(v->ctx);
+		uverbs_events_set_wakeup(fv->ev, push, fv);
+	}
+	*client_fd = sv[1];
+	return fv;
+}
+
+/* devfile_verbs.c's ioctl_vcmd, for what is not the attached host's own
+ * (a completion channel's upcall and a wake-up are: they never come). */
+static int64_t do_ioctl(struct fast_verbs *fv, unsigned cmd, const uint8_t *payload, size_t n,
+			void *out, uint32_t *out_len)
+{
+	struct verbs_ioc_qp qp;
+	int r;
+
+	if (cmd != VERBS_IOC_QP_CREATE && cmd != VERBS_IOC_QP_SET && cmd != VERBS_IOC_QP_DESTROY)
+		return -ENOTTY;
+	if (n < sizeof(qp))
+		return -EFAULT;
+	memcpy(&qp, payload, sizeof(qp));
+	if ((r = uverbs_ctx_ioctl(fv->ctx, cmd, &qp)) < 0)
+		return r;
+	_Static_assert(sizeof(qp) <= FAST_VERBS_OUT_MAX, "the QP ioctl's struct fits");
+	memcpy(out, &qp, sizeof(qp));
+	*out_len = sizeof(qp);
+	return 0;
+}
+
+int64_t fast_verbs_request(struct fast_verbs *fv, const struct fast_req *rq,
+			   const uint8_t *payload, size_t n, void *out, uint32_t *out_len)
+{
+	uint32_t type;
+
+	*out_len = 0;
+	if (!fv->ctx)	/* the event file: reads only (ib_uverbs_async_event_fops) */
+		return -EINVAL;
+	switch (rq->op) {
+	case FAST_WRITE:
+		/* Packet records only: a uverbs command is the host's. */
+		if (rq->flags || rq->arg != n || n < sizeof(struct verbs_wire_rec))
+			return -EINVAL;
+		memcpy(&type, payload, sizeof(type));
+		if ((type & 0xffff0000u) != VERBS_REC_MAGIC)
+			return -EOPNOTSUPP;
+		return uverbs_ctx_write(fv->ctx, payload, n);
+	case FAST_IOCTL:
+		return do_ioctl(fv, (unsigned)rq->arg, payload, n, out, out_len);
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+void fast_verbs_free(struct fast_verbs *fv)
+{
+	if (!fv)
+		return;
+	if (fv->out_watch)
+		g_source_remove(fv->out_watch);
+	if (fv->ctx)
+		uverbs_ctx_close(fv->ctx);	/* its QP numbers go with it */
+	if (fv->ev)
+		uverbs_events_close(fv->ev);
+	close(fv->data);
+	g_free(fv->pend);
+	g_free(fv);
+}

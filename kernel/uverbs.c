@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The verbs devices of a host (uverbs.h). Event rules: docs/verbs.md
+ * "Events", after the kernel's mlx4/mlx5 drivers (port change and port
+ * management change events) and ib_uverbs' async event file.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "fabric/port.h"
+#include "kernel/uverbs.h"
+#include "kernel/uverbs_priv.h"
+#include "lib/log.h"
+#include "lib/verbs_wire.h"
+
+struct uverbs_events {
+	struct uverbs_dev *dev;
+	GQueue queue;		/* struct verbs_wire_event * */
+	bool said_full;		/* the limit was logged since it last had room */
+	void (*wakeup)(void *);
+	void *wakeup_ctx;
+};
+
+/* ---- events ------------------------------------------------------------ */
+
+static void queue_event(struct uverbs_dev *d, unsigned port, uint32_t type)
+{
+	GList *l;
+
+	g_debug("%s: port %u: async event %u", d->ca_name, port, type);
+	for (l = d->files; l; l = l->next) {
+		struct uverbs_events *ev = l->data;
+		struct verbs_wire_event *rec;
+
+		if (ev->queue.length >= UVERBS_EVENTS_MAX) {
+			if (!ev->said_full)
+				g_warning("%s: an async event file holds %u unread events: dropping new ones until it is read",
+					  d->ca_name, UVERBS_EVENTS_MAX);
+			ev->said_full = true;
+			continue;
+		}
+		rec = g_new0(struct verbs_wire_event, 1);
+		rec->element = port;
+		rec->event_type = type;
+		g_queue_push_tail(&ev->queue, rec);
+		if (ev->wakeup)
+			ev->wakeup(ev->wakeup_ctx);
+	}
+}
+
+struct uverbs_dev *uverbs_dev_of_node(struct uverbs *uv, const struct node *n)
+{
+	return g_hash_table_lookup(uv->by_node, n);
+}
+
+/*
+ * The kernel's rules (docs/verbs.md "Events"): the port reaching Active is
+ * PORT_ACTIVE and leaving it PORT_ERR (the HCA's port change event); LID
+ * or LMC, SM LID or SL, the GID prefix or GUIDs, ClientReregister and the
+ * P_Key table each have their event, in mlx4's order for one PortInfo Set.
+ */
+static void on_port_changed(void *ctx, struct port *p, unsigned what)
+{
+	static const struct { unsigned bit; uint32_t type; } rules[] = {
+		{ PORT_CHANGED_LID, VERBS_EV_LID_CHANGE },
+		{ PORT_CHANGED_SM, VERBS_EV_SM_CHANGE },
+		{ PORT_CHANGED_GUID, VERBS_EV_GID_CHANGE },
+		{ PORT_CHANGED_REREG, VERBS_EV_CLIENT_REREGISTER },
+		{ PORT_CHANGED_PKEY, VERBS_EV_PKEY_CHANGE },
+	};
+	struct uverbs_dev *d = uverbs_dev_of_node(ctx, p->node);
+	unsigned i;
+
+	/* No one listens: the first open takes the ports as they are then. */
+	if (!d || !d->files)
+		return;
+	if (what & PORT_CHANGED_STATE) {
+		uint8_t was = d->last_state[p->num];
+
+		if (p->state == PORT_ACTIVE && was != PORT_ACTIVE)
+			queue_event(d, p->num, VERBS_EV_PORT_ACTIVE);
+		else if (was == PORT_ACTIVE && p->state != PORT_ACTIVE)
+			queue_event(d, p->num, VERBS_EV_PORT_ERR);
+	}
+	for (i = 0; i < G_N_ELEMENTS(rules); i++)
+		if (what & rules[i].bit)
+			queue_event(d, p->num, rules[i].type);
+	d->last_state[p->num] = p->state;
+}
+
+struct uverbs_events *uverbs_events_open(struct uverbs_dev *d)
+{
+	struct uverbs_events *ev = g_new0(struct uverbs_events, 1);
+	unsigned i;
+
+	ev->dev = d;
+	g_queue_init(&ev->queue);
+	/* Events are news from now on: what the ports are now is the base
+	 * (on_port_changed keeps it only while a file is open). */
+	if (!d->files)
+		for (i = 1; i <= d->node->nports; i++)
+			d->last_state[i] = d->node->ports[i].state;
+	d->files = g_list_append(d->files, ev);
+	return ev;
+}
+
+void uverbs_events_close(struct uverbs_events *ev)
+{
+	if (!ev)
+		return;
+	ev->dev->files = g_list_remove(ev->dev->files, ev);
+	g_queue_clear_full(&ev->queue, g_free);
+	g_free(ev);
+}
+
+void uverbs_events_set_wakeup(struct uverbs_events *ev, void (*fn)(void *), void *ctx)
+{
+	ev->wakeup = fn;
+	ev->wakeup_ctx = ctx;
+}
+
+bool uverbs_events_readable(const struct uverbs_events *ev)
+{
+	return ev->queue.length > 0;
+}
+
+ssize_t uverbs_events_read(struct uverbs_events *ev, void *buf, size_t count)
+{
+	struct verbs_wire_event *rec;
+
+	if (count < sizeof(*rec))
+		return -EINVAL;
+	rec = g_queue_pop_head(&ev->queue);
+	if (!rec)
+		return -EAGAIN;
+	memcpy(buf, rec, sizeof(*rec));
+	g_free(rec);
+	ev->said_full = false;
+	return sizeof(*rec);
+}
+
+/* ---- attributes -------------------------------------------------------- */
+
+/*
+ * Limits the device reports (ibv_device_attr). The data path (QPs, CQs,
+ * MRs) is the "Verbs, part 2" issue's; these are the sizes it will keep.
+ */
+#define DEV_MAX_QP		1024
+#define DEV_MAX_QP_WR		4096
+#define DEV_MAX_SGE		16
+#define DEV_MAX_CQ		1024
+#define DEV_MAX_CQE		65535
+#define DEV_MAX_MR		4096
+#define DEV_MAX_PD		1024
+#define DEV_MAX_RD_ATOM		16
+#define DEV_MAX_AH		4096
+/* IBV_DEVICE_BAD_PKEY_CNTR | BAD_QKEY_CNTR | PORT_ACTIVE_EVENT |
+ * SYS_IMAGE_GUID (verbs.h enum ibv_device_cap_flags) */
+#define DEV_CAP_FLAGS		0x00000c06u
+#define DEV_ACK_DELAY		16	/* 4.096 us x 2^16, as ConnectX reports */
+#define FW_VER			"2.42.5000"	/* as sysfs fw_ver */
+
+char *uverbs_device_text(const struct uverbs_dev *d)
+{
+	const struct node *n = d->node;
+	GString *s = g_string_new(NULL);
+
+	g_string_append_printf(s, "fw_ver %s\n", FW_VER);
+	g_string_append_printf(s, "node_guid 0x%016" G_GINT64_MODIFIER "x\n", n->guid);
+	g_string_append_printf(s, "sys_image_guid 0x%016" G_GINT64_MODIFIER "x\n", n->sys_guid);
+	g_string_append_printf(s, "max_mr_size 0xffffffffffffffff\n");
+	g_string_append_printf(s, "page_size_cap 0xfffffffffffff000\n");
+	g_string_append_printf(s, "vendor_id 0x%x\n", n->vendor_id);
+	g_string_append_printf(s, "vendor_part_id %u\n", n->device_id);
+	g_string_append_printf(s, "hw_ver 0x%x\n", n->revision);
+	g_string_append_printf(s, "max_qp %u\nmax_qp_wr %u\n", DEV_MAX_QP, DEV_MAX_QP_WR);
+	g_string_append_printf(s, "device_cap_flags 0x%x\n", DEV_CAP_FLAGS);
+	g_string_append_printf(s, "max_sge %u\nmax_sge_rd %u\n", DEV_MAX_SGE, DEV_MAX_SGE);
+	g_string_append_printf(s, "max_cq %u\nmax_cqe %u\n", DEV_MAX_CQ, DEV_MAX_CQE);
+	g_string_append_printf(s, "max_mr %u\nmax_pd %u\n", DEV_MAX_MR, DEV_MAX_PD);
+	g_string_append_printf(s, "max_qp_rd_atom %u\nmax_qp_init_rd_atom %u\n",
+			       DEV_MAX_RD_ATOM, DEV_MAX_RD_ATOM);
+	g_string_append_printf(s, "max_res_rd_atom %u\n", DEV_MAX_RD_ATOM * DEV_MAX_QP);
+	g_string_append_printf(s, "max_ah %u\n", DEV_MAX_AH);
+	g_string_append_printf(s, "max_pkeys %u\n", n->partition_cap);
+	g_string_append_printf(s, "local_ca_ack_delay %u\n", DEV_ACK_DELAY);
+	g_string_append_printf(s, "phys_port_cnt %u\n", n->nports);
+	return g_string_free(s, FALSE);
+}
+
+/* ibv_port_attr.active_speed: IB_SPEED_* of kernel ib_verbs.h. */
+static unsigned verbs_speed(const struct port *p)
+{
+	static const struct { const char *name; unsigned code; } codes[] = {
+		{ "SDR", 1 }, { "DDR", 2 }, { "QDR", 4 }, { "FDR10", 8 },
+		{ "FDR", 16 }, { "EDR", 32 }, { "HDR", 64 }, { "NDR", 128 },
+	};
+	const char *name = port_host_speed(p)->name;
+	unsigned i;
+
+	for (i = 0; i < G_N_ELEMENTS(codes); i++)
+		if (!strcmp(codes[i].name, name))
+			return codes[i].code;
+	return 1;
+}
+
+/*
+ * ibv_port_attr as an HCA driver fills it from its own PortInfo (mlx4's
+ * ib_query_port: NeighborMTU is the active MTU, VLCap the max_vl_num).
+ */
+char *uverbs_port_text(const struct uverbs_dev *d, unsigned num)
+{
+	struct port *p;
+	GString *s;
+
+	if (num < 1 || num > d->node->nports)
+		return NULL;
+	p = &d->node->ports[num];
+	s = g_string_new(NULL);
+	g_string_append_printf(s, "state %u\n", p->state);
+	g_string_append_printf(s, "max_mtu %u\nactive_mtu %u\n", p->mtu_cap, p->neighbor_mtu);
+	g_string_append_printf(s, "gid_tbl_len %u\n", GUIDS_PER_PORT);
+	g_string_append_printf(s, "port_cap_flags 0x%08x\n", p->cap_mask);
+	g_string_append_printf(s, "max_msg_sz 0x80000000\n");
+	g_string_append_printf(s, "bad_pkey_cntr %u\nqkey_viol_cntr %u\n",
+			       p->pkey_violations, p->qkey_violations);
+	g_string_append_printf(s, "pkey_tbl_len %u\n", p->npkeys);
+	g_string_append_printf(s, "lid %u\nsm_lid %u\nlmc %u\nsm_sl %u\n",
+			       p->lid, p->sm_lid, p->lmc, p->sm_sl);
+	g_string_append_printf(s, "max_vl_num %u\n", p->vl_cap);
+	g_string_append_printf(s, "subnet_timeout %u\ninit_type_reply 0\n", p->subnet_timeout);
+	g_string_append_printf(s, "active_width %u\nactive_speed %u\n", p->width_active,
+			       verbs_speed(p));
+	g_string_append_printf(s, "phys_state %u\n", p->phys_state);
+	g_string_append_printf(s, "link_layer 1\n");	/* IBV_LINK_LAYER_INFINIBAND */
+	g_string_append_printf(s, "flags 0\nport_cap_flags2 0\n");
+	return g_string_free(s, FALSE);
+}
+
+/* ---- devices ----------------------------------------------------------- */
+
+struct uverbs *uverbs_new(struct umad_host *h)
+{
+	struct uverbs *uv = g_new0(struct uverbs, 1);
+	unsigned k;
+
+	uv->host = h;
+	uv->devs = g_ptr_array_new();
+	uv->by_node = g_hash_table_new(NULL, NULL);
+	for (k = 0; k < umad_host_ncas(h); k++) {
+		const char *name = NULL;
+		struct node *n = umad_host_ca(h, k, &name);
+		struct uverbs_dev *d;
+
+		if (node_is_switch(n))
+			continue;
+		d = g_new0(struct uverbs_dev, 1);
+		d->uv = uv;
+		d->index = uv->devs->len;
+		d->ca_name = name;
+		d->node = n;
+		d->last_state = g_new0(uint8_t, n->nports + 1);
+		uverbs_qps_init(d);
+		g_ptr_array_add(uv->devs, d);
+		g_hash_table_insert(uv->by_node, n, d);
+	}
+	umad_host_set_verbs(h, on_port_changed, uverbs_on_data, uv);
+	return uv;
+}
+
+void uverbs_free(struct uverbs *uv)
+{
+	unsigned i;
+
+	if (!uv)
+		return;
+	umad_host_set_verbs(uv->host, NULL, NULL, NULL);
+	for (i = 0; i < uv->devs->len; i++) {
+		struct uverbs_dev *d = g_ptr_array_index(uv->devs, i);
+
+		while (d->files)
+			uverbs_events_close(d->files->data);
+		uverbs_qps_clear(d);
+		g_free(d->last_state);
+		g_free(d);
+	}
+	g_ptr_array_free(uv->devs, TRUE);
+	g_hash_table_destroy(uv->by_node);
+	g_free(uv);
+}
+
+unsigned uverbs_ndevs(const struct uverbs *uv) { return uv->devs->len; }
+
+struct uverbs_dev *uverbs_dev(struct uverbs *uv, unsigned index)
+{
+	return index < uv->devs->len ? g_ptr_array_index(uv->devs, index) : NULL;
+}
+
+unsigned uverbs_dev_index(const struct uverbs_dev *d) { return d->index; }
+const char *uverbs_dev_ca_name(const struct uverbs_dev *d) { return d->ca_name; }
+struct node *uverbs_dev_node(const struct uverbs_dev *d) { return d->node; }

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The verbs side of the host's CAs (docs/verbs.md): what ib_uverbs and an
+ * HCA driver tell libibverbs. Every attached CA is a verbs device
+ * uverbs<k>; its device and port attributes are read live from the node
+ * and its ports as the SMA holds them (no SMP is sent, so fault rules
+ * cannot touch them); its async event files get the port events the
+ * kernel raises when the SM or the control plane changes a port.
+ *
+ * The text of the attribute files and the event records are
+ * lib/verbs_wire.h's; the device files (dev/, fast/) serve them as files.
+ */
+#ifndef IBEMU_EMULATOR_UVERBS_H
+#define IBEMU_EMULATOR_UVERBS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "kernel/umad.h"
+
+/* Events an open event file holds unread; past it new ones are dropped
+ * (and said once): a process that never reads cannot grow us. */
+#define UVERBS_EVENTS_MAX	4096
+
+struct uverbs;
+struct uverbs_dev;
+struct uverbs_events;
+
+/* The verbs devices of @h's CAs (switches have none); hooks @h's port
+ * changes. */
+struct uverbs *uverbs_new(struct umad_host *h);
+void uverbs_free(struct uverbs *uv);
+unsigned uverbs_ndevs(const struct uverbs *uv);
+struct uverbs_dev *uverbs_dev(struct uverbs *uv, unsigned index);
+unsigned uverbs_dev_index(const struct uverbs_dev *d);	/* N in uverbsN */
+const char *uverbs_dev_ca_name(const struct uverbs_dev *d);
+struct node *uverbs_dev_node(const struct uverbs_dev *d);
+
+/* The attribute files' text (g_malloc'd). */
+char *uverbs_device_text(const struct uverbs_dev *d);
+/* NULL when the CA has no port @num. */
+char *uverbs_port_text(const struct uverbs_dev *d, unsigned num);
+
+/* One open of the device's event file: the events from now on. */
+struct uverbs_events *uverbs_events_open(struct uverbs_dev *d);
+void uverbs_events_close(struct uverbs_events *ev);
+/* Called whenever an event is queued (to wake readers, poll). */
+void uverbs_events_set_wakeup(struct uverbs_events *ev, void (*fn)(void *), void *ctx);
+bool uverbs_events_readable(const struct uverbs_events *ev);
+/* One event record into @buf: its size, -EAGAIN when none is queued,
+ * -EINVAL when @count cannot hold one (ib_uverbs_event_read). */
+ssize_t uverbs_events_read(struct uverbs_events *ev, void *buf, size_t count);
+
+/*
+ * One open of the device's command file: a verbs context's way to the
+ * fabric (docs/verbs.md "Data path", lib/verbs_wire.h). It owns the QP
+ * numbers it created and a queue of records for the provider to read;
+ * closing it frees both, so a crashed process's QPs vanish with it.
+ */
+struct uverbs_ctx;
+
+struct uverbs_ctx *uverbs_ctx_open(struct uverbs_dev *d);
+void uverbs_ctx_close(struct uverbs_ctx *c);
+/* Called whenever a record is queued (to wake readers, poll). */
+void uverbs_ctx_set_wakeup(struct uverbs_ctx *c, void (*fn)(void *), void *ctx);
+bool uverbs_ctx_readable(const struct uverbs_ctx *c);
+/* Send the packet records in @buf: @count, or -EINVAL (nothing sent) when
+ * one is malformed or names a QP, port or P_Key index it may not. */
+ssize_t uverbs_ctx_write(struct uverbs_ctx *c, const void *buf, size_t count);
+/* As many whole records as fit in @buf: their size; -EAGAIN when none is
+ * queued, -EINVAL when @count cannot hold the next. */
+ssize_t uverbs_ctx_read(struct uverbs_ctx *c, void *buf, size_t count);
+/* Queue a record of the front-end's own (an upcall, a wake-up). */
+void uverbs_ctx_queue(struct uverbs_ctx *c, const void *rec, size_t len);
+/* VERBS_IOC_QP_*: 0 or -errno; @arg is the command's struct, in and out. */
+int uverbs_ctx_ioctl(struct uverbs_ctx *c, unsigned cmd, void *arg);
+
+#endif

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The verbs devices' data path (uverbs.h, docs/verbs.md "Data path"): QP
+ * numbers per HCA, the contexts that own them, packets from a context into
+ * the fabric and from the fabric to the context that owns the destination
+ * QP. The transport (RC reliability, memory) is the provider's, as it is
+ * an HCA's; this is the wire and the HCA's port logic.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "fabric/port.h"
+#include "kernel/uverbs.h"
+#include "kernel/uverbs_priv.h"
+#include "lib/log.h"
+#include "lib/verbs_wire.h"
+
+/* The verbs QP types the data path carries (enum ibv_qp_type). */
+enum { QPT_RC = 2, QPT_UD = 4 };
+/* QP numbers are 24 bits; 0 and 1 are the special QPs (IBA 10.2.5). */
+#define QPN_MASK	0xffffffu
+#define QPN_FIRST	0x40u
+/* QPs one device holds (the max_qp ibv_query_device reports). */
+#define QPS_MAX		1024u
+
+struct uverbs_qp {
+	uint32_t qpn, type, qkey;
+	uint8_t port;		/* 0 until the QP is bound to one */
+	struct uverbs_ctx *owner;
+};
+
+struct uverbs_ctx {
+	struct uverbs_dev *dev;
+	GQueue rx;		/* GBytes *: whole records */
+	GList *qps;		/* struct uverbs_qp * it owns */
+	bool said_full;
+	void (*wakeup)(void *);
+	void *wakeup_ctx;
+};
+
+void uverbs_qps_init(struct uverbs_dev *d)
+{
+	d->qps = g_hash_table_new_full(NULL, NULL, NULL, g_free);
+	d->next_qpn = QPN_FIRST;
+}
+
+void uverbs_qps_clear(struct uverbs_dev *d)
+{
+	if (d->qps)
+		g_hash_table_destroy(d->qps);
+	d->qps = NULL;
+}
+
+/* ---- receiving ---------------------------------------------------------- */
+
+static void queue_rec(struct uverbs_ctx *c, GBytes *rec)
+{
+	g_queue_push_tail(&c->rx, rec);
+	if (c->wakeup)
+		c->wakeup(c->wakeup_ctx);
+}
+
+/* The P_Key index at @p that accepted @pkey (data_receive checked one does). */
+static uint16_t pkey_index_of(const struct port *p, uint16_t pkey)
+{
+	unsigned i;
+
+	for (i = 0; i < p->npkeys; i++)
+		if (p->pkeys[i] && ((p->pkeys[i] ^ pkey) & PKEY_BASE_MASK) == 0)
+			return (uint16_t)i;
+	return 0;
+}
+
+/*
+ * A data packet reached CA port @in: the destination QP's owner gets it. A
+ * UD QP takes only what carries its Q_Key (IBA 10.2.4), else the
+ * port counts a Q_Key violation; a context that does not read loses
+ * packets, not memory.
+ */
+enum upper_verdict uverbs_on_data(void *ctx, struct port *in, const struct mad_pkt *p)
+{
+	struct uverbs_dev *d = uverbs_dev_of_node(ctx, in->node);
+	struct uverbs_qp *q = d ? g_hash_table_lookup(d->qps, GUINT_TO_POINTER(p->dqp)) : NULL;
+	struct verbs_wire_pkt *w;
+	const void *data;
+	gsize len;
+
+	if (!q || (q->port && q->port != in->num))
+		return UPPER_UNCLAIMED;
+	if (q->type == QPT_UD && p->qkey != q->qkey) {
+		if (in->qkey_violations < 0xffff)
+			in->qkey_violations++;
+		return UPPER_DROPPED;
+	}
+	if (q->owner->rx.length >= VERBS_RX_MAX) {
+		if (!q->owner->said_full)
+			g_warning("%s: a verbs context holds %u unread packets: dropping new ones until it reads",
+				  d->ca_name, VERBS_RX_MAX);
+		q->owner->said_full = true;
+		return UPPER_DROPPED;
+	}
+	data = g_bytes_get_data(p->data, &len);
+	w = g_memdup2(data, len);
+	w->port = in->num;
+	w->pkey_index = pkey_index_of(in, p->pkey);
+	queue_rec(q->owner, g_bytes_new_take(w, len));
+	return UPPER_TAKEN;
+}
+
+/* ---- contexts ------------------------------------------------------------ */
+
+struct uverbs_ctx *uverbs_ctx_open(struct uverbs_dev *d)
+{
+	struct uverbs_ctx *c = g_new0(struct uverbs_ctx, 1);
+
+	c->dev = d;
+	g_queue_init(&c->rx);
+	return c;
+}
+
+void uverbs_ctx_close(struct uverbs_ctx *c)
+{
+	GList *l;
+
+	if (!c)
+		return;
+	for (l = c->qps; l; l = l->next) {
+		struct uverbs_qp *q = l->data;
+
+		g_hash_table_remove(c->dev->qps, GUINT_TO_POINTER(q->qpn));
+	}
+	g_list_free(c->qps);
+	g_queue_clear_full(&c->rx, (GDestroyNotify)g_bytes_unref);
+	g_free(c);
+}
+
+void uverbs_ctx_set_wakeup(struct uverbs_ctx *c, void (*fn)(void *), void *ctx)
+{
+	c->wakeup = fn;
+	c->wakeup_ctx = ctx;
+}
+
+bool uverbs_ctx_readable(const struct uverbs_ctx *c)
+{
+	return c->rx.length > 0;
+}
+
+void uverbs_ctx_queue(struct uverbs_ctx *c, const void *rec, size_t len)
+{
+	queue_rec(c, g_bytes_new(rec, len));
+}
+
+ssize_t uverbs_ctx_read(struct uverbs_ctx *c, void *buf, size_t count)
+{
+	size_t done = 0;
+	GBytes *b;
+
+	while ((b = g_queue_peek_head(&c->rx))) {
+		gsize len;
+		const void *data = g_bytes_get_data(b, &len);
+
+		if (len > count - done)
+			break;
+		memcpy((char *)buf + done, data, len);
+		done += len;
+		g_bytes_unref(g_queue_pop_head(&c->rx));
+	}
+	if (done) {
+		c->said_full = false;
+		return (ssize_t)done;
+	}
+	return c->rx.length ? -EINVAL : -EAGAIN;
+}
+
+static struct uverbs_qp *owned_qp(struct uverbs_ctx *c, uint32_t qpn)
+{
+	struct uverbs_qp *q = g_hash_table_lookup(c->dev->qps, GUINT_TO_POINTER(qpn));
+
+	return q && q->owner == c ? q : NULL;
+}
+
+/* One packet record @w of @len bytes, checked: NULL, or why it is refused. */
+static const char *check_pkt(struct uverbs_ctx *c, const struct verbs_wire_pkt *w, size_t len)
+{
+	struct node *n = c->dev->node;
+
+	if (len < sizeof(*w) || w->rec.type != VERBS_REC_PKT || w->len > VERBS_PKT_MAX_PAYLOAD ||
+	    w->rec.len != sizeof(*w) + w->len)
+		return "malformed packet record";
+	if (w->port < 1 || w->port > n->nports)
+		return "no such port";
+	if (!owned_qp(c, w->sqpn))
+		return "the source QP is not this context's";
+	if (w->pkey_index >= n->ports[w->port].npkeys)
+		return "P_Key index past the port's table";
+	return NULL;
+}
+
+/*
+ * Into the fabric as the HCA sends it: SLID is the port's LID with the
+ * path bits the sender chose (IBA 7.11.1, LMC), the BTH P_Key the port's
+ * table entry the QP names.
+ */
+static void send_pkt(struct uverbs_ctx *c, const void *rec, size_t len)
+{
+	struct verbs_wire_pkt *w = g_memdup2(rec, len);	/* aligned, ours */
+	struct port *port = &c->dev->node->ports[w->port];
+	uint16_t mask = (uint16_t)((1u << port->lmc) - 1);
+	struct mad_pkt p;
+
+	w->slid = (uint16_t)((port->lid & ~mask) | (w->slid & mask));
+	w->pkey = port->pkeys[w->pkey_index];
+	memset(&p, 0, sizeof(p));
+	p.slid = w->slid;
+	p.dlid = w->dlid;
+	p.sqp = w->sqpn;
+	p.dqp = w->dqpn;
+	p.qkey = w->qkey;
+	p.pkey = w->pkey;
+	p.sl = w->sl;
+	p.data = g_bytes_new_take(w, len);
+	fabric_send(umad_host_fabric(c->dev->uv->host), port, &p);
+	g_bytes_unref(p.data);
+}
+
+ssize_t uverbs_ctx_write(struct uverbs_ctx *c, const void *buf, size_t count)
+{
+	const char *b = buf, *why = NULL;
+	size_t off;
+
+	/* All or nothing: check every record before the first goes out. */
+	for (off = 0; off < count && !why; ) {
+		struct verbs_wire_pkt w;
+
+		if (count - off < sizeof(w)) {
+			why = "a record cut short";
+			break;
+		}
+		memcpy(&w, b + off, sizeof(w));
+		if (w.rec.len > count - off)
+			why = "a record cut short";
+		else
+			why = check_pkt(c, &w, w.rec.len);
+		off += w.rec.len;
+	}
+	if (why) {
+		g_debug("%s: verbs write refused: %s", c->dev->ca_name, why);
+		return -EINVAL;
+	}
+	for (off = 0; off < count; ) {
+		struct verbs_wire_rec rec;
+
+		memcpy(&rec, b + off, sizeof(rec));
+		send_pkt(c, b + off, rec.len);
+		off += rec.len;
+	}
+	return (ssize_t)count;
+}
+
+/* ---- QP numbers ---------------------------------------------------------- */
+
+static int qp_create(struct uverbs_ctx *c, struct verbs_ioc_qp *a)
+{
+	struct uverbs_dev *d = c->dev;
+	struct uverbs_qp *q;
+
+	if (a->type != QPT_RC && a->type != QPT_UD)
+		return -EINVAL;
+	if (g_hash_table_size(d->qps) >= QPS_MAX)
+		return -ENOMEM;		/* past max_qp, as an HCA driver */
+	while (g_hash_table_contains(d->qps, GUINT_TO_POINTER(d->next_qpn)) ||
+	       d->next_qpn < QPN_FIRST)
+		d->next_qpn = (d->next_qpn + 1) & QPN_MASK;
+	q = g_new0(struct uverbs_qp, 1);
+	q->qpn = d->next_qpn;
+	d->next_qpn = (d->next_qpn + 1) & QPN_MASK;
+	q->type = a->type;
+	q->owner = c;
+	g_hash_table_insert(d->qps, GUINT_TO_POINTER(q->qpn), q);
+	c->qps = g_list_prepend(c->qps, q);
+	a->qpn = q->qpn;
+	return 0;
+}
+
+int uverbs_ctx_ioctl(struct uverbs_ctx *c, unsigned cmd, void *arg)
+{
+	struct verbs_ioc_qp *a = arg;
+	struct uverbs_qp *q;
+
+	if (cmd == VERBS_IOC_QP_CREATE)
+		return qp_create(c, a);
+	if (cmd != VERBS_IOC_QP_SET && cmd != VERBS_IOC_QP_DESTROY)
+		return -ENOTTY;
+	q = owned_qp(c, a->qpn);
+	if (!q)
+		return -EINVAL;
+	if (cmd == VERBS_IOC_QP_SET) {
+		if (a->port > c->dev->node->nports)
+			return -EINVAL;
+		q->qkey = a->qkey;
+		q->port = (uint8_t)a->port;
+		return 0;
+	}
+	c->qps = g_list_remove(c->qps, q);
+	g_hash_table_remove(c->dev->qps, GUINT_TO_POINTER(a->qpn));
+	return 0;
+}
