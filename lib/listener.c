@@ -32,16 +32,18 @@ static gboolean on_listen(gint fd, GIOCondition cond, gpointer data)
 
 	(void)cond;
 	if (c >= 0) {
-		l->said = false;
 		l->on_client(l->data, c);
 		return G_SOURCE_CONTINUE;
 	}
 	if (!out_of_fds(errno))
 		return G_SOURCE_CONTINUE;	/* the client went meanwhile, say */
-	if (!l->said)
+	/* Once, and again only after a quiet while: at the limit, a freed
+	 * fd lets one client in and the next pause begins at once. */
+	if (!l->said_at || g_get_monotonic_time() - l->said_at > LISTENER_SAY_AGAIN_US) {
 		g_warning("%s: cannot accept a client: %s; trying again every %d ms",
 			  l->what, g_strerror(errno), LISTENER_PAUSE_MS);
-	l->said = true;
+		l->said_at = g_get_monotonic_time();
+	}
 	l->watch = 0;
 	l->pause = g_timeout_add(LISTENER_PAUSE_MS, on_pause_over, l);
 	return G_SOURCE_REMOVE;

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/* What the fast path serves hosts: their sysfs, verbs files, control
+ * connections and attachments; see fastpath_priv.h and docs/many-hosts.md. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <glib-unix.h>
+
+#include "ctl/ctl.h"
+#include "dev/serve.h"
+#include "dev/vfs.h"
+#include "fast/fastpath_priv.h"
+#include "fast/fastpath_verbs.h"
+#include "fast/fastslot.h"
+#include "lib/fast_wire.h"
+#include "lib/fd_pass.h"
+#include "lib/listener.h"
+#include "lib/log.h"
+
+/* A verbs file of an attached host's, named by its path in the host's
+ * sysfs ("infiniband_verbs/uverbs0/ibemu_cmd": fastpath_verbs.h). */
+void fp_do_open_verbs(struct fast_chan *ch, const char *path, size_t n)
+{
+	char *p = g_strndup(path, n);
+	struct vnode *v = ch->fp->vfs ? vfs_path(ch->fp->vfs->root, p) : NULL;
+	int fd = -ENOENT;
+
+	g_free(p);
+	if (fp_chan_taken(ch)) {
+		fp_reply(ch, -EBUSY, NULL, 0, -1);
+		return;
+	}
+	if (v)
+		ch->verbs = fast_verbs_open(v, &fd);
+	if (!ch->verbs) {
+		fp_reply(ch, fd, NULL, 0, -1);
+		return;
+	}
+	fp_reply(ch, 0, NULL, 0, fd);
+	close(fd);
+}
+
+/* ---- many hosts (docs/many-hosts.md) ----------------------------------- */
+
+/* @v and what is below it; the verbs files (and the class that holds
+ * them) only for an asker that mirrors them (FAST_LIST_VERBS). */
+static void list_tree(const struct vnode *v, const char *path, bool verbs, GString *out)
+{
+	static const char kind[] = { [VN_DIR] = 'd', [VN_ATTR] = 'f', [VN_UMAD] = 'u',
+				     [VN_ISSM] = 'i', [VN_VCMD] = 'c', [VN_VEVENTS] = 'e' };
+	unsigned i;
+
+	if (v->kind >= G_N_ELEMENTS(kind))	/* another emulator's: not ours to list */
+		return;
+	if (!verbs && (v->kind == VN_VCMD || v->kind == VN_VEVENTS ||
+		       !strcmp(path, "infiniband_verbs")))
+		return;
+	if (*path)
+		g_string_append_printf(out, "%c %s\n", kind[v->kind], path);
+	for (i = 0; v->kind == VN_DIR && i < v->children->len; i++) {
+		const struct vnode *c = g_ptr_array_index(v->children, i);
+		char *sub = *path ? g_strdup_printf("%s/%s", path, c->name) : g_strdup(c->name);
+
+		list_tree(c, sub, verbs, out);
+		g_free(sub);
+	}
+}
+
+void fp_do_sysfs(struct fast_chan *ch, uint32_t op, uint64_t arg, const char *payload,
+		     size_t n)
+{
+	struct vfs *vfs = ch->fp->vfs;
+	char *path, *text;
+	struct vnode *v;
+	GString *out;
+
+	if (!vfs) {
+		fp_reply(ch, -EOPNOTSUPP, NULL, 0, -1);
+		return;
+	}
+	if (op == FAST_SYSFS_LIST) {
+		out = g_string_new(NULL);
+		list_tree(vfs->root, "", arg & FAST_LIST_VERBS, out);
+		if (out->len > FAST_INLINE_MAX)	/* one datagram */
+			fp_reply(ch, -E2BIG, NULL, 0, -1);
+		else
+			fp_reply(ch, 0, out->str, (uint32_t)out->len, -1);
+		g_string_free(out, TRUE);
+		return;
+	}
+	path = g_strndup(payload, n);
+	v = vfs_path(vfs->root, path);
+	g_free(path);
+	if (!v || v->kind != VN_ATTR) {
+		fp_reply(ch, v ? -EISDIR : -ENOENT, NULL, 0, -1);
+		return;
+	}
+	/* A show that fails is EINVAL, as a kernel show's error (vfs.h). */
+	if (!(text = v->show(v))) {
+		fp_reply(ch, -EINVAL, NULL, 0, -1);
+		return;
+	}
+	n = MIN(strlen(text), (size_t)FAST_INLINE_MAX);
+	fp_reply(ch, (int64_t)n, text, (uint32_t)n, -1);
+	g_free(text);
+}
+
+void fp_do_host(struct fast_chan *ch, const char *payload, size_t n)
+{
+	GString *out = g_string_new(NULL);
+	int err = 0;
+
+	if (!ch->fp->host_begin) {
+		fp_reply(ch, -EOPNOTSUPP, NULL, 0, -1);
+	} else if (fp_chan_taken(ch)) {
+		fp_reply(ch, -EBUSY, NULL, 0, -1);
+	} else {
+		ch->hosting = ch->fp->host_begin(ch->fp->host_ctx, ch->pid, ch->uid, payload, n,
+						 out, &err);
+		fp_reply(ch, ch->hosting ? 0 : err, out->str, (uint32_t)out->len, -1);
+	}
+	g_string_free(out, TRUE);
+}
+
+/* The channel becomes a control connection: the control server's now. */
+void fp_do_ctl(struct fast_chan *ch)
+{
+	if (!ch->fp->ctl) {
+		fp_reply(ch, -EOPNOTSUPP, NULL, 0, -1);
+	} else if (ch->fp->ctl_refused) {
+		fp_reply(ch, -EACCES, NULL, 0, -1);
+	} else if (fp_chan_taken(ch)) {	/* a slot is a file's */
+		fp_reply(ch, -EBUSY, NULL, 0, -1);
+	} else {
+		fp_reply(ch, 0, NULL, 0, -1);
+		ctl_server_adopt(ch->fp->ctl, ch->fd);
+		ch->fd = -1;	/* serve_one() says it is gone: on_chan ends it */
+	}
+}
