@@ -176,7 +176,7 @@ static void scenario_done(void *ctx, struct scenario *sc)
 
 void ctl_start_scenario(struct ctl_env *env, struct scenario *sc)
 {
-	static const struct scenario_hooks hooks = { run_step, scenario_done };
+	static const struct scenario_hooks hooks = { .step = run_step, .done = scenario_done };
 
 	scenario_start(sc, env->tq, &hooks, env, env->scenario_depth);
 	env->scenario_steps += scenario_steps(sc);

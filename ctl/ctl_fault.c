@@ -33,10 +33,6 @@ static const struct ctl_name class_names[] = {
 	{ "PathRecord", 0x35 }, { "MCMemberRecord", 0x38 }, { NULL, 0 },
 }, dir_names[] = {
 	{ "req", 0 }, { "resp", 1 }, { NULL, 0 },
-}, action_names[] = {
-	{ "drop", FAULT_DROP }, { "delay", FAULT_DELAY }, { "duplicate", FAULT_DUPLICATE },
-	{ "corrupt", FAULT_CORRUPT }, { "status", FAULT_STATUS }, { "reorder", FAULT_REORDER },
-	{ NULL, 0 },
 };
 
 /* A day, in milliseconds: the longest delay or window a rule takes. */
@@ -88,14 +84,15 @@ int ctl_fault_add(struct ctl_call *c)
 	const struct ctl_val *o = c->opt;
 	struct fault_rule r;
 	uint64_t action = 0, now_us;
-	unsigned i, id;
+	unsigned id;
 
-	for (i = 0; action_names[i].name && strcmp(action_names[i].name, c->arg[0]); i++)
+	/* The names are fault.c's, as the event log writes them. */
+	for (action = 0; action < FAULT_N_ACTIONS && strcmp(fault_action_name(action), c->arg[0]);
+	     action++)
 		;
-	if (!action_names[i].name)
+	if (action == FAULT_N_ACTIONS)
 		return ctl_fail(c, "no fault action \"%s\" (drop, delay, duplicate, reorder, corrupt, "
 				"status)", c->arg[0]);
-	action = action_names[i].value;
 	fault_rule_defaults(&r);
 	r.action = (enum fault_action)action;
 	if (c->nargs == 2) {

@@ -26,7 +26,7 @@ char *emu_ctl_dir(void)
 }
 
 /* Names become file names: a short, safe set, no dot first. */
-static bool name_ok(const char *name)
+bool emu_name_ok(const char *name)
 {
 	size_t n = strlen(name);
 
@@ -39,7 +39,7 @@ char *emu_ctl_path(const char *name, GError **err)
 {
 	char *dir, *file, *path;
 
-	if (!name_ok(name)) {
+	if (!emu_name_ok(name)) {
 		g_set_error(err, IBEMU_ERROR, EINVAL,
 			    "bad emulator name \"%s\": 1 to %u of A-Z a-z 0-9 . _ -, not starting with . or -",
 			    name, EMU_NAME_MAX);

@@ -691,20 +691,41 @@ static void local_release(void *f)
 }
 
 const struct umad_backend umad_backend_local = {
-	local_open, local_set_wakeup, local_readable, local_next_len, local_hdr_size,
-	local_read, local_write, local_check_write_size, local_ioctl, local_release,
+	.open = local_open,
+	.set_wakeup = local_set_wakeup,
+	.readable = local_readable,
+	.next_len = local_next_len,
+	.hdr_size = local_hdr_size,
+	.read = local_read,
+	.write = local_write,
+	.check_write_size = local_check_write_size,
+	.ioctl = local_ioctl,
+	.release = local_release,
 };
 
 /* The operations of each kind of device file, as the kernel's
  * file_operations of user_mad.c (umad_fops, umad_sm_fops). */
 static const struct devfile_ops umad_ops = {
-	open_umad, read_umad, write_umad, ioctl_umad, poll_umad, release_umad,
+	.open = open_umad,
+	.read = read_umad,
+	.write = write_umad,
+	.ioctl = ioctl_umad,
+	.poll = poll_umad,
+	.release = release_umad,
 }, issm_ops = {
-	open_issm, devfile_no_read, devfile_no_write, devfile_no_ioctl, devfile_no_poll,
-	release_issm,
+	.open = open_issm,
+	.read = devfile_no_read,
+	.write = devfile_no_write,
+	.ioctl = devfile_no_ioctl,
+	.poll = devfile_no_poll,
+	.release = release_issm,
 }, issm_fwd_ops = {
-	open_issm_fwd, devfile_no_read, devfile_no_write, devfile_no_ioctl, devfile_no_poll,
-	release_issm_fwd,
+	.open = open_issm_fwd,
+	.read = devfile_no_read,
+	.write = devfile_no_write,
+	.ioctl = devfile_no_ioctl,
+	.poll = devfile_no_poll,
+	.release = release_issm_fwd,
 };
 
 /* Any other vnode reaching here (a front-end's mistake) gets ENODEV. */
@@ -721,8 +742,12 @@ static void release_none(struct devfiles *df, fuse_req_t req, struct vnode *v,
 }
 
 static const struct devfile_ops none_ops = {
-	open_none, devfile_no_read, devfile_no_write, devfile_no_ioctl, devfile_no_poll,
-	release_none,
+	.open = open_none,
+	.read = devfile_no_read,
+	.write = devfile_no_write,
+	.ioctl = devfile_no_ioctl,
+	.poll = devfile_no_poll,
+	.release = release_none,
 };
 
 static const struct devfile_ops *ops_of(const struct vnode *v)

@@ -307,7 +307,12 @@ static void release_vcmd(struct devfiles *df, fuse_req_t req, struct vnode *v,
 }
 
 const struct devfile_ops devfile_vcmd_ops = {
-	open_vcmd, read_vcmd, write_vcmd, ioctl_vcmd, poll_vcmd, release_vcmd,
+	.open = open_vcmd,
+	.read = read_vcmd,
+	.write = write_vcmd,
+	.ioctl = ioctl_vcmd,
+	.poll = poll_vcmd,
+	.release = release_vcmd,
 };
 
 /* ---- the async event file -------------------------------------------- */
@@ -422,8 +427,12 @@ static void release_vevents(struct devfiles *df, fuse_req_t req, struct vnode *v
 
 /* ib_uverbs_async_event_fops: no write, no ioctl. */
 const struct devfile_ops devfile_vevents_ops = {
-	open_vevents, read_vevents, devfile_no_write, devfile_no_ioctl, poll_vevents,
-	release_vevents,
+	.open = open_vevents,
+	.read = read_vevents,
+	.write = devfile_no_write,
+	.ioctl = devfile_no_ioctl,
+	.poll = poll_vevents,
+	.release = release_vevents,
 };
 
 /* ---- this emulator's verbs devices as a backend (verbs_backend.h) ------- */
@@ -458,8 +467,17 @@ static ssize_t local_events_read(void *ev, void *buf, size_t count)
 }
 
 const struct verbs_backend verbs_backend_local = {
-	local_ctx_open, local_ctx_close, local_ctx_set_wakeup, local_ctx_readable,
-	local_ctx_write, local_ctx_read, local_ctx_queue, local_ctx_ioctl,
-	local_events_open, local_events_close, local_events_set_wakeup, local_events_readable,
-	local_events_read,
+	.ctx_open = local_ctx_open,
+	.ctx_close = local_ctx_close,
+	.ctx_set_wakeup = local_ctx_set_wakeup,
+	.ctx_readable = local_ctx_readable,
+	.ctx_write = local_ctx_write,
+	.ctx_read = local_ctx_read,
+	.ctx_queue = local_ctx_queue,
+	.ctx_ioctl = local_ctx_ioctl,
+	.events_open = local_events_open,
+	.events_close = local_events_close,
+	.events_set_wakeup = local_events_set_wakeup,
+	.events_readable = local_events_readable,
+	.events_read = local_events_read,
 };

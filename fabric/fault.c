@@ -57,8 +57,11 @@ bool fault_del(struct fault_set *fs, unsigned id)
 
 const char *fault_action_name(enum fault_action a)
 {
-	static const char *const names[] = { "drop", "delay", "duplicate",
-					     "corrupt", "status", "reorder" };
+	static const char *const names[] = {
+		[FAULT_DROP] = "drop", [FAULT_DELAY] = "delay", [FAULT_DUPLICATE] = "duplicate",
+		[FAULT_CORRUPT] = "corrupt", [FAULT_STATUS] = "status", [FAULT_REORDER] = "reorder",
+	};
+	G_STATIC_ASSERT(G_N_ELEMENTS(names) == FAULT_N_ACTIONS);
 
 	return names[a];
 }

@@ -28,6 +28,7 @@ enum fault_action {
 	FAULT_STATUS,
 	FAULT_REORDER,	/* held until the next packet reaches the node */
 };
+#define FAULT_N_ACTIONS	(FAULT_REORDER + 1)
 
 #define FAULT_ANY (-1)
 /* mgmt_class of a rule for data packets (`--class data`), not MADs. */
@@ -75,6 +76,7 @@ void fault_set_clear(struct fault_set *fs);
 unsigned fault_add(struct fault_set *fs, struct fault_rule *r);
 bool fault_del(struct fault_set *fs, unsigned id);
 void fault_rule_defaults(struct fault_rule *r);
+/* "drop", "delay", ...: the names `ibemu ctl fault add` takes too. */
 const char *fault_action_name(enum fault_action a);
 /* The delay a rule gives now (draws the jitter). */
 unsigned fault_delay_ms(struct fault_set *fs, const struct fault_rule *r);

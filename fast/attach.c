@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "ctl/sockname.h"
 #include "dev/sysfs.h"
 #include "dev/vfs.h"
 #include "fabric/fabric.h"
@@ -16,7 +17,6 @@
 #include "kernel/uverbs.h"
 #include "lib/log.h"
 
-#define LABEL_MAX	64	/* a host's name: HOST_NAME_MAX is 64 */
 
 struct attach_owner {
 	struct ctl_env *env;	/* its remotes: our attachments' r */
@@ -37,18 +37,6 @@ struct attachment {
 	struct vfs *vfs;
 	struct fastpath *fp;
 };
-
-static bool label_ok(const char *s)
-{
-	size_t i, n = strlen(s);
-
-	if (!n || n > LABEL_MAX)
-		return false;
-	for (i = 0; i < n; i++)
-		if (!g_ascii_isalnum(s[i]) && !strchr("._-", s[i]))
-			return false;
-	return true;
-}
 
 /* Who holds @n now: a remote's label, or NULL for nobody; "this emulator"
  * when its own host does. */
@@ -138,8 +126,8 @@ static void *begin(void *ctx, int pid, unsigned uid, const char *payload, size_t
 		}
 	g_ptr_array_add(parts, NULL);
 	words = (char **)g_ptr_array_free(parts, FALSE);
-	if (start != n || !words[0] || !label_ok(words[0])) {
-		g_string_append(out, "a host's name is 1 to 64 of A-Z a-z 0-9 . _ -");
+	if (start != n || !words[0] || !emu_name_ok(words[0])) {
+		g_string_append(out, "a host's name is 1 to 64 of A-Z a-z 0-9 . _ -, not starting with . or -");
 		*err = -EINVAL;
 		goto out;
 	}

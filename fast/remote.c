@@ -287,8 +287,8 @@ static int build_mirror(struct remote *r, const char *listing)
 }
 
 /* Our name for the emulator's `ctl status`: the host name, its bytes
- * outside what it takes (A-Z a-z 0-9 . _ -, 64 at most: fast/attach.c)
- * made '_' (a VM without one calls itself "(none)"). */
+ * outside what it takes (ctl/sockname.h emu_name_ok) made '_' (a VM
+ * without one calls itself "(none)"). */
 static char *host_label(void)
 {
 	char *label = g_strndup(g_get_host_name(), 64), *p;
@@ -296,6 +296,8 @@ static char *host_label(void)
 	for (p = label; *p; p++)
 		if (!g_ascii_isalnum(*p) && !strchr("._-", *p))
 			*p = '_';
+	if (*label == '.' || *label == '-')	/* emu_name_ok's rule */
+		*label = '_';
 	if (!*label) {
 		g_free(label);
 		label = g_strdup("unnamed");

@@ -229,8 +229,16 @@ static void fwd_release(void *file)
 }
 
 static const struct umad_backend fwd_backend = {
-	fwd_open, fwd_set_wakeup, fwd_readable, fwd_next_len, fwd_hdr_size,
-	fwd_read, fwd_write, fwd_check_write_size, fwd_ioctl, fwd_release,
+	.open = fwd_open,
+	.set_wakeup = fwd_set_wakeup,
+	.readable = fwd_readable,
+	.next_len = fwd_next_len,
+	.hdr_size = fwd_hdr_size,
+	.read = fwd_read,
+	.write = fwd_write,
+	.check_write_size = fwd_check_write_size,
+	.ioctl = fwd_ioctl,
+	.release = fwd_release,
 };
 
 struct umad_fwd *remote_umad_dev_new(struct remote *r, const char *name)

@@ -183,8 +183,19 @@ static int ctx_ioctl(void *file, unsigned cmd, void *arg)
 static void *events_open(void *dev) { return file_open(dev, true); }
 
 static const struct verbs_backend fwd_backend = {
-	ctx_open, file_close, set_wakeup, readable, ctx_write, file_read, ctx_queue, ctx_ioctl,
-	events_open, file_close, set_wakeup, readable, file_read,
+	.ctx_open = ctx_open,
+	.ctx_close = file_close,
+	.ctx_set_wakeup = set_wakeup,
+	.ctx_readable = readable,
+	.ctx_write = ctx_write,
+	.ctx_read = file_read,
+	.ctx_queue = ctx_queue,
+	.ctx_ioctl = ctx_ioctl,
+	.events_open = events_open,
+	.events_close = file_close,
+	.events_set_wakeup = set_wakeup,
+	.events_readable = readable,
+	.events_read = file_read,
 };
 
 struct verbs_fwd *remote_verbs_dev_new(struct remote *r, const char *path)

@@ -65,12 +65,7 @@ static void queue_rec(struct uverbs_ctx *c, GBytes *rec)
 /* The P_Key index at @p that accepted @pkey (data_receive checked one does). */
 static uint16_t pkey_index_of(const struct port *p, uint16_t pkey)
 {
-	unsigned i;
-
-	for (i = 0; i < p->npkeys; i++)
-		if (p->pkeys[i] && ((p->pkeys[i] ^ pkey) & PKEY_BASE_MASK) == 0)
-			return (uint16_t)i;
-	return 0;
+	return (uint16_t)MAX(port_pkey_find(p, pkey), 0);
 }
 
 /*

@@ -6,7 +6,7 @@
  * holds its struct file (fdget) for as long as it runs, so a thread
  * blocked in read() while another closes the fd still gets the next MAD,
  * and the file is released at the last of the two (docs/fast-path.md,
- * "Closing").
+ * "The library", Close).
  *
  * The table (fdtab.c) is read without a lock, so a call can find an
  * object that a close on another thread is letting go: objects are never

@@ -1,10 +1,18 @@
 # The fast path's channel as a raw client sees it (lib/fast_wire.h), for
 # the tests that speak the protocol itself (fast-path.sh, fast-slot.sh):
 # they run `python3` with this folder on PYTHONPATH.
-import array, os, socket, struct
+import array, os, re, socket, struct
 
 REQ = "=IIIIQ"          # struct fast_req
-OPEN, WRITE, IOCTL, SYNC, ATTACH, HOST, ADOPT, SLOT, RING, PUSH = 1, 2, 3, 4, 5, 6, 9, 11, 12, 14
+
+# The ops, from lib/fast_wire.h's enum fast_op itself: FAST_OPEN = 1 is
+# OPEN here, and so on (a renumbering there cannot leave the tests behind).
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib",
+                       "fast_wire.h")) as _h:
+    for _name, _value in re.findall(r"^\s*FAST_([A-Z_]+)\s*=\s*(\d+),", _h.read(), re.M):
+        globals()[_name] = int(_value)
+for _need in ("OPEN", "WRITE", "IOCTL", "SYNC", "ATTACH", "HOST", "ADOPT", "SLOT", "RING", "PUSH"):
+    assert _need in globals(), "lib/fast_wire.h has no FAST_" + _need
 
 
 def chan():
