@@ -6,6 +6,8 @@
 # they were once it ends. As root here; tests/e2e/unprivileged.sh runs one
 # as nobody (a user namespace inside a user namespace).
 . "$(dirname "$0")/lib.sh"
+# The inner run's fast path is checked: on even in CI's FUSE-only pass.
+unset IBEMU_FAST_PATH
 
 ibemu_run -- sh -c '
 	"$IBEMU" run --attach host2 --name inner-$$ -- sh -c "
