@@ -168,7 +168,7 @@ struct fabric *emu_load_fabric(const char *topology, unsigned flags)
 	return f;
 }
 
-static int attach_nodes(struct fabric *f, struct umad_host *h, char **names)
+static int attach_nodes(struct fabric *f, struct host *h, char **names)
 {
 	unsigned i;
 
@@ -187,7 +187,7 @@ static int attach_nodes(struct fabric *f, struct umad_host *h, char **names)
 				names[i]);
 			return -1;
 		}
-		umad_host_attach(h, n);
+		host_attach(h, n);
 	}
 	if (names && names[0])
 		return 0;
@@ -195,7 +195,7 @@ static int attach_nodes(struct fabric *f, struct umad_host *h, char **names)
 		struct node *n = g_ptr_array_index(f->nodes, i);
 
 		if (n->type == NODE_CA) {
-			umad_host_attach(h, n);
+			host_attach(h, n);
 			return 0;
 		}
 	}
@@ -270,10 +270,9 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 	fault_set_init(&e->f->faults, seed);
 	if (o->verbose || e->sc)
 		fprintf(stderr, "ibemu: seed %u\n", seed);
-	e->host = umad_host_new(e->f, e->tq);
+	e->hw = host_new(e->f, e->tq);
 	e->env.fabric = e->f;
 	e->env.tq = e->tq;
-	e->env.host = e->host;
 	e->env.scenarios = g_ptr_array_new_with_free_func((GDestroyNotify)scenario_free);
 	if (!(e->ctl_sock = emu_ctl_path(o->name ? o->name : default_name, &err)) ||
 	    !(e->ctl = ctl_server_new(&e->env, e->ctl_sock, &err))) {
@@ -281,9 +280,13 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 		g_error_free(err);
 		return 1;
 	}
-	if (attach_nodes(e->f, e->host, o->attach) < 0)
+	/* The host: its ports, then the kernel's clients of them (the MAD
+	 * layer, the verbs devices), as ib_core's. */
+	if (attach_nodes(e->f, e->hw, o->attach) < 0)
 		return 1;
-	e->uverbs = uverbs_new(e->host);
+	e->host = umad_host_new(e->hw);
+	e->env.host = e->host;
+	e->uverbs = uverbs_new(e->hw);
 	if (o->capture_path) {
 		/* Absolute: `ibemu start` leaves the working directory. */
 		char *path = g_canonicalize_filename(o->capture_path, NULL);
@@ -333,6 +336,7 @@ void emu_teardown(struct emu *e)
 	scenario_free(e->sc);
 	uverbs_free(e->uverbs);
 	umad_host_free(e->host);
+	host_free(e->hw);
 	timerq_free(e->tq);
 	fabric_free(e->f);
 	g_free(e->ctl_sock);

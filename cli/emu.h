@@ -24,7 +24,8 @@ struct emu_opts {
 struct emu {
 	struct fabric *f;
 	struct timerq *tq;
-	struct umad_host *host;
+	struct host *hw;	/* the attached CAs' ports (kernel/host.h) */
+	struct umad_host *host;	/* their MAD layer */
 	struct uverbs *uverbs;	/* the CAs as libibverbs devices */
 	struct ctl_env env;
 	struct ctl_server *ctl;

@@ -33,6 +33,7 @@ struct attach_owner {
 struct attachment {
 	struct ctl_remote r;	/* in env->remotes while attached */
 	bool said_full;		/* the cap was logged */
+	struct host *hw;	/* its HCAs' ports (kernel/host.h) */
 	struct uverbs *uv;	/* its HCAs' verbs devices */
 	struct vfs *vfs;
 	struct fastpath *fp;
@@ -68,6 +69,7 @@ static void attachment_free(struct attachment *a)
 	fastpath_free(a->fp);
 	uverbs_free(a->uv);
 	umad_host_free(a->r.host);
+	host_free(a->hw);
 	vfs_free(a->vfs);
 	g_free(a->r.label);
 	g_free(a->r.nodes);
@@ -137,13 +139,14 @@ static void *begin(void *ctx, int pid, unsigned uid, const char *payload, size_t
 	a->r.label = g_strdup(words[0]);
 	a->r.uid = uid;
 	a->r.pid = pid;
-	a->r.host = umad_host_new(o->env->fabric, o->env->tq);
+	a->hw = host_new(o->env->fabric, o->env->tq);
 	for (i = 1; words[i]; i++)
-		umad_host_attach(a->r.host, fabric_lookup(o->env->fabric, words[i]));
+		host_attach(a->hw, fabric_lookup(o->env->fabric, words[i]));
+	a->r.host = umad_host_new(a->hw);
 	a->r.nodes = g_strjoinv(" ", words + 1);
 	/* Its verbs devices: their files are served over its channels too
 	 * (fast/fastpath_verbs.h), their port events and packets are its. */
-	a->uv = uverbs_new(a->r.host);
+	a->uv = uverbs_new(a->hw);
 	a->vfs = vfs_new();
 	sysfs_build_host(a->vfs, a->r.host, a->uv);
 	/* No socket of its own, which the host might not reach (a

@@ -12,25 +12,22 @@
 #include "fabric/port.h"
 #include "fabric/smi.h"
 #include "kernel/agent.h"
+#include "kernel/host.h"
 #include "kernel/rmpp.h"
 #include "kernel/umad.h"
 #include "kernel/umad_abi.h"
 #include "lib/log.h"
 
 struct umad_host {
+	struct host *hw;	/* the ports, and whom they tell (kernel/host.h) */
 	struct fabric *fabric;
 	struct timerq *tq;
 	GPtrArray *devs;	/* struct umad_dev *, index = N of umadN */
-	GPtrArray *cas;		/* struct node * in attach order */
+	GHashTable *by_port;	/* struct port * -> its struct umad_dev * */
 	GHashTable *by_hi_tid;	/* hi_tid -> struct umad_agent * */
 	uint32_t next_hi_tid;
 	unsigned recv_max;	/* packets a file's receive queue holds */
 	size_t recv_max_bytes;	/* and bytes */
-	/* The verbs devices above (umad_host_set_verbs): port changes, data
-	 * packets for their QPs. */
-	umad_changed_fn changed;
-	umad_data_fn data;
-	void *verbs_ctx;
 	GQueue files;		/* struct umad_file *, open, for `ctl status` */
 	GArray *issm_watch;	/* struct issm_watch: who has opens waiting */
 };
@@ -95,19 +92,50 @@ struct umad_send {
 
 /* ---- host and devices ---------------------------------------------- */
 
-struct umad_host *umad_host_new(struct fabric *f, struct timerq *tq)
+static enum upper_verdict dev_deliver(struct umad_dev *d, struct port *port,
+				      const struct mad_pkt *pkt);
+
+/* The host's client hook: a MAD for one of our ports. */
+static enum upper_verdict host_deliver(void *ctx, struct port *port, const struct mad_pkt *pkt)
+{
+	struct umad_host *h = ctx;
+	struct umad_dev *d = g_hash_table_lookup(h->by_port, port);
+
+	return d ? dev_deliver(d, port, pkt) : UPPER_UNCLAIMED;
+}
+
+static const struct host_client umad_client = { .deliver = host_deliver };
+
+struct umad_host *umad_host_new(struct host *hw)
 {
 	struct umad_host *h = g_new0(struct umad_host, 1);
+	unsigned i;
 
-	h->fabric = f;
-	h->tq = tq;
+	h->hw = hw;
+	h->fabric = host_fabric(hw);
+	h->tq = host_tq(hw);
 	h->devs = g_ptr_array_new();
-	h->cas = g_ptr_array_new();
+	h->by_port = g_hash_table_new(NULL, NULL);
 	h->by_hi_tid = g_hash_table_new(NULL, NULL);
 	h->next_hi_tid = 1;
 	h->recv_max = UMAD_RECV_LIST_MAX;
 	h->recv_max_bytes = UMAD_RECV_BYTES_MAX;
 	h->issm_watch = g_array_new(FALSE, FALSE, sizeof(struct issm_watch));
+	/* A umad device for each port of the host: each CA port, or port 0
+	 * of a switch (user_mad.c makes one per port of an ib_device). */
+	for (i = 0; i < host_nports(hw); i++) {
+		struct umad_dev *d = g_new0(struct umad_dev, 1);
+		const char *ca;
+
+		d->host = h;
+		d->port = host_port(hw, i, &ca);
+		d->index = i;
+		d->ca_name = g_strdup(ca);
+		d->agents = agent_table_new();
+		g_ptr_array_add(h->devs, d);
+		g_hash_table_insert(h->by_port, d->port, d);
+	}
+	host_register_client(hw, &umad_client, h);
 	return h;
 }
 
@@ -123,75 +151,19 @@ void umad_host_free(struct umad_host *h)
 
 	if (!h)
 		return;
+	host_unregister_client(h->hw, &umad_client, h);
 	for (i = 0; i < h->devs->len; i++) {
 		struct umad_dev *d = g_ptr_array_index(h->devs, i);
-		static const struct port_upper none;
 
-		/* The port is a host's no more (a remote host that left,
-		 * docs/many-hosts.md): what arrives for it now is dropped. */
-		if (d->port->upper.ctx == d)
-			port_attach(d->port, &none);
 		agent_table_free(d->agents);
 		g_free(d->ca_name);
 		g_free(d);
 	}
 	g_ptr_array_free(h->devs, TRUE);
-	g_ptr_array_free(h->cas, TRUE);
+	g_hash_table_destroy(h->by_port);
 	g_hash_table_destroy(h->by_hi_tid);
 	g_array_free(h->issm_watch, TRUE);
 	g_free(h);
-}
-
-static enum upper_verdict dev_deliver(void *ctx, struct port *port,
-				      const struct mad_pkt *pkt);
-
-void umad_host_set_verbs(struct umad_host *h, umad_changed_fn changed, umad_data_fn data,
-			 void *ctx)
-{
-	h->changed = changed;
-	h->data = data;
-	h->verbs_ctx = ctx;
-}
-
-static void dev_changed(void *ctx, struct port *port, unsigned what)
-{
-	struct umad_dev *d = ctx;
-
-	if (d->host->changed)
-		d->host->changed(d->host->verbs_ctx, port, what);
-}
-
-static enum upper_verdict dev_data(void *ctx, struct port *port, const struct mad_pkt *pkt)
-{
-	struct umad_dev *d = ctx;
-
-	return d->host->data ? d->host->data(d->host->verbs_ctx, port, pkt) : UPPER_UNCLAIMED;
-}
-
-unsigned umad_host_attach(struct umad_host *h, struct node *n)
-{
-	char *name = g_strdup_printf("ibemu%u", h->cas->len);
-	unsigned first = node_is_switch(n) ? 0 : 1;
-	unsigned last = node_is_switch(n) ? 0 : n->nports;
-	unsigned i, added = 0;
-
-	g_ptr_array_add(h->cas, n);
-	for (i = first; i <= last; i++) {
-		struct umad_dev *d = g_new0(struct umad_dev, 1);
-		struct port_upper up = { .deliver = dev_deliver, .changed = dev_changed,
-					 .data = dev_data, .ctx = d };
-
-		d->host = h;
-		d->port = &n->ports[i];
-		d->index = h->devs->len;
-		d->ca_name = g_strdup(name);
-		d->agents = agent_table_new();
-		g_ptr_array_add(h->devs, d);
-		port_attach(d->port, &up);
-		added++;
-	}
-	g_free(name);
-	return added;
 }
 
 unsigned umad_host_ndevs(const struct umad_host *h) { return h->devs->len; }
@@ -201,24 +173,13 @@ struct umad_dev *umad_host_dev(struct umad_host *h, unsigned index)
 	return index < h->devs->len ? g_ptr_array_index(h->devs, index) : NULL;
 }
 
-unsigned umad_host_ncas(const struct umad_host *h) { return h->cas->len; }
+unsigned umad_host_ncas(const struct umad_host *h) { return host_ncas(h->hw); }
 struct fabric *umad_host_fabric(const struct umad_host *h) { return h->fabric; }
+struct host *umad_host_hw(const struct umad_host *h) { return h->hw; }
 
 struct node *umad_host_ca(struct umad_host *h, unsigned k, const char **name)
 {
-	unsigned i;
-
-	if (k >= h->cas->len)
-		return NULL;
-	for (i = 0; i < h->devs->len; i++) {
-		struct umad_dev *d = g_ptr_array_index(h->devs, i);
-
-		if (d->port->node == g_ptr_array_index(h->cas, k)) {
-			*name = d->ca_name;
-			break;
-		}
-	}
-	return g_ptr_array_index(h->cas, k);
+	return k < host_ncas(h->hw) ? host_ca(h->hw, k, name) : NULL;
 }
 
 unsigned umad_dev_index(const struct umad_dev *d) { return d->index; }
@@ -401,9 +362,9 @@ static enum upper_verdict deliver_response(struct umad_dev *d, const struct mad_
 	return UPPER_DROPPED;	/* as the kernel drops unmatched responses */
 }
 
-static enum upper_verdict dev_deliver(void *ctx, struct port *port, const struct mad_pkt *pkt)
+static enum upper_verdict dev_deliver(struct umad_dev *d, struct port *port,
+				      const struct mad_pkt *pkt)
 {
-	struct umad_dev *d = ctx;
 	struct umad_agent *a;
 	uint32_t oui = 0;
 

@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "fabric/fabric.h"
+#include "kernel/host.h"
 #include "lib/timerq.h"
 
 #define UMAD_MAX_AGENTS		32	/* IB_UMAD_MAX_AGENTS */
@@ -39,33 +40,20 @@ struct umad_host;
 struct umad_dev;
 struct umad_file;
 
-struct umad_host *umad_host_new(struct fabric *f, struct timerq *tq);
+/* The MAD layer of host @hw: a umad device for each of its ports (each CA
+ * port, or port 0 of a switch), attached before; a client of @hw for the
+ * MADs that reach them (kernel/host.h). */
+struct umad_host *umad_host_new(struct host *hw);
 void umad_host_free(struct umad_host *h);
 /* Other receive queue limits than UMAD_RECV_LIST_MAX/_BYTES_MAX (tests). */
 void umad_host_set_recv_limits(struct umad_host *h, unsigned packets, size_t bytes);
-/*
- * Make @n one of this host's devices ("ibemu<k>"): a umad device for each
- * CA port, or for port 0 of a switch. Returns the number of devices added.
- */
-unsigned umad_host_attach(struct umad_host *h, struct node *n);
 unsigned umad_host_ndevs(const struct umad_host *h);
 struct umad_dev *umad_host_dev(struct umad_host *h, unsigned index);
 struct fabric *umad_host_fabric(const struct umad_host *h);
+struct host *umad_host_hw(const struct umad_host *h);
 /* The CA names, in attach order; each has one or more devices. */
 unsigned umad_host_ncas(const struct umad_host *h);
 struct node *umad_host_ca(struct umad_host *h, unsigned k, const char **name);
-
-/*
- * The verbs devices above this host (kernel/uverbs.h): @changed hears of
- * every change at its ports (enum port_change bits in @what), from which
- * they raise their async events; @data takes the data packets that reach
- * its CA ports, for their QPs (docs/verbs.md "Data path"). NULLs: none
- * (packets are dropped).
- */
-typedef void (*umad_changed_fn)(void *ctx, struct port *p, unsigned what);
-typedef enum upper_verdict (*umad_data_fn)(void *ctx, struct port *p, const struct mad_pkt *pkt);
-void umad_host_set_verbs(struct umad_host *h, umad_changed_fn changed, umad_data_fn data,
-			 void *ctx);
 
 unsigned umad_dev_index(const struct umad_dev *d);	/* N in umadN */
 struct port *umad_dev_port(const struct umad_dev *d);

@@ -241,17 +241,22 @@ char *uverbs_port_text(const struct uverbs_dev *d, unsigned num)
 
 /* ---- devices ----------------------------------------------------------- */
 
-struct uverbs *uverbs_new(struct umad_host *h)
+/* The host's client hooks: its ports' changes, data packets for our QPs. */
+static const struct host_client uverbs_client = {
+	.changed = on_port_changed, .data = uverbs_on_data,
+};
+
+struct uverbs *uverbs_new(struct host *h)
 {
 	struct uverbs *uv = g_new0(struct uverbs, 1);
 	unsigned k;
 
-	uv->host = h;
+	uv->hw = h;
 	uv->devs = g_ptr_array_new();
 	uv->by_node = g_hash_table_new(NULL, NULL);
-	for (k = 0; k < umad_host_ncas(h); k++) {
+	for (k = 0; k < host_ncas(h); k++) {
 		const char *name = NULL;
-		struct node *n = umad_host_ca(h, k, &name);
+		struct node *n = host_ca(h, k, &name);
 		struct uverbs_dev *d;
 
 		if (node_is_switch(n))
@@ -266,7 +271,7 @@ struct uverbs *uverbs_new(struct umad_host *h)
 		g_ptr_array_add(uv->devs, d);
 		g_hash_table_insert(uv->by_node, n, d);
 	}
-	umad_host_set_verbs(h, on_port_changed, uverbs_on_data, uv);
+	host_register_client(h, &uverbs_client, uv);
 	return uv;
 }
 
@@ -276,7 +281,7 @@ void uverbs_free(struct uverbs *uv)
 
 	if (!uv)
 		return;
-	umad_host_set_verbs(uv->host, NULL, NULL, NULL);
+	host_unregister_client(uv->hw, &uverbs_client, uv);
 	for (i = 0; i < uv->devs->len; i++) {
 		struct uverbs_dev *d = g_ptr_array_index(uv->devs, i);
 

@@ -26,9 +26,9 @@ struct uverbs;
 struct uverbs_dev;
 struct uverbs_events;
 
-/* The verbs devices of @h's CAs (switches have none); hooks @h's port
- * changes. */
-struct uverbs *uverbs_new(struct umad_host *h);
+/* The verbs devices of @h's CAs (switches have none); a client of @h for
+ * its ports' changes and data packets (kernel/host.h). */
+struct uverbs *uverbs_new(struct host *h);
 void uverbs_free(struct uverbs *uv);
 unsigned uverbs_ndevs(const struct uverbs *uv);
 struct uverbs_dev *uverbs_dev(struct uverbs *uv, unsigned index);

@@ -216,7 +216,7 @@ static void send_pkt(struct uverbs_ctx *c, const void *rec, size_t len)
 	p.pkey = w->pkey;
 	p.sl = w->sl;
 	p.data = g_bytes_new_take(w, len);
-	fabric_send(umad_host_fabric(c->dev->uv->host), port, &p);
+	fabric_send(host_fabric(c->dev->uv->hw), port, &p);
 	g_bytes_unref(p.data);
 }
 

@@ -20,7 +20,7 @@ struct uverbs_dev {
 };
 
 struct uverbs {
-	struct umad_host *host;
+	struct host *hw;	/* whose client it is (kernel/host.h) */
 	GPtrArray *devs;	/* struct uverbs_dev * */
 	GHashTable *by_node;	/* struct node * -> struct uverbs_dev * */
 };
@@ -30,7 +30,7 @@ struct uverbs_dev *uverbs_dev_of_node(struct uverbs *uv, const struct node *n);
 /* uverbs_data.c */
 void uverbs_qps_init(struct uverbs_dev *d);
 void uverbs_qps_clear(struct uverbs_dev *d);
-/* A data packet reached a CA port of the host's (umad_host_set_verbs). */
+/* A data packet reached a CA port of the host's (its client hook). */
 enum upper_verdict uverbs_on_data(void *ctx, struct port *in, const struct mad_pkt *p);
 
 #endif

@@ -201,7 +201,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t now = 1;
 	struct fabric *f = topo_load_default();
 	struct timerq *tq = timerq_new(fuzz_clock, &now);
-	struct umad_host *h = umad_host_new(f, tq);
+	struct host *hw = host_new(f, tq);
+	struct umad_host *h;
 	struct uverbs *uv;
 	struct vfs *vfs = vfs_new();
 	struct fastpath *fp;
@@ -211,9 +212,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	snprintf(sock_path, sizeof(sock_path), "/tmp/ibemu-fuzz-fast-%d.sock", (int)getpid());
 	f->tq = tq;
-	umad_host_attach(h, fabric_find(f, "host1"));
+	host_attach(hw, fabric_find(f, "host1"));
+	h = umad_host_new(hw);
 	fabric_configure(f, umad_dev_port(umad_host_dev(h, 0)));
-	uv = uverbs_new(h);
+	uv = uverbs_new(hw);
 	sysfs_build(vfs, vfs_dir(vfs, vfs->root, "infiniband"),
 		    vfs_dir(vfs, vfs->root, "infiniband_mad"), vfs_dir(vfs, vfs->root, "dev"), h);
 	sysfs_build_verbs(vfs, vfs_dir(vfs, vfs->root, "infiniband_verbs"),
@@ -279,6 +281,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	vfs_free(vfs);
 	uverbs_free(uv);
 	umad_host_free(h);
+	host_free(hw);
 	timerq_free(tq);
 	fabric_free(f);
 	/* GLib opens its wakeup fd once, in the first input's loop. */

@@ -31,13 +31,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t now = 1;
 	struct fabric *f = topo_load_default();
 	struct timerq *tq = timerq_new(fuzz_clock, &now);
-	struct umad_host *h = umad_host_new(f, tq);
+	struct host *hw = host_new(f, tq);
+	struct umad_host *h;
 	struct umad_file *file[2];
 	struct umad_dev *dev;
 	static uint8_t buf[70000];
 	unsigned ops = 0;
 
-	umad_host_attach(h, fabric_find(f, "host1"));
+	host_attach(hw, fabric_find(f, "host1"));
+	h = umad_host_new(hw);
 	dev = umad_host_dev(h, 0);
 	fabric_configure(f, umad_dev_port(dev));
 	file[0] = umad_open(dev);
@@ -88,6 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	umad_release(file[0]);
 	umad_release(file[1]);
 	umad_host_free(h);
+	host_free(hw);
 	timerq_free(tq);
 	fabric_free(f);
 	return 0;

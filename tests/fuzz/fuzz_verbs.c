@@ -101,17 +101,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t now = 1;
 	struct fabric *f = topo_load_default();
 	struct timerq *tq = timerq_new(fuzz_clock, &now);
-	struct umad_host *h = umad_host_new(f, tq);
+	struct host *hw = host_new(f, tq);
+	struct umad_host *h;
 	struct uverbs *uv;
 	struct side side[2] = { 0 };
 	static uint8_t buf[VERBS_IOC_SEND_MAX + VERBS_PKT_MAX_PAYLOAD];
 	unsigned ops = 0, i;
 
 	f->tq = tq;
-	umad_host_attach(h, fabric_find(f, "host1"));
-	umad_host_attach(h, fabric_find(f, "host3"));
+	host_attach(hw, fabric_find(f, "host1"));
+	host_attach(hw, fabric_find(f, "host3"));
+	h = umad_host_new(hw);
 	fabric_configure(f, umad_dev_port(umad_host_dev(h, 0)));
-	uv = uverbs_new(h);
+	uv = uverbs_new(hw);
 	for (i = 0; i < 2; i++) {
 		side[i].dev = uverbs_dev(uv, i);
 		side[i].ctx = uverbs_ctx_open(side[i].dev);
@@ -162,6 +164,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uverbs_ctx_close(side[i].ctx);
 	uverbs_free(uv);
 	umad_host_free(h);
+	host_free(hw);
 	timerq_free(tq);
 	fabric_free(f);
 	return 0;

@@ -19,6 +19,7 @@ struct env {
 	struct test_clock clock;
 	struct fabric *f;
 	struct timerq *tq;
+	struct host *hw;
 	struct umad_host *h;
 	struct umad_dev *dev;	/* host1 port 1 */
 	struct umad_file *a, *b;
@@ -30,8 +31,9 @@ static int setup(void **state)
 
 	e->f = topo_load_default();
 	e->tq = timerq_new(test_clock_now, &e->clock);
-	e->h = umad_host_new(e->f, e->tq);
-	umad_host_attach(e->h, fabric_find(e->f, "host1"));
+	e->hw = host_new(e->f, e->tq);
+	host_attach(e->hw, fabric_find(e->f, "host1"));
+	e->h = umad_host_new(e->hw);
 	e->dev = umad_host_dev(e->h, 0);
 	e->a = umad_open(e->dev);
 	e->b = umad_open(e->dev);
@@ -48,6 +50,7 @@ static int teardown(void **state)
 	if (e->b)
 		umad_release(e->b);
 	umad_host_free(e->h);
+	host_free(e->hw);
 	timerq_free(e->tq);
 	fabric_free(e->f);
 	g_free(e);

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/* A host and its clients; see host.h. */
+#include "config.h"
+
+#include <glib.h>
+
+#include "kernel/host.h"
+
+struct client {
+	const struct host_client *c;
+	void *ctx;
+};
+
+struct host_port {
+	struct port *port;
+	const char *ca_name;	/* the CA's, in cas_names */
+};
+
+struct host {
+	struct fabric *fabric;
+	struct timerq *tq;
+	GPtrArray *cas;		/* struct node * in attach order */
+	GPtrArray *ca_names;	/* char *: "ibemu<k>" */
+	GArray *ports;		/* struct host_port */
+	GArray *clients;	/* struct client, in registration order */
+};
+
+static enum upper_verdict on_deliver(void *ctx, struct port *port, const struct mad_pkt *pkt)
+{
+	struct host *h = ctx;
+	unsigned i;
+
+	for (i = 0; i < h->clients->len; i++) {
+		const struct client *cl = &g_array_index(h->clients, struct client, i);
+		enum upper_verdict v;
+
+		if (cl->c->deliver && (v = cl->c->deliver(cl->ctx, port, pkt)) != UPPER_UNCLAIMED)
+			return v;
+	}
+	return UPPER_UNCLAIMED;
+}
+
+static enum upper_verdict on_data(void *ctx, struct port *port, const struct mad_pkt *pkt)
+{
+	struct host *h = ctx;
+	unsigned i;
+
+	for (i = 0; i < h->clients->len; i++) {
+		const struct client *cl = &g_array_index(h->clients, struct client, i);
+		enum upper_verdict v;
+
+		if (cl->c->data && (v = cl->c->data(cl->ctx, port, pkt)) != UPPER_UNCLAIMED)
+			return v;
+	}
+	return UPPER_UNCLAIMED;
+}
+
+static void on_changed(void *ctx, struct port *port, unsigned what)
+{
+	struct host *h = ctx;
+	unsigned i;
+
+	for (i = 0; i < h->clients->len; i++) {
+		const struct client *cl = &g_array_index(h->clients, struct client, i);
+
+		if (cl->c->changed)
+			cl->c->changed(cl->ctx, port, what);
+	}
+}
+
+struct host *host_new(struct fabric *f, struct timerq *tq)
+{
+	struct host *h = g_new0(struct host, 1);
+
+	h->fabric = f;
+	h->tq = tq;
+	h->cas = g_ptr_array_new();
+	h->ca_names = g_ptr_array_new_with_free_func(g_free);
+	h->ports = g_array_new(FALSE, FALSE, sizeof(struct host_port));
+	h->clients = g_array_new(FALSE, FALSE, sizeof(struct client));
+	return h;
+}
+
+void host_free(struct host *h)
+{
+	static const struct port_upper none;
+	unsigned i;
+
+	if (!h)
+		return;
+	for (i = 0; i < h->ports->len; i++) {
+		struct port *p = g_array_index(h->ports, struct host_port, i).port;
+
+		if (p->upper.ctx == h)
+			port_attach(p, &none);
+	}
+	g_ptr_array_free(h->cas, TRUE);
+	g_ptr_array_free(h->ca_names, TRUE);
+	g_array_free(h->ports, TRUE);
+	g_array_free(h->clients, TRUE);
+	g_free(h);
+}
+
+unsigned host_attach(struct host *h, struct node *n)
+{
+	static const struct port_upper up_fns = { .deliver = on_deliver, .changed = on_changed,
+						  .data = on_data };
+	struct port_upper up = up_fns;
+	unsigned first = node_is_switch(n) ? 0 : 1;
+	unsigned last = node_is_switch(n) ? 0 : n->nports;
+	char *name = g_strdup_printf("ibemu%u", h->cas->len);
+	unsigned i;
+
+	g_ptr_array_add(h->cas, n);
+	g_ptr_array_add(h->ca_names, name);
+	up.ctx = h;
+	for (i = first; i <= last; i++) {
+		struct host_port hp = { .port = &n->ports[i], .ca_name = name };
+
+		g_array_append_val(h->ports, hp);
+		port_attach(hp.port, &up);
+	}
+	return last - first + 1;
+}
+
+struct fabric *host_fabric(const struct host *h) { return h->fabric; }
+struct timerq *host_tq(const struct host *h) { return h->tq; }
+unsigned host_ncas(const struct host *h) { return h->cas->len; }
+unsigned host_nports(const struct host *h) { return h->ports->len; }
+
+struct node *host_ca(const struct host *h, unsigned k, const char **name)
+{
+	if (name)
+		*name = g_ptr_array_index(h->ca_names, k);
+	return g_ptr_array_index(h->cas, k);
+}
+
+struct port *host_port(const struct host *h, unsigned i, const char **ca_name)
+{
+	const struct host_port *hp = &g_array_index(h->ports, struct host_port, i);
+
+	if (ca_name)
+		*ca_name = hp->ca_name;
+	return hp->port;
+}
+
+void host_register_client(struct host *h, const struct host_client *c, void *ctx)
+{
+	struct client cl = { c, ctx };
+
+	g_array_append_val(h->clients, cl);
+}
+
+void host_unregister_client(struct host *h, const struct host_client *c, void *ctx)
+{
+	unsigned i;
+
+	for (i = 0; i < h->clients->len; i++) {
+		const struct client *cl = &g_array_index(h->clients, struct client, i);
+
+		if (cl->c == c && cl->ctx == ctx) {
+			g_array_remove_index(h->clients, i);
+			return;
+		}
+	}
+}

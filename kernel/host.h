@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A host: the CAs (or a switch's port 0) attached to it, and the one owner
+ * of what happens at their ports. The fabric calls a port's upper layer
+ * (struct port_upper) for a MAD that firmware did not take, a data packet,
+ * and a change of the port; the host hands each to its clients, as the
+ * kernel's ib_core hands device events to the clients registered with
+ * ib_register_client: the MAD layer (kernel/umad.c) and the verbs devices
+ * (kernel/uverbs.c) alike.
+ */
+#ifndef IBEMU_KERNEL_HOST_H
+#define IBEMU_KERNEL_HOST_H
+
+#include "fabric/fabric.h"
+#include "lib/timerq.h"
+
+struct host;
+
+/* What a client hears; any may be NULL. A MAD and a data packet go to the
+ * clients in the order they registered until one claims it (not
+ * UPPER_UNCLAIMED); a change goes to every client. */
+struct host_client {
+	enum upper_verdict (*deliver)(void *ctx, struct port *port, const struct mad_pkt *pkt);
+	enum upper_verdict (*data)(void *ctx, struct port *port, const struct mad_pkt *pkt);
+	void (*changed)(void *ctx, struct port *port, unsigned what);
+};
+
+struct host *host_new(struct fabric *f, struct timerq *tq);
+/* Let go of the ports: what arrives for them then is dropped (a remote
+ * host that left, docs/many-hosts.md). Clients unregister first. */
+void host_free(struct host *h);
+/*
+ * Make @n one of this host's CAs ("ibemu<k>"): its ports, or port 0 of a
+ * switch, are the host's from now on. Returns the number of ports added.
+ * Attach before the clients are made: they take the ports there are.
+ */
+unsigned host_attach(struct host *h, struct node *n);
+struct fabric *host_fabric(const struct host *h);
+struct timerq *host_tq(const struct host *h);
+/* The CAs, in attach order, with their names. */
+unsigned host_ncas(const struct host *h);
+struct node *host_ca(const struct host *h, unsigned k, const char **name);
+/* The ports, in attach order, with their CA's name. */
+unsigned host_nports(const struct host *h);
+struct port *host_port(const struct host *h, unsigned i, const char **ca_name);
+
+void host_register_client(struct host *h, const struct host_client *c, void *ctx);
+void host_unregister_client(struct host *h, const struct host_client *c, void *ctx);
+
+#endif
