@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <glib.h>
+#include <stdbool.h>
 
 #include "kernel/host.h"
 
@@ -25,34 +26,33 @@ struct host {
 	GArray *clients;	/* struct client, in registration order */
 };
 
-static enum upper_verdict on_deliver(void *ctx, struct port *port, const struct mad_pkt *pkt)
+/* A MAD (or, @data, a data packet) to the clients in turn until one
+ * claims it. */
+static enum upper_verdict offer(struct host *h, struct port *port, const struct mad_pkt *pkt,
+				bool data)
 {
-	struct host *h = ctx;
 	unsigned i;
 
 	for (i = 0; i < h->clients->len; i++) {
 		const struct client *cl = &g_array_index(h->clients, struct client, i);
+		enum upper_verdict (*fn)(void *, struct port *, const struct mad_pkt *) =
+			data ? cl->c->data : cl->c->deliver;
 		enum upper_verdict v;
 
-		if (cl->c->deliver && (v = cl->c->deliver(cl->ctx, port, pkt)) != UPPER_UNCLAIMED)
+		if (fn && (v = fn(cl->ctx, port, pkt)) != UPPER_UNCLAIMED)
 			return v;
 	}
 	return UPPER_UNCLAIMED;
 }
 
+static enum upper_verdict on_deliver(void *ctx, struct port *port, const struct mad_pkt *pkt)
+{
+	return offer(ctx, port, pkt, false);
+}
+
 static enum upper_verdict on_data(void *ctx, struct port *port, const struct mad_pkt *pkt)
 {
-	struct host *h = ctx;
-	unsigned i;
-
-	for (i = 0; i < h->clients->len; i++) {
-		const struct client *cl = &g_array_index(h->clients, struct client, i);
-		enum upper_verdict v;
-
-		if (cl->c->data && (v = cl->c->data(cl->ctx, port, pkt)) != UPPER_UNCLAIMED)
-			return v;
-	}
-	return UPPER_UNCLAIMED;
+	return offer(ctx, port, pkt, true);
 }
 
 static void on_changed(void *ctx, struct port *port, unsigned what)
