@@ -31,14 +31,16 @@ enum ctl_opt_type {
 	OPT_CHOICE,	/* one of the table's names */
 	OPT_NODE,	/* a node by id or GUID */
 	OPT_PROB,	/* a probability 0..1 */
+	OPT_WORD,	/* a word the command reads itself, knowing its other options */
 };
 
 struct ctl_optdef {
 	const char *name;	/* "--node" */
 	enum ctl_opt_type type;
 	const char *metavar;	/* "N" (none for OPT_FLAG) */
-	uint64_t max;		/* OPT_UINT, OPT_NAME */
+	uint64_t max;		/* OPT_UINT, OPT_NAME, OPT_WORD (as a number) */
 	const struct ctl_name *names;	/* OPT_NAME, OPT_CHOICE; ends with a NULL name */
+	const char *help;	/* OPT_WORD: what else it takes, for ctl help */
 };
 
 /* An option's value as the parser left it. */
@@ -46,6 +48,7 @@ struct ctl_val {
 	bool set;
 	uint64_t u;		/* OPT_UINT, OPT_NAME, OPT_CHOICE (the value) */
 	double d;		/* OPT_PROB */
+	const char *s;		/* OPT_WORD */
 	struct node *node;	/* OPT_NODE */
 };
 

@@ -245,6 +245,9 @@ static int parse_option(struct ctl_call *c, char **argv, unsigned *i)
 		if (*v && !*end && val->d >= 0 && val->d <= 1)
 			return 0;
 		return ctl_fail(c, "%s is a probability 0 to 1, not \"%s\"", o->name, v);
+	case OPT_WORD:
+		val->s = v;
+		return 0;
 	case OPT_FLAG:
 		break;
 	}
@@ -301,10 +304,12 @@ void ctl_help(char **argv, GString *out)
 
 			g_string_append_printf(out, "  %s%s%s", o->name, o->metavar ? " " : "",
 					       o->metavar ? o->metavar : "");
-			if (o->type == OPT_UINT || o->type == OPT_NAME)
+			if (o->type == OPT_UINT || o->type == OPT_NAME || o->type == OPT_WORD)
 				g_string_append_printf(out, "  0..%" G_GUINT64_FORMAT, o->max);
 			for (nm = o->names; nm && nm->name; nm++)
 				g_string_append_printf(out, "%s%s", nm == o->names ? "  " : " ", nm->name);
+			if (o->help)
+				g_string_append_printf(out, "  %s", o->help);
 			g_string_append_c(out, '\n');
 		}
 		return;

@@ -6,6 +6,10 @@
 #include "config.h"
 
 #include <string.h>
+#include <arpa/inet.h>
+
+#include <infiniband/mad.h>
+#include <infiniband/umad_str.h>
 
 #include "ctl/ctl_cmd.h"
 #include "lib/timerq.h"
@@ -21,19 +25,119 @@ static const struct ctl_name class_names[] = {
 	{ "report", 0x06 }, { "trap_repress", 0x07 }, { "gettable", 0x12 },
 	{ "getmulti", 0x14 }, { "delete", 0x15 }, { "getresp", 0x81 },
 	{ "gettableresp", 0x92 }, { NULL, 0 },
-}, attr_names[] = {
-	{ "NodeDescription", 0x10 }, { "NodeDesc", 0x10 }, { "NodeInfo", 0x11 },
-	{ "SwitchInfo", 0x12 }, { "GUIDInfo", 0x14 }, { "PortInfo", 0x15 },
-	{ "P_KeyTable", 0x16 }, { "PKeyTable", 0x16 }, { "SLtoVLMappingTable", 0x17 },
-	{ "VLArbitrationTable", 0x18 }, { "LinearForwardingTable", 0x19 },
-	{ "LFT", 0x19 }, { "MulticastForwardingTable", 0x1b }, { "MFT", 0x1b },
-	{ "SMInfo", 0x20 }, { "LedInfo", 0x31 }, { "Notice", 0x02 },
-	{ "ClassPortInfo", 0x01 }, { "PortCounters", 0x12 },
-	{ "PortCountersExtended", 0x1d }, { "NodeRecord", 0x11 },
-	{ "PathRecord", 0x35 }, { "MCMemberRecord", 0x38 }, { NULL, 0 },
 }, dir_names[] = {
 	{ "req", 0 }, { "resp", 1 }, { NULL, 0 },
 };
+
+/*
+ * Attribute names for --attr. libibumad names those of the SM, SA and CM
+ * classes (umad_attribute_str, the names saquery and ibdump print); this
+ * table adds what it lacks: the PMA's (IBA 16.1.3, ids from libibmad) and
+ * short names users type for SM attributes.
+ */
+static const struct {
+	const char *name;
+	uint8_t mgmt_class;	/* UMAD_CLASS_SUBN_LID_ROUTED stands for both SM classes */
+	uint16_t id;
+} attr_extra[] = {
+	{ "NodeDesc", UMAD_CLASS_SUBN_LID_ROUTED, IB_ATTR_NODE_DESC },
+	{ "PKeyTable", UMAD_CLASS_SUBN_LID_ROUTED, IB_ATTR_PKEY_TBL },
+	{ "LFT", UMAD_CLASS_SUBN_LID_ROUTED, IB_ATTR_LINEARFORWTBL },
+	{ "MFT", UMAD_CLASS_SUBN_LID_ROUTED, IB_ATTR_MULTICASTFORWTBL },
+	{ "PortSamplesControl", UMAD_CLASS_PERF_MGMT, IB_GSI_PORT_SAMPLES_CONTROL },
+	{ "PortSamplesResult", UMAD_CLASS_PERF_MGMT, IB_GSI_PORT_SAMPLES_RESULT },
+	{ "PortCounters", UMAD_CLASS_PERF_MGMT, IB_GSI_PORT_COUNTERS },
+	{ "PortCountersExtended", UMAD_CLASS_PERF_MGMT, IB_GSI_PORT_COUNTERS_EXT },
+	{ "PortXmitDataSL", UMAD_CLASS_PERF_MGMT, IB_GSI_PORT_XMIT_DATA_SL },
+	{ "PortRcvDataSL", UMAD_CLASS_PERF_MGMT, IB_GSI_PORT_RCV_DATA_SL },
+};
+
+/* The classes a name is looked up in when the rule gives none. */
+static const uint8_t attr_classes[] = {
+	UMAD_CLASS_SUBN_LID_ROUTED, UMAD_CLASS_SUBN_ADM, UMAD_CLASS_PERF_MGMT, UMAD_CLASS_CM,
+};
+
+/* What umad_attribute_str() says of an id it has no name for. */
+#define UMAD_UNKNOWN "<unknown>"
+
+/* libibumad's "Class Port Info" is ClassPortInfo typed: blanks do not count. */
+static bool same_name(const char *typed, const char *name)
+{
+	for (;; typed++, name++) {
+		while (*typed == ' ')
+			typed++;
+		while (*name == ' ')
+			name++;
+		if (g_ascii_tolower(*typed) != g_ascii_tolower(*name))
+			return false;
+		if (!*typed)
+			return true;
+	}
+}
+
+static bool attr_in_class(const char *s, uint8_t cls, uint16_t *id)
+{
+	uint8_t sm = cls == UMAD_CLASS_SUBN_DIRECTED_ROUTE ? UMAD_CLASS_SUBN_LID_ROUTED : cls;
+	unsigned i;
+
+	for (i = 0; i < G_N_ELEMENTS(attr_extra); i++)
+		if (attr_extra[i].mgmt_class == sm && same_name(s, attr_extra[i].name)) {
+			*id = attr_extra[i].id;
+			return true;
+		}
+	/* Every id, so that names libibumad learns later work too: 64 Ki
+	 * lookups in a switch, well under a millisecond, once per rule. */
+	for (i = 0; i <= 0xffff && !same_name(s, UMAD_UNKNOWN); i++)
+		if (same_name(s, umad_attribute_str(cls, htons((uint16_t)i)))) {
+			*id = (uint16_t)i;
+			return true;
+		}
+	return false;
+}
+
+/* A name of the class to show in an error: its first past the common ones. */
+static const char *attr_example(uint8_t cls)
+{
+	unsigned i;
+
+	for (i = 0; i < G_N_ELEMENTS(attr_extra); i++)
+		if (attr_extra[i].mgmt_class == cls)
+			return attr_extra[i].name;
+	for (i = 0x10; i <= 0xffff; i++)
+		if (strcmp(umad_attribute_str(cls, htons((uint16_t)i)), UMAD_UNKNOWN))
+			return umad_attribute_str(cls, htons((uint16_t)i));
+	return "ClassPortInfo";
+}
+
+/* --attr: a number, or a name of the rule's class (of any, with no --class). */
+static int attr_value(struct ctl_call *c, const struct ctl_val *attr, const struct ctl_val *cls,
+		      int *out)
+{
+	uint64_t v;
+	uint16_t id;
+	unsigned i;
+	bool found = false;
+
+	if (ctl_parse_uint(attr->s, 0xffff, &v)) {
+		*out = (int)v;
+		return 0;
+	}
+	if (cls->set)
+		found = attr_in_class(attr->s, (uint8_t)cls->u, &id);
+	for (i = 0; !cls->set && !found && i < G_N_ELEMENTS(attr_classes); i++)
+		found = attr_in_class(attr->s, attr_classes[i], &id);
+	if (found) {
+		*out = id;
+		return 0;
+	}
+	if (cls->set)
+		return ctl_fail(c, "--attr: no attribute \"%s\" in class %s (0x%02x); a name as "
+				"libibumad spells it, such as %s, or a number 0 to 65535", attr->s,
+				umad_class_str((uint8_t)cls->u), (unsigned)cls->u,
+				attr_example((uint8_t)cls->u));
+	return ctl_fail(c, "--attr: no attribute \"%s\" (SM, SA, PMA or CM names such as NodeInfo, "
+			"PathRecord, PortCounters), nor a number 0 to 65535", attr->s);
+}
 
 /* A day, in milliseconds: the longest delay or window a rule takes. */
 #define MS_MAX	86400000u
@@ -47,7 +151,9 @@ const struct ctl_optdef ctl_fault_opts[] = {
 	[O_PORT] = { "--port", OPT_UINT, "P", 254, NULL },
 	[O_CLASS] = { "--class", OPT_NAME, "C", 0xff, class_names },
 	[O_METHOD] = { "--method", OPT_NAME, "M", 0xff, method_names },
-	[O_ATTR] = { "--attr", OPT_NAME, "A", 0xffff, attr_names },
+	[O_ATTR] = { "--attr", OPT_WORD, "A", 0xffff, NULL,
+		     "or a name: libibumad's for the class (NodeInfo, PathRecord, ...), "
+		     "PortCounters, LFT, ..." },
 	[O_MOD] = { "--mod", OPT_UINT, "X", 0xffffffff, NULL },
 	[O_DR] = { "--dr", OPT_FLAG, NULL, 0, NULL },
 	[O_LID] = { "--lid", OPT_FLAG, NULL, 0, NULL },
@@ -118,7 +224,6 @@ int ctl_fault_add(struct ctl_call *c)
 	TAKE(O_PORT, port, int);
 	TAKE(O_CLASS, mgmt_class, int);
 	TAKE(O_METHOD, method, int);
-	TAKE(O_ATTR, attr, int);
 	TAKE(O_MOD, attr_mod, int64_t);
 	TAKE(O_DIR, direction, int);
 	TAKE(O_SLID, slid, int);
@@ -128,6 +233,9 @@ int ctl_fault_add(struct ctl_call *c)
 	TAKE(O_NTH, nth, unsigned);
 	TAKE(O_JITTER, jitter, unsigned);
 #undef TAKE
+	if (o[O_ATTR].set && r.mgmt_class != FAULT_CLASS_DATA &&
+	    attr_value(c, &o[O_ATTR], &o[O_CLASS], &r.attr) < 0)
+		return -1;
 	if (r.mgmt_class == FAULT_CLASS_DATA &&
 	    (r.action == FAULT_STATUS || o[O_METHOD].set || o[O_ATTR].set || o[O_MOD].set ||
 	     o[O_TID].set || o[O_DR].set || o[O_DIR].set))

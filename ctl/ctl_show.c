@@ -278,7 +278,7 @@ int ctl_port(struct ctl_call *c)
 }
 
 const struct ctl_optdef ctl_dump_opts[] = {
-	{ "--dot", OPT_FLAG, NULL, 0, NULL },
+	{ "--dot", OPT_FLAG, NULL, 0, NULL, NULL },
 	{ NULL },
 };
 
@@ -338,7 +338,7 @@ int ctl_events(struct ctl_call *c)
 #define SM_QUIET_US	(200 * 1000)
 
 const struct ctl_optdef ctl_wait_opts[] = {
-	{ "--timeout", OPT_UINT, "S", 86400, NULL },	/* read by the client */
+	{ "--timeout", OPT_UINT, "S", 86400, NULL, NULL },	/* read by the client */
 	{ NULL },
 };
 

@@ -85,6 +85,26 @@ expect_line "rule 257 rc=1" "the 257th rule is refused"
 grep -q "error: 256 fault rules, the limit: delete one first (fault del ID)" "$WORK/log" &&
 	pass "in one line naming the limit" || fail "no line for the rule limit"
 
+# --attr by name: libibumad's names for the rule's class (or for the SM,
+# SA, PMA and CM classes), blanks not counting, plus the PMA's and short
+# ones; a name of another class is refused, saying which class.
+ibemu_run -- sh -c 'c() { "$IBEMU" ctl "$@"; }
+	c fault add drop --class cm --attr ConnectRequest >/dev/null
+	c fault add drop --class sa --attr PortInfoRecord >/dev/null
+	c fault add drop --class dr --attr "Class Port Info" >/dev/null
+	c fault add drop --class perf --attr PortCountersExtended >/dev/null
+	c fault add drop --attr SMInfo >/dev/null
+	c fault add drop --attr LFT >/dev/null
+	c fault list | cut -d" " -f1,8-13
+	c fault add drop --class sa --attr PortInfo; echo "sa PortInfo rc=$?"'
+for want in "1 class 7 method -1 attr 16" "2 class 3 method -1 attr 18" "3 class 129 method -1 attr 1" \
+	"4 class 4 method -1 attr 29" "5 class -1 method -1 attr 32" "6 class -1 method -1 attr 25"; do
+	expect_line "$want" "--attr by name: $want"
+done
+expect_line "sa PortInfo rc=1" "an SM attribute name is refused for the SA class"
+grep -q 'error: --attr: no attribute "PortInfo" in class SubnAdm (0x03); a name as libibumad spells it, such as NodeRecord' \
+	"$WORK/log" && pass "the refusal names the class" || fail "--attr refusal text"
+
 # The dump loads back to the same fabric: ibnetdiscover agrees exactly.
 ibemu_run -- ibnetdiscover
 grep -v '^#' "$WORK/out" >"$WORK/a"
