@@ -4,7 +4,8 @@
 # nothing of the control plane. A file that includes a header of a layer
 # above its own (or dev/ one of ctl/) fails this test, naming the line.
 # The verbs provider, loaded into other programs, includes only lib/ and
-# itself.
+# itself. And the map stays true: every `dir/file.c:name` the README and
+# docs/ point at is defined in that file.
 . "$(dirname "$0")/lib.sh"
 SRC="$(cd "$(dirname "$0")/../.." && pwd)"
 ORDER="lib fabric topologies kernel ctl dev fast cli"
@@ -44,6 +45,16 @@ for f in "$SRC"/preload/*.[ch]; do
 done
 [ -e "$SRC/preload/wrap.c" ] && [ -z "$pbad" ] && pass "the preloaded library includes only lib/ and preload/" ||
 	fail "preload includes:${pbad:- no preload/wrap.c}"
+# A function (its definition starts the line), a table or a macro.
+refs=0
+stale=""
+while IFS=: read -r file name; do
+	refs=$((refs + 1))
+	grep -qE "^([A-Za-z].*[ *])?$name(\(|\[\] =)|^#define $name\b" "$SRC/$file" 2>/dev/null ||
+		stale="$stale $file:$name"
+done < <(grep -ohE '[a-z_]+/[a-z_0-9]+\.[ch]:[A-Za-z_0-9]+' "$SRC/README.md" "$SRC"/docs/*.md | sort -u)
+[ "$refs" -gt 20 ] && [ -z "$stale" ] && pass "the $refs file:name references in README and docs/ are there" ||
+	fail "docs point at what is not there (of $refs):${stale:- too few references found}"
 [ "$checked" -gt 50 ] && pass "read $checked sources" || fail "only $checked sources found"
 [ -z "$bad" ] && pass "no layer includes one above it" || fail "includes against the layers:$bad"
 finish
