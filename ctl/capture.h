@@ -11,8 +11,8 @@
  * The whole fabric: each packet once, on its first cable. One port: every
  * packet that crosses that port's cable, both ways.
  */
-#ifndef IBEMU_EMULATOR_CAPTURE_H
-#define IBEMU_EMULATOR_CAPTURE_H
+#ifndef IBEMU_CTL_CAPTURE_H
+#define IBEMU_CTL_CAPTURE_H
 
 #include <glib.h>
 #include <stdbool.h>

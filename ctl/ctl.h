@@ -8,8 +8,8 @@
  * The commands are the table in ctl_cmds.c (`ibemu ctl help` lists them);
  * ctl_cmd.h says how one is described and where to add one.
  */
-#ifndef IBEMU_EMULATOR_CTL_H
-#define IBEMU_EMULATOR_CTL_H
+#ifndef IBEMU_CTL_CTL_H
+#define IBEMU_CTL_CTL_H
 
 #include <stdbool.h>
 #include <sys/types.h>

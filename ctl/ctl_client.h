@@ -2,8 +2,8 @@
 /*
  * The control socket's client side: the protocol is in ctl/ctl.c.
  */
-#ifndef IBEMU_CLI_CTL_CLIENT_H
-#define IBEMU_CLI_CTL_CLIENT_H
+#ifndef IBEMU_CTL_CTL_CLIENT_H
+#define IBEMU_CTL_CTL_CLIENT_H
 
 #include <glib.h>
 #include <stdbool.h>

@@ -11,8 +11,8 @@
  * the same table. A handler writes text to c->out, or JSON to c->json
  * when the caller asked --json, and fails through ctl_fail().
  */
-#ifndef IBEMU_EMULATOR_CTL_CMD_H
-#define IBEMU_EMULATOR_CTL_CMD_H
+#ifndef IBEMU_CTL_CTL_CMD_H
+#define IBEMU_CTL_CTL_CMD_H
 
 #include <json-glib/json-glib.h>
 

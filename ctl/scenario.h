@@ -11,8 +11,8 @@
  * `ibemu ctl scenario FILE`). Each step runs as `ibemu ctl` would run it;
  * its result goes to the log, and the step to the event log.
  */
-#ifndef IBEMU_EMULATOR_SCENARIO_H
-#define IBEMU_EMULATOR_SCENARIO_H
+#ifndef IBEMU_CTL_SCENARIO_H
+#define IBEMU_CTL_SCENARIO_H
 
 #include <glib.h>
 

@@ -7,8 +7,8 @@
  * mode. The devices go away when their connection closes: on free, or
  * when the process dies.
  */
-#ifndef IBEMU_CUSE_CUSEDEV_H
-#define IBEMU_CUSE_CUSEDEV_H
+#ifndef IBEMU_DEV_CUSEDEV_H
+#define IBEMU_DEV_CUSEDEV_H
 
 #include <glib.h>
 #include <sys/types.h>

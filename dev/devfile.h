@@ -11,8 +11,8 @@
  * write give EINVAL, as the kernel's issm fops (docs/umad.md §7).
  * VN_VCMD, VN_VEVENTS: the verbs files (devfile_verbs.c, docs/verbs.md).
  */
-#ifndef IBEMU_CUSE_DEVFILE_H
-#define IBEMU_CUSE_DEVFILE_H
+#ifndef IBEMU_DEV_DEVFILE_H
+#define IBEMU_DEV_DEVFILE_H
 
 #include <fuse_lowlevel.h>
 

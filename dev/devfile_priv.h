@@ -4,8 +4,8 @@
  * the table of one kind of file's operations and the parking of requests
  * that are answered later (blocking reads, issm opens).
  */
-#ifndef IBEMU_CUSE_DEVFILE_PRIV_H
-#define IBEMU_CUSE_DEVFILE_PRIV_H
+#ifndef IBEMU_DEV_DEVFILE_PRIV_H
+#define IBEMU_DEV_DEVFILE_PRIV_H
 
 #include "dev/devfile.h"
 

@@ -6,8 +6,8 @@
  * opens, poll with notifications, parked reads and opens that honour
  * FUSE_INTERRUPT, direct_io everywhere.
  */
-#ifndef IBEMU_CUSE_FUSEFS_H
-#define IBEMU_CUSE_FUSEFS_H
+#ifndef IBEMU_DEV_FUSEFS_H
+#define IBEMU_DEV_FUSEFS_H
 
 #include <glib.h>
 

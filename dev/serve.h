@@ -4,8 +4,8 @@
  * CUSE device (cusedev.c) is a libfuse session whose fd is a source on the
  * main loop; this reads and dispatches its requests.
  */
-#ifndef IBEMU_CUSE_SERVE_H
-#define IBEMU_CUSE_SERVE_H
+#ifndef IBEMU_DEV_SERVE_H
+#define IBEMU_DEV_SERVE_H
 
 #include <glib-unix.h>
 #include <stdbool.h>

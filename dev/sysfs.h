@@ -18,8 +18,8 @@
  * Every value is formatted on read from the fabric's port state, in the
  * kernel's exact formats (docs/umad.md §1.3.4-1.3.5, docs/umad.md §1.4).
  */
-#ifndef IBEMU_CUSE_SYSFS_H
-#define IBEMU_CUSE_SYSFS_H
+#ifndef IBEMU_DEV_SYSFS_H
+#define IBEMU_DEV_SYSFS_H
 
 #include "dev/vfs.h"
 #include "kernel/umad.h"

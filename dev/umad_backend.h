@@ -7,8 +7,8 @@
  * the umad core's, through a table, so that the FUSE file operations
  * (parked reads, pieces of long calls, poll, ENOSPC) are written once.
  */
-#ifndef IBEMU_CUSE_UMAD_BACKEND_H
-#define IBEMU_CUSE_UMAD_BACKEND_H
+#ifndef IBEMU_DEV_UMAD_BACKEND_H
+#define IBEMU_DEV_UMAD_BACKEND_H
 
 #include <stdbool.h>
 #include <stddef.h>

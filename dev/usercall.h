@@ -15,8 +15,8 @@
  * Needs ptrace rights over the client (process_vm_readv/writev): namespace
  * mode's clients are our descendants, CUSE mode's daemon is root.
  */
-#ifndef IBEMU_CUSE_USERCALL_H
-#define IBEMU_CUSE_USERCALL_H
+#ifndef IBEMU_DEV_USERCALL_H
+#define IBEMU_DEV_USERCALL_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -8,8 +8,8 @@
  * (parked reads, the completion channel's upcall, poll) are written once
  * and stay on the host whose processes make the channels.
  */
-#ifndef IBEMU_CUSE_VERBS_BACKEND_H
-#define IBEMU_CUSE_VERBS_BACKEND_H
+#ifndef IBEMU_DEV_VERBS_BACKEND_H
+#define IBEMU_DEV_VERBS_BACKEND_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -4,8 +4,8 @@
  * made on every read, so sysfs stays live) and device files, indexed by
  * inode number for the FUSE adapter.
  */
-#ifndef IBEMU_CUSE_VFS_H
-#define IBEMU_CUSE_VFS_H
+#ifndef IBEMU_DEV_VFS_H
+#define IBEMU_DEV_VFS_H
 
 #include <glib.h>
 #include <stdint.h>

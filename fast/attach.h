@@ -7,8 +7,8 @@
  * that channel is open.
  * A node serves one host at a time: this emulator's own or one remote.
  */
-#ifndef IBEMU_CUSE_ATTACH_H
-#define IBEMU_CUSE_ATTACH_H
+#ifndef IBEMU_FAST_ATTACH_H
+#define IBEMU_FAST_ATTACH_H
 
 #include "ctl/ctl.h"
 #include "fast/fastpath.h"

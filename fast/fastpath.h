@@ -7,8 +7,8 @@
  * as they are queued, and the file is released when every holder of the
  * data socket has closed it, as the kernel releases on the last close.
  */
-#ifndef IBEMU_CUSE_FASTPATH_H
-#define IBEMU_CUSE_FASTPATH_H
+#ifndef IBEMU_FAST_FASTPATH_H
+#define IBEMU_FAST_FASTPATH_H
 
 #include <glib.h>
 

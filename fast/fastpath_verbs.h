@@ -9,8 +9,8 @@
  * records (uverbs_ctx_read's, at most FAST_INLINE_MAX bytes), events one a
  * datagram. Writes and ioctls come as requests on the channel.
  */
-#ifndef IBEMU_CUSE_FASTPATH_VERBS_H
-#define IBEMU_CUSE_FASTPATH_VERBS_H
+#ifndef IBEMU_FAST_FASTPATH_VERBS_H
+#define IBEMU_FAST_FASTPATH_VERBS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -5,8 +5,8 @@
  * `ibemu run` (fast/remote.c), the owner's host as `ibemu bridge`
  * (cli/cmd_bridge.c).
  */
-#ifndef IBEMU_CLI_MUX_H
-#define IBEMU_CLI_MUX_H
+#ifndef IBEMU_FAST_MUX_H
+#define IBEMU_FAST_MUX_H
 
 #include <stdbool.h>
 

@@ -7,8 +7,8 @@
  * and hands our programs' fast path connections over to it, on which the
  * library reaches the umad files. The attachment ends when we do.
  */
-#ifndef IBEMU_CLI_REMOTE_H
-#define IBEMU_CLI_REMOTE_H
+#ifndef IBEMU_FAST_REMOTE_H
+#define IBEMU_FAST_REMOTE_H
 
 #include <glib.h>
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What remote.c shares with remote_umad.c (many hosts, the attaching side). */
-#ifndef IBEMU_CLI_REMOTE_PRIV_H
-#define IBEMU_CLI_REMOTE_PRIV_H
+#ifndef IBEMU_FAST_REMOTE_PRIV_H
+#define IBEMU_FAST_REMOTE_PRIV_H
 
 #include <glib.h>
 #include <stdbool.h>

@@ -7,8 +7,8 @@
  * are ssh's; $IBEMU_SSH replaces the `ssh` command (with options, as a
  * shell would split them).
  */
-#ifndef IBEMU_CLI_REMOTE_SSH_H
-#define IBEMU_CLI_REMOTE_SSH_H
+#ifndef IBEMU_FAST_REMOTE_SSH_H
+#define IBEMU_FAST_REMOTE_SSH_H
 
 #include <glib.h>
 

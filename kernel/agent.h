@@ -4,8 +4,8 @@
  * (class version, class[, OUI]) -> method -> agent, shared by every file
  * open on the port, so one process's registration blocks another's.
  */
-#ifndef IBEMU_EMULATOR_AGENT_H
-#define IBEMU_EMULATOR_AGENT_H
+#ifndef IBEMU_KERNEL_AGENT_H
+#define IBEMU_KERNEL_AGENT_H
 
 #include <glib.h>
 #include <stdbool.h>

@@ -8,8 +8,8 @@
  * The header is <infiniband/umad_types.h>'s struct umad_rmpp_hdr, the
  * flags and types <infiniband/mad.h>'s.
  */
-#ifndef IBEMU_EMULATOR_RMPP_H
-#define IBEMU_EMULATOR_RMPP_H
+#ifndef IBEMU_KERNEL_RMPP_H
+#define IBEMU_KERNEL_RMPP_H
 
 #include <glib.h>
 #include <stdbool.h>

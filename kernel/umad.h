@@ -11,8 +11,8 @@
  * A file owns its agents, their outstanding sends and its receive queue;
  * umad_release() frees all of them at once (the kernel's close).
  */
-#ifndef IBEMU_EMULATOR_UMAD_H
-#define IBEMU_EMULATOR_UMAD_H
+#ifndef IBEMU_KERNEL_UMAD_H
+#define IBEMU_KERNEL_UMAD_H
 
 #include <stdbool.h>
 #include <stddef.h>

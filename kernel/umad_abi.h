@@ -6,8 +6,8 @@
  * declared here once and pinned by size and ioctl number: a wrong layout
  * (a packed struct, say) gives a different ioctl number (docs/umad.md §3.1).
  */
-#ifndef IBEMU_EMULATOR_UMAD_ABI_H
-#define IBEMU_EMULATOR_UMAD_ABI_H
+#ifndef IBEMU_KERNEL_UMAD_ABI_H
+#define IBEMU_KERNEL_UMAD_ABI_H
 
 #include <stdint.h>
 #include <sys/ioctl.h>

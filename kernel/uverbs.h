@@ -10,8 +10,8 @@
  * The text of the attribute files and the event records are
  * lib/verbs_wire.h's; the device files (dev/, fast/) serve them as files.
  */
-#ifndef IBEMU_EMULATOR_UVERBS_H
-#define IBEMU_EMULATOR_UVERBS_H
+#ifndef IBEMU_KERNEL_UVERBS_H
+#define IBEMU_KERNEL_UVERBS_H
 
 #include <stdbool.h>
 #include <sys/types.h>

@@ -3,8 +3,8 @@
  * What the verbs devices' two halves share: uverbs.c (attributes, async
  * events) and uverbs_data.c (contexts, QP numbers, the data path).
  */
-#ifndef IBEMU_EMULATOR_UVERBS_PRIV_H
-#define IBEMU_EMULATOR_UVERBS_PRIV_H
+#ifndef IBEMU_KERNEL_UVERBS_PRIV_H
+#define IBEMU_KERNEL_UVERBS_PRIV_H
 
 #include "kernel/uverbs.h"
 
