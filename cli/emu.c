@@ -203,14 +203,13 @@ static int attach_nodes(struct fabric *f, struct host *h, char **names)
 	return -1;
 }
 
-static char *attached_ids(struct umad_host *h)
+static char *attached_ids(const struct host *h)
 {
 	GString *s = g_string_new(NULL);
-	const char *ca;
 	unsigned k;
 
-	for (k = 0; k < umad_host_ncas(h); k++)
-		g_string_append_printf(s, "%s%s", k ? " " : "", umad_host_ca(h, k, &ca)->id);
+	for (k = 0; k < host_ncas(h); k++)
+		g_string_append_printf(s, "%s%s", k ? " " : "", host_ca(h, k, NULL)->id);
 	return g_string_free(s, FALSE);
 }
 
@@ -302,7 +301,7 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 	}
 	e->env.name = o->name ? o->name : default_name;
 	e->env.topology = o->topology ? o->topology : "(built-in default)";
-	e->env.attached = attached_ids(e->host);
+	e->env.attached = attached_ids(e->hw);
 	if (o->configured) {
 		unsigned need = fabric_lids_needed(e->f);
 

@@ -273,9 +273,9 @@ void sysfs_build(struct vfs *vfs, struct vnode *ib, struct vnode *mad,
 {
 	unsigned i;
 
-	for (i = 0; i < umad_host_ncas(host); i++) {
+	for (i = 0; i < host_ncas(umad_host_hw(host)); i++) {
 		const char *name = NULL;
-		struct node *n = umad_host_ca(host, i, &name);
+		struct node *n = host_ca(umad_host_hw(host), i, &name);
 
 		build_ca(vfs, ib, n, name);
 	}

@@ -52,10 +52,10 @@ static const char *holder(struct attach_owner *o, const struct node *n)
 		return NULL;
 	for (i = 0; i < o->env->remotes->len; i++) {
 		struct ctl_remote *r = g_ptr_array_index(o->env->remotes, i);
-		const char *ca;
+		const struct host *hw = umad_host_hw(r->host);
 
-		for (k = 0; k < umad_host_ncas(r->host); k++)
-			if (umad_host_ca(r->host, k, &ca) == n)
+		for (k = 0; k < host_ncas(hw); k++)
+			if (host_ca(hw, k, NULL) == n)
 				return r->label;
 	}
 	return "this emulator";

@@ -19,9 +19,7 @@
 #include "lib/log.h"
 
 struct umad_host {
-	struct host *hw;	/* the ports, and whom they tell (kernel/host.h) */
-	struct fabric *fabric;
-	struct timerq *tq;
+	struct host *hw;	/* the ports, the fabric, the clock (kernel/host.h) */
 	GPtrArray *devs;	/* struct umad_dev *, index = N of umadN */
 	GHashTable *by_port;	/* struct port * -> its struct umad_dev * */
 	GHashTable *by_hi_tid;	/* hi_tid -> struct umad_agent * */
@@ -112,8 +110,6 @@ struct umad_host *umad_host_new(struct host *hw)
 	unsigned i;
 
 	h->hw = hw;
-	h->fabric = host_fabric(hw);
-	h->tq = host_tq(hw);
 	h->devs = g_ptr_array_new();
 	h->by_port = g_hash_table_new(NULL, NULL);
 	h->by_hi_tid = g_hash_table_new(NULL, NULL);
@@ -173,14 +169,7 @@ struct umad_dev *umad_host_dev(struct umad_host *h, unsigned index)
 	return index < h->devs->len ? g_ptr_array_index(h->devs, index) : NULL;
 }
 
-unsigned umad_host_ncas(const struct umad_host *h) { return host_ncas(h->hw); }
-struct fabric *umad_host_fabric(const struct umad_host *h) { return h->fabric; }
 struct host *umad_host_hw(const struct umad_host *h) { return h->hw; }
-
-struct node *umad_host_ca(struct umad_host *h, unsigned k, const char **name)
-{
-	return k < host_ncas(h->hw) ? host_ca(h->hw, k, name) : NULL;
-}
 
 unsigned umad_dev_index(const struct umad_dev *d) { return d->index; }
 struct port *umad_dev_port(const struct umad_dev *d) { return d->port; }
@@ -332,7 +321,7 @@ static enum upper_verdict deliver_to_agent(struct umad_agent *a, const struct ma
 
 static void send_free(struct umad_send *s)
 {
-	timerq_cancel(s->agent->file->dev->host->tq, &s->timer);
+	timerq_cancel(host_tq(s->agent->file->dev->host->hw), &s->timer);
 	g_queue_remove(&s->agent->sends, s);
 	mad_pkt_release(&s->pkt);
 	g_free(s);
@@ -610,8 +599,8 @@ static void send_timer(struct timer *t, void *ctx)
 	/* Resend with the same TID (docs/umad.md §4.5); the timer runs again first so a
 	 * response delivered during fabric_send() finds the send armed. */
 	s->retries_left--;
-	timerq_arm(d->host->tq, &s->timer, (uint64_t)s->hdr.timeout_ms * 1000);
-	fabric_send(d->host->fabric, d->port, &s->pkt);
+	timerq_arm(host_tq(d->host->hw), &s->timer, (uint64_t)s->hdr.timeout_ms * 1000);
+	fabric_send(host_fabric(d->host->hw), d->port, &s->pkt);
 }
 
 static bool is_duplicate(struct umad_file *file, uint64_t tid, uint8_t mgmt_class)
@@ -785,11 +774,11 @@ ssize_t umad_write(struct umad_file *file, const void *buf, size_t count)
 		s->retries_left = hdr.retries;
 		timer_init(&s->timer, send_timer, s);
 		g_queue_push_tail(&a->sends, s);
-		timerq_arm(d->host->tq, &s->timer, (uint64_t)hdr.timeout_ms * 1000);
+		timerq_arm(host_tq(d->host->hw), &s->timer, (uint64_t)hdr.timeout_ms * 1000);
 	}
 	if (file->accepted)	/* the write has succeeded: its caller may go on */
 		file->accepted(file->accepted_ctx);
-	fabric_send(d->host->fabric, p, &pkt);
+	fabric_send(host_fabric(d->host->hw), p, &pkt);
 	mad_pkt_release(&pkt);
 	return (ssize_t)count;
 }

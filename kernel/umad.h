@@ -49,11 +49,8 @@ void umad_host_free(struct umad_host *h);
 void umad_host_set_recv_limits(struct umad_host *h, unsigned packets, size_t bytes);
 unsigned umad_host_ndevs(const struct umad_host *h);
 struct umad_dev *umad_host_dev(struct umad_host *h, unsigned index);
-struct fabric *umad_host_fabric(const struct umad_host *h);
+/* The host whose ports these are; its CAs by name: host_ca(). */
 struct host *umad_host_hw(const struct umad_host *h);
-/* The CA names, in attach order; each has one or more devices. */
-unsigned umad_host_ncas(const struct umad_host *h);
-struct node *umad_host_ca(struct umad_host *h, unsigned k, const char **name);
 
 unsigned umad_dev_index(const struct umad_dev *d);	/* N in umadN */
 struct port *umad_dev_port(const struct umad_dev *d);

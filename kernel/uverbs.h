@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "kernel/umad.h"
+#include "kernel/host.h"
 
 /* Events an open event file holds unread; past it new ones are dropped
  * (and said once): a process that never reads cannot grow us. */
