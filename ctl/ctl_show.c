@@ -13,6 +13,7 @@
 #include "ctl/ctl_cmd.h"
 #include "fabric/port.h"
 #include "kernel/umad.h"
+#include "lib/fds.h"
 #include "topologies/topo.h"
 
 /* The value of @field ("VmHWM") in the text of a /proc/PID/status, or NULL. */
@@ -55,18 +56,6 @@ static unsigned long peak_rss_kb(void)
 	struct rusage ru;
 
 	return getrusage(RUSAGE_SELF, &ru) == 0 ? (unsigned long)ru.ru_maxrss : 0;
-}
-
-static unsigned open_fds(void)
-{
-	GDir *d = g_dir_open("/proc/self/fd", 0, NULL);
-	unsigned n = 0;
-
-	while (d && g_dir_read_name(d))
-		n++;
-	if (d)
-		g_dir_close(d);
-	return n ? n - 1 : 0;	/* not the one reading the directory */
 }
 
 /* @pid's process (a thread id from FUSE names its thread group) and its
@@ -159,7 +148,7 @@ int ctl_status(struct ctl_call *c)
 	ctl_json_uint(b, "seed", f->faults.seed);
 	ctl_json_uint(b, "peak_rss_kb", peak_rss_kb());
 	ctl_json_uint(b, "rss_kb", status_kb("VmRSS"));
-	ctl_json_uint(b, "open_fds", open_fds());
+	ctl_json_uint(b, "open_fds", fds_open());
 	json_builder_set_member_name(b, "files");
 	json_builder_begin_array(b);
 	if (c->env->host)

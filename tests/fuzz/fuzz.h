@@ -65,18 +65,4 @@ static inline uint64_t fuzz_clock(void *ctx)
 	return *(uint64_t *)ctx;
 }
 
-/* How many fds this process has open: one more after an input than
- * before is a leak, a finding. */
-static inline unsigned fuzz_open_fds(void)
-{
-	GDir *d = g_dir_open("/proc/self/fd", 0, NULL);
-	unsigned n = 0;
-
-	while (d && g_dir_read_name(d))
-		n++;
-	if (d)
-		g_dir_close(d);
-	return n;
-}
-
 #endif

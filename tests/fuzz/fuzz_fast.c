@@ -42,6 +42,7 @@
 #include "kernel/uverbs.h"
 #include "lib/fast_wire.h"
 #include "lib/fd_pass.h"
+#include "lib/fds.h"
 #include "lib/timerq.h"
 #include "topologies/topo.h"
 
@@ -197,7 +198,7 @@ static void slot_write(struct client *c, const uint8_t *p, size_t n, uint8_t kin
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static bool warm;
-	unsigned fds_before = fuzz_open_fds();
+	unsigned fds_before = fds_open();
 	uint64_t now = 1;
 	struct fabric *f = topo_load_default();
 	struct timerq *tq = timerq_new(fuzz_clock, &now);
@@ -216,10 +217,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	h = umad_host_new(hw);
 	fabric_configure(f, umad_dev_port(umad_host_dev(h, 0)));
 	uv = uverbs_new(hw);
-	sysfs_build(vfs, vfs_dir(vfs, vfs->root, "infiniband"),
-		    vfs_dir(vfs, vfs->root, "infiniband_mad"), vfs_dir(vfs, vfs->root, "dev"), h);
-	sysfs_build_verbs(vfs, vfs_dir(vfs, vfs->root, "infiniband_verbs"),
-			  vfs_child(vfs->root, "dev"), uv);
+	sysfs_build_host(vfs, h, uv);
 	unlink(sock_path);
 	fp = fastpath_new(h, sock_path, NULL);
 	if (!fp)
@@ -285,9 +283,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	timerq_free(tq);
 	fabric_free(f);
 	/* GLib opens its wakeup fd once, in the first input's loop. */
-	if (warm && fuzz_open_fds() != fds_before) {
+	if (warm && fds_open() != fds_before) {
 		fprintf(stderr, "fuzz_fast: %u fds open before, %u after: a leak\n", fds_before,
-			fuzz_open_fds());
+			fds_open());
 		abort();
 	}
 	warm = true;

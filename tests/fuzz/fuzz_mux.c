@@ -23,10 +23,11 @@
 #include "tests/fuzz/fuzz.h"
 
 #include "fast/mux.h"
+#include "lib/fds.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	unsigned before = fuzz_open_fds();
+	unsigned before = fds_open();
 	int in, out, sv[2];
 
 	if (!size)
@@ -40,9 +41,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	close(sv[1]);
 	close(in);
 	close(out);
-	if (fuzz_open_fds() != before) {
+	if (fds_open() != before) {
 		fprintf(stderr, "fuzz_mux: %u fds open before, %u after: a leak\n", before,
-			fuzz_open_fds());
+			fds_open());
 		abort();
 	}
 	return 0;
