@@ -193,7 +193,7 @@ static int run_mount(struct run *r)
 		r->fs = fusefs_new(remote_vfs(r->rem), NULL);
 	} else {
 		r->vfs = vfs_new();
-		sysfs_build_host(r->vfs, r->e.host, r->e.uverbs);
+		sysfs_build_host(r->vfs, r->e.host, r->e.uverbs, r->e.ucma);
 		r->fs = fusefs_new(r->vfs, r->e.host);
 	}
 	if (ns_mount(r->fs, true, &err) < 0)

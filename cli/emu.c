@@ -283,6 +283,7 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 	 * layer, the verbs devices), as ib_core's. */
 	if (attach_nodes(e->f, e->hw, o->attach) < 0)
 		return 1;
+	e->ucma = ucma_new(e->hw);	/* first: ib_cm's agents are the kernel's */
 	e->host = umad_host_new(e->hw);
 	e->env.host = e->host;
 	e->uverbs = uverbs_new(e->hw);
@@ -334,6 +335,7 @@ void emu_teardown(struct emu *e)
 		g_ptr_array_free(e->env.scenarios, TRUE);
 	scenario_free(e->sc);
 	uverbs_free(e->uverbs);
+	ucma_free(e->ucma);
 	umad_host_free(e->host);
 	host_free(e->hw);
 	timerq_free(e->tq);

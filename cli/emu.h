@@ -13,6 +13,7 @@
 #include "ctl/scenario.h"
 #include "ctl/sockname.h"
 #include "kernel/umad.h"
+#include "kernel/ucma.h"
 #include "kernel/uverbs.h"
 #include "lib/timerq.h"
 
@@ -27,6 +28,7 @@ struct emu {
 	struct host *hw;	/* the attached CAs' ports (kernel/host.h) */
 	struct umad_host *host;	/* their MAD layer */
 	struct uverbs *uverbs;	/* the CAs as libibverbs devices */
+	struct ucma *ucma;	/* their connection manager (rdma_cm) */
 	struct ctl_env env;
 	struct ctl_server *ctl;
 	char *ctl_sock;

@@ -2,8 +2,9 @@
 /*
  * Namespace mode mounts. /dev becomes a tmpfs of symlinks into a recursive
  * bind of the old /dev (an overlay on /dev is refused in a user namespace),
- * with the host's /dev/full bound over each /dev/infiniband/uverbsN;
- * /sys/class becomes a read-only overlay of a stub (the three class dirs)
+ * with the host's /dev/full bound over each /dev/infiniband/uverbsN
+ * and over /dev/infiniband/rdma_cm (docs/rdmacm.md);
+ * /sys/class becomes a read-only overlay of a stub (the four class dirs)
  * over the real /sys/class, and /etc/libibverbs.d one of a stub that names
  * the ibemu provider (docs/verbs.md "Discovery"). Nothing is created
  * outside the namespace except a staging directory in /tmp that is removed
@@ -136,11 +137,11 @@ static int bind_uverbs(const char *ib, GError **err)
 	while (d && ret == 0 && (name = g_dir_read_name(d))) {
 		char *path;
 
-		if (!g_str_has_prefix(name, "uverbs"))
+		if (!g_str_has_prefix(name, "uverbs") && strcmp(name, "rdma_cm") != 0)
 			continue;
 		path = g_build_filename(ib, name, NULL);
 		if (mount("/dev/full", path, NULL, MS_BIND, NULL) < 0)
-			ret = fail(err, "cannot bind /dev/full over /dev/infiniband/uverbsN", errno);
+			ret = fail(err, "cannot bind /dev/full over /dev/infiniband/uverbsN or rdma_cm", errno);
 		g_free(path);
 	}
 	if (d)
@@ -230,7 +231,8 @@ out:
 
 static int build_sys_class(const char *stage, const char *fsdir, GError **err)
 {
-	static const char *const dirs[] = { "infiniband", "infiniband_mad", "infiniband_verbs" };
+	static const char *const dirs[] = { "infiniband", "infiniband_mad", "infiniband_verbs",
+					    "infiniband_ucma" };
 	char *stub = g_build_filename(stage, "stub", NULL);
 	char *opts = g_strdup_printf("lowerdir=%s:/sys/class", stub);
 	int ret = -1;

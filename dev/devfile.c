@@ -768,6 +768,8 @@ static const struct devfile_ops *ops_of(const struct vnode *v)
 	case VN_VEVENTS:
 	case VN_VEVENTS_FWD:
 		return &devfile_vevents_ops;
+	case VN_UCMA:
+		return &devfile_ucma_ops;
 	default:
 		return &none_ops;
 	}

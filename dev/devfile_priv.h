@@ -93,5 +93,7 @@ void devfile_no_poll(fuse_req_t req, struct vnode *v, struct fuse_file_info *fi,
 
 /* devfile_verbs.c: the command file and the async event file. */
 extern const struct devfile_ops devfile_vcmd_ops, devfile_vevents_ops;
+/* devfile_ucma.c: the rdma_cm command file of namespace mode. */
+extern const struct devfile_ops devfile_ucma_ops;
 
 #endif

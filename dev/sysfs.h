@@ -31,8 +31,11 @@ void sysfs_build_verbs(struct vfs *vfs, struct vnode *verbs, struct vnode *dev,
 		       struct uverbs *uv);
 /* A host's whole tree in @vfs: infiniband/, infiniband_mad/ and dev/
  * for @host's umad devices, infiniband_verbs/ for @uv's verbs devices
- * (what `run`, `start` and an attachment each serve). */
-void sysfs_build_host(struct vfs *vfs, struct umad_host *host, struct uverbs *uv);
+ * (what `run`, `start` and an attachment each serve), and with @ucma
+ * (namespace mode) infiniband_ucma/ and dev/rdma_cm for rdma_cm. */
+struct ucma;
+void sysfs_build_host(struct vfs *vfs, struct umad_host *host, struct uverbs *uv,
+		      struct ucma *ucma);
 /* uverbs<@index>/dev's text: the major:minor of /dev/infiniband/uverbs<@index>
  * as this process sees it (g_malloc'd). */
 char *sysfs_uverbs_devno(unsigned index);

@@ -11,6 +11,7 @@
 #include <sys/sysmacros.h>
 
 #include "dev/sysfs.h"
+#include "kernel/ucma.h"
 #include "kernel/uverbs.h"
 #include "lib/verbs_wire.h"
 
@@ -101,11 +102,23 @@ void sysfs_build_verbs(struct vfs *vfs, struct vnode *verbs, struct vnode *dev,
 	}
 }
 
-void sysfs_build_host(struct vfs *vfs, struct umad_host *host, struct uverbs *uv)
+void sysfs_build_host(struct vfs *vfs, struct umad_host *host, struct uverbs *uv,
+		      struct ucma *ucma)
 {
 	struct vnode *root = vfs->root, *dev = vfs_dir(vfs, root, "dev");
 
 	sysfs_build(vfs, vfs_dir(vfs, root, "infiniband"), vfs_dir(vfs, root, "infiniband_mad"),
 		    dev, host);
 	sysfs_build_verbs(vfs, vfs_dir(vfs, root, "infiniband_verbs"), dev, uv);
+	if (ucma) {
+		/* librdmacm reads class/infiniband_ucma/abi_version when
+		 * class/misc/rdma_cm has none; the command file beside it is
+		 * ours (lib/ucma_wire.h). /dev/infiniband/rdma_cm is the
+		 * host's /dev/full bound over this node (cli/nsmode.c). */
+		struct vnode *dir = vfs_dir(vfs, root, "infiniband_ucma");
+
+		vfs_attr(vfs, dir, "abi_version", show_abi, NULL, UCMA_ABI_VERSION);
+		vfs_node(vfs, dir, UCMA_WIRE_CMD, VN_UCMA, ucma);
+		vfs_node(vfs, dev, "rdma_cm", VN_UCMA, ucma);
+	}
 }

@@ -11,11 +11,11 @@
 #include <stdint.h>
 
 /* Directories, attribute files, and the device files of devfile.h: umad,
- * issm, the verbs command file and the verbs async event file; last, the
+ * issm, the verbs command file and the verbs async event file; then the
  * same files another emulator serves (their ctx a struct umad_fwd,
- * issm_fwd or verbs_fwd). */
+ * issm_fwd or verbs_fwd); last, the rdma_cm command file (a struct ucma). */
 enum vnode_kind { VN_DIR, VN_ATTR, VN_UMAD, VN_ISSM, VN_VCMD, VN_VEVENTS, VN_UMAD_FWD,
-		  VN_ISSM_FWD, VN_VCMD_FWD, VN_VEVENTS_FWD };
+		  VN_ISSM_FWD, VN_VCMD_FWD, VN_VEVENTS_FWD, VN_UCMA };
 
 struct vnode;
 typedef char *(*vnode_show)(const struct vnode *v);

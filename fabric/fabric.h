@@ -164,6 +164,9 @@ struct port {
 
 	struct port_upper upper;	/* .deliver NULL when not attached */
 	bool cable_cut;		/* link taken down by the control plane */
+	/* The IPv4 address an IPoIB interface on this CA port would have
+	 * (host order; 0: the default plan's, port_ip4() in port.h). */
+	uint32_t ip4;
 };
 
 struct switch_state {

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 
 #include "fabric/port.h"
@@ -376,4 +377,45 @@ bool port_pkey_accepts(const struct port *p, uint16_t pkey)
 		    ((p->pkeys[i] | pkey) & PKEY_FULL_MEMBER))
 			return true;
 	return false;
+}
+
+uint32_t port_ip4(const struct port *p)
+{
+	unsigned n = p->node->index + 1;
+
+	if (node_is_switch(p->node) || p->num == 0)
+		return 0;
+	if (p->ip4)
+		return p->ip4;
+	return 10u << 24 | (uint32_t)p->num << 16 | (n & 0xffff);
+}
+
+struct port *fabric_port_by_ip4(struct fabric *f, uint32_t addr)
+{
+	unsigned i, k;
+
+	for (i = 0; i < f->nodes->len; i++) {
+		struct node *n = g_ptr_array_index(f->nodes, i);
+
+		if (node_is_switch(n))
+			continue;
+		for (k = 1; k <= n->nports; k++)
+			if (port_ip4(&n->ports[k]) == addr)
+				return &n->ports[k];
+	}
+	return NULL;
+}
+
+int port_set_ip4(struct port *p, uint32_t addr)
+{
+	struct port *other;
+
+	if (addr == 0 || addr >> 24 == 127 || addr >> 28 == 0xe || addr == 0xffffffffu ||
+	    node_is_switch(p->node) || p->num == 0)
+		return -EINVAL;
+	other = fabric_port_by_ip4(p->node->fabric, addr);
+	if (other && other != p)
+		return -EEXIST;
+	p->ip4 = addr;
+	return 0;
 }

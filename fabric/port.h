@@ -23,6 +23,20 @@ void port_set_phys(struct port *p, unsigned phys);
 
 /* The control plane pulls or restores the cable at @p (both ends). */
 void port_cable_set(struct port *p, bool up);
+/*
+ * The port's IPv4 address (host order), as the connection manager maps
+ * addresses to ports (docs/rdmacm.md "Addresses"): the one set in the
+ * topology file or by `ibemu ctl`, else the default plan's
+ * 10.<port>.<n / 256>.<n % 256>, n the node's position in the fabric from
+ * 1. 0 for a switch port (no IPoIB there).
+ */
+uint32_t port_ip4(const struct port *p);
+/* The CA port that has @addr, or NULL. */
+struct port *fabric_port_by_ip4(struct fabric *f, uint32_t addr);
+/* 0, or -EINVAL for an address no port may have (0, 127/8, multicast,
+ * broadcast), -EEXIST for one another port has. */
+int port_set_ip4(struct port *p, uint32_t addr);
+
 /* Power a node off (it answers nothing; its cables go dark) or on. */
 void node_power(struct node *n, bool on);
 

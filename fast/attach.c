@@ -148,7 +148,7 @@ static void *begin(void *ctx, int pid, unsigned uid, const char *payload, size_t
 	 * (fast/fastpath_verbs.h), their port events and packets are its. */
 	a->uv = uverbs_new(a->hw);
 	a->vfs = vfs_new();
-	sysfs_build_host(a->vfs, a->r.host, a->uv);
+	sysfs_build_host(a->vfs, a->r.host, a->uv, NULL);
 	/* No socket of its own, which the host might not reach (a
 	 * container sees the one bind-mounted socket): its channels come
 	 * through this one (FAST_ADOPT). */

@@ -208,4 +208,5 @@ static __attribute__((constructor)) void ibemu_register(void)
 		return;
 	}
 	verbs_register_driver_34(&ibemu_device_ops);
+	ibemu_rdmacm_hook();
 }

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What kernel/ucma.c (the device's files, commands and events) and
+ * kernel/cma.c (addresses, routes and the CM protocol) share: the ids.
+ */
+#ifndef IBEMU_KERNEL_CMA_PRIV_H
+#define IBEMU_KERNEL_CMA_PRIV_H
+
+#include <netinet/in.h>
+#include <infiniband/ib.h>
+#include <infiniband/sa.h>
+#include <rdma/rdma_user_cm.h>
+#include <sys/socket.h>
+
+#include "fabric/fabric.h"
+#include "kernel/ucma.h"
+#include "lib/timerq.h"
+
+/* enum rdma_cm_event_type (the kernel's include/rdma/rdma_cm.h, which no
+ * uAPI header carries; librdmacm's rdma_cma.h has the same numbers). */
+enum ucma_event {
+	UCMA_EV_ADDR_RESOLVED,
+	UCMA_EV_ADDR_ERROR,
+	UCMA_EV_ROUTE_RESOLVED,
+	UCMA_EV_ROUTE_ERROR,
+	UCMA_EV_CONNECT_REQUEST,
+	UCMA_EV_CONNECT_RESPONSE,
+	UCMA_EV_CONNECT_ERROR,
+	UCMA_EV_UNREACHABLE,
+	UCMA_EV_REJECTED,
+	UCMA_EV_ESTABLISHED,
+	UCMA_EV_DISCONNECTED,
+	UCMA_EV_DEVICE_REMOVAL,
+	UCMA_EV_MULTICAST_JOIN,
+	UCMA_EV_MULTICAST_ERROR,
+	UCMA_EV_ADDR_CHANGE,
+	UCMA_EV_TIMEWAIT_EXIT,
+};
+
+/* The states of cma.c's enum rdma_cm_state that a process can tell
+ * apart, and ib_cm's that matter while a connection is made. */
+enum cma_state {
+	CMA_IDLE,
+	CMA_BOUND,		/* an address, and with it a port */
+	CMA_ADDR_RESOLVED,
+	CMA_ROUTE_RESOLVED,
+	CMA_LISTEN,
+	CMA_REQ_SENT,		/* active: REQ (or SIDR_REQ) out, waiting */
+	CMA_REP_RCVD,		/* active: CONNECT_RESPONSE given, RTU not yet */
+	CMA_REQ_RCVD,		/* passive: CONNECT_REQUEST given */
+	CMA_REP_SENT,		/* passive: REP out, waiting for the RTU */
+	CMA_ESTABLISHED,
+	CMA_DREQ_SENT,
+	CMA_DISCONNECTED,
+};
+
+/* A path as a PathRecord gives it (IBA 15.2.5.16). */
+struct cma_path {
+	uint16_t slid, dlid, pkey;
+	uint8_t sgid[16], dgid[16];
+	uint8_t sl, mtu, rate, packet_life;
+};
+
+struct cma_id {
+	struct ucma_file *file;
+	struct ucma *u;
+	uint32_t id;		/* the handle librdmacm names it by */
+	uint64_t uid;		/* librdmacm's pointer, echoed in events */
+	uint16_t ps;		/* enum rdma_ucm_port_space */
+	uint8_t qp_type;	/* IBV_QPT_RC or IBV_QPT_UD */
+	enum cma_state state;
+	struct sockaddr_storage src, dst;
+	struct port *port;	/* bound or resolved: the local CA port */
+	struct port *remote;	/* resolved: the port that has dst */
+	struct cma_path path;
+	bool has_path;
+	unsigned backlog, pending;	/* a listener's; pending: unaccepted */
+	struct cma_id *listener;	/* passive, until accepted */
+	unsigned events_reported;
+	uint8_t tos, ack_timeout;	/* SET_OPTION; ack_timeout 0: the path's */
+	bool reuseaddr, afonly;
+
+	/* The connection (ib_cm's cm_id). */
+	uint32_t local_comm_id, remote_comm_id;
+	uint64_t remote_guid;
+	uint32_t local_qpn, remote_qpn, remote_qkey;
+	uint32_t sq_psn, rq_psn;
+	uint8_t resp_res, init_depth, retry_count, rnr_retry, srq;
+	MAD_BUF(msg);		/* what is retransmitted until answered */
+	struct timer timer;
+	uint8_t wait;		/* what the timer is for (cma.c PENDING_*) */
+	unsigned resends;
+	struct timer timewait;
+};
+
+struct ucma {
+	struct host *hw;
+	GHashTable *by_comm_id;	/* local comm id -> struct cma_id * */
+	GList *listeners;	/* struct cma_id * */
+	uint32_t next_comm_id;
+	uint32_t psn_seed;
+};
+
+/* kernel/ucma.c: queue an event for @id's file (dropped past the bound:
+ * returns false). @uid_of: the listener for a CONNECT_REQUEST. */
+bool ucma_event(struct cma_id *id, uint32_t event, int status,
+		const struct rdma_ucm_event_resp *param);
+/* A new id in @file for a connection request to @listener. NULL past
+ * UCMA_IDS_MAX. */
+struct cma_id *ucma_new_conn_id(struct cma_id *listener);
+/* Destroy an id the user never saw (its request could not be given). */
+void ucma_drop_id(struct cma_id *id);
+
+/* kernel/cma.c */
+void cma_init(struct ucma *u);
+void cma_fini(struct ucma *u);
+int cma_bind(struct cma_id *id, const struct sockaddr *sa, size_t len);
+int cma_resolve_addr(struct cma_id *id, const struct sockaddr *src, size_t src_len,
+		     const struct sockaddr *dst, size_t dst_len, unsigned timeout_ms);
+int cma_resolve_route(struct cma_id *id, unsigned timeout_ms);
+int cma_listen(struct cma_id *id, unsigned backlog);
+int cma_connect(struct cma_id *id, const struct rdma_ucm_conn_param *cp);
+int cma_accept(struct cma_id *id, const struct rdma_ucm_conn_param *cp, bool user);
+int cma_reject(struct cma_id *id, const uint8_t *priv, uint8_t len, uint8_t reason);
+int cma_disconnect(struct cma_id *id);
+int cma_init_qp_attr(struct cma_id *id, unsigned state, struct ib_uverbs_qp_attr *a);
+/* The id goes: tell its peer as ib_cm's destroy does, forget it. */
+void cma_destroy(struct cma_id *id);
+/* Class 0x07 MADs that reach @port. */
+enum upper_verdict cma_deliver(struct ucma *u, struct port *port, const struct mad_pkt *pkt);
+/* IB GID of @p (its subnet prefix and port GUID), as the GID table's 0. */
+void cma_port_gid(const struct port *p, uint8_t gid[16]);
+/* The P_Key table index of @pkey at @p (full or limited member), or -1. */
+int cma_pkey_index(const struct port *p, uint16_t pkey);
+
+#endif
