@@ -881,6 +881,8 @@ static void disconnected(struct cma_id *id)
 
 int cma_disconnect(struct cma_id *id)
 {
+	if (id->qp_type == IBV_QPT_UD)
+		return -EINVAL;	/* no connection to end */
 	switch (id->state) {
 	case CMA_ESTABLISHED:
 	case CMA_REP_RCVD:
@@ -903,25 +905,21 @@ void cma_destroy(struct cma_id *id)
 	disarm(id);
 	if (id->timewait.fn)
 		timerq_cancel(tq(id->u), &id->timewait);
-	switch (id->state) {
+	switch (id->qp_type == IBV_QPT_UD && id->state != CMA_LISTEN ? CMA_IDLE : id->state) {
 	case CMA_ESTABLISHED:
 	case CMA_REP_RCVD:
 		build_dreq(id, m);
 		cm_send(id, m);
 		break;
 	case CMA_REQ_SENT:
-		if (id->qp_type != IBV_QPT_UD) {
-			build_rej(id, m, 0, CM_REJ_TIMEOUT, NULL, 0);
-			cm_send(id, m);
-		}
+		build_rej(id, m, 0, CM_REJ_TIMEOUT, NULL, 0);
+		cm_send(id, m);
 		break;
 	case CMA_REQ_RCVD:
 	case CMA_REP_SENT:
-		if (id->qp_type != IBV_QPT_UD) {
-			build_rej(id, m, id->state == CMA_REP_SENT ? 1 : 0,
-				  CM_REJ_CONSUMER_DEFINED, NULL, 0);
-			cm_send(id, m);
-		}
+		build_rej(id, m, id->state == CMA_REP_SENT ? 1 : 0, CM_REJ_CONSUMER_DEFINED,
+			  NULL, 0);
+		cm_send(id, m);
 		break;
 	case CMA_LISTEN:
 		id->u->listeners = g_list_remove(id->u->listeners, id);

@@ -232,8 +232,7 @@ void ucma_release(struct ucma_file *f)
 	g_hash_table_iter_init(&it, f->ids);
 	while (g_hash_table_iter_next(&it, NULL, &v))
 		((struct cma_id *)v)->listener = NULL;
-	g_queue_free_full(&f->events, g_free);
-	g_queue_init(&f->events);
+	g_queue_clear_full(&f->events, g_free);
 	g_hash_table_destroy(f->ids);
 	g_free(f);
 }
