@@ -100,6 +100,12 @@ static void ioctl_ucma(fuse_req_t req, struct vnode *v, unsigned int cmd,
 	struct ucma_wire_cmd *w;
 	struct ucma_answer a;
 
+	if (cmd == UCMA_IOC_TOKEN) {
+		uint64_t token = ucma_file_token(uf->f);
+
+		fuse_reply_ioctl(req, 0, &token, MIN(out_bufsz, sizeof(token)));
+		return;
+	}
 	if (cmd != UCMA_IOC_CMD) {
 		fuse_reply_err(req, ENOTTY);
 		return;
@@ -109,7 +115,7 @@ static void ioctl_ucma(fuse_req_t req, struct vnode *v, unsigned int cmd,
 		return;
 	}
 	w = g_memdup2(in_buf, sizeof(*w));
-	ucma_command(uf->f, w->buf, MIN(w->len, sizeof(w->buf)), &a);
+	ucma_command_from(uf->f, w->buf, MIN(w->len, sizeof(w->buf)), w->from_token, &a);
 	w->ret = (int32_t)a.ret;
 	w->resp_addr = a.resp_addr;
 	w->resp_len = (uint32_t)a.resp_len;

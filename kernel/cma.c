@@ -586,6 +586,8 @@ int cma_listen(struct cma_id *id, unsigned backlog)
 {
 	GList *l;
 
+	g_debug("rdma_cm: listen ps 0x%x family %u port %u", id->ps, id->src.ss_family,
+		sa_port(&id->src));
 	if (id->state == CMA_IDLE) {
 		struct sockaddr_in any = { .sin_family = AF_INET };
 		int r = cma_bind(id, (struct sockaddr *)&any, sizeof(any));
@@ -680,6 +682,8 @@ static void take_req(struct ucma *u, struct port *port, const struct mad_pkt *pk
 		return;
 	l = find_listener(u, port, (uint16_t)(sid >> 16), (uint16_t)sid);
 	if (!l || (sid >> 32)) {
+		g_debug("rdma_cm: REQ for service 0x%016" G_GINT64_MODIFIER "x at %s/%u: no listener",
+			sid, port->node->id, port->num);
 		reject_req(u, port, pkt, CM_REJ_INVALID_SERVICE_ID);
 		return;
 	}

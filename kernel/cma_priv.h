@@ -99,6 +99,11 @@ struct ucma {
 	GList *listeners;	/* struct cma_id * */
 	uint32_t next_comm_id;
 	uint32_t psn_seed;
+	/* Id handles are unique across the files (MIGRATE_ID keeps them, as
+	 * the kernel's global ctx table does). */
+	uint32_t next_id;
+	GHashTable *files;	/* token -> struct ucma_file * */
+	uint64_t next_token;
 };
 
 /* kernel/ucma.c: queue an event for @id's file (dropped past the bound:

@@ -18,8 +18,8 @@
 
 struct ucma_file {
 	struct ucma *u;
+	uint64_t token;
 	GHashTable *ids;	/* handle -> struct cma_id *, owned */
-	uint32_t next_id;
 	GQueue events;		/* struct cma_event * */
 	bool said_full;
 	void (*wakeup)(void *);
@@ -43,6 +43,7 @@ struct ucma *ucma_new(struct host *h)
 	struct ucma *u = g_new0(struct ucma, 1);
 
 	u->hw = h;
+	u->files = g_hash_table_new(g_int64_hash, g_int64_equal);
 	cma_init(u);
 	host_register_client(h, &ucma_client, u);
 	return u;
@@ -54,6 +55,7 @@ void ucma_free(struct ucma *u)
 		return;
 	host_unregister_client(u->hw, &ucma_client, u);
 	cma_fini(u);
+	g_hash_table_destroy(u->files);
 	g_free(u);
 }
 
@@ -76,8 +78,10 @@ static struct cma_id *alloc_id(struct ucma_file *f)
 	id = g_new0(struct cma_id, 1);
 	id->file = f;
 	id->u = f->u;
+	/* 2^32 handles: a file that makes one a microsecond wraps in an
+	 * hour, and then skips the ones still held here. */
 	do
-		id->id = f->next_id++;
+		id->id = f->u->next_id++;
 	while (g_hash_table_contains(f->ids, GUINT_TO_POINTER(id->id)));
 	g_hash_table_insert(f->ids, GUINT_TO_POINTER(id->id), id);
 	return id;
@@ -218,6 +222,8 @@ struct ucma_file *ucma_open(struct ucma *u)
 	struct ucma_file *f = g_new0(struct ucma_file, 1);
 
 	f->u = u;
+	f->token = ++u->next_token;
+	g_hash_table_insert(u->files, &f->token, f);
 	f->ids = g_hash_table_new_full(NULL, NULL, NULL, free_id);
 	g_queue_init(&f->events);
 	return f;
@@ -234,6 +240,7 @@ void ucma_release(struct ucma_file *f)
 		((struct cma_id *)v)->listener = NULL;
 	g_queue_clear_full(&f->events, g_free);
 	g_hash_table_destroy(f->ids);
+	g_hash_table_remove(f->u->files, &f->token);
 	g_free(f);
 }
 
@@ -241,6 +248,7 @@ void ucma_release(struct ucma_file *f)
 
 struct cmd_ctx {
 	struct ucma_file *f;
+	uint64_t from_token;	/* MIGRATE_ID's other file */
 	const uint8_t *in;	/* the body */
 	size_t in_len;		/* as the header says, checked against what came */
 	size_t out_len;		/* room at the response pointer */
@@ -636,6 +644,43 @@ static int cmd_notify(struct cmd_ctx *c)
 	return get_id(c, cmd.id) ? 0 : -ENOENT;
 }
 
+/* ucma_migrate_id(): the id, and its unread events, move to this file. */
+static int cmd_migrate_id(struct cmd_ctx *c)
+{
+	BODY(c, struct rdma_ucm_migrate_id, cmd);
+	struct rdma_ucm_migrate_resp resp = { 0 };
+	struct ucma_file *from = g_hash_table_lookup(c->f->u->files, &c->from_token);
+	struct cma_id *id;
+	GList *l;
+
+	if (!from)
+		return -EINVAL;	/* not an rdma_cm file */
+	id = g_hash_table_lookup(from->ids, GUINT_TO_POINTER(cmd.id));
+	if (!id)
+		return -ENOENT;
+	if (from != c->f) {
+		if (g_hash_table_size(c->f->ids) >= UCMA_IDS_MAX)
+			return -ENOMEM;
+		g_hash_table_steal(from->ids, GUINT_TO_POINTER(id->id));
+		g_hash_table_insert(c->f->ids, GUINT_TO_POINTER(id->id), id);
+		id->file = c->f;
+		for (l = from->events.head; l;) {
+			GList *next = l->next;
+
+			if (((struct cma_event *)l->data)->id == id) {
+				g_queue_push_tail(&c->f->events, l->data);
+				g_queue_delete_link(&from->events, l);
+			}
+			l = next;
+		}
+		if (c->f->events.length && c->f->wakeup)
+			c->f->wakeup(c->f->wakeup_ctx);
+	}
+	resp.events_reported = id->events_reported;
+	respond(c, cmd.response, &resp, sizeof(resp));
+	return 0;
+}
+
 static int cmd_unsupported(struct cmd_ctx *c)
 {
 	(void)c;
@@ -668,18 +713,29 @@ static const struct {
 	[RDMA_USER_CM_CMD_NOTIFY] = { cmd_notify, sizeof(struct rdma_ucm_notify) },
 	[RDMA_USER_CM_CMD_JOIN_IP_MCAST] = { cmd_unsupported, 0 },
 	[RDMA_USER_CM_CMD_LEAVE_MCAST] = { cmd_unsupported, 0 },
-	[RDMA_USER_CM_CMD_MIGRATE_ID] = { cmd_unsupported, 0 },
+	[RDMA_USER_CM_CMD_MIGRATE_ID] = { cmd_migrate_id, sizeof(struct rdma_ucm_migrate_id) },
 	[RDMA_USER_CM_CMD_QUERY] = { cmd_query, sizeof(struct rdma_ucm_query) },
 	[RDMA_USER_CM_CMD_BIND] = { cmd_bind, sizeof(struct rdma_ucm_bind) },
 	[RDMA_USER_CM_CMD_RESOLVE_ADDR] = { cmd_resolve_addr, sizeof(struct rdma_ucm_resolve_addr) },
 	[RDMA_USER_CM_CMD_JOIN_MCAST] = { cmd_unsupported, 0 },
 };
 
+uint64_t ucma_file_token(const struct ucma_file *f)
+{
+	return f->token;
+}
+
 void ucma_command(struct ucma_file *f, const void *buf, size_t len, struct ucma_answer *a)
+{
+	ucma_command_from(f, buf, len, 0, a);
+}
+
+void ucma_command_from(struct ucma_file *f, const void *buf, size_t len, uint64_t from_token,
+		       struct ucma_answer *a)
 {
 	struct rdma_ucm_cmd_hdr hdr;
 	uint8_t body[UCMA_WIRE_MAX] = { 0 };
-	struct cmd_ctx c = { .f = f, .in = body, .a = a };
+	struct cmd_ctx c = { .f = f, .from_token = from_token, .in = body, .a = a };
 	int r;
 
 	memset(a, 0, offsetof(struct ucma_answer, resp));

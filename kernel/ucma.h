@@ -62,6 +62,11 @@ struct ucma_answer {
 /* One write of librdmacm's: struct rdma_ucm_cmd_hdr and its body. GET_EVENT
  * is not served here (the front-end reads an event, below): EINVAL. */
 void ucma_command(struct ucma_file *f, const void *buf, size_t len, struct ucma_answer *a);
+/* What names @f to MIGRATE_ID: the front-end puts the token of the file
+ * the caller's fd names in @from_token of ucma_command_from(). */
+uint64_t ucma_file_token(const struct ucma_file *f);
+void ucma_command_from(struct ucma_file *f, const void *buf, size_t len, uint64_t from_token,
+		       struct ucma_answer *a);
 /* One struct rdma_ucm_event_resp into @buf (which holds at least its
  * size): the size, or -EAGAIN when none is queued. */
 ssize_t ucma_read_event(struct ucma_file *f, void *buf, size_t count);

@@ -18,6 +18,8 @@
  *          what write() returns
  *   read   one struct rdma_ucm_event_resp (GET_EVENT's answer); blocks
  *          while none is queued, EAGAIN with O_NONBLOCK
+ *   ioctl  UCMA_IOC_TOKEN: a number naming this open, which MIGRATE_ID
+ *          takes in place of the fd the caller wrote
  *   poll   POLLIN while an event is queued, as the kernel's ucma_poll
  *
  * The file is absent in CUSE mode, where /dev/infiniband/rdma_cm is a
@@ -40,6 +42,10 @@
 struct ucma_wire_cmd {
 	/* in */
 	uint32_t len;		/* bytes of buf[] the caller wrote */
+	uint32_t reserved0;
+	/* MIGRATE_ID names the file it takes an id from by an fd of the
+	 * caller's: the provider gives that file's token here. */
+	uint64_t from_token;
 	/* out */
 	int32_t ret;		/* what write() returns: len, or -errno */
 	uint64_t resp_addr;	/* where the answer goes in the caller */
@@ -50,5 +56,7 @@ struct ucma_wire_cmd {
 
 #define UCMA_IOC_MAGIC		0xec
 #define UCMA_IOC_CMD		_IOWR(UCMA_IOC_MAGIC, 1, struct ucma_wire_cmd)
+/* The open file's token (for MIGRATE_ID, above). */
+#define UCMA_IOC_TOKEN		_IOR(UCMA_IOC_MAGIC, 2, uint64_t)
 
 #endif

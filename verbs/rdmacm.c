@@ -49,6 +49,7 @@ static struct {
 	int fd;
 	dev_t dev;
 	ino_t ino;
+	uint64_t token;		/* the daemon's name for the open (MIGRATE_ID) */
 } fds[FDS_MAX];
 static pthread_mutex_t fds_lock = PTHREAD_MUTEX_INITIALIZER;
 static char cmd_path[4096];
@@ -56,19 +57,36 @@ static char cmd_path[4096];
 static void fds_add(int fd)
 {
 	struct stat st;
+	uint64_t token = 0;
 	unsigned i;
 
 	if (fstat(fd, &st) < 0)
 		return;
+	ioctl(fd, UCMA_IOC_TOKEN, &token);
 	pthread_mutex_lock(&fds_lock);
 	for (i = 0; i < FDS_MAX; i++)
 		if (fds[i].fd <= 0) {
 			fds[i].fd = fd + 1;	/* 0: free */
 			fds[i].dev = st.st_dev;
 			fds[i].ino = st.st_ino;
+			fds[i].token = token;
 			break;
 		}
 	pthread_mutex_unlock(&fds_lock);
+}
+
+/* The token of @fd if it is one of ours, else 0. */
+static uint64_t fds_token(int fd)
+{
+	uint64_t token = 0;
+	unsigned i;
+
+	pthread_mutex_lock(&fds_lock);
+	for (i = 0; i < FDS_MAX; i++)
+		if (fds[i].fd == fd + 1)
+			token = fds[i].token;
+	pthread_mutex_unlock(&fds_lock);
+	return token;
 }
 
 static bool fds_has(int fd, bool forget)
@@ -206,6 +224,13 @@ static ssize_t hook_write(int fd, const void *buf, size_t count)
 	memset(&w, 0, offsetof(struct ucma_wire_cmd, buf));
 	w.len = (uint32_t)(count < sizeof(w.buf) ? count : sizeof(w.buf));
 	memcpy(w.buf, buf, w.len);
+	if (hdr.cmd == RDMA_USER_CM_CMD_MIGRATE_ID && count >= sizeof(hdr) + sizeof(struct rdma_ucm_migrate_id)) {
+		struct rdma_ucm_migrate_id m;
+
+		memcpy(&m, (const char *)buf + sizeof(hdr), sizeof(m));
+		if (fds_has((int)m.fd, false))
+			w.from_token = fds_token((int)m.fd);
+	}
 	if (ioctl(fd, UCMA_IOC_CMD, &w) < 0)
 		return -1;
 	if (w.resp_len && put_user(w.resp_addr, w.buf, w.resp_len) < 0) {
