@@ -1,0 +1,109 @@
+#!/bin/bash
+# The connection manager (#37): rdmacm-utils and perftest -R, unmodified,
+# between two attached CAs of the default fabric (host1 = 10.1.0.3 on
+# ibemu0, host2 = 10.1.0.4 on ibemu1, the default address plan), on a
+# --configured fabric and after opensm; a capture that tshark decodes as
+# the CM's REQ, REP, RTU, DREQ and DREP; a request nobody listens for is
+# rejected, an address nobody has is an ADDR_ERROR.
+. "$(dirname "$0")/lib.sh"
+export W="$WORK"
+
+cat >"$WORK/cm.sh" <<'SCRIPT'
+set -u
+. "$INSIDE"
+S=10.1.0.3 C=10.1.0.4
+# client NAME CMD...: run a client until it connects (its server may not
+# be listening yet: the REQ is rejected and the client ends), at most 10 s.
+client() {
+	local name=$1 n=0
+	shift
+	until timeout 30 "$@" >"$W/$name.out" 2>&1; do
+		n=$((n + 1))
+		[ $n -ge 100 ] && break
+		timeout 0.1 tail -f /dev/null
+	done
+	sed "s/^/$name: /" "$W/$name.out"
+}
+server() {
+	local name=$1
+	shift
+	timeout 60 "$@" >"$W/$name-server.out" 2>&1 &
+}
+server_done() {
+	wait $!
+	echo "$1 server rc=$?"
+	sed "s/^/$1 server: /" "$W/$1-server.out"
+}
+server rping rping -s -a $S -C 20 -V
+client rping rping -c -I $C -a $S -C 20 -v -V
+server_done rping
+server ucmatose ucmatose -c 4 -C 10
+client ucmatose ucmatose -s $S -b $C -c 4 -C 10
+server_done ucmatose
+server udaddy udaddy -c 2 -C 5
+client udaddy udaddy -s $S -b $C -c 2 -C 5
+server_done udaddy
+server rdma_server rdma_server -s $S
+client rdma_client rdma_client -s $S
+server_done rdma_server
+head -c 300000 /dev/urandom >"$W/src.bin"
+server rcopy sh -c "cd $W/rx && rcopy"
+mkdir -p "$W/rx"
+client rcopy rcopy "$W/src.bin" $S:"$W/rx/dst.bin"
+server_done rcopy
+cmp "$W/src.bin" "$W/rx/dst.bin" && echo "rcopy: same bytes"
+server cmtime cmtime -c 10
+client cmtime cmtime -s $S -b $C -c 10
+kill $!	# its server serves until stopped
+server send_bw ib_send_bw -R -d ibemu0 -n 100
+client send_bw ib_send_bw -R -d ibemu1 -n 100 $S
+server_done send_bw
+# Nobody listens on port 7000: the REQ is rejected (IBA reason 8).
+timeout 30 rping -c -I $C -a $S -p 7000 -C 1 2>&1 | sed 's/^/nolisten: /'
+# Nobody has 10.1.9.9: address resolution times out.
+timeout 30 rping -c -a 10.1.9.9 -C 1 2>&1 | sed 's/^/noaddr: /'
+SCRIPT
+
+ibemu_run -c -a host1 -a host2 --capture "$WORK/cm.pcap" -- bash "$WORK/cm.sh"
+expect_rc 0 "the --configured run"
+expect_line "rping: ping data: rdma-ping-19" "rping -c -V: 20 pings, data verified"
+expect_line "rping server rc=0" "rping -s ends well"
+expect_line "ucmatose: return status 0" "ucmatose: four connections, data, disconnect"
+expect_line "ucmatose server: return status 0" "ucmatose's server too"
+expect_line "udaddy: return status 0" "udaddy: SIDR and UD data"
+expect_line "udaddy server: return status 0" "udaddy's server too"
+expect_line "rdma_client: rdma_client: end 0" "rdma_client (synchronous ids, MIGRATE_ID)"
+expect_line "rdma_server server: rdma_server: end 0" "rdma_server"
+expect_line "rcopy: same bytes" "rcopy (rsockets) copies a file"
+expect_match "^cmtime: connect +:" "cmtime connects and disconnects"
+expect_line "send_bw:  Data ex. method : rdma_cm" "ib_send_bw -R connects through rdma_cm"
+expect_match "^send_bw: +65536 +100 " "and moves its data"
+expect_match "^nolisten: .*(REJECTED|refused)" "a REQ for a port nobody listens on is rejected"
+expect_match "^noaddr: .*ADDR_ERROR" "an address nobody has: ADDR_ERROR"
+tshark -r "$WORK/cm.pcap" -T fields -e infiniband.mad.attributeid 2>/dev/null | sort | uniq -c >"$WORK/attrs"
+for a in 0x0010 0x0013 0x0014 0x0015 0x0016 0x0017 0x0018 0x0012; do
+	grep -q " $a\$" "$WORK/attrs" && pass "the capture has CM attribute $a" ||
+		{ fail "no CM attribute $a in the capture"; cat "$WORK/attrs"; }
+done
+tshark -r "$WORK/cm.pcap" 2>/dev/null | grep -m1 'CM: ConnectRequest' >"$WORK/out"
+expect_line "CM: ConnectRequest" "tshark decodes the REQ"
+
+# After opensm: the LIDs are the SM's.
+cat >"$WORK/sm.sh" <<'SCRIPT'
+set -u
+. "$INSIDE"
+start_opensm
+timeout 60 rping -s -a 10.1.0.3 -C 5 -V >"$W/s.out" 2>&1 &
+n=0
+until timeout 30 rping -c -I 10.1.0.4 -a 10.1.0.3 -C 5 -v -V >"$W/c.out" 2>&1; do
+	n=$((n + 1)); [ $n -ge 100 ] && break; timeout 0.1 tail -f /dev/null
+done
+cat "$W/c.out"
+wait $!; echo "server rc=$?"
+kill $osm
+SCRIPT
+ibemu_run -a host1 -a host2 -- bash "$WORK/sm.sh"
+expect_rc 0 "the run with opensm"
+expect_line "ping data: rdma-ping-4" "rping after opensm"
+expect_line "server rc=0" "and its server"
+finish
