@@ -235,6 +235,7 @@ static void disarm(struct cma_id *id)
 {
 	if (id->timer.fn)
 		timerq_cancel(tq(id->u), &id->timer);
+	id->wait = PENDING_NONE;
 }
 
 /* The local port for a destination when the id has none: the destination
@@ -392,10 +393,12 @@ static void cm_send(struct cma_id *id, const uint8_t *m)
  * max_cm_retries). */
 static void cm_send_reliable(struct cma_id *id)
 {
+	/* Armed first: the answer can come before cm_send returns (the
+	 * fabric delivers as it sends) and disarm it. */
 	id->wait = PENDING_MAD;
 	id->resends = 0;
-	cm_send(id, id->msg);
 	arm(id, cm_timeout_us(id));
+	cm_send(id, id->msg);
 }
 
 static uint32_t new_comm_id(struct cma_id *id)
@@ -948,9 +951,11 @@ static void id_timer(struct timer *t, void *ctx)
 		ucma_event(id, UCMA_EV_ADDR_ERROR, -ETIMEDOUT, NULL);
 		return;
 	}
+	if (id->wait != PENDING_MAD)
+		return;
 	if (id->resends++ < CM_MAX_RETRIES) {
-		cm_send(id, id->msg);
 		arm(id, cm_timeout_us(id));
+		cm_send(id, id->msg);
 		return;
 	}
 	id->wait = PENDING_NONE;

@@ -22,6 +22,7 @@
 #define IBEMU_MAX_WR		4096
 #define IBEMU_MAX_CQE		65535
 #define IBEMU_MAX_INLINE	512
+#define IBEMU_MIN_INLINE	64	/* every QP's, whatever it asked */
 #define IBEMU_MAX_RD_ATOM	16
 /* UD receive buffers start with room for a GRH (IBA 11.4.1.2). */
 #define IBEMU_GRH_BYTES		40

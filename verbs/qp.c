@@ -84,6 +84,12 @@ struct ibv_qp *ibemu_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	qp->cap = attr->cap;
 	if (attr->srq)
 		qp->cap.max_recv_wr = qp->cap.max_recv_sge = 0;
+	/* A send WQE has room for some inline data whatever was asked, and
+	 * the caps given back say how much, as mlx4's and mlx5's do
+	 * (rdma_xclient sends 16 bytes inline from a QP that asked none). */
+	if (qp->cap.max_inline_data < IBEMU_MIN_INLINE)
+		qp->cap.max_inline_data = IBEMU_MIN_INLINE;
+	attr->cap.max_inline_data = qp->cap.max_inline_data;
 	/* One slot more than asked: a full ring is never empty. */
 	qp->sq_size = qp->cap.max_send_wr + 1;
 	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));

@@ -4,13 +4,12 @@
 # ibemu0, host2 = 10.1.0.4 on ibemu1, the default address plan), on a
 # --configured fabric and after opensm; a capture that tshark decodes as
 # the CM's REQ, REP, RTU, DREQ and DREP; a request nobody listens for is
-# rejected, an address nobody has is an ADDR_ERROR.
+# rejected, an address nobody has is an ADDR_ERROR. rsockets (rstream,
+# riostream, rcopy), rdma_x* and perftest -R in a second run.
 . "$(dirname "$0")/lib.sh"
 export W="$WORK"
 
-cat >"$WORK/cm.sh" <<'SCRIPT'
-set -u
-. "$INSIDE"
+cat >"$WORK/pairs.sh" <<'SCRIPT'
 S=10.1.0.3 C=10.1.0.4
 # client NAME CMD...: run a client until it connects (its server may not
 # be listening yet: the REQ is rejected and the client ends), at most 10 s.
@@ -34,6 +33,12 @@ server_done() {
 	echo "$1 server rc=$?"
 	sed "s/^/$1 server: /" "$W/$1-server.out"
 }
+SCRIPT
+
+cat >"$WORK/cm.sh" <<'SCRIPT'
+set -u
+. "$INSIDE"
+. "$W/pairs.sh"
 server rping rping -s -a $S -C 20 -V
 client rping rping -c -I $C -a $S -C 20 -v -V
 server_done rping
@@ -47,17 +52,14 @@ server rdma_server rdma_server -s $S
 client rdma_client rdma_client -s $S
 server_done rdma_server
 head -c 300000 /dev/urandom >"$W/src.bin"
-server rcopy sh -c "cd $W/rx && rcopy"
 mkdir -p "$W/rx"
+server rcopy sh -c "cd $W/rx && rcopy"
 client rcopy rcopy "$W/src.bin" $S:"$W/rx/dst.bin"
 server_done rcopy
 cmp "$W/src.bin" "$W/rx/dst.bin" && echo "rcopy: same bytes"
 server cmtime cmtime -c 10
 client cmtime cmtime -s $S -b $C -c 10
 kill $!	# its server serves until stopped
-server send_bw ib_send_bw -R -d ibemu0 -n 100
-client send_bw ib_send_bw -R -d ibemu1 -n 100 $S
-server_done send_bw
 # Nobody listens on port 7000: the REQ is rejected (IBA reason 8).
 timeout 30 rping -c -I $C -a $S -p 7000 -C 1 2>&1 | sed 's/^/nolisten: /'
 # Nobody has 10.1.9.9: address resolution times out.
@@ -76,8 +78,6 @@ expect_line "rdma_client: rdma_client: end 0" "rdma_client (synchronous ids, MIG
 expect_line "rdma_server server: rdma_server: end 0" "rdma_server"
 expect_line "rcopy: same bytes" "rcopy (rsockets) copies a file"
 expect_match "^cmtime: connect +:" "cmtime connects and disconnects"
-expect_line "send_bw:  Data ex. method : rdma_cm" "ib_send_bw -R connects through rdma_cm"
-expect_match "^send_bw: +65536 +100 " "and moves its data"
 expect_match "^nolisten: .*(REJECTED|refused)" "a REQ for a port nobody listens on is rejected"
 expect_match "^noaddr: .*ADDR_ERROR" "an address nobody has: ADDR_ERROR"
 tshark -r "$WORK/cm.pcap" -T fields -e infiniband.mad.attributeid 2>/dev/null | sort | uniq -c >"$WORK/attrs"
@@ -87,6 +87,45 @@ for a in 0x0010 0x0013 0x0014 0x0015 0x0016 0x0017 0x0018 0x0012; do
 done
 tshark -r "$WORK/cm.pcap" 2>/dev/null | grep -m1 'CM: ConnectRequest' >"$WORK/out"
 expect_line "CM: ConnectRequest" "tshark decodes the REQ"
+
+# rsockets, rdma_x*, perftest -R.
+cat >"$WORK/more.sh" <<'SCRIPT'
+set -u
+. "$INSIDE"
+. "$W/pairs.sh"
+server rdma_xserver rdma_xserver -c r
+client rdma_xclient rdma_xclient -s $S -c r
+server_done rdma_xserver
+for t in "" "-T b" "-T n" "-T v"; do
+	server rstream rstream $t -S 4096 -C 50
+	client rstream rstream -s $S $t -S 4096 -C 50
+	server_done rstream
+done
+server riostream riostream -S 4096 -C 50
+client riostream riostream -s $S -S 4096 -C 50
+server_done riostream
+server send_bw ib_send_bw -R -d ibemu0 -n 100
+client send_bw ib_send_bw -R -d ibemu1 -n 100 $S
+server_done send_bw
+server write_lat ib_write_lat -R -d ibemu0 -n 100
+client write_lat ib_write_lat -R -d ibemu1 -n 100 $S
+server_done write_lat
+server read_bw ib_read_bw -R -d ibemu0 -n 100
+client read_bw ib_read_bw -R -d ibemu1 -n 100 $S
+server_done read_bw
+SCRIPT
+ibemu_run -c -a host1 -a host2 -- bash "$WORK/more.sh"
+expect_rc 0 "the second --configured run"
+expect_line "rdma_xclient: rdma_xclient: end 0" "rdma_xclient -c r"
+expect_line "rdma_xserver server: rdma_xserver: end 0" "rdma_xserver -c r"
+[ "$(grep -cE '^rstream: custom +4k +50 ' "$WORK/out")" = 4 ] &&
+	pass "rstream (rsockets), blocking, non-blocking and verifying" ||
+	fail "rstream: $(grep -c '^rstream: custom' "$WORK/out") of 4 runs"
+expect_match "^riostream: custom +4k +50 " "riostream (rsockets' riowrite)"
+expect_line "send_bw:  Data ex. method : rdma_cm" "ib_send_bw -R connects through rdma_cm"
+expect_match "^send_bw: +65536 +100 " "and moves its data"
+expect_match "^write_lat: +2 +100 " "ib_write_lat -R"
+expect_match "^read_bw: +65536 +100 " "ib_read_bw -R"
 
 # After opensm: the LIDs are the SM's.
 cat >"$WORK/sm.sh" <<'SCRIPT'

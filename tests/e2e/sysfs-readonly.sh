@@ -25,5 +25,5 @@ expect_rc 0 "the run"
 expect_no_line "ALLOWED" "every change is refused"
 [ "$(grep -c '^refused: ' "$WORK/out")" = 11 ] && pass "all 11 attempts" || fail "refusals: $(grep -c '^refused: ' "$WORK/out")"
 expect_line "lid now 0x0, abi 5" "values unchanged"
-expect_line "umad0 still: issm0 issm1 umad0 umad1 " "device files unchanged"
+expect_line "umad0 still: issm0 issm1 rdma_cm umad0 umad1 uverbs0 " "device files unchanged"
 finish
