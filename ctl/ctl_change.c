@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Control commands that change the fabric: link, port enable/disable,
- * guid, lid, node, counters, scenario (ctl_cmd.h). Each change goes to the
+ * guid, lid, addr, node, counters, scenario (ctl_cmd.h). Each change goes to the
  * event log, so a run's log says what was done to it and when.
  */
 #include "config.h"
 
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
 #include <string.h>
 
 #include "ctl/ctl_cmd.h"
@@ -99,6 +102,31 @@ int ctl_lid(struct ctl_call *c)
 		return -1;
 	port_set_lid(p, (uint16_t)lid, (uint8_t)lmc);
 	return done(c, "lid %s %" G_GUINT64_FORMAT " lmc %" G_GUINT64_FORMAT, c->arg[0], lid, lmc);
+}
+
+/* The address rdma_cm resolves to this port from now on (docs/rdmacm.md
+ * "Addresses"); connections made already keep theirs. */
+int ctl_addr(struct ctl_call *c)
+{
+	struct port *p = ctl_arg_port(c, 0), *o;
+	struct in_addr a;
+	int r;
+
+	if (!p)
+		return -1;
+	if (inet_pton(AF_INET, c->arg[1], &a) != 1)
+		return ctl_fail(c, "bad address \"%s\" (A.B.C.D)", c->arg[1]);
+	if (node_is_switch(p->node))
+		return ctl_fail(c, "%s is a switch port: only CA and router ports have addresses",
+				c->arg[0]);
+	o = fabric_port_by_ip4(p->node->fabric, be32toh(a.s_addr));
+	r = port_set_ip4(p, be32toh(a.s_addr));
+	if (r == -EEXIST)
+		return ctl_fail(c, "%s is %s/%u's already", c->arg[1], o->node->id, o->num);
+	if (r < 0)
+		return ctl_fail(c, "%s: not an address a port may have (0, loopback, multicast, broadcast)",
+				c->arg[1]);
+	return done(c, "addr %s %s", c->arg[0], c->arg[1]);
 }
 
 int ctl_node(struct ctl_call *c)

@@ -92,6 +92,7 @@ int ctl_link(struct ctl_call *c);	/* ctl_change.c */
 int ctl_port_phys(struct ctl_call *c);
 int ctl_guid(struct ctl_call *c);
 int ctl_lid(struct ctl_call *c);
+int ctl_addr(struct ctl_call *c);
 int ctl_node(struct ctl_call *c);
 int ctl_counters(struct ctl_call *c);
 int ctl_scenario(struct ctl_call *c);

@@ -41,6 +41,8 @@ static const struct ctl_cmd commands[] = {
 	  "change a node's GUID, or a CA port's", ctl_guid },
 	{ "lid", NULL, "NODE/PORT LID [LMC]", 2, 3, NULL, false,
 	  "set a port's LID and LMC as an SM would", ctl_lid },
+	{ "addr", NULL, "NODE/PORT A.B.C.D", 2, 2, NULL, false,
+	  "set a CA port's IPv4 address (rdma_cm)", ctl_addr },
 	{ "node", "off", "NODE", 1, 1, NULL, false, "power a node off: its links go down",
 	  ctl_node },
 	{ "node", "on", "NODE", 1, 1, NULL, false, "power it on again", ctl_node },

@@ -235,10 +235,15 @@ int ctl_port(struct ctl_call *c)
 {
 	struct port *p = ctl_arg_port(c, 0), *ip;
 	JsonBuilder *b = c->json;
-	char guid[19], name[80], remote[80] = "-";
+	char guid[19], name[80], remote[80] = "-", addr[16] = "";
+	uint32_t a;
 
 	if (!p)
 		return -1;
+	/* The address rdma_cm gives the port (CA and router ports). */
+	a = port_ip4(p);
+	g_snprintf(addr, sizeof(addr), "%u.%u.%u.%u", a >> 24, a >> 16 & 0xff, a >> 8 & 0xff,
+		   a & 0xff);
 	ip = port_mgmt(p);
 	g_snprintf(guid, sizeof(guid), "0x%016" G_GINT64_MODIFIER "x", p->guid);
 	g_snprintf(name, sizeof(name), "%s/%u", p->node->id, p->num);
@@ -250,6 +255,8 @@ int ctl_port(struct ctl_call *c)
 				       name, guid, port_state_name(p->state),
 				       phys_state_name(p->phys_state), ip->lid, ip->lmc, ip->sm_lid,
 				       ip->cap_mask, remote);
+		if (a)
+			g_string_append_printf(c->out, "addr %s\n", addr);
 		return 0;
 	}
 	json_builder_begin_object(b);
@@ -262,6 +269,7 @@ int ctl_port(struct ctl_call *c)
 	ctl_json_uint(b, "sm_lid", ip->sm_lid);
 	ctl_json_uint(b, "cap_mask", ip->cap_mask);
 	ctl_json_str(b, "remote", p->remote ? remote : "");
+	ctl_json_str(b, "addr", a ? addr : "");
 	json_builder_end_object(b);
 	return 0;
 }

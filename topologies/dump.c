@@ -46,6 +46,10 @@ void topo_dump(struct fabric *f, GString *out)
 			g_string_append_printf(out, "\t\"%s\"[%u]\tw=%ux s=%s", p->remote->node->id,
 					       p->remote->num, width_lanes(p->width_active),
 					       port_speed_name(p));
+			if (p->ip4)
+				g_string_append_printf(out, " addr=%u.%u.%u.%u", p->ip4 >> 24,
+						       p->ip4 >> 16 & 0xff, p->ip4 >> 8 & 0xff,
+						       p->ip4 & 0xff);
 			if (!sw)
 				g_string_append_printf(out, "\t# lid %u lmc %u", p->lid, p->lmc);
 			g_string_append_c(out, '\n');

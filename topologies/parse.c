@@ -6,6 +6,8 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +64,7 @@ struct parser {
 	struct lspeed def_sp;
 	struct node *cur;		/* node whose port lines we read */
 	int depth;
+	GHashTable *addr_where;		/* port with addr= -> "file:line", owned */
 };
 
 static void link_decl_free(gpointer p)
@@ -413,7 +416,29 @@ out:
 	return ok;
 }
 
-static bool parse_options(struct link_decl *l, const char *rest,
+/* addr=A.B.C.D: the CA or router port's IPv4 address (docs/rdmacm.md
+ * "Addresses"); one no port may have is refused here, one another port
+ * has once the whole file is read (check_addrs). */
+static bool parse_addr(struct parser *ps, struct link_decl *l, const char *val,
+		       const char *file, unsigned line, GError **err)
+{
+	struct port *p = &l->n->ports[l->port];
+	struct in_addr a;
+	uint32_t v;
+
+	if (node_is_switch(l->n))
+		return fail(err, file, line, "addr= on a switch port: only CA and router ports have addresses");
+	if (inet_pton(AF_INET, val, &a) != 1)
+		return fail(err, file, line, "bad address \"%s\" (addr=A.B.C.D)", val);
+	v = be32toh(a.s_addr);
+	if (v == 0 || v >> 24 == 127 || v >> 28 == 0xe || v >> 28 == 0xf)
+		return fail(err, file, line, "addr=%s: not an address a port may have (0, loopback, multicast, class E)", val);
+	p->ip4 = v;
+	g_hash_table_insert(ps->addr_where, p, g_strdup_printf("%s:%u", file, line));
+	return true;
+}
+
+static bool parse_options(struct parser *ps, struct link_decl *l, const char *rest,
 			  const char *file, unsigned line, GError **err)
 {
 	char **tok = g_strsplit_set(rest, " \t", -1);
@@ -431,6 +456,8 @@ static bool parse_options(struct link_decl *l, const char *rest,
 		} else if (g_str_has_prefix(tok[i], "s=") || g_str_has_prefix(tok[i], "e=")) {
 			if (!(tok[i][0] == 's' ? parse_speed : parse_espeed)(tok[i] + 2, &l->sp))
 				ok = fail(err, file, line, "bad link speed \"%s\"", tok[i]);
+		} else if (g_str_has_prefix(tok[i], "addr=")) {
+			ok = parse_addr(ps, l, tok[i] + 5, file, line, err);
 		} else
 			ok = fail(err, file, line, "unexpected \"%s\" on a port line", tok[i]);
 	}
@@ -475,7 +502,7 @@ static bool parse_port_line(struct parser *ps, GMatchInfo *mi, const char *file,
 	l->def_width = ps->def_width;
 	l->def_sp = ps->def_sp;
 	g_ptr_array_add(ps->links, l);
-	if (!parse_options(l, rest, file, line, err))
+	if (!parse_options(ps, l, rest, file, line, err))
 		goto out;
 	if (*pguid && !node_is_switch(n)) {
 		uint64_t g;
@@ -785,6 +812,42 @@ static bool make_links(struct parser *ps, GError **err)
 	return ok;
 }
 
+/* No two ports have one address, given (addr=) or the default plan's:
+ * the second in file order is named, by its addr= line (or the first's,
+ * when the second has the plan's). */
+static bool check_addrs(struct parser *ps, GError **err)
+{
+	GHashTable *seen;
+	bool ok = true;
+
+	if (!g_hash_table_size(ps->addr_where))
+		return true;
+	seen = g_hash_table_new(NULL, NULL);
+	for (unsigned i = 0; ok && i < ps->f->nodes->len; i++) {
+		struct node *n = g_ptr_array_index(ps->f->nodes, i);
+
+		for (unsigned j = 1; !node_is_switch(n) && j <= n->nports && ok; j++) {
+			struct port *p = &n->ports[j], *o;
+			uint32_t a = port_ip4(p);
+			const char *where;
+
+			o = g_hash_table_lookup(seen, GUINT_TO_POINTER(a));
+			if (!o) {
+				g_hash_table_insert(seen, GUINT_TO_POINTER(a), p);
+				continue;
+			}
+			where = g_hash_table_lookup(ps->addr_where, p);
+			g_set_error(err, TOPO_ERROR, 1, "%s: addr=%u.%u.%u.%u is \"%s\"[%u]'s too",
+				    where ? where : (char *)g_hash_table_lookup(ps->addr_where, o),
+				    a >> 24, a >> 16 & 0xff, a >> 8 & 0xff, a & 0xff,
+				    (where ? o : p)->node->id, (where ? o : p)->num);
+			ok = false;
+		}
+	}
+	g_hash_table_destroy(seen);
+	return ok;
+}
+
 /* Load from @text (@len bytes), which is cut up on the way (a file's
  * buffer is not copied: at 50,000 nodes that is 8 MB more at the peak).
  * @budget: what reading @text took already. */
@@ -806,7 +869,9 @@ static struct fabric *load_buffer(char *text, size_t len, const char *name, unsi
 	char *dir = g_path_get_dirname(name);
 	bool ok;
 
-	ok = parse_text(&ps, text, len, name, dir, err) && make_links(&ps, err);
+	ps.addr_where = g_hash_table_new_full(NULL, NULL, NULL, g_free);
+	ok = parse_text(&ps, text, len, name, dir, err) && make_links(&ps, err) &&
+	     check_addrs(&ps, err);
 	if (ps.skipped > MAX_SKIP_WARNINGS)
 		g_warning("%s: %u lines skipped in all, not topology", name, ps.skipped);
 	if (ok && ps.f->nodes->len == 0)
@@ -814,6 +879,7 @@ static struct fabric *load_buffer(char *text, size_t len, const char *name, unsi
 	g_free(dir);
 	g_ptr_array_free(ps.links, TRUE);
 	g_hash_table_destroy(ps.named);
+	g_hash_table_destroy(ps.addr_where);
 	if (!ok) {
 		fabric_free(ps.f);
 		return NULL;

@@ -127,6 +127,58 @@ expect_match "^send_bw: +65536 +100 " "and moves its data"
 expect_match "^write_lat: +2 +100 " "ib_write_lat -R"
 expect_match "^read_bw: +65536 +100 " "ib_read_bw -R"
 
+# Addresses set in the topology file (addr=) and by ibemu ctl addr.
+cat >"$WORK/addr.net" <<'NET'
+Switch 4 "sw"
+[1] "a"[1]
+[2] "b"[1]
+[3] "c"[1]
+
+Ca 1 "a"
+[1] "sw"[1] addr=192.168.7.1
+
+Ca 1 "b"
+[1] "sw"[2] addr=192.168.7.2
+
+Ca 1 "c"
+[1] "sw"[3]
+NET
+sed 's/addr=192.168.7.2/addr=192.168.7.1/' "$WORK/addr.net" >"$WORK/dup.net"
+sed 's/addr=192.168.7.2/addr=224.0.0.1/' "$WORK/addr.net" >"$WORK/mcast.net"
+for t in dup mcast; do
+	"$IBEMU" topo check "$WORK/$t.net" 2>&1 | sed "s|$WORK/||; s/^/$t: /"
+done >"$WORK/out"
+expect_line 'dup: ibemu: dup.net:10: addr=192.168.7.1 is "a"[1]'"'"'s too' \
+	"two ports with one address: the line that gave it"
+expect_line "mcast: ibemu: mcast.net:10: addr=224.0.0.1: not an address a port may have" \
+	"a multicast address is refused, with its line"
+cat >"$WORK/addr.sh" <<'SCRIPT'
+set -u
+. "$INSIDE"
+ibemu ctl port a/1 | sed 's/^/port: /'
+ibemu ctl --json port c/1 | sed 's/^/json: /'
+ibemu ctl addr c/1 192.168.7.1 2>&1 | sed 's/^/taken: /'
+ibemu ctl addr sw/1 10.9.9.9 2>&1 | sed 's/^/switch: /'
+ibemu ctl addr c/1 172.16.0.3 | sed 's/^/set: /'
+timeout 60 rping -s -a 192.168.7.1 -C 3 -V >"$W/s.out" 2>&1 &
+n=0
+until timeout 30 rping -c -I 172.16.0.3 -a 192.168.7.1 -C 3 -v -V >"$W/c.out" 2>&1; do
+	n=$((n + 1)); [ $n -ge 100 ] && break; timeout 0.1 tail -f /dev/null
+done
+sed 's/^/rping: /' "$W/c.out"
+wait $!; echo "server rc=$?"
+ibemu ctl dump | grep -o 'addr=[0-9.]*' | sed 's/^/dump: /'
+SCRIPT
+ibemu_run -t "$WORK/addr.net" -c -a a -a c -- bash "$WORK/addr.sh"
+expect_rc 0 "the run on a fabric with addresses"
+expect_line "port: addr 192.168.7.1" "ibemu ctl port shows the address the file gave"
+expect_match '^json: .*"addr":"10\.1\.0\.4"' "and --json the default plan's (c is node 4)"
+expect_line "taken: error: 192.168.7.1 is a/1's already" "an address another port has is refused"
+expect_line "switch: error: sw/1 is a switch port" "a switch port has none"
+expect_line "set: addr c/1 172.16.0.3" "ibemu ctl addr sets one"
+expect_line "rping: ping data: rdma-ping-2" "rping binds and connects by them"
+expect_line "dump: addr=172.16.0.3" "ctl dump writes them back as addr="
+
 # After opensm: the LIDs are the SM's.
 cat >"$WORK/sm.sh" <<'SCRIPT'
 set -u
