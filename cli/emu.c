@@ -284,6 +284,7 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 	if (attach_nodes(e->f, e->hw, o->attach) < 0)
 		return 1;
 	e->ucma = ucma_new(e->hw);	/* first: ib_cm's agents are the kernel's */
+	e->env.ucma = e->ucma;
 	e->host = umad_host_new(e->hw);
 	e->env.host = e->host;
 	e->uverbs = uverbs_new(e->hw);

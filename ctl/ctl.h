@@ -24,6 +24,7 @@ struct ctl_env {
 	struct fabric *fabric;
 	struct timerq *tq;
 	struct umad_host *host;	/* its open files, for status; may be NULL */
+	struct ucma *ucma;	/* its rdma_cm listeners, for status; may be NULL */
 	GPtrArray *scenarios;	/* struct scenario *, owned */
 	int init_pid;		/* namespace mode: the run's init (nsinit.h), or 0 */
 	unsigned scenario_depth; /* while a scenario step runs: its depth + 1 */

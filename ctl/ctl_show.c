@@ -12,6 +12,7 @@
 
 #include "ctl/ctl_cmd.h"
 #include "fabric/port.h"
+#include "kernel/ucma.h"
 #include "kernel/umad.h"
 #include "lib/fds.h"
 #include "topologies/topo.h"
@@ -98,6 +99,22 @@ static void status_file(void *ctx, unsigned dev_index, int pid, const char *path
 	json_builder_end_object(c->json);
 }
 
+/* A listening rdma_cm id (docs/rdmacm.md). */
+static void status_listener(void *ctx, const char *addr, unsigned port, const char *ps)
+{
+	struct ctl_call *c = ctx;
+
+	if (!c->json) {
+		g_string_append_printf(c->out, "rdma_cm: listening on %s:%u (%s)\n", addr, port, ps);
+		return;
+	}
+	json_builder_begin_object(c->json);
+	ctl_json_str(c->json, "addr", addr);
+	ctl_json_uint(c->json, "port", port);
+	ctl_json_str(c->json, "port_space", ps);
+	json_builder_end_object(c->json);
+}
+
 /* A remote host's open file, under its host's line. */
 static void status_remote_file(void *ctx, unsigned dev_index, int pid, const char *path)
 {
@@ -124,6 +141,8 @@ int ctl_status(struct ctl_call *c)
 				       peak_rss_kb() / 1024.0);
 		if (c->env->host)
 			umad_host_foreach_file(c->env->host, status_file, c);
+		if (c->env->ucma)
+			ucma_foreach_listener(c->env->ucma, status_listener, c);
 		for (i = 0; c->env->remotes && i < c->env->remotes->len; i++) {
 			const struct ctl_remote *r = g_ptr_array_index(c->env->remotes, i);
 
@@ -153,6 +172,11 @@ int ctl_status(struct ctl_call *c)
 	json_builder_begin_array(b);
 	if (c->env->host)
 		umad_host_foreach_file(c->env->host, status_file, c);
+	json_builder_end_array(b);
+	json_builder_set_member_name(b, "listeners");
+	json_builder_begin_array(b);
+	if (c->env->ucma)
+		ucma_foreach_listener(c->env->ucma, status_listener, c);
 	json_builder_end_array(b);
 	json_builder_set_member_name(b, "remotes");
 	json_builder_begin_array(b);

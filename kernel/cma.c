@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The connection manager behind the rdma_cm ids (the kernel's
- * drivers/infiniband/core/cma.c and cm.c, docs/rdmacm.md): IP addresses to
- * CA ports, routes, and connections made and ended by CM MADs (class 0x07,
- * IBA 12) sent through the fabric from the port's QP1, retransmitted until
- * answered as ib_cm does, so captures show them and fault rules apply.
+ * drivers/infiniband/core/cma.c and cm.c, docs/rdmacm.md): connections
+ * made and ended by CM MADs (class 0x07, IBA 12) sent through the fabric
+ * from the port's QP1, retransmitted until answered as ib_cm does, so
+ * captures show them and fault rules apply. Addresses and routes are
+ * cma_addr.c's.
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
 
@@ -22,16 +24,9 @@
 #define CM_RESPONSE_TIMEOUT	20
 #define CM_MAX_RETRIES		15
 #define UDP_QKEY		0x01234567u
-#define QP1_QKEY		0x80010000u
 /* The upper TID bits of the CM's MADs: past the 24 bits umad's agents
  * take (kernel/umad.c), as ib_cm's agent has a hi_tid of its own. */
 #define CM_HI_TID		0x01000000ull
-/* What a route says when the emulator answers for the SM: opensm's
- * default subnet timeout as the packet lifetime (4.096 us x 2^18). */
-#define PACKET_LIFE_DEFAULT	18
-/* IB rate enum for 40 Gb/s (4x QDR, the default fabric's links). */
-#define RATE_40G		7
-#define EPHEMERAL_FIRST		32768
 
 /* The CMA header at the start of a REQ's or SIDR_REQ's private data
  * (IBA Annex A11, RDMA IP CM Service; cma.c struct cma_hdr). */
@@ -43,16 +38,6 @@ struct cma_hdr {
 };
 #define CMA_HDR_SIZE	36
 _Static_assert(sizeof(struct cma_hdr) == CMA_HDR_SIZE, "IBA A11 CM header");
-
-static struct fabric *fab(const struct ucma *u)
-{
-	return host_fabric(u->hw);
-}
-
-static struct timerq *tq(const struct ucma *u)
-{
-	return host_tq(u->hw);
-}
 
 void cma_port_gid(const struct port *p, uint8_t gid[16])
 {
@@ -72,7 +57,7 @@ int cma_pkey_index(const struct port *p, uint16_t pkey)
 	return -1;
 }
 
-static bool host_has_port(const struct ucma *u, const struct port *p)
+bool cma_host_has_port(const struct ucma *u, const struct port *p)
 {
 	unsigned i;
 
@@ -82,265 +67,22 @@ static bool host_has_port(const struct ucma *u, const struct port *p)
 	return false;
 }
 
-static uint16_t port_lid(const struct port *p)
-{
-	return port_mgmt((struct port *)p)->lid;
-}
-
 /* ---- addresses ------------------------------------------------------ */
-
-static uint16_t sa_port(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET)
-		return be16toh(((const struct sockaddr_in *)ss)->sin_port);
-	if (ss->ss_family == AF_INET6)
-		return be16toh(((const struct sockaddr_in6 *)ss)->sin6_port);
-	if (ss->ss_family == AF_IB)
-		return (uint16_t)be64toh(((const struct sockaddr_ib *)ss)->sib_sid);
-	return 0;
-}
-
-static void sa_set_port(struct sockaddr_storage *ss, uint16_t port)
-{
-	if (ss->ss_family == AF_INET)
-		((struct sockaddr_in *)ss)->sin_port = htobe16(port);
-	else if (ss->ss_family == AF_INET6)
-		((struct sockaddr_in6 *)ss)->sin6_port = htobe16(port);
-}
-
-static bool sa_is_any(const struct sockaddr_storage *ss)
-{
-	static const struct in6_addr any6 = IN6ADDR_ANY_INIT;
-
-	if (ss->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)ss)->sin_addr.s_addr == 0;
-	if (ss->ss_family == AF_INET6)
-		return !memcmp(&((const struct sockaddr_in6 *)ss)->sin6_addr, &any6, 16);
-	return true;
-}
-
-/* The CA port that has this address: IPv4 by the address table, IPv6 as
- * the link-local address of a port GUID, AF_IB by GID. */
-static struct port *port_of_addr(struct ucma *u, const struct sockaddr_storage *ss)
-{
-	const uint8_t *a = NULL;
-	struct node *n;
-	uint64_t guid;
-	unsigned k;
-
-	if (ss->ss_family == AF_INET)
-		return fabric_port_by_ip4(fab(u),
-					  be32toh(((const struct sockaddr_in *)ss)->sin_addr.s_addr));
-	if (ss->ss_family == AF_INET6)
-		a = ((const struct sockaddr_in6 *)ss)->sin6_addr.s6_addr;
-	else if (ss->ss_family == AF_IB)
-		a = ((const struct sockaddr_ib *)ss)->sib_addr.sib_raw;
-	if (!a)
-		return NULL;
-	memcpy(&guid, a + 8, 8);
-	guid = be64toh(guid);
-	for (k = 0; k < fab(u)->nodes->len; k++) {
-		unsigned i;
-
-		n = g_ptr_array_index(fab(u)->nodes, k);
-		for (i = 1; !node_is_switch(n) && i <= n->nports; i++)
-			if (n->ports[i].guid == guid)
-				return &n->ports[i];
-	}
-	return NULL;
-}
-
-/* The address of @p in @family, port @tcp. */
-static void port_addr(const struct port *p, int family, uint16_t tcp, struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (family == AF_INET6) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-		uint64_t guid = htobe64(p->guid);
-
-		s6->sin6_family = AF_INET6;
-		s6->sin6_addr.s6_addr[0] = 0xfe;
-		s6->sin6_addr.s6_addr[1] = 0x80;
-		memcpy(s6->sin6_addr.s6_addr + 8, &guid, 8);
-	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
-
-		s4->sin_family = AF_INET;
-		s4->sin_addr.s_addr = htobe32(port_ip4(p));
-	}
-	sa_set_port(ss, tcp);
-}
-
-static uint16_t ephemeral(struct ucma *u)
-{
-	static uint16_t next;	/* per process, as the kernel's is per host */
-
-	(void)u;
-	if (next < EPHEMERAL_FIRST)
-		next = EPHEMERAL_FIRST;
-	return next++;
-}
-
-int cma_bind(struct cma_id *id, const struct sockaddr *sa, size_t len)
-{
-	struct sockaddr_storage ss = { 0 };
-	struct port *p = NULL;
-
-	if (id->state != CMA_IDLE)
-		return -EINVAL;
-	if (len < sizeof(sa->sa_family) || len > sizeof(ss))
-		return -EINVAL;
-	memcpy(&ss, sa, len);
-	switch (ss.ss_family) {
-	case AF_INET:
-	case AF_INET6:
-		if (!sa_is_any(&ss)) {
-			p = port_of_addr(id->u, &ss);
-			if (!p || !host_has_port(id->u, p))
-				return -EADDRNOTAVAIL;
-		}
-		if (!sa_port(&ss))
-			sa_set_port(&ss, ephemeral(id->u));
-		break;
-	case AF_IB:
-		/* Native IB addressing (librdmacm probes it with a bind): an
-		 * any-address bind only; sockaddr_ib destinations are not
-		 * resolved (docs/rdmacm.md "Not yet"). */
-		if (!sa_is_any(&ss))
-			return -EADDRNOTAVAIL;
-		break;
-	default:
-		return -EAFNOSUPPORT;
-	}
-	id->src = ss;
-	id->port = p;
-	id->state = CMA_BOUND;
-	return 0;
-}
-
-/* ---- resolution ----------------------------------------------------- */
-
-enum { PENDING_NONE, PENDING_ADDR_ERROR, PENDING_MAD };
 
 static void id_timer(struct timer *t, void *ctx);
 
-static void arm(struct cma_id *id, uint64_t us)
+void cma_arm(struct cma_id *id, uint64_t us)
 {
 	if (!id->timer.fn)
 		timer_init(&id->timer, id_timer, id);
-	timerq_arm(tq(id->u), &id->timer, us);
+	timerq_arm(cma_tq(id->u), &id->timer, us);
 }
 
-static void disarm(struct cma_id *id)
+void cma_disarm(struct cma_id *id)
 {
 	if (id->timer.fn)
-		timerq_cancel(tq(id->u), &id->timer);
+		timerq_cancel(cma_tq(id->u), &id->timer);
 	id->wait = PENDING_NONE;
-}
-
-/* The local port for a destination when the id has none: the destination
- * itself (loopback), else the host's port on the same /16 (the default
- * plan's port number), else its first Active one. */
-static struct port *pick_port(struct cma_id *id, struct port *dst)
-{
-	struct ucma *u = id->u;
-	struct port *best = NULL;
-	unsigned i;
-
-	if (host_has_port(u, dst))
-		return dst;
-	for (i = 0; i < host_nports(u->hw); i++) {
-		struct port *p = host_port(u->hw, i, NULL);
-
-		if (node_is_switch(p->node))
-			continue;
-		if ((port_ip4(p) >> 16) == (port_ip4(dst) >> 16))
-			return p;
-		if (!best && p->state == PORT_ACTIVE)
-			best = p;
-	}
-	return best;
-}
-
-int cma_resolve_addr(struct cma_id *id, const struct sockaddr *src, size_t src_len,
-		     const struct sockaddr *dst, size_t dst_len, unsigned timeout_ms)
-{
-	struct sockaddr_storage d = { 0 };
-	struct port *dp, *lp;
-	int r;
-
-	if (dst_len < sizeof(dst->sa_family) || dst_len > sizeof(d))
-		return -EINVAL;
-	memcpy(&d, dst, dst_len);
-	if (id->state == CMA_IDLE) {
-		struct sockaddr_storage any = { .ss_family = d.ss_family };
-
-		if (src && src_len >= sizeof(src->sa_family) && src->sa_family)
-			r = cma_bind(id, src, src_len);
-		else
-			r = cma_bind(id, (struct sockaddr *)&any, sizeof(any));
-		if (r < 0)
-			return r;
-	}
-	if (id->state != CMA_BOUND)
-		return -EINVAL;
-	if (d.ss_family != AF_INET && d.ss_family != AF_INET6)
-		return -EAFNOSUPPORT;
-	id->dst = d;
-	dp = port_of_addr(id->u, &d);
-	if (!dp) {
-		/* Nobody answers the ARP: ADDR_ERROR when it times out. */
-		id->wait = PENDING_ADDR_ERROR;
-		arm(id, (uint64_t)(timeout_ms ? timeout_ms : 2000) * 1000);
-		return 0;
-	}
-	lp = id->port ? id->port : pick_port(id, dp);
-	if (!lp || lp->state != PORT_ACTIVE) {
-		ucma_event(id, UCMA_EV_ADDR_ERROR, -ENETUNREACH, NULL);
-		return 0;
-	}
-	if (sa_is_any(&id->src)) {
-		uint16_t tcp = sa_port(&id->src);
-
-		port_addr(lp, d.ss_family == AF_INET6 ? AF_INET6 : AF_INET, tcp, &id->src);
-	}
-	id->port = lp;
-	id->remote = dp;
-	id->state = CMA_ADDR_RESOLVED;
-	ucma_event(id, UCMA_EV_ADDR_RESOLVED, 0, NULL);
-	return 0;
-}
-
-int cma_resolve_route(struct cma_id *id, unsigned timeout_ms)
-{
-	struct cma_path *p = &id->path;
-	struct port *lp = id->port, *rp = id->remote;
-
-	(void)timeout_ms;
-	if (id->state != CMA_ADDR_RESOLVED)
-		return -EINVAL;
-	/* The PathRecord an SM gives between two Active ports with LIDs;
-	 * none otherwise (its query fails: ROUTE_ERROR). */
-	if (lp->state != PORT_ACTIVE || rp->state != PORT_ACTIVE || !port_lid(lp) ||
-	    !port_lid(rp)) {
-		ucma_event(id, UCMA_EV_ROUTE_ERROR, -EHOSTUNREACH, NULL);
-		return 0;
-	}
-	memset(p, 0, sizeof(*p));
-	p->slid = port_lid(lp);
-	p->dlid = port_lid(rp);
-	cma_port_gid(lp, p->sgid);
-	cma_port_gid(rp, p->dgid);
-	p->pkey = lp->pkeys[0] ? lp->pkeys[0] : PKEY_DEFAULT;
-	p->sl = 0;
-	p->mtu = MIN(lp->neighbor_mtu, rp->neighbor_mtu);
-	p->rate = RATE_40G;
-	p->packet_life = port_mgmt(lp)->subnet_timeout ? port_mgmt(lp)->subnet_timeout :
-							   PACKET_LIFE_DEFAULT;
-	id->has_path = true;
-	id->state = CMA_ROUTE_RESOLVED;
-	ucma_event(id, UCMA_EV_ROUTE_RESOLVED, 0, NULL);
-	return 0;
 }
 
 /* ---- sending CM MADs ------------------------------------------------ */
@@ -368,25 +110,25 @@ static void cm_hdr(struct cma_id *id, uint8_t *m, uint16_t attr)
 }
 
 /* Send @m to the peer of @id along its path. */
-static void cm_send_to(struct ucma *u, struct port *port, uint16_t dlid, uint16_t pkey,
-		       uint8_t sl, const uint8_t *m)
+void cma_send_mad(struct ucma *u, struct port *port, uint16_t dlid, uint16_t pkey, uint8_t sl,
+		  const uint8_t *m)
 {
 	struct mad_pkt pkt = { 0 };
 
 	memcpy(pkt.mad, m, MAD_SIZE);
-	pkt.slid = port_lid(port);
+	pkt.slid = cma_port_lid(port);
 	pkt.dlid = dlid;
 	pkt.sqp = 1;
 	pkt.dqp = 1;
 	pkt.qkey = QP1_QKEY;
 	pkt.pkey = pkey;
 	pkt.sl = sl;
-	fabric_send(fab(u), port, &pkt);
+	fabric_send(cma_fabric(u), port, &pkt);
 }
 
 static void cm_send(struct cma_id *id, const uint8_t *m)
 {
-	cm_send_to(id->u, id->port, id->path.dlid, id->path.pkey, id->path.sl, m);
+	cma_send_mad(id->u, id->port, id->path.dlid, id->path.pkey, id->path.sl, m);
 }
 
 /* Send id->msg and retransmit it until answered (ib_cm's send with
@@ -397,7 +139,7 @@ static void cm_send_reliable(struct cma_id *id)
 	 * fabric delivers as it sends) and disarm it. */
 	id->wait = PENDING_MAD;
 	id->resends = 0;
-	arm(id, cm_timeout_us(id));
+	cma_arm(id, cm_timeout_us(id));
 	cm_send(id, id->msg);
 }
 
@@ -617,6 +359,27 @@ int cma_listen(struct cma_id *id, unsigned backlog)
 	return 0;
 }
 
+void ucma_foreach_listener(struct ucma *u, ucma_listener_fn fn, void *ctx)
+{
+	GList *l;
+
+	for (l = g_list_last(u->listeners); l; l = l->prev) {
+		const struct cma_id *o = l->data;
+		char addr[INET6_ADDRSTRLEN] = "?";
+
+		if (o->src.ss_family == AF_INET)
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)&o->src)->sin_addr, addr,
+				  sizeof(addr));
+		else if (o->src.ss_family == AF_INET6)
+			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)&o->src)->sin6_addr, addr,
+				  sizeof(addr));
+		else if (o->src.ss_family == AF_IB)
+			g_strlcpy(addr, "ib", sizeof(addr));
+		fn(ctx, addr, sa_port(&o->src), o->ps == RDMA_PS_TCP ? "tcp" :
+			o->ps == RDMA_PS_UDP ? "udp" : o->ps == RDMA_PS_IB ? "ib" : "ipoib");
+	}
+}
+
 static struct cma_id *find_listener(struct ucma *u, struct port *port, uint16_t ps,
 				    uint16_t tcp)
 {
@@ -636,7 +399,7 @@ static struct cma_id *find_listener(struct ucma *u, struct port *port, uint16_t 
 static void reply_stateless(struct ucma *u, struct port *port, const struct mad_pkt *pkt,
 			    uint8_t *m)
 {
-	cm_send_to(u, port, pkt->slid, pkt->pkey, pkt->sl, m);
+	cma_send_mad(u, port, pkt->slid, pkt->pkey, pkt->sl, m);
 }
 
 static void reject_req(struct ucma *u, struct port *port, const struct mad_pkt *pkt,
@@ -756,7 +519,7 @@ static void take_sidr_req(struct ucma *u, struct port *port, const struct mad_pk
 		return;
 	}
 	c->port = port;
-	c->path.slid = port_lid(port);
+	c->path.slid = cma_port_lid(port);
 	c->path.dlid = pkt->slid;
 	c->path.pkey = (uint16_t)cm_get(m, CM_SIDR_REQ_PKEY);
 	c->path.sl = pkt->sl;
@@ -878,12 +641,12 @@ static void timewait_over(struct timer *t, void *ctx)
  * packets it may still have in flight are gone (ib_cm's timewait). */
 static void disconnected(struct cma_id *id)
 {
-	disarm(id);
+	cma_disarm(id);
 	forget_comm_id(id);
 	id->state = CMA_DISCONNECTED;
 	ucma_event(id, UCMA_EV_DISCONNECTED, 0, NULL);
 	timer_init(&id->timewait, timewait_over, id);
-	timerq_arm(tq(id->u), &id->timewait, cm_timeout_us(id));
+	timerq_arm(cma_tq(id->u), &id->timewait, cm_timeout_us(id));
 }
 
 int cma_disconnect(struct cma_id *id)
@@ -909,9 +672,9 @@ void cma_destroy(struct cma_id *id)
 {
 	MAD_BUF(m);
 
-	disarm(id);
+	cma_addr_destroy(id);
 	if (id->timewait.fn)
-		timerq_cancel(tq(id->u), &id->timewait);
+		timerq_cancel(cma_tq(id->u), &id->timewait);
 	switch (id->qp_type == IBV_QPT_UD && id->state != CMA_LISTEN ? CMA_IDLE : id->state) {
 	case CMA_ESTABLISHED:
 	case CMA_REP_RCVD:
@@ -946,15 +709,14 @@ static void id_timer(struct timer *t, void *ctx)
 	struct cma_id *id = ctx;
 
 	(void)t;
-	if (id->wait == PENDING_ADDR_ERROR) {
-		id->wait = PENDING_NONE;
-		ucma_event(id, UCMA_EV_ADDR_ERROR, -ETIMEDOUT, NULL);
+	if (id->wait == PENDING_ADDR_ERROR || id->wait == PENDING_SA) {
+		cma_addr_timeout(id);
 		return;
 	}
 	if (id->wait != PENDING_MAD)
 		return;
 	if (id->resends++ < CM_MAX_RETRIES) {
-		arm(id, cm_timeout_us(id));
+		cma_arm(id, cm_timeout_us(id));
 		cm_send(id, id->msg);
 		return;
 	}
@@ -997,7 +759,7 @@ static void take_rep(struct ucma *u, const uint8_t *m)
 	}
 	if (id->state != CMA_REQ_SENT || id->qp_type == IBV_QPT_UD)
 		return;
-	disarm(id);
+	cma_disarm(id);
 	id->wait = PENDING_NONE;
 	id->remote_comm_id = (uint32_t)cm_get(m, CM_REP_LOCAL_COMM_ID);
 	id->remote_guid = cm_get(m, CM_REP_LOCAL_CA_GUID);
@@ -1027,7 +789,7 @@ static void take_rtu(struct ucma *u, const uint8_t *m)
 
 	if (!id || id->state != CMA_REP_SENT)
 		return;
-	disarm(id);
+	cma_disarm(id);
 	id->wait = PENDING_NONE;
 	id->state = CMA_ESTABLISHED;
 	ev.param.conn.private_data_len = CM_RTU_PRIVATE_LEN;
@@ -1043,7 +805,7 @@ static void take_rej(struct ucma *u, const uint8_t *m)
 	if (!id || (id->state != CMA_REQ_SENT && id->state != CMA_REP_SENT &&
 		    id->state != CMA_REP_RCVD))
 		return;
-	disarm(id);
+	cma_disarm(id);
 	id->wait = PENDING_NONE;
 	forget_comm_id(id);
 	id->state = CMA_DISCONNECTED;
@@ -1087,7 +849,7 @@ static void take_mra(struct ucma *u, const uint8_t *m)
 
 	/* The peer needs longer: wait its service timeout once more. */
 	if (id && id->wait == PENDING_MAD)
-		arm(id, cm_timeout_us(id) +
+		cma_arm(id, cm_timeout_us(id) +
 			    (4ull << cm_get(m, CM_MRA_SERVICE_TIMEOUT)));
 }
 
@@ -1098,7 +860,7 @@ static void take_sidr_rep(struct ucma *u, const uint8_t *m)
 
 	if (!id || id->state != CMA_REQ_SENT || id->qp_type != IBV_QPT_UD)
 		return;
-	disarm(id);
+	cma_disarm(id);
 	id->wait = PENDING_NONE;
 	forget_comm_id(id);
 	if (cm_get(m, CM_SIDR_REP_STATUS)) {
@@ -1123,7 +885,11 @@ enum upper_verdict cma_deliver(struct ucma *u, struct port *port, const struct m
 {
 	const uint8_t *m = pkt->mad;
 
-	if (pkt->data || mad_class(m) != CM_CLASS)
+	if (pkt->data)
+		return UPPER_UNCLAIMED;
+	if (cma_sa_answer(u, pkt))
+		return UPPER_TAKEN;
+	if (mad_class(m) != CM_CLASS)
 		return UPPER_UNCLAIMED;
 	/* ib_cm's agent takes class version 2, method Send; else no agent. */
 	if (mad_class_version(m) != CM_CLASS_VERSION || mad_method(m) != CM_METHOD_SEND)
@@ -1232,6 +998,7 @@ int cma_init_qp_attr(struct cma_id *id, unsigned state, struct ib_uverbs_qp_attr
 void cma_init(struct ucma *u)
 {
 	u->by_comm_id = g_hash_table_new(NULL, NULL);
+	u->sa_queries = g_hash_table_new(NULL, NULL);
 	u->next_comm_id = 1;
 	u->psn_seed = 0x5eed;
 }
@@ -1240,4 +1007,5 @@ void cma_fini(struct ucma *u)
 {
 	g_list_free(u->listeners);
 	g_hash_table_destroy(u->by_comm_id);
+	g_hash_table_destroy(u->sa_queries);
 }

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 
 #include "fabric/fabric.h"
+#include "kernel/host.h"
 #include "kernel/ucma.h"
 #include "lib/timerq.h"
 
@@ -88,7 +89,8 @@ struct cma_id {
 	uint8_t resp_res, init_depth, retry_count, rnr_retry, srq;
 	MAD_BUF(msg);		/* what is retransmitted until answered */
 	struct timer timer;
-	uint8_t wait;		/* what the timer is for (cma.c PENDING_*) */
+	uint8_t wait;		/* what the timer is for (enum cma_wait) */
+	uint32_t sa_tid;	/* the PathRecord query out (PENDING_SA) */
 	unsigned resends;
 	struct timer timewait;
 };
@@ -104,6 +106,9 @@ struct ucma {
 	uint32_t next_id;
 	GHashTable *files;	/* token -> struct ucma_file * */
 	uint64_t next_token;
+	GHashTable *sa_queries;	/* TID's low 32 bits -> struct cma_id * */
+	uint32_t next_sa_tid;
+	uint16_t next_port;	/* the next ephemeral port */
 };
 
 /* kernel/ucma.c: queue an event for @id's file (dropped past the bound:
@@ -116,7 +121,66 @@ struct cma_id *ucma_new_conn_id(struct cma_id *listener);
 /* Destroy an id the user never saw (its request could not be given). */
 void ucma_drop_id(struct cma_id *id);
 
+/* What an id's timer waits for. */
+enum cma_wait { PENDING_NONE, PENDING_ADDR_ERROR, PENDING_SA, PENDING_MAD };
+
+#define QP1_QKEY	0x80010000u
+
+static inline struct fabric *cma_fabric(const struct ucma *u)
+{
+	return host_fabric(u->hw);
+}
+
+static inline struct timerq *cma_tq(const struct ucma *u)
+{
+	return host_tq(u->hw);
+}
+
+/* The LID a CA port answers at. */
+static inline uint16_t cma_port_lid(const struct port *p)
+{
+	return port_mgmt((struct port *)p)->lid;
+}
+
+/* The port of an AF_INET, AF_INET6 or AF_IB address (host order). */
+static inline uint16_t sa_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return be16toh(((const struct sockaddr_in *)ss)->sin_port);
+	if (ss->ss_family == AF_INET6)
+		return be16toh(((const struct sockaddr_in6 *)ss)->sin6_port);
+	if (ss->ss_family == AF_IB)
+		return (uint16_t)be64toh(((const struct sockaddr_ib *)ss)->sib_sid);
+	return 0;
+}
+
+static inline void sa_set_port(struct sockaddr_storage *ss, uint16_t port)
+{
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htobe16(port);
+	else if (ss->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)ss)->sin6_port = htobe16(port);
+}
+
+static inline bool sa_is_any(const struct sockaddr_storage *ss)
+{
+	static const struct in6_addr any6 = IN6ADDR_ANY_INIT;
+
+	if (ss->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)ss)->sin_addr.s_addr == 0;
+	if (ss->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)ss)->sin6_addr, &any6, 16);
+	return true;
+}
+
 /* kernel/cma.c */
+bool cma_host_has_port(const struct ucma *u, const struct port *p);
+/* (Re)arm the id's timer (its wait set by the caller), or stop it. */
+void cma_arm(struct cma_id *id, uint64_t us);
+void cma_disarm(struct cma_id *id);
+/* Send the MAD @m from @port's QP1 to @dlid's. */
+void cma_send_mad(struct ucma *u, struct port *port, uint16_t dlid, uint16_t pkey, uint8_t sl,
+		  const uint8_t *m);
 void cma_init(struct ucma *u);
 void cma_fini(struct ucma *u);
 int cma_bind(struct cma_id *id, const struct sockaddr *sa, size_t len);
@@ -131,8 +195,16 @@ int cma_disconnect(struct cma_id *id);
 int cma_init_qp_attr(struct cma_id *id, unsigned state, struct ib_uverbs_qp_attr *a);
 /* The id goes: tell its peer as ib_cm's destroy does, forget it. */
 void cma_destroy(struct cma_id *id);
-/* Class 0x07 MADs that reach @port. */
+/* Class 0x07 MADs that reach @port, and our SA queries' answers. */
 enum upper_verdict cma_deliver(struct ucma *u, struct port *port, const struct mad_pkt *pkt);
+
+/* kernel/cma_addr.c */
+/* The id's ADDR_ERROR or SA query timed out. */
+void cma_addr_timeout(struct cma_id *id);
+/* An answer to one of our SA queries: taken (true), or not one (false). */
+bool cma_sa_answer(struct ucma *u, const struct mad_pkt *pkt);
+/* The id goes: its query with it. */
+void cma_addr_destroy(struct cma_id *id);
 /* IB GID of @p (its subnet prefix and port GUID), as the GID table's 0. */
 void cma_port_gid(const struct port *p, uint8_t gid[16]);
 /* The P_Key table index of @pkey at @p (full or limited member), or -1. */

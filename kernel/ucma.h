@@ -45,6 +45,11 @@ struct ucma_file;
 struct ucma *ucma_new(struct host *h);
 void ucma_free(struct ucma *u);
 
+/* Each listening id: its address ("0.0.0.0", "10.1.0.3", "::", ...), its
+ * port and its port space ("tcp", "udp", "ib", "ipoib"), for `ctl status`. */
+typedef void (*ucma_listener_fn)(void *ctx, const char *addr, unsigned port, const char *ps);
+void ucma_foreach_listener(struct ucma *u, ucma_listener_fn fn, void *ctx);
+
 struct ucma_file *ucma_open(struct ucma *u);
 void ucma_release(struct ucma_file *f);
 /* Called whenever an event is queued (to wake readers, poll). */

@@ -44,7 +44,8 @@ static int setup(void **state)
 	struct env *e = g_new0(struct env, 1);
 
 	e->f = topo_load_default();
-	assert_true(fabric_configure(e->f, NULL) > 0);
+	/* As --configured: the SM LID is host1's, where no SA agent is. */
+	assert_true(fabric_configure(e->f, &fabric_find(e->f, "host1")->ports[1]) > 0);
 	e->tq = timerq_new(test_clock_now, &e->clock);
 	e->f->tq = e->tq;
 	e->f->tap = (struct fabric_tap){ count_cm, e };
@@ -398,7 +399,7 @@ static void test_lost_rep(void **state)
 	assert_true(accept_id(e->srv, sid, 0x66, 0x5001) > 0);
 	no_event(e->cli);
 	port_cable_set(&fabric_find(e->f, "host1")->ports[1], true);
-	assert_true(fabric_configure(e->f, NULL) > 0);
+	assert_true(fabric_configure(e->f, &fabric_find(e->f, "host1")->ports[1]) > 0);
 	advance(e, 6144000);	/* both resend: the REP reaches the client */
 	next_event(e->cli, UCMA_EV_CONNECT_RESPONSE);
 	no_event(e->srv);	/* the duplicate REQ made no second request */
