@@ -14,7 +14,7 @@ case "${1:-}" in
 --runs) LIMIT=-runs=$2; shift 2 ;;
 esac
 HERE=$(cd "$(dirname "$0")" && pwd)
-TARGETS=${*:-topo mad umad ctl fast verbs mux}
+TARGETS=${*:-topo mad umad ctl fast verbs mux ucma}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 rc=0
@@ -23,7 +23,7 @@ for t in $TARGETS; do
 	cp "$HERE/corpus/$t/"* "$WORK/$t/"
 	# -max_len: umad sequences carry RMPP writes; a MAD is 257 bytes; text
 	# inputs past 2 KiB find nothing new and slow every run down.
-	case $t in umad | fast | verbs | mux) len=16384 ;; mad) len=512 ;; *) len=2048 ;; esac
+	case $t in umad | fast | verbs | mux | ucma) len=16384 ;; mad) len=512 ;; *) len=2048 ;; esac
 	"$BIN/fuzz_$t" "$LIMIT" -max_len=$len -timeout=20 -rss_limit_mb=2048 \
 		-print_final_stats=1 -artifact_prefix="$BIN/$t-" "$WORK/$t" >"$WORK/$t.log" 2>&1
 	r=$?

@@ -131,3 +131,23 @@ write("corpus/mux/hello-new-memfd-close", seq)
 seq = bytes([1]) + hello + frame(MSG_F, 0, bytes(100), aux=4, fd=2) + frame(MSG_F, 4, bytes(70000))
 seq += frame(ACK_F, 4, aux=1 << 30) + frame(MSG_F, 9, b"?") + frame(7, 0)
 write("corpus/mux/owner-side-odd-frames", seq)
+
+# fuzz_ucma: op byte (low 3 bits the operation, bit 3 the file).
+def ucmd(f, cmd, body, pick2=0, pick3=0, out=0xff):
+    body = body.ljust(8, b"\0")
+    return (bytes([1 | f << 3, cmd, out, pick2, pick3]) + struct.pack("<H", len(body) - 8) +
+            body)
+
+def create_id(f, ps=0x106, qpt=2):
+    return ucmd(f, 0, struct.pack("<QQHB5x", 1, 1, ps, qpt))
+
+# File 0 binds 10.1.0.3:7174 and listens; file 1 resolves it and routes.
+bind = struct.pack("<IHH", 0, 16, 0) + bytes(128)            # BIND: id, size
+seq = create_id(0) + ucmd(0, 20, bind, pick2=1, pick3=1 | 2 | (0 << 3))
+seq += ucmd(0, 7, struct.pack("<II", 0, 4), pick2=1)           # LISTEN
+res = struct.pack("<IIHHI", 0, 2000, 0, 16, 0) + bytes(256)   # RESOLVE_ADDR
+seq += create_id(1) + ucmd(1, 21, res, pick2=1, pick3=1 | 2 | 4 | (0 << 3))
+seq += bytes([2 | 1 << 3]) + struct.pack("<H", 400)            # ADDR_RESOLVED
+seq += ucmd(1, 4, struct.pack("<II", 0, 1000), pick2=1)       # RESOLVE_ROUTE
+seq += bytes([2 | 1 << 3]) + struct.pack("<H", 400) + bytes([4, 20, 6, 1, 5])
+write("corpus/ucma/listen-resolve-route", seq)
