@@ -2,6 +2,7 @@
 /* The serve loop of FUSE and CUSE sessions; see serve.h. */
 #include "config.h"
 
+#include <fcntl.h>
 #include <linux/fuse.h>
 #include <poll.h>
 #include <stdio.h>
@@ -77,7 +78,17 @@ bool serve_next_soon(int fd, int64_t us)
 
 guint serve_watch(int fd, GUnixFDSourceFunc fn, void *data)
 {
-	guint id = g_unix_fd_add(fd, G_IO_IN, fn, data);
+	guint id;
+
+	/*
+	 * Non-blocking: a request that poll() saw can be gone by the read
+	 * (its caller was killed before we read it: FUSE takes it back), and
+	 * a blocking read would then hold the loop until the next request,
+	 * with other callers' interrupted requests unanswered behind it. A
+	 * run whose command's last process was so stuck never ended.
+	 */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	id = g_unix_fd_add(fd, G_IO_IN, fn, data);
 
 	/*
 	 * GLib "blocks" a non-recursive source while dispatching it by taking
