@@ -5,7 +5,8 @@
 # --configured fabric and after opensm; a capture that tshark decodes as
 # the CM's REQ, REP, RTU, DREQ and DREP; a request nobody listens for is
 # rejected, an address nobody has is an ADDR_ERROR. rsockets (rstream,
-# riostream, rcopy), rdma_x* and perftest -R in a second run.
+# riostream, rcopy), rdma_x* and perftest -R in a second run; a drop rule
+# on CM MADs; addresses set by hand; the SA's route after opensm.
 . "$(dirname "$0")/lib.sh"
 export W="$WORK"
 
@@ -155,6 +156,23 @@ expect_line "send_bw:  Data ex. method : rdma_cm" "ib_send_bw -R connects throug
 expect_match "^send_bw: +65536 +100 " "and moves its data"
 expect_match "^write_lat: +2 +100 " "ib_write_lat -R"
 expect_match "^read_bw: +65536 +100 " "ib_read_bw -R"
+
+# Half the CM MADs lost at leaf1 (--seed 1: 5 of 11): ib_cm's
+# retransmissions still connect, about 6 s a loss.
+cat >"$WORK/drop.sh" <<'SCRIPT'
+set -u
+. "$INSIDE"
+. "$W/pairs.sh"
+ibemu ctl fault add drop --class cm --node leaf1 --prob 0.5 >/dev/null
+server rping 7174 rping -s -a $S -C 3 -V
+client rping rping -c -I $C -a $S -C 3 -v -V
+server_done rping 7174
+ibemu ctl fault list | sed 's/^/rule: /'
+SCRIPT
+ibemu_run --seed 1 -c -a host1 -a host2 -- bash "$WORK/drop.sh"
+expect_rc 0 "the run with a drop rule on CM MADs"
+expect_line "rping: ping data: rdma-ping-2" "rping connects through a 50% drop rule on CM MADs"
+expect_match "^rule: .*class 7 .*hits [1-9]" "and the rule dropped some"
 
 # Addresses set in the topology file (addr=) and by ibemu ctl addr.
 cat >"$WORK/addr.net" <<'NET'

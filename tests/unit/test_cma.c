@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 
+#include <infiniband/umad_types.h>
 #include <infiniband/verbs.h>
 
 #include "fabric/configure.h"
@@ -467,6 +468,97 @@ static void test_migrate(void **state)
 	assert_int_equal(next_event(e->srv, UCMA_EV_ADDR_RESOLVED).uid, 0x77);
 }
 
+/* An SA at host1's port (the SM LID): what it answers to PathRecord
+ * Gets, and how many it saw. */
+struct fake_sa {
+	struct env *e;
+	unsigned gets;
+	uint16_t status;
+	bool silent;
+};
+
+static enum upper_verdict sa_deliver(void *ctx, struct port *port, const struct mad_pkt *pkt)
+{
+	struct fake_sa *sa = ctx;
+	struct ibv_path_record pr;
+	struct mad_pkt r;
+
+	if (mad_class(pkt->mad) != UMAD_CLASS_SUBN_ADM || mad_method(pkt->mad) != UMAD_METHOD_GET)
+		return UPPER_UNCLAIMED;
+	sa->gets++;
+	if (sa->silent)
+		return UPPER_TAKEN;
+	r = *pkt;
+	mad_getresp(r.mad, pkt->mad, sa->status);
+	memcpy(&pr, r.mad + 56, sizeof(pr));
+	pr.slid = htobe16(fabric_find(sa->e->f, "host2")->ports[1].lid);
+	pr.dlid = htobe16(port->lid);
+	pr.qosclass_sl = htobe16(3);
+	pr.mtu = 0x80 | 3;
+	pr.packetlifetime = 0x80 | 14;
+	memcpy(r.mad + 56, &pr, sizeof(pr));
+	r.slid = port->lid;
+	r.dlid = pkt->slid;
+	fabric_send(sa->e->f, port, &r);
+	return UPPER_TAKEN;
+}
+
+static const struct host_client sa_client = { .deliver = sa_deliver };
+
+static uint32_t routed(struct env *e, struct fake_sa *sa, int want_event)
+{
+	struct rdma_ucm_resolve_route rr;
+	uint32_t id = create_id(e->cli, RDMA_PS_TCP, IBV_QPT_RC, 0xc000);
+
+	host_register_client(e->hw, &sa_client, sa);
+	assert_true(resolve4(e->cli, id, "10.1.0.4", "10.1.0.3", 7471) > 0);
+	next_event(e->cli, UCMA_EV_ADDR_RESOLVED);
+	rr = (struct rdma_ucm_resolve_route){ .id = id, .timeout_ms = 500 };
+	assert_true(cmd(e->cli, RDMA_USER_CM_CMD_RESOLVE_ROUTE, &rr, sizeof(rr), NULL, 0) > 0);
+	if (want_event >= 0)
+		next_event(e->cli, (uint32_t)want_event);
+	return id;
+}
+
+/* An SA answers: its PathRecord is the route (SL, MTU, lifetime). */
+static void test_sa_route(void **state)
+{
+	struct env *e = *state;
+	struct fake_sa sa = { .e = e };
+	struct rdma_ucm_query q = { .response = 1 };
+	struct rdma_ucm_query_route_resp r = { 0 };
+
+	q.id = routed(e, &sa, UCMA_EV_ROUTE_RESOLVED);
+	assert_int_equal(sa.gets, 1);
+	assert_true(cmd(e->cli, RDMA_USER_CM_CMD_QUERY_ROUTE, &q, sizeof(q), &r, sizeof(r)) > 0);
+	assert_int_equal(r.num_paths, 1);
+	assert_int_equal(r.ib_route[0].sl, 3);
+	assert_int_equal(r.ib_route[0].mtu, 3);
+	assert_int_equal(r.ib_route[0].packet_life_time, 14);
+	assert_int_equal(be16toh(r.ib_route[0].dlid), fabric_find(e->f, "host1")->ports[1].lid);
+	host_unregister_client(e->hw, &sa_client, &sa);
+}
+
+/* An SA status: ROUTE_ERROR -EINVAL; no answer at all: -ETIMEDOUT once
+ * the timeout has passed, not before. */
+static void test_sa_errors(void **state)
+{
+	struct env *e = *state;
+	struct fake_sa sa = { .e = e, .status = 0x0300 };	/* no records */
+
+	routed(e, &sa, -1);
+	assert_int_equal((int)next_event(e->cli, UCMA_EV_ROUTE_ERROR).status, -EINVAL);
+	host_unregister_client(e->hw, &sa_client, &sa);
+	sa = (struct fake_sa){ .e = e, .silent = true };
+	routed(e, &sa, -1);
+	assert_int_equal(sa.gets, 1);
+	advance(e, 499000);
+	no_event(e->cli);
+	advance(e, 1000);
+	assert_int_equal((int)next_event(e->cli, UCMA_EV_ROUTE_ERROR).status, -ETIMEDOUT);
+	host_unregister_client(e->hw, &sa_client, &sa);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -478,6 +570,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_release_disconnects, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backlog, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sa_route, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sa_errors, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
