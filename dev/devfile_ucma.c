@@ -115,7 +115,10 @@ static void ioctl_ucma(fuse_req_t req, struct vnode *v, unsigned int cmd,
 		return;
 	}
 	w = g_memdup2(in_buf, sizeof(*w));
-	ucma_command_from(uf->f, w->buf, MIN(w->len, sizeof(w->buf)), w->from_token, &a);
+	w->len = MIN(w->len, sizeof(w->buf));
+	w->optlen = MIN(w->optlen, sizeof(w->buf) - w->len);
+	ucma_command_opt(uf->f, w->buf, w->len, w->optlen ? w->buf + w->len : NULL, w->optlen,
+			 w->from_token, &a);
 	w->ret = (int32_t)a.ret;
 	w->resp_addr = a.resp_addr;
 	w->resp_len = (uint32_t)a.resp_len;

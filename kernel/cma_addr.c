@@ -224,6 +224,21 @@ static void own_route(struct cma_id *id)
 							   PACKET_LIFE_DEFAULT;
 }
 
+/* A PathRecord (IBA 15.2.5.16, the SA's or ibacm's) as the route. */
+static void take_path(struct cma_id *id, const struct ibv_path_record *pr)
+{
+	memset(&id->path, 0, sizeof(id->path));
+	id->path.slid = be16toh(pr->slid);
+	id->path.dlid = be16toh(pr->dlid);
+	memcpy(id->path.sgid, &pr->sgid, 16);
+	memcpy(id->path.dgid, &pr->dgid, 16);
+	id->path.pkey = be16toh(pr->pkey);
+	id->path.sl = be16toh(pr->qosclass_sl) & 0xf;
+	id->path.mtu = pr->mtu & 0x3f;
+	id->path.rate = pr->rate & 0x3f;
+	id->path.packet_life = pr->packetlifetime & 0x3f;
+}
+
 static void route_done(struct cma_id *id)
 {
 	id->has_path = true;
@@ -314,16 +329,7 @@ bool cma_sa_answer(struct ucma *u, const struct mad_pkt *pkt)
 		return true;
 	}
 	memcpy(&pr, sa->data, sizeof(pr));
-	memset(&id->path, 0, sizeof(id->path));
-	id->path.slid = be16toh(pr.slid);
-	id->path.dlid = be16toh(pr.dlid);
-	memcpy(id->path.sgid, &pr.sgid, 16);
-	memcpy(id->path.dgid, &pr.dgid, 16);
-	id->path.pkey = be16toh(pr.pkey);
-	id->path.sl = be16toh(pr.qosclass_sl) & 0xf;
-	id->path.mtu = pr.mtu & 0x3f;
-	id->path.rate = pr.rate & 0x3f;
-	id->path.packet_life = pr.packetlifetime & 0x3f;
+	take_path(id, &pr);
 	route_done(id);
 	return true;
 }
@@ -356,6 +362,25 @@ int cma_resolve_route(struct cma_id *id, unsigned timeout_ms)
 		return 0;
 	}
 	query_sa(id, timeout_ms);
+	return 0;
+}
+
+int cma_set_ib_path(struct cma_id *id, const struct ib_path_rec_data *p, size_t n)
+{
+	struct ibv_path_record pr;
+	size_t i;
+
+	/* ucma_set_ib_path(): the primary path, on a resolved address. */
+	if (id->state != CMA_ADDR_RESOLVED || id->wait == PENDING_SA)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (p[i].flags & IBV_PATH_FLAG_PRIMARY)
+			break;
+	if (i == n)
+		return -EINVAL;
+	memcpy(&pr, p[i].path_rec, sizeof(pr));
+	take_path(id, &pr);
+	route_done(id);
 	return 0;
 }
 

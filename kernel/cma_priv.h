@@ -205,6 +205,8 @@ void cma_addr_timeout(struct cma_id *id);
 bool cma_sa_answer(struct ucma *u, const struct mad_pkt *pkt);
 /* The id goes: its query with it. */
 void cma_addr_destroy(struct cma_id *id);
+/* RDMA_OPTION_IB_PATH: the route given (ibacm's), as rdma_set_ib_path. */
+int cma_set_ib_path(struct cma_id *id, const struct ib_path_rec_data *p, size_t n);
 /* IB GID of @p (its subnet prefix and port GUID), as the GID table's 0. */
 void cma_port_gid(const struct port *p, uint8_t gid[16]);
 /* The P_Key table index of @pkey at @p (full or limited member), or -1. */

@@ -249,6 +249,8 @@ void ucma_release(struct ucma_file *f)
 struct cmd_ctx {
 	struct ucma_file *f;
 	uint64_t from_token;	/* MIGRATE_ID's other file */
+	const uint8_t *optval;	/* SET_OPTION's value, or NULL */
+	size_t optlen;
 	const uint8_t *in;	/* the body */
 	size_t in_len;		/* as the header says, checked against what came */
 	size_t out_len;		/* room at the response pointer */
@@ -611,27 +613,53 @@ static int cmd_init_qp_attr(struct cmd_ctx *c)
 	return 0;
 }
 
+/* ucma_set_option(): the value must be the option's size (EINVAL), and
+ * come with the command (EFAULT: the front-end could not read it). */
 static int cmd_set_option(struct cmd_ctx *c)
 {
 	BODY(c, struct rdma_ucm_set_option, cmd);
 	struct cma_id *id = get_id(c, cmd.id);
+	int v;
 
 	if (!id)
 		return -ENOENT;
-	/* The value is in the caller's memory; the front-end carried none,
-	 * so the options take effect as their defaults (docs/rdmacm.md). */
+	if (!c->optval || c->optlen != cmd.optlen)
+		return -EFAULT;
 	switch (cmd.level) {
 	case RDMA_OPTION_ID:
 		switch (cmd.optname) {
 		case RDMA_OPTION_ID_TOS:
+			if (cmd.optlen != 1)
+				return -EINVAL;
+			id->tos = c->optval[0];
+			return 0;
 		case RDMA_OPTION_ID_REUSEADDR:
 		case RDMA_OPTION_ID_AFONLY:
+			if (cmd.optlen != sizeof(int))
+				return -EINVAL;
+			/* rdma_set_reuseaddr/afonly: before bind only. */
+			if (id->state != CMA_IDLE)
+				return -EINVAL;
+			memcpy(&v, c->optval, sizeof(v));
+			if (cmd.optname == RDMA_OPTION_ID_REUSEADDR)
+				id->reuseaddr = v != 0;
+			else
+				id->afonly = v != 0;
+			return 0;
 		case RDMA_OPTION_ID_ACK_TIMEOUT:
+			if (cmd.optlen != 1)
+				return -EINVAL;
+			id->ack_timeout = MIN(c->optval[0], 31);
 			return 0;
 		}
 		return -ENOSYS;
 	case RDMA_OPTION_IB:
-		return cmd.optname == RDMA_OPTION_IB_PATH ? 0 : -ENOSYS;
+		if (cmd.optname != RDMA_OPTION_IB_PATH)
+			return -ENOSYS;
+		if (!cmd.optlen || cmd.optlen % sizeof(struct ib_path_rec_data))
+			return -EINVAL;
+		return cma_set_ib_path(id, (const struct ib_path_rec_data *)c->optval,
+				       cmd.optlen / sizeof(struct ib_path_rec_data));
 	default:
 		return -ENOSYS;
 	}
@@ -733,9 +761,16 @@ void ucma_command(struct ucma_file *f, const void *buf, size_t len, struct ucma_
 void ucma_command_from(struct ucma_file *f, const void *buf, size_t len, uint64_t from_token,
 		       struct ucma_answer *a)
 {
+	ucma_command_opt(f, buf, len, NULL, 0, from_token, a);
+}
+
+void ucma_command_opt(struct ucma_file *f, const void *buf, size_t len, const void *optval,
+		      size_t optlen, uint64_t from_token, struct ucma_answer *a)
+{
 	struct rdma_ucm_cmd_hdr hdr;
 	uint8_t body[UCMA_WIRE_MAX] = { 0 };
-	struct cmd_ctx c = { .f = f, .from_token = from_token, .in = body, .a = a };
+	struct cmd_ctx c = { .f = f, .from_token = from_token, .optval = optval,
+			     .optlen = optlen, .in = body, .a = a };
 	int r;
 
 	memset(a, 0, offsetof(struct ucma_answer, resp));

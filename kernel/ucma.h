@@ -72,6 +72,10 @@ void ucma_command(struct ucma_file *f, const void *buf, size_t len, struct ucma_
 uint64_t ucma_file_token(const struct ucma_file *f);
 void ucma_command_from(struct ucma_file *f, const void *buf, size_t len, uint64_t from_token,
 		       struct ucma_answer *a);
+/* SET_OPTION with its value (@optval, @optlen bytes: what the kernel
+ * reads at the command's optval pointer). */
+void ucma_command_opt(struct ucma_file *f, const void *buf, size_t len, const void *optval,
+		      size_t optlen, uint64_t from_token, struct ucma_answer *a);
 /* One struct rdma_ucm_event_resp into @buf (which holds at least its
  * size): the size, or -EAGAIN when none is queued. */
 ssize_t ucma_read_event(struct ucma_file *f, void *buf, size_t count);

@@ -13,7 +13,8 @@
  * struct ucma_file):
  *
  *   ioctl  UCMA_IOC_CMD: one command as librdmacm wrote it (struct
- *          rdma_ucm_cmd_hdr and its body); the answer says what the
+ *          rdma_ucm_cmd_hdr and its body, and for SET_OPTION the value
+ *          at its optval pointer after it); the answer says what the
  *          kernel would have written into the caller's memory, where, and
  *          what write() returns
  *   read   one struct rdma_ucm_event_resp (GET_EVENT's answer); blocks
@@ -42,7 +43,9 @@
 struct ucma_wire_cmd {
 	/* in */
 	uint32_t len;		/* bytes of buf[] the caller wrote */
-	uint32_t reserved0;
+	/* SET_OPTION's value, which the kernel reads from the caller's
+	 * memory: the provider puts it in buf[] after the command. */
+	uint32_t optlen;
 	/* MIGRATE_ID names the file it takes an id from by an fd of the
 	 * caller's: the provider gives that file's token here. */
 	uint64_t from_token;

@@ -244,7 +244,22 @@ static ssize_t hook_write(int fd, const void *buf, size_t count)
 	memset(&w, 0, offsetof(struct ucma_wire_cmd, buf));
 	w.len = (uint32_t)(count < sizeof(w.buf) ? count : sizeof(w.buf));
 	memcpy(w.buf, buf, w.len);
-	if (hdr.cmd == RDMA_USER_CM_CMD_MIGRATE_ID && count >= sizeof(hdr) + sizeof(struct rdma_ucm_migrate_id)) {
+	if (hdr.cmd == RDMA_USER_CM_CMD_SET_OPTION &&
+	    count >= sizeof(hdr) + sizeof(struct rdma_ucm_set_option)) {
+		struct rdma_ucm_set_option o;
+		struct iovec local, remote;
+
+		/* The value the kernel would read at optval: carried after
+		 * the command, if it fits (else the daemon says EFAULT). */
+		memcpy(&o, (const char *)buf + sizeof(hdr), sizeof(o));
+		local = (struct iovec){ w.buf + w.len, o.optlen };
+		remote = (struct iovec){ (void *)(uintptr_t)o.optval, o.optlen };
+		if (o.optlen && o.optlen <= sizeof(w.buf) - w.len &&
+		    process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)o.optlen)
+			w.optlen = o.optlen;
+	}
+	if (hdr.cmd == RDMA_USER_CM_CMD_MIGRATE_ID &&
+	    count >= sizeof(hdr) + sizeof(struct rdma_ucm_migrate_id)) {
 		struct rdma_ucm_migrate_id m;
 
 		memcpy(&m, (const char *)buf + sizeof(hdr), sizeof(m));

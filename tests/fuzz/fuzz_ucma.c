@@ -109,13 +109,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fuzz_take(&in, buf, n);
 			ucma_command(s->f, buf, n, &a);
 			break;
-		case 1:	/* a command with picked ids and addresses */
+		case 1: {	/* a command with picked ids and addresses, and a
+				 * value of any bytes for SET_OPTION to take */
+			static uint8_t val[512];
+			size_t vlen = op & 0x10 ? fuzz_take16(&in) % sizeof(val) : 0;
+
 			n = make_cmd(&in, s, buf);
-			ucma_command(s->f, buf, n, &a);
+			fuzz_take(&in, val, vlen);
+			ucma_command_opt(s->f, buf, n, vlen ? val : NULL, vlen, 0, &a);
 			if (a.ret > 0 && ((struct rdma_ucm_cmd_hdr *)buf)->cmd ==
 					 RDMA_USER_CM_CMD_CREATE_ID && a.resp_len >= 4 && s->nid < IDS)
 				memcpy(&s->id[s->nid++], a.resp, 4);
 			break;
+		}
 		case 2:	/* an event, into a buffer of any size */
 			ucma_read_event(s->f, buf, fuzz_take16(&in) % sizeof(buf));
 			break;

@@ -559,6 +559,61 @@ static void test_sa_errors(void **state)
 	host_unregister_client(e->hw, &sa_client, &sa);
 }
 
+static ssize_t set_option(struct ucma_file *f, uint32_t id, uint32_t level, uint32_t name,
+			  const void *val, size_t len, size_t carried)
+{
+	struct rdma_ucm_set_option o = { .optval = 1, .id = id, .level = level, .optname = name,
+					 .optlen = (uint32_t)len };
+	uint8_t buf[sizeof(struct rdma_ucm_cmd_hdr) + sizeof(o)];
+	struct rdma_ucm_cmd_hdr h = { RDMA_USER_CM_CMD_SET_OPTION, sizeof(o), 0 };
+	struct ucma_answer a;
+
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), &o, sizeof(o));
+	ucma_command_opt(f, buf, sizeof(buf), carried ? val : NULL, carried, 0, &a);
+	return a.ret;
+}
+
+/* SET_OPTION: sizes as ucma_set_option_id's; ACK_TIMEOUT is the QP's;
+ * IB_PATH (ibacm's route) gives ROUTE_RESOLVED with that path. */
+static void test_set_option(void **state)
+{
+	struct env *e = *state;
+	uint8_t tos = 32, ack = 14;
+	int one = 1;
+	struct ib_path_rec_data pd = { .flags = IBV_PATH_FLAG_GMP | IBV_PATH_FLAG_PRIMARY };
+	struct ibv_path_record *pr = (void *)pd.path_rec;
+	uint32_t lid, cid, id = create_id(e->cli, RDMA_PS_TCP, IBV_QPT_RC, 9);
+	ssize_t r;
+
+	assert_true(set_option(e->cli, id, 0, RDMA_OPTION_ID_TOS, &tos, 1, 1) > 0);
+	assert_int_equal(set_option(e->cli, id, 0, RDMA_OPTION_ID_TOS, &one, 4, 4), -EINVAL);
+	assert_int_equal(set_option(e->cli, id, 0, RDMA_OPTION_ID_TOS, &tos, 1, 0), -EFAULT);
+	assert_true(set_option(e->cli, id, 0, RDMA_OPTION_ID_REUSEADDR, &one, 4, 4) > 0);
+	assert_int_equal(set_option(e->cli, id, 0, 99, &one, 4, 4), -ENOSYS);
+	assert_true(resolve4(e->cli, id, "10.1.0.4", "10.1.0.3", 1) > 0);
+	next_event(e->cli, UCMA_EV_ADDR_RESOLVED);
+	assert_int_equal(set_option(e->cli, id, 0, RDMA_OPTION_ID_REUSEADDR, &one, 4, 4),
+			 -EINVAL);	/* bound already */
+	pr->dlid = htobe16(fabric_find(e->f, "host1")->ports[1].lid);
+	pr->slid = htobe16(fabric_find(e->f, "host2")->ports[1].lid);
+	pr->qosclass_sl = htobe16(5);
+	pr->mtu = 4;
+	pr->pkey = htobe16(0xffff);
+	assert_int_equal(set_option(e->cli, id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &pd, 10, 10),
+			 -EINVAL);	/* not a whole path */
+	assert_true(set_option(e->cli, id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &pd, sizeof(pd),
+			       sizeof(pd)) > 0);
+	next_event(e->cli, UCMA_EV_ROUTE_RESOLVED);
+	/* ACK_TIMEOUT: the RTS timeout, in place of the path's. */
+	prepare(e, &lid, &cid);
+	assert_true(set_option(e->cli, cid, 0, RDMA_OPTION_ID_ACK_TIMEOUT, &ack, 1, 1) > 0);
+	assert_true(connect_id(e->cli, cid, 0x55) > 0);
+	assert_true(accept_id(e->srv, next_event(e->srv, UCMA_EV_CONNECT_REQUEST).id, 0x66, 1) > 0);
+	next_event(e->cli, UCMA_EV_CONNECT_RESPONSE);
+	assert_int_equal(qp_attr(e->cli, cid, IBV_QPS_RTS, &r).timeout, 14);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -572,6 +627,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migrate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sa_route, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sa_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set_option, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
