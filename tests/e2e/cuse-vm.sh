@@ -56,6 +56,8 @@ for b in 131071 131072 131073 1048576 1048577 33554432; do
 	expect_line "big: ok $b" "CUSE: $b bytes there and back in one read and one write"
 	expect_line "big server $b rc=0" "CUSE: the server read $b bytes in one read"
 done
+expect_line "rping: ping data: rdma-ping-4" "CUSE mode: rping between host1 and host3, data verified"
+expect_line "rping server rc=0" "and its server"
 expect_line "opensm 648: SUBNET UP" "opensm on the 648-HCA fat tree through CUSE"
 expect_line "saquery PIR rc=0 records 2646" "saquery PIR: all 648 + 54 x 37 PortInfoRecords (once 1,818, exit 0)"
 expect_line "node: crw-rw-rw- root root uverbs0" "/dev/infiniband/uverbs0: a character device for everyone, as ib_uverbs'"
@@ -88,8 +90,8 @@ for when in "after stop" "after kill" "after sigint" "after early sigint"; do
 	expect_line "$when processes: 0" "$when: no process left"
 	expect_line "$when blacklist: 0" "$when: no modprobe blacklist left"
 done
-expect_line "after kill mounts: 4" "a killed daemon leaves its four /sys/class mounts"
-expect_line "restart: removed 5 mount(s)" "which the next start removes, with /etc/libibverbs.d's"
+expect_line "after kill mounts: 5" "a killed daemon leaves its five /sys/class mounts"
+expect_line "restart: removed 6 mount(s)" "which the next start removes, with /etc/libibverbs.d's"
 expect_line "after restart: Node Description:.....................host1 HCA-1" "and then serves again"
 expect_line "foreground rc=0" "--foreground ends cleanly on SIGINT"
 

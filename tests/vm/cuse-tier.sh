@@ -87,6 +87,12 @@ for b in 131071 131072 131073 1048576 1048577 33554432; do
 	timeout 120 "$BIN/tests/tools/umad_big" client ibemu0 6 $b | sed 's/^/big: /'
 	wait $s; echo "big server $b rc=$?"
 done
+# rdma_cm from processes outside any namespace (docs/rdmacm.md): host1 is
+# 10.1.0.3, host3 10.1.0.5.
+rping -s -a 10.1.0.3 -C 5 -V >"$W/rping-s" 2>&1 & s=$!
+wait_for 20 sh -c "\"$IBEMU\" ctl status | grep -q ':7174 '"
+timeout 60 rping -c -I 10.1.0.5 -a 10.1.0.3 -C 5 -v -V 2>&1 | grep 'ping data: rdma-ping-4' | sed 's/^/rping: /'
+wait $s; echo "rping server rc=$?"
 "$IBEMU" stop >/dev/null
 "$IBEMU" start --topology "$SRC/topologies/fattree-648.net" >/dev/null; echo "start rc=$?"
 OSM_CACHE_DIR=$W/cache opensm -d2 -f "$W/opensm2.log" >/dev/null 2>&1 &
