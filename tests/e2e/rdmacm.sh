@@ -5,8 +5,9 @@
 # --configured fabric and after opensm; a capture that tshark decodes as
 # the CM's REQ, REP, RTU, DREQ and DREP; a request nobody listens for is
 # rejected, an address nobody has is an ADDR_ERROR. rsockets (rstream,
-# riostream, rcopy), rdma_x* and perftest -R in a second run; a drop rule
-# on CM MADs; addresses set by hand; the SA's route after opensm.
+# riostream, rcopy), rdma_x*, UCX's io_demo and perftest -R in a second
+# run; a drop rule on CM MADs; addresses set by hand; the SA's route
+# after opensm.
 . "$(dirname "$0")/lib.sh"
 export W="$WORK"
 
@@ -140,6 +141,14 @@ perftest() {
 	sed "s/^/$name: /" "$W/$name.out"
 	until_10s not_listening 18515
 }
+# UCX's rdmacm connection manager (io_demo: ucp_ep_create by sockaddr;
+# its listener is an rdma_cm id on port 13337).
+export UCX_SOCKADDR_TLS_PRIORITY=rdmacm
+server io_demo 13337 io_demo -p 13337
+client io_demo io_demo -p 13337 -i 100 $S
+kill $!
+wait $! 2>/dev/null
+until_10s not_listening 13337
 perftest send_bw ib_send_bw
 perftest write_lat ib_write_lat
 perftest read_bw ib_read_bw
@@ -152,6 +161,9 @@ expect_line "rdma_xserver server: rdma_xserver: end 0" "rdma_xserver -c r"
 	pass "rstream (rsockets), blocking, non-blocking and verifying" ||
 	fail "rstream: $(grep -c '^rstream: custom' "$WORK/out") of 4 runs"
 expect_match "^riostream: custom +4k +50 " "riostream (rsockets' riowrite)"
+expect_match "^io_demo: .*Connected to server \[0\] 10\.1\.0\.3" "UCX io_demo connects through its rdmacm CM"
+expect_match "^io_demo: .*write [0-9.]+ MBs .* total:100 " "and does its 100 writes"
+expect_line "Client exit with status 'OK'" "and ends well"
 expect_line "send_bw:  Data ex. method : rdma_cm" "ib_send_bw -R connects through rdma_cm"
 expect_match "^send_bw: +65536 +100 " "and moves its data"
 expect_match "^write_lat: +2 +100 " "ib_write_lat -R"
