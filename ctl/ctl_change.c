@@ -108,7 +108,7 @@ int ctl_lid(struct ctl_call *c)
  * "Addresses"); connections made already keep theirs. */
 int ctl_addr(struct ctl_call *c)
 {
-	struct port *p = ctl_arg_port(c, 0), *o;
+	struct port *p = ctl_arg_port(c, 0), *o = NULL;
 	struct in_addr a;
 	int r;
 
@@ -119,12 +119,11 @@ int ctl_addr(struct ctl_call *c)
 	if (node_is_switch(p->node))
 		return ctl_fail(c, "%s is a switch port: only CA and router ports have addresses",
 				c->arg[0]);
-	o = fabric_port_by_ip4(p->node->fabric, be32toh(a.s_addr));
-	r = port_set_ip4(p, be32toh(a.s_addr));
+	r = port_set_ip4(p, be32toh(a.s_addr), &o);
 	if (r == -EEXIST)
 		return ctl_fail(c, "%s is %s/%u's already", c->arg[1], o->node->id, o->num);
 	if (r < 0)
-		return ctl_fail(c, "%s: not an address a port may have (0, loopback, multicast, broadcast)",
+		return ctl_fail(c, "%s: not an address a port may have (0, loopback, multicast, class E)",
 				c->arg[1]);
 	return done(c, "addr %s %s", c->arg[0], c->arg[1]);
 }

@@ -406,16 +406,23 @@ struct port *fabric_port_by_ip4(struct fabric *f, uint32_t addr)
 	return NULL;
 }
 
-int port_set_ip4(struct port *p, uint32_t addr)
+bool port_ip4_valid(uint32_t addr)
 {
-	struct port *other;
+	return addr != 0 && addr >> 24 != 127 && addr >> 28 != 0xe && addr >> 28 != 0xf;
+}
 
-	if (addr == 0 || addr >> 24 == 127 || addr >> 28 == 0xe || addr == 0xffffffffu ||
-	    node_is_switch(p->node) || p->num == 0)
+int port_set_ip4(struct port *p, uint32_t addr, struct port **other)
+{
+	struct port *o;
+
+	if (!port_ip4_valid(addr) || node_is_switch(p->node) || p->num == 0)
 		return -EINVAL;
-	other = fabric_port_by_ip4(p->node->fabric, addr);
-	if (other && other != p)
+	o = fabric_port_by_ip4(p->node->fabric, addr);
+	if (o && o != p) {
+		if (other)
+			*other = o;
 		return -EEXIST;
+	}
 	p->ip4 = addr;
 	return 0;
 }

@@ -33,9 +33,12 @@ void port_cable_set(struct port *p, bool up);
 uint32_t port_ip4(const struct port *p);
 /* The CA port that has @addr, or NULL. */
 struct port *fabric_port_by_ip4(struct fabric *f, uint32_t addr);
-/* 0, or -EINVAL for an address no port may have (0, 127/8, multicast,
- * broadcast), -EEXIST for one another port has. */
-int port_set_ip4(struct port *p, uint32_t addr);
+/* Whether a port may have @addr: not 0, loopback (127/8), multicast
+ * (224/4) or class E and broadcast (240/4). */
+bool port_ip4_valid(uint32_t addr);
+/* 0; -EINVAL for a switch port or an address no port may have; -EEXIST
+ * for one another port has (that port in *@other, if @other). */
+int port_set_ip4(struct port *p, uint32_t addr, struct port **other);
 
 /* Power a node off (it answers nothing; its cables go dark) or on. */
 void node_power(struct node *n, bool on);

@@ -431,7 +431,7 @@ static bool parse_addr(struct parser *ps, struct link_decl *l, const char *val,
 	if (inet_pton(AF_INET, val, &a) != 1)
 		return fail(err, file, line, "bad address \"%s\" (addr=A.B.C.D)", val);
 	v = be32toh(a.s_addr);
-	if (v == 0 || v >> 24 == 127 || v >> 28 == 0xe || v >> 28 == 0xf)
+	if (!port_ip4_valid(v))
 		return fail(err, file, line, "addr=%s: not an address a port may have (0, loopback, multicast, class E)", val);
 	p->ip4 = v;
 	g_hash_table_insert(ps->addr_where, p, g_strdup_printf("%s:%u", file, line));
