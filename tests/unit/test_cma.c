@@ -85,7 +85,8 @@ static ssize_t cmd(struct ucma_file *f, uint32_t op, const void *body, size_t le
 	struct ucma_answer a;
 
 	memcpy(buf, &h, sizeof(h));
-	memcpy(buf + sizeof(h), body, len);
+	if (len)	/* body may be NULL for a header-only command */
+		memcpy(buf + sizeof(h), body, len);
 	ucma_command(f, buf, sizeof(h) + len, &a);
 	if (resp && a.resp_len)
 		memcpy(resp, a.resp, MIN(a.resp_len, resp_len));
