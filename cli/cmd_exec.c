@@ -26,18 +26,21 @@
 #include "cli/emu.h"
 #include "cli/fastenv.h"
 #include "cli/netlink_trap.h"
+#include "ctl/ctl.h"
 #include "ctl/ctl_client.h"
 
 
 /*
  * Join the namespaces of process @pid that are not ours: its user namespace
- * (namespace mode without root), its mount namespace, and its PID namespace
- * (for our children: the run's init ends them with the run, nsinit.h).
+ * (namespace mode without root), its mount namespace, its PID namespace
+ * (for our children: the run's init ends them with the run, nsinit.h), and
+ * its network namespace (`run --ipoib`, ipoib.h).
  */
 static int join_namespaces(int pid)
 {
 	static const struct { const char *name; int type; } ns[] = {
 		{ "user", CLONE_NEWUSER }, { "mnt", CLONE_NEWNS }, { "pid", CLONE_NEWPID },
+		{ "net", CLONE_NEWNET },	/* the network of --ipoib, when it has one */
 	};
 	int fds[G_N_ELEMENTS(ns)];
 	struct stat mine, theirs;
@@ -84,7 +87,7 @@ static int exec_in(int argc, char **argv, bool shell)
 	char *sh[] = { getenv("SHELL") ? getenv("SHELL") : (char *)"/bin/sh", NULL };
 	GError *err = NULL;
 	char **cmd;
-	int i = 1, status;
+	int i = 1, status, tries;
 	pid_t child;
 
 	if (cli_wants_help(argc, argv)) {
@@ -116,8 +119,18 @@ static int exec_in(int argc, char **argv, bool shell)
 	path = emu_find_ctl(NULL, name);
 	if (!path)
 		return 1;
-	/* The run's init; `ibemu start` has none (and no namespaces). */
-	pid_text = ctl_ask(path, 2, pid_argv, NULL);
+	/* The run's init, once it has made its namespaces (a run just
+	 * started: asked again for at most 10 s); `ibemu start` has none
+	 * (and no namespaces). */
+	for (tries = 0; !(pid_text = ctl_ask(path, 2, pid_argv, &err)) && tries < 200; tries++) {
+		bool starting = strstr(err->message, CTL_INIT_STARTING) != NULL;
+
+		g_clear_error(&err);
+		if (!starting)
+			break;
+		g_usleep(50 * 1000);
+	}
+	g_clear_error(&err);
 	if (!pid_text)
 		pid_text = ctl_ask(path, 1, pid_argv, &err);
 	if (!pid_text) {

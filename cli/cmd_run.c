@@ -4,7 +4,7 @@
  *
  *   ibemu run [--topology FILE] [--attach NODE]... [--configured] [--seed N]
  *             [--name NAME] [--scenario FILE] [--no-fast-path] [--remote-group G]
- *             [-v] [--] [COMMAND...]
+ *             [--ipoib] [-v] [--] [COMMAND...]
  *   ibemu run --remote WHERE --attach NODE... [-v] [--] [COMMAND...]
  *
  * The fabric, the umad devices and the mock sysfs exist for COMMAND and its
@@ -12,7 +12,9 @@
  * own, cli/nsinit.h), and ibemu exits with COMMAND's status. Dynamically
  * linked programs reach the umad files over the fast path (cli/fastenv.h).
  * With --remote the fabric is another emulator's, and this run is one
- * more host of it (fast/remote.h, docs/many-hosts.md).
+ * more host of it (fast/remote.h, docs/many-hosts.md). With --ipoib the
+ * run has a network of its own with an interface per HCA port
+ * (cli/ipoib.h).
  */
 #include "config.h"
 
@@ -28,6 +30,7 @@
 #include "cli/cli.h"
 #include "cli/emu.h"
 #include "cli/fastenv.h"
+#include "cli/ipoib.h"
 #include "cli/nsinit.h"
 #include "cli/nsmode.h"
 #include "dev/fusefs.h"
@@ -77,7 +80,7 @@ static gboolean forward_signal(gpointer data)
 struct run {
 	struct emu_opts o;
 	gchar **cmd, **envp;
-	gboolean no_fast;
+	gboolean no_fast, ipoib;
 	gchar *remote_where, *remote_group;
 	GOptionEntry *entries;
 	GOptionContext *ctx;
@@ -102,6 +105,8 @@ static int run_parse(struct run *r, int argc, char **argv)
 		  "Let group G attach hosts through the fast socket (bind-mounted into a container, say): mode 0660, group G", "G" },
 		{ "no-fast-path", 0, 0, G_OPTION_ARG_NONE, &r->no_fast,
 		  "Do not preload the fast path's library: every program uses the FUSE files (also IBEMU_FAST_PATH=0)", NULL },
+		{ "ipoib", 0, 0, G_OPTION_ARG_NONE, &r->ipoib,
+		  "A network of the run's own: lo and an interface ib0, ib1, ... per HCA port with the port's address (nothing else reachable)", NULL },
 		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &r->cmd, NULL, "[--] [CMD [ARG...]]" },
 		{ NULL }
 	};
@@ -123,7 +128,8 @@ static int run_parse(struct run *r, int argc, char **argv)
 		memmove(r->cmd, r->cmd + 1, g_strv_length(r->cmd) * sizeof(*r->cmd));
 	/* The fabric, its options and the control socket are the other
 	 * emulator's. */
-	if (r->remote_where && (!emu_remote_opts_ok(&r->o) || r->o.name || r->remote_group)) {
+	if (r->remote_where && (!emu_remote_opts_ok(&r->o) || r->o.name || r->remote_group ||
+				r->ipoib)) {
 		fprintf(stderr, "ibemu run: --remote takes only --attach, -v, --no-fast-path "
 			"and a command (the fabric is the other emulator's)\n");
 		return 2;
@@ -215,22 +221,40 @@ fail:
 	return 1;
 }
 
+/* The init has made its namespaces (or died): `ibemu exec` may join. */
+static gboolean on_init_ready(gint fd, GIOCondition cond, gpointer data)
+{
+	struct run *r = data;
+
+	(void)cond;
+	r->e.env.init_pid = r->rs.child;
+	close(fd);
+	return G_SOURCE_REMOVE;
+}
+
 /* The command under its init, until it ends: its exit status. */
 static int run_command(struct run *r)
 {
 	char *default_cmd[] = { getenv("SHELL") ? getenv("SHELL") : (char *)"/bin/sh", NULL };
 	struct run_state *rs = &r->rs;
+	struct ipoib_plan *net = NULL;
 	GError *err = NULL;
+	int ready;
 
 	emu_start_scenario(&r->e);
 	rs->loop = g_main_loop_new(NULL, FALSE);
-	rs->child = nsinit_spawn(r->cmd && r->cmd[0] ? r->cmd : default_cmd, r->envp, &err);
+	if (r->ipoib)
+		net = ipoib_plan(r->e.hw);
+	rs->child = nsinit_spawn(r->cmd && r->cmd[0] ? r->cmd : default_cmd, r->envp,
+				 net, &ready, &err);
+	ipoib_plan_free(net);
 	if (rs->child < 0) {
 		fprintf(stderr, "ibemu: %s\n", err->message);
 		g_error_free(err);
 		return 127;
 	}
-	r->e.env.init_pid = rs->child;
+	r->e.env.init_pid = -1;
+	g_unix_fd_add(ready, G_IO_IN | G_IO_HUP | G_IO_ERR, on_init_ready, r);
 	g_child_watch_add(rs->child, on_child_exit, rs);
 	if (r->rem)
 		g_unix_fd_add(remote_lifeline(r->rem), G_IO_HUP | G_IO_ERR | G_IO_NVAL,

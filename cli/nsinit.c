@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli/ipoib.h"
 #include "cli/netlink_trap.h"
 #include "cli/nsinit.h"
 #include "cli/nsprivate.h"
@@ -41,8 +42,9 @@ static void write_str(int fd, const char *s)
 }
 
 /* PID 1 of the namespace. Never returns. */
-static void run_init(char **argv, char **envp, int parent_alive, const sigset_t *orig,
-		     const struct ns_private *priv)
+static void run_init(char **argv, char **envp, int parent_alive, int ready,
+		     const sigset_t *orig, const struct ns_private *priv,
+		     const struct ipoib_plan *net)
 {
 	sigset_t all;
 	siginfo_t si;
@@ -73,12 +75,28 @@ static void run_init(char **argv, char **envp, int parent_alive, const sigset_t 
 		write_str(STDERR_FILENO, " (pids in /proc are the host's; /run, /var/log and /var/cache too)\n");
 	} else {
 		ns_private_apply(priv);
+		/* The network of --ipoib (ipoib.h), before /proc: its sysfs
+		 * passes through the same directory. */
+		if (net) {
+			const char *what = "";
+			int ret = ipoib_apply(net, "/proc", &what);
+
+			if (ret < 0) {
+				write_str(STDERR_FILENO, "ibemu: --ipoib: cannot ");
+				write_str(STDERR_FILENO, what);
+				write_str(STDERR_FILENO, ": ");
+				write_str(STDERR_FILENO, strerror(-ret));
+				write_str(STDERR_FILENO, "\n");
+				_exit(1);
+			}
+		}
 		if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
 			write_str(STDERR_FILENO, "ibemu: warning: no /proc of the run's PID namespace: ");
 			write_str(STDERR_FILENO, strerror(errno));
 			write_str(STDERR_FILENO, " (pids in /proc are the host's)\n");
 		}
 	}
+	close(ready);	/* our namespaces are made: `ibemu exec` may join */
 	signal(SIGCHLD, SIG_DFL);
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);
@@ -139,14 +157,15 @@ static void run_init(char **argv, char **envp, int parent_alive, const sigset_t 
 	}
 }
 
-pid_t nsinit_spawn(char **argv, char **envp, GError **err)
+pid_t nsinit_spawn(char **argv, char **envp, const struct ipoib_plan *net, int *ready,
+		   GError **err)
 {
 	struct ns_private *priv = ns_private_plan("/proc");
-	int alive[2];
+	int alive[2], made[2];
 	sigset_t orig;
 	pid_t pid;
 
-	if (pipe2(alive, O_CLOEXEC) < 0) {
+	if (pipe2(alive, O_CLOEXEC) < 0 || pipe2(made, O_CLOEXEC) < 0) {
 		g_set_error(err, IBEMU_ERROR, errno, "cannot start the run's init: %s",
 			    g_strerror(errno));
 		g_free(priv);
@@ -162,14 +181,19 @@ pid_t nsinit_spawn(char **argv, char **envp, GError **err)
 	pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, NULL, NULL, NULL, NULL);
 	if (pid == 0) {
 		close(alive[1]);
-		run_init(argv, envp, alive[0], &orig, priv);
+		close(made[0]);
+		run_init(argv, envp, alive[0], made[1], &orig, priv, net);
 	}
 	g_free(priv);
 	close(alive[0]);
+	close(made[1]);
+	*ready = made[0];
 	if (pid < 0) {
 		g_set_error(err, IBEMU_ERROR, errno, "cannot make the run's PID namespace: %s",
 			    g_strerror(errno));
 		close(alive[1]);
+		close(made[0]);
+		*ready = -1;
 	}
 	/* alive[1] stays open, close-on-exec, until we die. */
 	return pid;

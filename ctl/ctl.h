@@ -20,13 +20,19 @@
 
 struct umad_host;
 
+/* What `pid init` says while the run's init makes its namespaces: `ibemu
+ * exec` asks again (its namespaces are not the run's yet). */
+#define CTL_INIT_STARTING	"the run's init is still making its namespaces"
+
 struct ctl_env {
 	struct fabric *fabric;
 	struct timerq *tq;
 	struct umad_host *host;	/* its open files, for status; may be NULL */
 	struct ucma *ucma;	/* its rdma_cm listeners, for status; may be NULL */
 	GPtrArray *scenarios;	/* struct scenario *, owned */
-	int init_pid;		/* namespace mode: the run's init (nsinit.h), or 0 */
+	int init_pid;		/* namespace mode: the run's init (nsinit.h) once
+				 * it has made its namespaces, -1 until then;
+				 * 0: no init (ibemu start) */
 	unsigned scenario_depth; /* while a scenario step runs: its depth + 1 */
 	unsigned scenario_steps; /* steps of running scenarios not run yet */
 	/* For `info` (ibemu list): set by whoever starts the emulator. */

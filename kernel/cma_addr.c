@@ -107,6 +107,13 @@ int cma_bind(struct cma_id *id, const struct sockaddr *sa, size_t len)
 	switch (ss.ss_family) {
 	case AF_INET:
 	case AF_INET6:
+		/* lo's address is a netdev's, not an IB one: the kernel's
+		 * cma_validate_port() finds no port for it (ENODEV), where
+		 * an address no interface has is EADDRNOTAVAIL
+		 * (rdma_translate_ip). libfabric's verbs provider binds
+		 * "localhost" when given no address, and fails the same. */
+		if (sa_is_loopback(&ss))
+			return -ENODEV;
 		if (!sa_is_any(&ss)) {
 			p = port_of_addr(id->u, &ss);
 			if (!p || !cma_host_has_port(id->u, p))

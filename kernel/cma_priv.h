@@ -173,6 +173,18 @@ static inline bool sa_is_any(const struct sockaddr_storage *ss)
 	return true;
 }
 
+/* 127.0.0.0/8 or ::1: the address of lo, which no RDMA port is. */
+static inline bool sa_is_loopback(const struct sockaddr_storage *ss)
+{
+	static const struct in6_addr lo6 = IN6ADDR_LOOPBACK_INIT;
+
+	if (ss->ss_family == AF_INET)
+		return (be32toh(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
+	if (ss->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)ss)->sin6_addr, &lo6, 16);
+	return false;
+}
+
 /* kernel/cma.c */
 bool cma_host_has_port(const struct ucma *u, const struct port *p);
 /* (Re)arm the id's timer (its wait set by the caller), or stop it. */

@@ -44,6 +44,12 @@ expect_line "root" "root inside the user namespace"
 expect_line "ibemu0" "ibstat sees the device"
 expect_line "Node Description:.....................host3 HCA-1" "SMPs go through the fabric"
 
+# --ipoib as nobody: the network namespace is the user namespace's, and
+# so are the interfaces and the sysfs that shows them.
+as_nobody 666 "timeout 60 $WORK/ibemu run --ipoib --configured --attach host1 -- sh -c \"ip -br addr; ls /sys/class/net\""
+expect_rc 0 "ibemu run --ipoib as nobody"
+expect_match "^ib1 +[A-Z]+ +10\.2\.0\.3/16" "the run's interfaces, as nobody"
+
 # A run inside a run (issue #35 item 14): its sockets go beside the outer
 # run's, which inside the user namespace is a directory of its own user.
 as_nobody 666 "timeout 60 $WORK/ibemu run -- $WORK/ibemu run --attach host2 -- sh -c \"ibstat -l; ibemu ctl status\""

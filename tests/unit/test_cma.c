@@ -224,6 +224,8 @@ static void test_errors(void **state)
 	id = create_id(e->cli, RDMA_PS_TCP, IBV_QPT_RC, 1);
 	/* host3's address is not this host's. */
 	assert_int_equal(bind4(e->cli, id, "10.1.0.5", 0), -EADDRNOTAVAIL);
+	/* lo's: a netdev with no RDMA port (cma_validate_port). */
+	assert_int_equal(bind4(e->cli, id, "127.0.0.1", 0), -ENODEV);
 	assert_true(bind4(e->cli, id, "10.1.0.4", 7000) > 0);
 	assert_int_equal(bind4(e->cli, id, "10.1.0.4", 7001), -EINVAL);	/* bound */
 	rr = (struct rdma_ucm_resolve_route){ .id = id, .timeout_ms = 100 };

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The run's network (ipoib.h). Links and addresses through rtnetlink
+ * (rtnetlink(7)); lo up through SIOCSIFFLAGS. Between fork and exec: no
+ * allocation, no stdio.
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <linux/if_addr.h>
+#include <linux/if_link.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "cli/ipoib.h"
+#include "fabric/port.h"
+#include "kernel/host.h"
+
+/* IPoIB's datagram-mode MTU (RFC 4391: the 2048-byte IB MTU less the
+ * 4-byte IPoIB header), what ip link shows on a ConnectX port. */
+#define IPOIB_MTU		2044
+#define IPOIB_PREFIX4		16
+#define IPOIB_PREFIX6		64
+
+struct ipoib_if {
+	char name[IFNAMSIZ];
+	uint32_t ip4;		/* host order; 0: none */
+	uint64_t guid;
+};
+
+struct ipoib_plan {
+	unsigned n;
+	struct ipoib_if ifs[];
+};
+
+struct ipoib_plan *ipoib_plan(const struct host *h)
+{
+	struct ipoib_plan *p;
+	unsigned i, n = 0;
+
+	p = g_malloc0(sizeof(*p) + host_nports(h) * sizeof(p->ifs[0]));
+	for (i = 0; i < host_nports(h); i++) {
+		struct port *port = host_port(h, i, NULL);
+
+		if (node_is_switch(port->node))
+			continue;
+		snprintf(p->ifs[n].name, IFNAMSIZ, "ib%u", n);
+		p->ifs[n].ip4 = port_ip4(port);
+		p->ifs[n].guid = port->guid;
+		n++;
+	}
+	p->n = n;
+	return p;
+}
+
+void ipoib_plan_free(struct ipoib_plan *p)
+{
+	g_free(p);
+}
+
+/* One rtnetlink request and its buffer; attributes appended in place. */
+struct nlreq {
+	struct nlmsghdr h;
+	char body[512];
+};
+
+static void *nl_tail(struct nlreq *r)
+{
+	return (char *)&r->h + NLMSG_ALIGN(r->h.nlmsg_len);
+}
+
+static struct rtattr *nl_put(struct nlreq *r, unsigned short type, const void *data, size_t len)
+{
+	struct rtattr *a = nl_tail(r);
+
+	if (NLMSG_ALIGN(r->h.nlmsg_len) + RTA_SPACE(len) > sizeof(*r))
+		return NULL;	/* not with the sizes used here */
+	a->rta_type = type;
+	a->rta_len = RTA_LENGTH(len);
+	if (len)
+		memcpy(RTA_DATA(a), data, len);
+	r->h.nlmsg_len = NLMSG_ALIGN(r->h.nlmsg_len) + RTA_SPACE(len);
+	return a;
+}
+
+/* A nested attribute ends where the message now ends. */
+static void nl_end(struct nlreq *r, struct rtattr *nest)
+{
+	nest->rta_len = (unsigned short)((char *)nl_tail(r) - (char *)nest);
+}
+
+static void nl_start(struct nlreq *r, uint16_t type, uint16_t flags, const void *hdr, size_t len)
+{
+	memset(r, 0, sizeof(*r));
+	r->h.nlmsg_type = type;
+	r->h.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
+	r->h.nlmsg_len = NLMSG_LENGTH(len);
+	memcpy(NLMSG_DATA(&r->h), hdr, len);
+}
+
+/* Send @r and read the kernel's answer: 0 or -errno. */
+static int nl_talk(int fd, struct nlreq *r)
+{
+	char buf[1024];
+	struct nlmsghdr *h = (struct nlmsghdr *)buf;
+	ssize_t n;
+
+	r->h.nlmsg_seq++;
+	if (send(fd, r, r->h.nlmsg_len, 0) < 0)
+		return -errno;
+	n = recv(fd, buf, sizeof(buf), 0);
+	if (n < 0)
+		return -errno;
+	if (!NLMSG_OK(h, (size_t)n) || h->nlmsg_type != NLMSG_ERROR)
+		return -EPROTO;
+	return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+}
+
+/* A link named @name of @kind with IPoIB's MTU and no IPv6 address of the
+ * kernel's making (the link-local one is the port's: add_addr6). */
+static int new_link(int fd, const char *name, const char *kind)
+{
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
+	struct nlreq r;
+	struct rtattr *info, *spec, *in6;
+	uint32_t mtu = IPOIB_MTU;
+	uint8_t gen = IN6_ADDR_GEN_MODE_NONE;
+	int ret;
+
+	nl_start(&r, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, &ifi, sizeof(ifi));
+	nl_put(&r, IFLA_IFNAME, name, strlen(name) + 1);
+	nl_put(&r, IFLA_MTU, &mtu, sizeof(mtu));
+	info = nl_put(&r, IFLA_LINKINFO, NULL, 0);
+	nl_put(&r, IFLA_INFO_KIND, kind, strlen(kind));
+	nl_end(&r, info);
+	if ((ret = nl_talk(fd, &r)) < 0)
+		return ret;
+	/* A second request: a new link takes IFLA_AF_SPEC only as a change.
+	 * Without IPv6 in the kernel it fails, and there is nothing to do. */
+	nl_start(&r, RTM_NEWLINK, 0, &ifi, sizeof(ifi));
+	nl_put(&r, IFLA_IFNAME, name, strlen(name) + 1);
+	spec = nl_put(&r, IFLA_AF_SPEC, NULL, 0);
+	in6 = nl_put(&r, AF_INET6, NULL, 0);
+	nl_put(&r, IFLA_INET6_ADDR_GEN_MODE, &gen, sizeof(gen));
+	nl_end(&r, in6);
+	nl_end(&r, spec);
+	(void)nl_talk(fd, &r);
+	return 0;
+}
+
+static int add_addr(int fd, int ifindex, int family, const void *addr, size_t len,
+		    unsigned prefix)
+{
+	struct ifaddrmsg ifa = {
+		.ifa_family = (uint8_t)family, .ifa_prefixlen = (uint8_t)prefix,
+		/* No duplicate detection: nobody else is on the link, and a
+		 * tentative address cannot be bound. */
+		.ifa_flags = IFA_F_NODAD, .ifa_scope = RT_SCOPE_UNIVERSE,
+		.ifa_index = (uint32_t)ifindex,
+	};
+	struct nlreq r;
+
+	if (family == AF_INET6)
+		ifa.ifa_scope = RT_SCOPE_LINK;
+	nl_start(&r, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, &ifa, sizeof(ifa));
+	nl_put(&r, IFA_LOCAL, addr, len);
+	nl_put(&r, IFA_ADDRESS, addr, len);
+	return nl_talk(fd, &r);
+}
+
+static int link_up(int sock, const char *name, int *ifindex)
+{
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, name, strlen(name) + 1);
+	if (ioctl(sock, SIOCGIFINDEX, &ifr) < 0)
+		return -errno;
+	if (ifindex)
+		*ifindex = ifr.ifr_ifindex;
+	if (ioctl(sock, SIOCGIFFLAGS, &ifr) < 0)
+		return -errno;
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(sock, SIOCSIFFLAGS, &ifr) < 0)
+		return -errno;
+	return 0;
+}
+
+static int make_if(int nl, int sock, const struct ipoib_if *i, const char **what)
+{
+	uint32_t a4 = htobe32(i->ip4);
+	uint64_t guid = htobe64(i->guid);
+	uint8_t a6[16] = { 0xfe, 0x80 };
+	int ret, ifindex;
+
+	/* dummy where the kernel has it; a bridge with no ports (never
+	 * forwards anything) where it does not. */
+	*what = "create the interfaces";
+	ret = new_link(nl, i->name, "dummy");
+	if (ret == -EOPNOTSUPP || ret == -ENOENT)
+		ret = new_link(nl, i->name, "bridge");
+	if (ret < 0)
+		return ret;
+	*what = "bring the interfaces up";
+	if ((ret = link_up(sock, i->name, &ifindex)) < 0)
+		return ret;
+	*what = "give the interfaces their addresses";
+	if (i->ip4 && (ret = add_addr(nl, ifindex, AF_INET, &a4, sizeof(a4), IPOIB_PREFIX4)) < 0)
+		return ret;
+	memcpy(a6 + 8, &guid, 8);
+	(void)add_addr(nl, ifindex, AF_INET6, a6, sizeof(a6), IPOIB_PREFIX6);	/* IPv6 optional */
+	return 0;
+}
+
+/* /sys/class/net of the new namespace: a sysfs shows the namespace of
+ * whoever mounts it. */
+static int net_sysfs(const char *scratch, const char **what)
+{
+	static const char *const dirs[][2] = {
+		{ "class/net", "/sys/class/net" },
+		{ "devices/virtual/net", "/sys/devices/virtual/net" },
+	};
+	char src[256];
+	unsigned k;
+	int ret = 0;
+
+	*what = "mount a sysfs of the namespace";
+	if (mount("sysfs", scratch, "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return -errno;
+	*what = "show the interfaces in /sys/class/net";
+	for (k = 0; k < sizeof(dirs) / sizeof(dirs[0]) && !ret; k++) {
+		size_t n = strlen(scratch);
+
+		if (n + 1 + strlen(dirs[k][0]) + 1 > sizeof(src))
+			return -ENAMETOOLONG;
+		memcpy(src, scratch, n);
+		src[n] = '/';
+		memcpy(src + n + 1, dirs[k][0], strlen(dirs[k][0]) + 1);
+		if (mount(src, dirs[k][1], NULL, MS_BIND, NULL) < 0)
+			ret = -errno;
+	}
+	umount2(scratch, MNT_DETACH);
+	return ret;
+}
+
+int ipoib_apply(const struct ipoib_plan *p, const char *scratch, const char **what)
+{
+	int nl, sock, ret = 0;
+	unsigned k;
+
+	*what = "make a network namespace";
+	if (unshare(CLONE_NEWNET) < 0)
+		return -errno;
+	nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (nl < 0 || sock < 0) {
+		ret = -errno;
+		*what = "open a netlink socket";
+		goto out;
+	}
+	*what = "bring lo up";
+	if ((ret = link_up(sock, "lo", NULL)) < 0)
+		goto out;
+	for (k = 0; k < p->n && !ret; k++)
+		ret = make_if(nl, sock, &p->ifs[k], what);
+	if (!ret)
+		ret = net_sysfs(scratch, what);
+out:
+	if (nl >= 0)
+		close(nl);
+	if (sock >= 0)
+		close(sock);
+	return ret;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The run's network (`ibemu run --ipoib`, docs/rdmacm.md "Interfaces"):
+ * a network namespace of the run's own, with lo up and one interface per
+ * port of the run's HCAs, named ib0, ib1, ... in port order as IPoIB names
+ * them, carrying the port's IPv4 address (/16, the default plan's port
+ * plane) and fe80::GUID, the addresses the connection manager maps to that
+ * port. Programs that find RDMA devices through their interfaces
+ * (libfabric's verbs provider: getifaddrs, then rdma_bind_addr on each
+ * address) see them as on a host with IPoIB; TCP between the addresses
+ * works, as all are local. Nothing else reaches the network from the run.
+ *
+ * The interfaces carry no IPoIB traffic through the fabric: they are
+ * dummy devices (a bridge with no ports where the kernel has no dummy
+ * driver), and their state does not follow the port's.
+ *
+ * Planned in the parent (it reads the host's ports and allocates);
+ * applied in the run's init between fork and exec, with system calls and
+ * stack buffers only.
+ */
+#ifndef IBEMU_CLI_IPOIB_H
+#define IBEMU_CLI_IPOIB_H
+
+struct host;
+struct ipoib_plan;
+
+/* The interfaces for @h's CA ports (none but lo when it has none). */
+struct ipoib_plan *ipoib_plan(const struct host *h);
+void ipoib_plan_free(struct ipoib_plan *p);
+
+/*
+ * In a new network namespace of the caller's: lo up, the interfaces of
+ * @p, and /sys/class/net showing them (a sysfs of this namespace mounted
+ * on @scratch, its net directories bound over /sys's, @scratch left as it
+ * was). Returns 0, or -errno with *@what naming the step that failed.
+ */
+int ipoib_apply(const struct ipoib_plan *p, const char *scratch, const char **what);
+
+#endif

@@ -1,0 +1,88 @@
+#!/bin/bash
+# `ibemu run --ipoib`: a network of the run's own with an interface per HCA
+# port carrying the port's address (cli/ipoib.h), so that libfabric's verbs
+# provider, which finds RDMA devices through interfaces, sees the emulated
+# HCAs: fi_info lists MSG endpoints, verbs;ofi_rxm takes an address, and
+# fi_pingpong's RDM endpoints move verified data between two HCAs.
+. "$(dirname "$0")/lib.sh"
+
+RUN=(--configured --attach host1 --attach host2)
+
+# The interfaces: host1's two ports, then host2's, with the default plan's
+# addresses (10.PORT.0.NODE) and fe80::GUID; IPoIB's MTU; /sys/class/net
+# shows the run's interfaces, not the machine's.
+ibemu_run --ipoib "${RUN[@]}" -- sh -c 'ip -br addr; ls /sys/class/net | tr "\n" " "; echo; cat /sys/class/net/ib0/mtu'
+expect_rc 0 "ibemu run --ipoib"
+expect_match "^ib0 +[A-Z]+ +10\.1\.0\.3/16 fe80::2:c903:0:101/64 *$" "ib0: host1 port 1's addresses"
+expect_match "^ib1 +[A-Z]+ +10\.2\.0\.3/16 fe80::2:c903:0:102/64 *$" "ib1: host1 port 2's"
+expect_match "^ib2 +[A-Z]+ +10\.1\.0\.4/16 fe80::2:c903:0:104/64 *$" "ib2: host2 port 1's"
+expect_line "ib0 ib1 ib2 lo " "/sys/class/net is the run's"
+expect_line "2044" "IPoIB's datagram MTU"
+
+# Without --ipoib the run shares the machine's network, as before.
+ibemu_run "${RUN[@]}" -- sh -c 'ls /sys/class/net | tr "\n" " "; echo'
+expect_rc 0 "ibemu run without --ipoib"
+expect_line "$(ls /sys/class/net | tr '\n' ' ')" "the machine's interfaces without --ipoib"
+
+# libfabric's verbs provider maps each interface address to its HCA with
+# rdma_bind_addr (vrb_getifaddrs) and says so in its log; without --ipoib
+# it finds none. MSG endpoints and verbs;ofi_rxm given an address.
+cat >"$WORK/fi.sh" <<'EOF'
+FI_LOG_LEVEL=info fi_info -p verbs 2>&1 | sed -n 's/.*verbs_devs_print():[0-9]*<info> *//p' | tr -d '\t'
+fi_info -p verbs | grep -E "domain|type" | paste - - | sed 's/[[:space:]]\+/ /g'
+echo "rxm: $(fi_info -p 'verbs;ofi_rxm' -s 10.1.0.4 | awk '/domain:/ { print $2 }' | sort -u)"
+EOF
+ibemu_run "${RUN[@]}" -- sh "$WORK/fi.sh"
+expect_no_line "#1 ibemu0 - IPoIB addresses:" "no IPoIB address without --ipoib"
+ibemu_run --ipoib "${RUN[@]}" -- sh "$WORK/fi.sh"
+expect_rc 0 "fi_info with --ipoib"
+expect_line "#1 ibemu0 - IPoIB addresses:" "libfabric finds ibemu0's interfaces"
+expect_line "10.2.0.3" "host1 port 2's address is ibemu0's"
+expect_line "#2 ibemu1 - IPoIB addresses:" "libfabric finds ibemu1's interfaces"
+expect_line " domain: ibemu0 type: FI_EP_MSG" "fi_info: a MSG endpoint on ibemu0"
+expect_line " domain: ibemu1 type: FI_EP_MSG" "fi_info: a MSG endpoint on ibemu1"
+expect_line "rxm: ibemu1" "verbs;ofi_rxm at 10.1.0.4 is host2's HCA"
+
+# fi_pingpong over RDM endpoints (verbs;ofi_rxd on UD QPs), every size,
+# data checked (-c); its control connection is TCP to ib0's address.
+cat >"$WORK/pp.sh" <<'EOF'
+timeout 100 fi_pingpong -p verbs -e rdm -c -I 10 -S all >"$W/srv" 2>&1 &
+srv=$!
+n=0
+while :; do
+	timeout 100 fi_pingpong -p verbs -e rdm -c -I 10 -S all 10.1.0.3 >"$W/cli" 2>&1
+	rc=$?
+	# The server may not listen yet: its control port refuses.
+	[ $rc -ne 0 ] && grep -q "Connection refused" "$W/cli" && [ $n -lt 50 ] || break
+	n=$((n + 1)); timeout 0.1 tail -f /dev/null
+done
+echo "client: $rc"
+wait $srv
+echo "server: $?"
+grep -E "^(1|4k|64k|1m) " "$W/cli" | awk '{ print "size", $1, "sent", $2, "acked", $3 }'
+EOF
+ibemu_run --ipoib "${RUN[@]}" -- env W="$WORK" bash "$WORK/pp.sh"
+expect_line "client: 0" "fi_pingpong -e rdm client"
+expect_line "server: 0" "fi_pingpong -e rdm server"
+expect_line "size 1 sent 10 acked =10" "1 byte, 10 round trips"
+expect_line "size 1m sent 10 acked =10" "1 MiB, 10 round trips, data checked"
+
+# ibemu exec joins the run's network too.
+NAME="e2e-ipoib-$$"
+"$IBEMU" run --ipoib --name "$NAME" "${RUN[@]}" -- bash -c "
+	n=0; until [ -e '$WORK/done' ] || [ \$n -ge 600 ]; do n=\$((n + 1)); timeout 0.1 tail -f /dev/null; done" \
+	>"$WORK/run.out" 2>&1 &
+BG=$!
+trap 'touch "$WORK/done"; wait $BG; rm -rf "$WORK"' EXIT
+wait_for 10 "$IBEMU" ctl --name "$NAME" status >/dev/null 2>&1
+"$IBEMU" exec --name "$NAME" -- ip -br addr >"$WORK/out" 2>&1
+RC=$?
+expect_rc 0 "ibemu exec into a --ipoib run"
+expect_match "^ib2 +[A-Z]+ +10\.1\.0\.4/16" "ibemu exec sees the run's interfaces"
+touch "$WORK/done"
+
+# --remote hosts have no fabric here to take addresses from.
+timeout 20 "$IBEMU" run --remote unix:/nonexistent --ipoib --attach host2 -- true >"$WORK/out" 2>&1
+RC=$?
+expect_rc 2 "--ipoib with --remote is refused"
+finish
