@@ -51,6 +51,7 @@ struct ctl_remote {
 	int pid;
 	char *nodes;		/* node ids, space-separated */
 	struct umad_host *host;	/* its umad devices and open files */
+	struct ucma *ucma;	/* its rdma_cm listeners */
 	uint64_t rtt_ns;	/* the round trip it measured to us; 0: none yet */
 };
 

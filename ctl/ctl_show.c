@@ -124,6 +124,15 @@ static void status_remote_file(void *ctx, unsigned dev_index, int pid, const cha
 	status_file(c, dev_index, pid, path);
 }
 
+/* A remote host's listening id, under its host's line. */
+static void status_remote_listener(void *ctx, const char *addr, unsigned port, const char *ps)
+{
+	struct ctl_call *c = ctx;
+
+	g_string_append(c->out, "  ");
+	status_listener(c, addr, port, ps);
+}
+
 int ctl_status(struct ctl_call *c)
 {
 	struct fabric *f = c->env->fabric;
@@ -153,6 +162,8 @@ int ctl_status(struct ctl_call *c)
 						       (double)r->rtt_ns / 1e6);
 			g_string_append_printf(c->out, ": %s\n", r->nodes);
 			umad_host_foreach_file(r->host, status_remote_file, c);
+			if (r->ucma)
+				ucma_foreach_listener(r->ucma, status_remote_listener, c);
 		}
 		return 0;
 	}
@@ -192,6 +203,11 @@ int ctl_status(struct ctl_call *c)
 		json_builder_set_member_name(b, "files");
 		json_builder_begin_array(b);
 		umad_host_foreach_file(r->host, status_file, c);
+		json_builder_end_array(b);
+		json_builder_set_member_name(b, "listeners");
+		json_builder_begin_array(b);
+		if (r->ucma)
+			ucma_foreach_listener(r->ucma, status_listener, c);
 		json_builder_end_array(b);
 		json_builder_end_object(b);
 	}

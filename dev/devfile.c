@@ -769,6 +769,7 @@ static const struct devfile_ops *ops_of(const struct vnode *v)
 	case VN_VEVENTS_FWD:
 		return &devfile_vevents_ops;
 	case VN_UCMA:
+	case VN_UCMA_FWD:
 		return &devfile_ucma_ops;
 	default:
 		return &none_ops;

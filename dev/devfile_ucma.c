@@ -4,7 +4,9 @@
  * docs/rdmacm.md): one open is one open of the rdma_cm device
  * (kernel/ucma.h). UCMA_IOC_CMD carries a command and brings back what
  * the kernel would copy to the caller; a read takes one event, blocking
- * while none is queued; poll says POLLIN while one is.
+ * while none is queued; poll says POLLIN while one is. VN_UCMA_FWD: the
+ * same file of an attached host, over the emulator it is attached to
+ * (dev/ucma_backend.h).
  */
 #include "config.h"
 
@@ -14,12 +16,13 @@
 #include <string.h>
 
 #include "dev/devfile_priv.h"
+#include "dev/ucma_backend.h"
 #include "kernel/ucma.h"
-#include "lib/ucma_wire.h"
 
 struct ufile {
 	struct devfiles *df;
-	struct ucma_file *f;
+	const struct ucma_backend *be;
+	void *f;
 	struct fuse_pollhandle *ph;
 	GQueue reads;		/* struct parked *, blocking reads */
 };
@@ -29,28 +32,32 @@ static struct ufile *ufile_of(const struct fuse_file_info *fi)
 	return (struct ufile *)(uintptr_t)fi->fh;
 }
 
-static void reply_event(fuse_req_t req, struct ufile *uf, size_t size)
+/* Answer @req with one event, or the error of reading one; false (and no
+ * answer) when none is queued and @wait says the read waits for one. */
+static bool take_event(fuse_req_t req, struct ufile *uf, size_t size, bool wait)
 {
 	uint8_t buf[sizeof(struct ucma_wire_cmd)];
-	ssize_t n;
+	ssize_t n = uf->be->read_event(uf->f, buf, MIN(size, sizeof(buf)));
 
-	if (size > sizeof(buf))
-		size = sizeof(buf);
-	n = ucma_read_event(uf->f, buf, size);
+	if (n == -EAGAIN && wait)
+		return false;
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
 		fuse_reply_buf(req, (const char *)buf, (size_t)n);
+	return true;
 }
 
 static bool ufile_readable(void *ctx)
 {
-	return ucma_readable(((struct ufile *)ctx)->f);
+	struct ufile *uf = ctx;
+
+	return uf->be->readable(uf->f);
 }
 
 static void ufile_reply_parked(void *ctx, const struct parked *p)
 {
-	reply_event(p->req, ctx, p->size);
+	take_event(p->req, ctx, p->size, false);
 }
 
 static void ufile_wakeup(void *ctx)
@@ -63,12 +70,21 @@ static void ufile_wakeup(void *ctx)
 static void open_ucma(struct devfiles *df, fuse_req_t req, struct vnode *v,
 		      struct fuse_file_info *fi)
 {
+	const struct ucma_fwd *fwd = v->kind == VN_UCMA_FWD ? v->ctx : NULL;
 	struct ufile *uf = g_new0(struct ufile, 1);
 
 	uf->df = df;
-	uf->f = ucma_open(v->ctx);
+	uf->be = fwd ? fwd->be : &ucma_backend_local;
+	uf->f = uf->be->open(fwd ? fwd->dev : v->ctx);
+	if (!uf->f) {
+		int e = errno;
+
+		g_free(uf);
+		fuse_reply_err(req, e ? e : EIO);
+		return;
+	}
 	g_queue_init(&uf->reads);
-	ucma_set_wakeup(uf->f, ufile_wakeup, uf);
+	uf->be->set_wakeup(uf->f, ufile_wakeup, uf);
 	fi->fh = (uint64_t)(uintptr_t)uf;
 	fi->direct_io = 1;
 	fi->nonseekable = 1;
@@ -81,10 +97,10 @@ static void read_ucma(struct devfiles *df, fuse_req_t req, struct vnode *v, size
 	struct ufile *uf = ufile_of(fi);
 	struct parked *p;
 
-	if (ucma_readable(uf->f) || (fi->flags & O_NONBLOCK)) {
-		reply_event(req, uf, size);
+	/* Nothing queued: a blocking read waits (an attached host's file
+	 * whose emulator has gone says EIO at once). */
+	if (take_event(req, uf, size, !(fi->flags & O_NONBLOCK)))
 		return;
-	}
 	p = devfile_park(req, df);
 	if (!p)
 		return;
@@ -98,12 +114,14 @@ static void ioctl_ucma(fuse_req_t req, struct vnode *v, unsigned int cmd,
 {
 	struct ufile *uf = ufile_of(fi);
 	struct ucma_wire_cmd *w;
-	struct ucma_answer a;
+	uint64_t token;
+	int r;
 
 	if (cmd == UCMA_IOC_TOKEN) {
-		uint64_t token = ucma_file_token(uf->f);
-
-		fuse_reply_ioctl(req, 0, &token, MIN(out_bufsz, sizeof(token)));
+		if ((r = uf->be->token(uf->f, &token)) < 0)
+			fuse_reply_err(req, -r);
+		else
+			fuse_reply_ioctl(req, 0, &token, MIN(out_bufsz, sizeof(token)));
 		return;
 	}
 	if (cmd != UCMA_IOC_CMD) {
@@ -115,15 +133,10 @@ static void ioctl_ucma(fuse_req_t req, struct vnode *v, unsigned int cmd,
 		return;
 	}
 	w = g_memdup2(in_buf, sizeof(*w));
-	w->len = MIN(w->len, sizeof(w->buf));
-	w->optlen = MIN(w->optlen, sizeof(w->buf) - w->len);
-	ucma_command_opt(uf->f, w->buf, w->len, w->optlen ? w->buf + w->len : NULL, w->optlen,
-			 w->from_token, &a);
-	w->ret = (int32_t)a.ret;
-	w->resp_addr = a.resp_addr;
-	w->resp_len = (uint32_t)a.resp_len;
-	memcpy(w->buf, a.resp, a.resp_len);
-	fuse_reply_ioctl(req, 0, w, MIN(out_bufsz, sizeof(*w)));
+	if ((r = uf->be->command(uf->f, w)) < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_ioctl(req, 0, w, MIN(out_bufsz, sizeof(*w)));
 	g_free(w);
 }
 
@@ -133,7 +146,7 @@ static void poll_ucma(fuse_req_t req, struct vnode *v, struct fuse_file_info *fi
 	struct ufile *uf = ufile_of(fi);
 	unsigned revents = POLLOUT | POLLWRNORM;
 
-	if (ucma_readable(uf->f))
+	if (uf->be->readable(uf->f))
 		revents |= POLLIN | POLLRDNORM;
 	devfile_poll_reply(req, ph, &uf->ph, revents);
 }
@@ -144,7 +157,7 @@ static void release_ucma(struct devfiles *df, fuse_req_t req, struct vnode *v,
 	struct ufile *uf = ufile_of(fi);
 
 	devfile_closing(&uf->reads, uf->ph);
-	ucma_release(uf->f);
+	uf->be->release(uf->f);
 	g_free(uf);
 	fuse_reply_err(req, 0);
 }
@@ -156,4 +169,53 @@ const struct devfile_ops devfile_ucma_ops = {
 	.ioctl = ioctl_ucma,
 	.poll = poll_ucma,
 	.release = release_ucma,
+};
+
+/* ---- this emulator's connection manager ------------------------------- */
+
+static void *local_open(void *dev)
+{
+	return ucma_open(dev);
+}
+
+static void local_release(void *f)
+{
+	ucma_release(f);
+}
+
+static void local_set_wakeup(void *f, void (*fn)(void *), void *ctx)
+{
+	ucma_set_wakeup(f, fn, ctx);
+}
+
+static bool local_readable(const void *f)
+{
+	return ucma_readable(f);
+}
+
+static ssize_t local_read_event(void *f, void *buf, size_t count)
+{
+	return ucma_read_event(f, buf, count);
+}
+
+static int local_command(void *f, struct ucma_wire_cmd *w)
+{
+	ucma_wire_serve(f, w);
+	return 0;
+}
+
+static int local_token(void *f, uint64_t *token)
+{
+	*token = ucma_file_token(f);
+	return 0;
+}
+
+const struct ucma_backend ucma_backend_local = {
+	.open = local_open,
+	.release = local_release,
+	.set_wakeup = local_set_wakeup,
+	.readable = local_readable,
+	.read_event = local_read_event,
+	.command = local_command,
+	.token = local_token,
 };

@@ -15,7 +15,7 @@
  * same files another emulator serves (their ctx a struct umad_fwd,
  * issm_fwd or verbs_fwd); last, the rdma_cm command file (a struct ucma). */
 enum vnode_kind { VN_DIR, VN_ATTR, VN_UMAD, VN_ISSM, VN_VCMD, VN_VEVENTS, VN_UMAD_FWD,
-		  VN_ISSM_FWD, VN_VCMD_FWD, VN_VEVENTS_FWD, VN_UCMA };
+		  VN_ISSM_FWD, VN_VCMD_FWD, VN_VEVENTS_FWD, VN_UCMA, VN_UCMA_FWD };
 
 struct vnode;
 typedef char *(*vnode_show)(const struct vnode *v);

@@ -13,6 +13,7 @@
 #include "dev/vfs.h"
 #include "fabric/fabric.h"
 #include "fast/attach.h"
+#include "kernel/ucma.h"
 #include "kernel/umad.h"
 #include "kernel/uverbs.h"
 #include "lib/log.h"
@@ -35,6 +36,7 @@ struct attachment {
 	bool said_full;		/* the cap was logged */
 	struct host *hw;	/* its HCAs' ports (kernel/host.h) */
 	struct uverbs *uv;	/* its HCAs' verbs devices */
+	struct ucma *ucma;	/* its connection manager (docs/rdmacm.md) */
 	struct vfs *vfs;
 	struct fastpath *fp;
 };
@@ -68,6 +70,8 @@ static void attachment_free(struct attachment *a)
 	 * from now on. */
 	fastpath_free(a->fp);
 	uverbs_free(a->uv);
+	ucma_free(a->ucma);
+	a->r.ucma = NULL;
 	umad_host_free(a->r.host);
 	host_free(a->hw);
 	vfs_free(a->vfs);
@@ -142,13 +146,17 @@ static void *begin(void *ctx, int pid, unsigned uid, const char *payload, size_t
 	a->hw = host_new(o->env->fabric, o->env->tq);
 	for (i = 1; words[i]; i++)
 		host_attach(a->hw, fabric_lookup(o->env->fabric, words[i]));
+	/* Its kernel's clients, in ib_core's order (cli/emu.c): ib_cm's
+	 * agents first, the MAD layer, the verbs devices. */
+	a->ucma = ucma_new(a->hw);
+	a->r.ucma = a->ucma;
 	a->r.host = umad_host_new(a->hw);
 	a->r.nodes = g_strjoinv(" ", words + 1);
-	/* Its verbs devices: their files are served over its channels too
+	/* Its verbs devices and rdma_cm file: served over its channels too
 	 * (fast/fastpath_verbs.h), their port events and packets are its. */
 	a->uv = uverbs_new(a->hw);
 	a->vfs = vfs_new();
-	sysfs_build_host(a->vfs, a->r.host, a->uv, NULL);
+	sysfs_build_host(a->vfs, a->r.host, a->uv, a->ucma);
 	/* No socket of its own, which the host might not reach (a
 	 * container sees the one bind-mounted socket): its channels come
 	 * through this one (FAST_ADOPT). */

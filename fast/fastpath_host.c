@@ -57,17 +57,21 @@ void fp_do_open_verbs(struct fast_chan *ch, const char *path, size_t n)
 /* ---- many hosts (docs/many-hosts.md) ----------------------------------- */
 
 /* @v and what is below it; the verbs files (and the class that holds
- * them) only for an asker that mirrors them (FAST_LIST_VERBS). */
-static void list_tree(const struct vnode *v, const char *path, bool verbs, GString *out)
+ * them) only for an asker that mirrors them (FAST_LIST_VERBS), the rdma_cm
+ * file and its class likewise (FAST_LIST_UCMA). */
+static void list_tree(const struct vnode *v, const char *path, uint64_t what, GString *out)
 {
 	static const char kind[] = { [VN_DIR] = 'd', [VN_ATTR] = 'f', [VN_UMAD] = 'u',
-				     [VN_ISSM] = 'i', [VN_VCMD] = 'c', [VN_VEVENTS] = 'e' };
+				     [VN_ISSM] = 'i', [VN_VCMD] = 'c', [VN_VEVENTS] = 'e',
+				     [VN_UCMA] = 'm' };
 	unsigned i;
 
-	if (v->kind >= G_N_ELEMENTS(kind))	/* another emulator's: not ours to list */
+	if (v->kind >= G_N_ELEMENTS(kind) || !kind[v->kind])	/* another emulator's */
 		return;
-	if (!verbs && (v->kind == VN_VCMD || v->kind == VN_VEVENTS ||
-		       !strcmp(path, "infiniband_verbs")))
+	if (!(what & FAST_LIST_VERBS) && (v->kind == VN_VCMD || v->kind == VN_VEVENTS ||
+					  !strcmp(path, "infiniband_verbs")))
+		return;
+	if (!(what & FAST_LIST_UCMA) && (v->kind == VN_UCMA || !strcmp(path, "infiniband_ucma")))
 		return;
 	if (*path)
 		g_string_append_printf(out, "%c %s\n", kind[v->kind], path);
@@ -75,7 +79,7 @@ static void list_tree(const struct vnode *v, const char *path, bool verbs, GStri
 		const struct vnode *c = g_ptr_array_index(v->children, i);
 		char *sub = *path ? g_strdup_printf("%s/%s", path, c->name) : g_strdup(c->name);
 
-		list_tree(c, sub, verbs, out);
+		list_tree(c, sub, what, out);
 		g_free(sub);
 	}
 }
@@ -94,7 +98,7 @@ void fp_do_sysfs(struct fast_chan *ch, uint32_t op, uint64_t arg, const char *pa
 	}
 	if (op == FAST_SYSFS_LIST) {
 		out = g_string_new(NULL);
-		list_tree(vfs->root, "", arg & FAST_LIST_VERBS, out);
+		list_tree(vfs->root, "", arg, out);
 		if (out->len > FAST_INLINE_MAX)	/* one datagram */
 			fp_reply(ch, -E2BIG, NULL, 0, -1);
 		else

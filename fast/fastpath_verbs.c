@@ -11,13 +11,15 @@
 #include <glib-unix.h>
 
 #include "fast/fastpath_verbs.h"
+#include "kernel/ucma.h"
 #include "kernel/uverbs.h"
 #include "lib/log.h"
 #include "lib/verbs_wire.h"
 
 struct fast_verbs {
 	struct uverbs_ctx *ctx;		/* a command file's, or */
-	struct uverbs_events *ev;	/* an event file's */
+	struct uverbs_events *ev;	/* an event file's, or */
+	struct ucma_file *cm;		/* the rdma_cm file's */
 	int data;			/* our end of the data socket */
 	guint out_watch;		/* while the socket has no room */
 	uint8_t *pend;			/* a datagram waiting for room (then no
@@ -36,7 +38,8 @@ static void push(void *data)
 	for (;;) {
 		if (!fv->pend) {
 			ssize_t n = fv->ctx ? uverbs_ctx_read(fv->ctx, buf, sizeof(buf)) :
-					      uverbs_events_read(fv->ev, buf, sizeof(struct verbs_wire_event));
+				    fv->ev ? uverbs_events_read(fv->ev, buf, sizeof(struct verbs_wire_event)) :
+				    ucma_read_event(fv->cm, buf, sizeof(buf));
 
 			if (n <= 0)	/* -EAGAIN: nothing queued */
 				return;
@@ -71,7 +74,7 @@ struct fast_verbs *fast_verbs_open(struct vnode *v, int *client_fd)
 	struct fast_verbs *fv;
 	int sv[2];
 
-	if (v->kind != VN_VCMD && v->kind != VN_VEVENTS) {
+	if (v->kind != VN_VCMD && v->kind != VN_VEVENTS && v->kind != VN_UCMA) {
 		*client_fd = -ENOENT;
 		return NULL;
 	}
@@ -85,6 +88,9 @@ struct fast_verbs *fast_verbs_open(struct vnode *v, int *client_fd)
 	if (v->kind == VN_VCMD) {
 		fv->ctx = uverbs_ctx_open(v->ctx);
 		uverbs_ctx_set_wakeup(fv->ctx, push, fv);
+	} else if (v->kind == VN_UCMA) {
+		fv->cm = ucma_open(v->ctx);
+		ucma_set_wakeup(fv->cm, push, fv);
 	} else {
 		fv->ev = uverbs_events_open(v->ctx);
 		uverbs_events_set_wakeup(fv->ev, push, fv);
@@ -114,12 +120,41 @@ static int64_t do_ioctl(struct fast_verbs *fv, unsigned cmd, const uint8_t *payl
 	return 0;
 }
 
+/* The rdma_cm file's ioctls (lib/ucma_wire.h), as dev/devfile_ucma.c's. */
+static int64_t do_ucma(struct fast_verbs *fv, const struct fast_req *rq, const uint8_t *payload,
+		       size_t n, void *out, uint32_t *out_len)
+{
+	static struct ucma_wire_cmd w;	/* 1 KiB: off the stack */
+	uint64_t token;
+
+	_Static_assert(sizeof(w) <= FAST_VERBS_OUT_MAX, "the rdma_cm ioctl's struct fits");
+	if (rq->op != FAST_IOCTL)
+		return -EOPNOTSUPP;	/* a read is an event: the data socket's */
+	if (rq->arg == UCMA_IOC_TOKEN) {
+		token = ucma_file_token(fv->cm);
+		memcpy(out, &token, sizeof(token));
+		*out_len = sizeof(token);
+		return 0;
+	}
+	if (rq->arg != UCMA_IOC_CMD)
+		return -ENOTTY;
+	if (n < sizeof(w))
+		return -EFAULT;
+	memcpy(&w, payload, sizeof(w));
+	ucma_wire_serve(fv->cm, &w);
+	memcpy(out, &w, sizeof(w));
+	*out_len = sizeof(w);
+	return 0;
+}
+
 int64_t fast_verbs_request(struct fast_verbs *fv, const struct fast_req *rq,
 			   const uint8_t *payload, size_t n, void *out, uint32_t *out_len)
 {
 	uint32_t type;
 
 	*out_len = 0;
+	if (fv->cm)
+		return do_ucma(fv, rq, payload, n, out, out_len);
 	if (!fv->ctx)	/* the event file: reads only (ib_uverbs_async_event_fops) */
 		return -EINVAL;
 	switch (rq->op) {
@@ -148,6 +183,8 @@ void fast_verbs_free(struct fast_verbs *fv)
 		uverbs_ctx_close(fv->ctx);	/* its QP numbers go with it */
 	if (fv->ev)
 		uverbs_events_close(fv->ev);
+	if (fv->cm)
+		ucma_release(fv->cm);	/* its ids go, connected ones with a DREQ */
 	close(fv->data);
 	g_free(fv->pend);
 	g_free(fv);

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The verbs files of an attached host over the fast path (docs/many-hosts.md
- * "Verbs on an attached host"): a channel on which FAST_OPEN names a
- * VN_VCMD or VN_VEVENTS file of the host's mock sysfs by its path serves
- * that file for as long as the channel lives. What the file queues (a
- * context's packet records, an event queue's events) goes out on the data
- * socket passed in the open's answer: a context's as datagrams of whole
- * records (uverbs_ctx_read's, at most FAST_INLINE_MAX bytes), events one a
- * datagram. Writes and ioctls come as requests on the channel.
+ * The verbs files and the rdma_cm file of an attached host over the fast
+ * path (docs/many-hosts.md "Verbs on an attached host"): a channel on
+ * which FAST_OPEN names a VN_VCMD, VN_VEVENTS or VN_UCMA file of the
+ * host's mock sysfs by its path serves that file for as long as the
+ * channel lives. What the file queues (a context's packet records, an
+ * event queue's events, rdma_cm events) goes out on the data socket passed
+ * in the open's answer: a context's as datagrams of whole records
+ * (uverbs_ctx_read's, at most FAST_INLINE_MAX bytes), events one a
+ * datagram. Writes and ioctls come as requests on the channel: the
+ * rdma_cm file's UCMA_IOC_CMD and UCMA_IOC_TOKEN (lib/ucma_wire.h) with
+ * their structs there and back.
  */
 #ifndef IBEMU_FAST_FASTPATH_VERBS_H
 #define IBEMU_FAST_FASTPATH_VERBS_H
@@ -20,14 +23,14 @@
 
 struct fast_verbs;
 
-/* Open @v (VN_VCMD or VN_VEVENTS): the file, and in *@client_fd the
+/* Open @v (VN_VCMD, VN_VEVENTS or VN_UCMA): the file, and in *@client_fd the
  * client's end of its data socket (the caller passes and closes it);
  * NULL with -errno in *@client_fd. */
 struct fast_verbs *fast_verbs_open(struct vnode *v, int *client_fd);
-/* Serve FAST_WRITE (packet records) or FAST_IOCTL (VERBS_IOC_QP_*, whose
- * struct comes back in @out, *@out_len bytes of at most FAST_VERBS_OUT_MAX):
- * what the request returns. */
-#define FAST_VERBS_OUT_MAX	64
+/* Serve FAST_WRITE (packet records) or FAST_IOCTL (VERBS_IOC_QP_*, or the
+ * rdma_cm file's, whose struct comes back in @out, *@out_len bytes of at
+ * most FAST_VERBS_OUT_MAX): what the request returns. */
+#define FAST_VERBS_OUT_MAX	1072	/* struct ucma_wire_cmd's room */
 int64_t fast_verbs_request(struct fast_verbs *fv, const struct fast_req *rq,
 			   const uint8_t *payload, size_t n, void *out, uint32_t *out_len);
 /* The channel closed: the file's last close. */

@@ -42,6 +42,7 @@ struct remote {
 	GPtrArray *umads;	/* struct umad_fwd *, the mirror's umad files */
 	GPtrArray *issms;	/* struct issm_fwd *, its issm files */
 	GPtrArray *verbs;	/* struct verbs_fwd *, its verbs files */
+	GPtrArray *ucmas;	/* struct ucma_fwd *, its rdma_cm files */
 	struct remote_ssh *ssh;	/* ssh:// only: ssh and the carrier */
 	uint64_t rtt_ns;	/* the last FAST_PING's round trip */
 	guint ping;
@@ -132,7 +133,11 @@ int64_t remote_ask(int ch, uint32_t op, uint32_t flags, uint64_t arg, const void
 	if (r.out_len > (size_t)got - sizeof(r))
 		r.out_len = (uint32_t)(got - sizeof(r));
 	if (out) {
-		*out = g_strndup(buf + sizeof(r), r.out_len);
+		/* Bytes (an ioctl's struct) or text (a listing): all of them,
+		 * and a NUL after for text (g_strndup would stop at a NUL). */
+		*out = g_malloc(r.out_len + 1);
+		memcpy(*out, buf + sizeof(r), r.out_len);
+		(*out)[r.out_len] = '\0';
 		if (out_len)
 			*out_len = r.out_len;
 	}
@@ -271,6 +276,11 @@ static int build_mirror(struct remote *r, const char *listing)
 			g_ptr_array_add(r->issms, remote_issm_dev_new(r, base));
 			vfs_node(r->vfs, parent, base, VN_ISSM_FWD,
 				 g_ptr_array_index(r->issms, r->issms->len - 1));
+		} else if (l[0] == 'm') {
+			/* The rdma_cm file (remote_ucma.c). */
+			g_ptr_array_add(r->ucmas, remote_ucma_dev_new(r, l + 2));
+			vfs_node(r->vfs, parent, base, VN_UCMA_FWD,
+				 g_ptr_array_index(r->ucmas, r->ucmas->len - 1));
 		} else if (l[0] == 'c' || l[0] == 'e') {
 			/* A verbs command or event file (remote_verbs.c). */
 			g_ptr_array_add(r->verbs, remote_verbs_dev_new(r, l + 2));
@@ -342,6 +352,7 @@ struct remote *remote_attach(const char *where, char **nodes, GError **err)
 	r->umads = g_ptr_array_new_with_free_func(remote_umad_dev_free);
 	r->issms = g_ptr_array_new_with_free_func(remote_issm_dev_free);
 	r->verbs = g_ptr_array_new_with_free_func(remote_verbs_dev_free);
+	r->ucmas = g_ptr_array_new_with_free_func(remote_ucma_dev_free);
 	if (!nodes || !nodes[0]) {
 		g_set_error(err, IBEMU_ERROR, EINVAL, "--remote needs --attach NODE: which HCAs are this host's");
 		goto fail;
@@ -386,7 +397,7 @@ struct remote *remote_attach(const char *where, char **nodes, GError **err)
 		goto fail;
 	}
 	r->vfs = vfs_new();
-	ret = ask_fd(r->sysfs_ch, FAST_SYSFS_LIST, FAST_LIST_VERBS, NULL, 0, -1, &out, NULL,
+	ret = ask_fd(r->sysfs_ch, FAST_SYSFS_LIST, FAST_LIST_VERBS | FAST_LIST_UCMA, NULL, 0, -1, &out, NULL,
 		     ANSWER_TIMEOUT_MS);
 	if (ret < 0 || (ret = build_mirror(r, out)) < 0) {
 		g_set_error(err, IBEMU_ERROR, (int)-ret, "--remote %s: no sysfs from the emulator: %s",
@@ -451,6 +462,8 @@ void remote_gone(struct remote *r)
 		remote_umad_dev_gone(g_ptr_array_index(r->umads, i));
 	for (i = 0; i < r->verbs->len; i++)
 		remote_verbs_dev_gone(g_ptr_array_index(r->verbs, i));
+	for (i = 0; i < r->ucmas->len; i++)
+		remote_ucma_dev_gone(g_ptr_array_index(r->ucmas, i));
 }
 
 void remote_free(struct remote *r)
@@ -475,5 +488,6 @@ void remote_free(struct remote *r)
 	g_ptr_array_free(r->umads, TRUE);
 	g_ptr_array_free(r->issms, TRUE);
 	g_ptr_array_free(r->verbs, TRUE);
+	g_ptr_array_free(r->ucmas, TRUE);
 	g_free(r);
 }

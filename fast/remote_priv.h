@@ -21,7 +21,8 @@ int remote_send(int ch, uint32_t op, uint32_t flags, uint64_t arg, const void *p
 /*
  * One request on channel @ch (with @fd passed beside, unless -1) and its
  * answer: ret (or -EIO, -ETIMEDOUT of the transport), its out bytes in
- * *@out (g_free) if @out, an fd passed back in *@fd_out (else closed).
+ * *@out (g_free; all of them, then a NUL) if @out, an fd passed back in
+ * *@fd_out (else closed).
  */
 int64_t remote_ask(int ch, uint32_t op, uint32_t flags, uint64_t arg, const void *payload,
 		   size_t n, int fd, char **out, size_t *out_len, int *fd_out, int timeout_ms);
@@ -30,7 +31,7 @@ int remote_adopted_channel(struct remote *r);
 
 /*
  * remote_file.c: an open file of the mirror's that another emulator serves
- * (remote_umad.c, remote_verbs.c embed it first): its channel there, the
+ * (remote_umad.c, remote_verbs.c, remote_ucma.c embed it first): its channel there, the
  * data socket of what it queues, what was taken from that and not read
  * yet, and who to tell when something comes.
  */
@@ -92,5 +93,10 @@ struct verbs_fwd;
 struct verbs_fwd *remote_verbs_dev_new(struct remote *r, const char *path);
 void remote_verbs_dev_free(void *fwd);
 void remote_verbs_dev_gone(struct verbs_fwd *fwd);
+/* remote_ucma.c: the same for the rdma_cm file (VN_UCMA_FWD), at @path. */
+struct ucma_fwd;
+struct ucma_fwd *remote_ucma_dev_new(struct remote *r, const char *path);
+void remote_ucma_dev_free(void *fwd);
+void remote_ucma_dev_gone(struct ucma_fwd *fwd);
 
 #endif

@@ -803,3 +803,18 @@ void ucma_command_opt(struct ucma_file *f, const void *buf, size_t len, const vo
 	if (r < 0)
 		a->resp_len = 0;
 }
+
+void ucma_wire_serve(struct ucma_file *f, struct ucma_wire_cmd *w)
+{
+	struct ucma_answer a;
+
+	/* The sizes are the caller's: held to the buffer they describe. */
+	w->len = MIN(w->len, sizeof(w->buf));
+	w->optlen = MIN(w->optlen, sizeof(w->buf) - w->len);
+	ucma_command_opt(f, w->buf, w->len, w->optlen ? w->buf + w->len : NULL, w->optlen,
+			 w->from_token, &a);
+	w->ret = (int32_t)a.ret;
+	w->resp_addr = a.resp_addr;
+	w->resp_len = (uint32_t)a.resp_len;
+	memcpy(w->buf, a.resp, a.resp_len);
+}

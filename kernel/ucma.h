@@ -76,6 +76,9 @@ void ucma_command_from(struct ucma_file *f, const void *buf, size_t len, uint64_
  * reads at the command's optval pointer). */
 void ucma_command_opt(struct ucma_file *f, const void *buf, size_t len, const void *optval,
 		      size_t optlen, uint64_t from_token, struct ucma_answer *a);
+/* UCMA_IOC_CMD's work (lib/ucma_wire.h): the command in @w (its sizes
+ * held to its buffer) run by ucma_command_opt(), its answer put in @w. */
+void ucma_wire_serve(struct ucma_file *f, struct ucma_wire_cmd *w);
 /* One struct rdma_ucm_event_resp into @buf (which holds at least its
  * size): the size, or -EAGAIN when none is queued. */
 ssize_t ucma_read_event(struct ucma_file *f, void *buf, size_t count);

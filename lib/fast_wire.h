@@ -49,7 +49,9 @@ enum fast_op {
 				 * "u PATH" (a umad file), "i PATH" (issm);
 				 * with arg FAST_LIST_VERBS also "c PATH" (a
 				 * verbs command file) and "e PATH" (a verbs
-				 * event file), which FAST_OPEN opens by PATH */
+				 * event file), with FAST_LIST_UCMA "m PATH"
+				 * (the rdma_cm file) and its class; FAST_OPEN
+				 * opens those by PATH */
 	FAST_SYSFS_READ = 8,	/* payload: an attribute's PATH; out: its text;
 				 * ret: its length, or -errno as the read */
 	FAST_ADOPT = 9,	/* on FAST_HOST's channel: a connected socket passed
@@ -88,6 +90,7 @@ enum fast_op {
 /* FAST_SYSFS_LIST's arg: the asker mirrors verbs files (an older one
  * would refuse lines it does not know). */
 #define FAST_LIST_VERBS	0x1
+#define FAST_LIST_UCMA	0x2
 
 /* A request on the channel, its payload following in the datagram. */
 struct fast_req {

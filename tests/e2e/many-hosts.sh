@@ -74,7 +74,7 @@ touch "$0/b-release"; wait' "$WORK" "$LID1" "$A" "$(dirname "$IBEMU")/examples/n
 	"$(cd "$(dirname "$0")" && pwd)/issm_wait.py"
 expect_rc 0 "host B ran its command"
 expect_b_sees_a
-expect_line "devices: issm0 umad0 uverbs0 " "B's /dev/infiniband: its one port's umad0 and issm0, its HCA's uverbs0"
+expect_line "devices: issm0 rdma_cm umad0 uverbs0 " "B's /dev/infiniband: its one port's umad0 and issm0, its HCA's uverbs0, rdma_cm"
 expect_line "smpquery: Node Description:.....................host2 HCA-1" "smpquery on B: the local node is host2"
 expect_match "^A says: remote [^ ]*: uid [0-9]*, pid [0-9]*, round trip [0-9]+\.[0-9]{3} ms: host2$" \
 	"A's ctl status lists B, the round trip B measured, and its node"
