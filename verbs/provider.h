@@ -108,7 +108,11 @@ void ibemu_sge_copy(struct ibemu_context *ctx, struct ibv_pd *pd, const struct i
 struct ibemu_cq {
 	struct ibv_cq cq;
 	struct ibv_wc *ring;
-	unsigned size, head, count;
+	unsigned size, head;
+	unsigned count;		/* under the context's lock; read alone
+				 * (atomically) by an empty poll */
+	unsigned empty_polls;	/* polls that found none in a row (the
+				 * poller's own: ibemu_poll_cq) */
 	bool armed, solicited_only, overrun;
 	int chan_fd;		/* our end of the channel's socket, or -1 */
 };

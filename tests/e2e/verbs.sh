@@ -87,6 +87,18 @@ expect_line "netlink rdma stream errno 93" "from the netlink trap, not the kerne
 python3 -c 'import socket; socket.socket(16, 1, 20)' 2>&1 | grep -q "Errno 94" &&
 	pass "outside the run the kernel says errno 94" || fail "outside the run: not errno 94"
 
+# An empty CQ costs a load, as on an HCA (programs such as UCX poll every
+# device they opened): 100000 empty polls make at most one system call
+# per 1024 (the provider's sched_yield now and then), not one each.
+ibemu_run --configured -a host1 -- \
+	strace -f -c -e trace=sched_yield,futex "$VW" idle-poll ibemu0 100000
+expect_rc 0 "idle polls under strace"
+expect_line "polled 100000, found 0" "100000 polls of an empty CQ"
+yields=$(awk '$NF == "sched_yield" { print $4 }' "$WORK/log")
+[ -n "$yields" ] && [ "$yields" -le 100 ] &&
+	pass "empty polls: $yields sched_yield calls for 100000" ||
+	fail "empty polls: '$yields' sched_yield calls for 100000, want at most 100"
+
 # Several CAs and link kinds: 1X SDR, 12X DDR, 4X EDR, ports Active
 # without an SM (--configured); each device answers for its own node.
 ibemu_run --configured -t "$TOPOLOGIES/ibsim-link-options.net" -a H2 -a H3 -a H4 -- \

@@ -11,6 +11,9 @@
  *   verbs_watch refused DEV
  *       calls the provider must refuse, and some it must take: print
  *       "VERB: ok" or "VERB: ERRNO TEXT"
+ *   verbs_watch idle-poll DEV N
+ *       poll an empty CQ N times; print "polled N, found F" (what an
+ *       empty poll costs is for strace to count)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -176,13 +179,31 @@ static int refused(struct ibv_context *ctx)
 	return 0;
 }
 
+/* N polls of a CQ nothing completes on. */
+static int idle_poll(struct ibv_context *ctx, long n)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_wc wc;
+	long i, found = 0;
+
+	if (!cq) {
+		perror("ibv_create_cq");
+		return 1;
+	}
+	for (i = 0; i < n; i++)
+		found += ibv_poll_cq(cq, 1, &wc);
+	printf("polled %ld, found %ld\n", n, found);
+	ibv_destroy_cq(cq);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_context *ctx;
 	int ret;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: verbs_watch events DEV COUNT TIMEOUT_S | tables DEV PORT | refused DEV\n");
+		fprintf(stderr, "usage: verbs_watch events DEV COUNT TIMEOUT_S | tables DEV PORT | refused DEV | idle-poll DEV N\n");
 		return 2;
 	}
 	ctx = open_dev(argv[2]);
@@ -194,6 +215,8 @@ int main(int argc, char **argv)
 		ret = tables(ctx, atoi(argv[3]));
 	else if (!strcmp(argv[1], "refused"))
 		ret = refused(ctx);
+	else if (!strcmp(argv[1], "idle-poll") && argc == 4)
+		ret = idle_poll(ctx, atol(argv[3]));
 	else
 		ret = 2;
 	ibv_close_device(ctx);
