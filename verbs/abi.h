@@ -98,9 +98,13 @@ struct verbs_context_ops {
 	verbs_op create_counters;
 	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
 				    struct ibv_comp_channel *channel, int comp_vector);
-	verbs_op create_cq_ex, create_flow, create_flow_action_esp;
+	struct ibv_cq_ex *(*create_cq_ex)(struct ibv_context *context,
+					  struct ibv_cq_init_attr_ex *attr);
+	verbs_op create_flow, create_flow_action_esp;
 	struct ibv_qp *(*create_qp)(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
-	verbs_op create_qp_ex, create_rwq_ind_table;
+	struct ibv_qp *(*create_qp_ex)(struct ibv_context *context,
+				       struct ibv_qp_init_attr_ex *attr);
+	verbs_op create_rwq_ind_table;
 	struct ibv_srq *(*create_srq)(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
 	verbs_op create_srq_ex, create_wq, dealloc_mw;
 	int (*dealloc_pd)(struct ibv_pd *pd);
@@ -152,6 +156,27 @@ struct verbs_mr {
 	int access;
 };
 
+/* libibverbs' struct verbs_qp: ibv_qp_to_qp_ex() gives &qp_ex when
+ * comp_mask has VERBS_QP_EX (a QP made with send_ops_flags). */
+enum { IBEMU_VERBS_QP_EX = 1 << 1 };	/* enum verbs_qp_mask VERBS_QP_EX */
+struct verbs_xrcd;
+struct verbs_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex;
+	};
+	uint32_t comp_mask;
+	struct verbs_xrcd *xrcd;
+};
+
+/* libibverbs' struct verbs_cq: a CQ is an ibv_cq_ex too. */
+struct verbs_cq {
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cq_ex;
+	};
+};
+
 /* What libibverbs exports to providers (symbol version IBVERBS_PRIVATE_34). */
 void verbs_register_driver_34(const struct verbs_device_ops *ops);
 void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd,
@@ -159,6 +184,10 @@ void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd,
 				    uint32_t driver_id);
 void verbs_uninit_context(struct verbs_context *context);
 void verbs_set_ops(struct verbs_context *vctx, const struct verbs_context_ops *ops);
+/* What ibv_create_cq() does after the provider's create_cq: a provider's
+ * create_cq_ex does it itself (ibv_create_cq_ex is inline). */
+void verbs_init_cq(struct ibv_cq *cq, struct ibv_context *context,
+		   struct ibv_comp_channel *channel, void *cq_context);
 
 /* Sizes and offsets of rdma-core v36..v56 on LP64 (docs/verbs.md). */
 #if defined(__x86_64__) || defined(__aarch64__)
@@ -188,6 +217,8 @@ _Static_assert(offsetof(struct verbs_context_ops, query_device_ex) == 464, "quer
 _Static_assert(offsetof(struct verbs_context_ops, query_port) == 480, "query_port");
 _Static_assert(offsetof(struct verbs_context_ops, create_cq) == 120, "create_cq");
 _Static_assert(offsetof(struct verbs_context_ops, create_qp) == 152, "create_qp");
+_Static_assert(offsetof(struct verbs_context_ops, create_cq_ex) == 128, "create_cq_ex");
+_Static_assert(offsetof(struct verbs_context_ops, create_qp_ex) == 160, "create_qp_ex");
 _Static_assert(offsetof(struct verbs_context_ops, modify_qp) == 376, "modify_qp");
 _Static_assert(offsetof(struct verbs_context_ops, poll_cq) == 424, "poll_cq");
 _Static_assert(offsetof(struct verbs_context_ops, post_recv) == 432, "post_recv");
@@ -195,6 +226,10 @@ _Static_assert(offsetof(struct verbs_context_ops, reg_mr) == 544, "reg_mr");
 _Static_assert(offsetof(struct verbs_context_ops, req_notify_cq) == 552, "req_notify_cq");
 _Static_assert(offsetof(struct verbs_context_ops, unimport_pd) == 600, "unimport_pd");
 _Static_assert(sizeof(struct verbs_mr) == 56, "verbs_mr");
+/* verbs_qp's comp_mask follows ibv_qp_ex, whose size is the installed
+ * verbs.h's (v44 added wr_atomic_write): built against the headers of the
+ * libibverbs it loads into, as every provider is. */
+_Static_assert(offsetof(struct verbs_qp, comp_mask) == sizeof(struct ibv_qp_ex), "verbs_qp");
 #else
 #error "the provider's ABI declarations are checked for x86_64 and aarch64 only"
 #endif

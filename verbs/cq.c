@@ -190,6 +190,13 @@ int ibemu_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	return n;
 }
 
+bool ibemu_cq_take(struct ibemu_cq *cq, struct ibv_wc *wc)
+{
+	struct ibv_wc one;
+
+	return ibemu_poll_cq(&cq->cq, 1, wc ? wc : &one) == 1;
+}
+
 int ibemu_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct ibemu_context *ctx = to_ctx(ibcq->context);

@@ -106,7 +106,11 @@ void ibemu_sge_copy(struct ibemu_context *ctx, struct ibv_pd *pd, const struct i
 /* ---- completion queues and channels (cq.c) ------------------------------ */
 
 struct ibemu_cq {
-	struct ibv_cq cq;
+	union {
+		struct ibv_cq cq;
+		struct verbs_cq vcq;	/* made by ibv_create_cq_ex (cq_ex.c) */
+	};
+	struct ibv_wc cur;	/* cq_ex: the completion start/next_poll took */
 	struct ibv_wc *ring;
 	unsigned size, head;
 	unsigned count;		/* under the context's lock; read alone
@@ -127,6 +131,11 @@ struct ibv_cq *ibemu_create_cq(struct ibv_context *context, int cqe,
 int ibemu_destroy_cq(struct ibv_cq *cq);
 int ibemu_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int ibemu_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+/* ibv_create_cq_ex (cq_ex.c): the same CQ, polled also by start_poll. */
+struct ibv_cq_ex *ibemu_create_cq_ex(struct ibv_context *context,
+				     struct ibv_cq_init_attr_ex *attr);
+/* Take the oldest completion into @wc: false when none (cq.c). */
+bool ibemu_cq_take(struct ibemu_cq *cq, struct ibv_wc *wc);
 /* Add a completion (under ctx->lock); @solicited: the SE bit came. */
 void ibemu_cq_add(struct ibemu_cq *cq, const struct ibv_wc *wc, bool solicited);
 /* Make a completion channel for the upcall @up (reader thread). */
@@ -187,8 +196,22 @@ struct ibemu_ah {
 	struct ibv_ah_attr attr;
 };
 
+/* A WR built by the ibv_wr_* calls (qp_ex.c), posted at wr_complete. */
+struct ibemu_wr_ex {
+	struct ibv_send_wr wr;
+	struct ibv_sge sg[IBEMU_MAX_SGE];
+	void *inline_buf;	/* wr_set_inline_data*'s copy, or NULL */
+};
+
 struct ibemu_qp {
-	struct ibv_qp qp;
+	union {
+		struct ibv_qp qp;
+		struct verbs_qp vqp;	/* made with send_ops_flags (qp_ex.c) */
+	};
+	/* The ibv_wr_* batch between wr_start and wr_complete (qp_ex.c). */
+	struct ibemu_wr_ex *batch;
+	unsigned batch_n, batch_cap;
+	int batch_err;		/* the first error of the batch: wr_complete's */
 	struct ibemu_qp *next;
 	struct ibemu_context *ctx;
 	enum ibv_qp_state state;
@@ -230,6 +253,10 @@ static inline struct ibemu_qp *to_qp(struct ibv_qp *qp)
 }
 
 struct ibv_qp *ibemu_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+/* ibv_create_qp_ex (qp_ex.c): with send_ops_flags, the ibv_wr_* API. */
+struct ibv_qp *ibemu_create_qp_ex(struct ibv_context *context,
+				  struct ibv_qp_init_attr_ex *attr);
+void ibemu_qp_ex_free(struct ibemu_qp *qp);
 int ibemu_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 int ibemu_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		   struct ibv_qp_init_attr *init_attr);

@@ -153,6 +153,7 @@ int ibemu_destroy_qp(struct ibv_qp *ibqp)
 	ibemu_ioc(ctx, VERBS_IOC_QP_DESTROY, &ioc);
 	for (i = 0; i < qp->sq_size; i++)
 		free_swqe(&qp->sq[i]);
+	ibemu_qp_ex_free(qp);
 	free(qp->sq);
 	free(qp->rq.ring);
 	free(qp);

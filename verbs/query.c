@@ -8,6 +8,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,9 +111,15 @@ int ibemu_query_device_ex(struct ibv_context *context,
 	ret = ibemu_read_file(context, VERBS_WIRE_DEVICE, text, sizeof(text));
 	if (ret)
 		return ret == ENOENT ? EIO : ret;
-	/* The extended part (ODP, TSO, RSS, ...): none of it, all zero. */
+	/* The extended part (ODP, TSO, RSS, ...): none of it, all zero, but
+	 * for the port count (libibverbs' ibv_query_device_ex callers read
+	 * phys_port_cnt_ex, which a device of more than 255 ports needs). */
 	memset(attr, 0, attr_size);
-	return parse(text, device_fields, &attr->orig_attr);
+	ret = parse(text, device_fields, &attr->orig_attr);
+	if (!ret && attr_size >= offsetof(struct ibv_device_attr_ex, phys_port_cnt_ex) +
+				 sizeof(attr->phys_port_cnt_ex))
+		attr->phys_port_cnt_ex = attr->orig_attr.phys_port_cnt;
+	return ret;
 }
 
 int ibemu_query_port(struct ibv_context *context, uint8_t port_num,

@@ -23,6 +23,7 @@ set -u
 . "$INSIDE"
 eval "$PINGPONGS"
 "$RC_TOOL" ibemu0 ibemu1 ops
+"$RC_TOOL" ibemu0 ibemu1 ops-ex | sed 's/^/ex: /'
 "$RC_TOOL" ibemu0 ibemu1 rnr
 "$RC_TOOL" ibemu0 ibemu1 channels 200 | sed 's/^/channels: /'
 # The switch port that delivers to host3 (leaf2/1) counts what the
@@ -63,6 +64,14 @@ n=$(grep -c "^  client: 200 iters in" "$WORK/out")
 for op in send send_imm send_inline send_empty write write_imm read; do
 	expect_line "$op ok" "RC $op: data and completion fields as sent"
 done
+for op in send send_imm send_inline send_empty write write_imm read bad_rkey after_error; do
+	expect_line "ex: $op ok" "the same through ibv_wr_* and ibv_start_poll: $op"
+done
+expect_line "ex: cq_ex_timestamp ok" "ibv_create_cq_ex: a completion timestamp is EOPNOTSUPP"
+expect_line "ex: qp_ex_atomics ok" "ibv_create_qp_ex: an op the device lacks is EOPNOTSUPP"
+expect_line "ex: too_many_sges ok" "ibv_wr_complete: EINVAL for more SGEs than the QP has"
+expect_line "ex: abort ok" "ibv_wr_abort: nothing is posted"
+expect_line "ex: batch_of_two ok" "two WRs in one batch (inline list, immediate): in order"
 expect_line "bad_rkey ok" "a bad rkey completes with IBV_WC_REM_ACCESS_ERR"
 expect_line "after_error ok" "and later WRs are flushed"
 expect_line "rnr ok" "no receive WR and rnr_retry 1: IBV_WC_RNR_RETRY_EXC_ERR"

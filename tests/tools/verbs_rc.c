@@ -18,6 +18,11 @@
  *       the stream" and "stream N ok"
  *   verbs_rc A B retry TIMEOUT RETRY
  *       one RC SEND; prints its status and how long it took in ms
+ *   verbs_rc A B ops-ex
+ *       the same as ops through the extended API: QPs made by
+ *       ibv_create_qp_ex with send_ops_flags, posting with ibv_wr_*, CQs
+ *       made by ibv_create_cq_ex, read with ibv_start_poll and
+ *       ibv_wc_read_*; then what it must refuse ("NAME ok" each)
  *   verbs_rc A B ud N PKEY_INDEX
  *       N UD SENDs of 256 bytes from A with the P_Key at PKEY_INDEX,
  *       then waits for the receives at B for a second:
@@ -43,7 +48,9 @@ struct end {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
+	struct ibv_cq_ex *cqx;	/* ops-ex: the same CQ */
 	struct ibv_qp *qp;
+	struct ibv_qp_ex *qpx;	/* ops-ex: the same QP */
 	struct ibv_mr *mr;
 	char *buf;
 	uint16_t lid;
@@ -63,6 +70,9 @@ static void die(const char *what)
 	exit(2);
 }
 
+/* ops-ex: post and poll through the extended API. */
+static bool use_ex;
+
 static void open_end(struct end *e, const char *name, enum ibv_qp_type type)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
@@ -79,16 +89,38 @@ static void open_end(struct end *e, const char *name, enum ibv_qp_type type)
 		die("port 1 has no LID");
 	e->lid = pa.lid;
 	e->pd = ibv_alloc_pd(e->ctx);
-	e->cq = ibv_create_cq(e->ctx, 64, NULL, NULL, 0);
+	if (use_ex) {
+		e->cqx = ibv_create_cq_ex(e->ctx, &(struct ibv_cq_init_attr_ex){
+			.cqe = 64, .wc_flags = IBV_WC_STANDARD_FLAGS });
+		e->cq = e->cqx ? ibv_cq_ex_to_cq(e->cqx) : NULL;
+	} else {
+		e->cq = ibv_create_cq(e->ctx, 64, NULL, NULL, 0);
+	}
 	e->buf = calloc(1, BUF);
 	e->mr = ibv_reg_mr(e->pd, e->buf, BUF, IBV_ACCESS_LOCAL_WRITE |
 			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	if (!e->pd || !e->cq || !e->mr)
 		die("pd, cq or mr");
-	e->qp = ibv_create_qp(e->pd, &(struct ibv_qp_init_attr){
-		.send_cq = e->cq, .recv_cq = e->cq, .qp_type = type,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 2,
-			 .max_recv_sge = 2, .max_inline_data = 64 } });
+	if (use_ex) {
+		e->qp = ibv_create_qp_ex(e->ctx, &(struct ibv_qp_init_attr_ex){
+			.send_cq = e->cq, .recv_cq = e->cq, .qp_type = type,
+			.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 2,
+				 .max_recv_sge = 2, .max_inline_data = 64 },
+			.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+			.pd = e->pd,
+			.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+					  IBV_QP_EX_WITH_RDMA_WRITE |
+					  IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+					  IBV_QP_EX_WITH_RDMA_READ });
+		e->qpx = e->qp ? ibv_qp_to_qp_ex(e->qp) : NULL;
+		if (e->qp && !e->qpx)
+			die("ibv_qp_to_qp_ex");
+	} else {
+		e->qp = ibv_create_qp(e->pd, &(struct ibv_qp_init_attr){
+			.send_cq = e->cq, .recv_cq = e->cq, .qp_type = type,
+			.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 2,
+				 .max_recv_sge = 2, .max_inline_data = 64 } });
+	}
 	if (!e->qp)
 		die("create_qp");
 }
@@ -116,6 +148,26 @@ static void connect_rc(struct end *e, struct end *peer, int timeout, int retry, 
 		die("RTS");
 }
 
+/* One completion through ibv_start_poll and the ibv_wc_read_* calls. */
+static bool poll_ex(struct end *e, struct ibv_wc *wc)
+{
+	struct ibv_poll_cq_attr attr = { 0 };
+
+	if (ibv_start_poll(e->cqx, &attr))
+		return false;
+	wc->wr_id = e->cqx->wr_id;
+	wc->status = e->cqx->status;
+	wc->opcode = ibv_wc_read_opcode(e->cqx);
+	wc->byte_len = ibv_wc_read_byte_len(e->cqx);
+	wc->qp_num = ibv_wc_read_qp_num(e->cqx);
+	wc->src_qp = ibv_wc_read_src_qp(e->cqx);
+	wc->slid = ibv_wc_read_slid(e->cqx);
+	wc->wc_flags = ibv_wc_read_wc_flags(e->cqx);
+	wc->imm_data = ibv_wc_read_imm_data(e->cqx);
+	ibv_end_poll(e->cqx);
+	return true;
+}
+
 /* The next completion on @e within @ms, or status -1. */
 static struct ibv_wc next_wc(struct end *e, int ms)
 {
@@ -123,7 +175,7 @@ static struct ibv_wc next_wc(struct end *e, int ms)
 	struct ibv_wc wc = { .status = -1 };
 
 	while (now_ms() < deadline)
-		if (ibv_poll_cq(e->cq, 1, &wc) > 0)
+		if (use_ex ? poll_ex(e, &wc) : ibv_poll_cq(e->cq, 1, &wc) > 0)
 			return wc;
 	wc.status = -1;
 	return wc;
@@ -138,10 +190,37 @@ static void post_recv(struct end *e, size_t off, size_t len)
 		die("post_recv");
 }
 
+/* post_send's WR through ibv_wr_*: one WR between start and complete. */
+static int post_send_ex(struct end *e, enum ibv_wr_opcode op, size_t off, size_t len,
+			uint64_t raddr, uint32_t rkey, unsigned flags)
+{
+	struct ibv_qp_ex *x = e->qpx;
+
+	ibv_wr_start(x);
+	x->wr_id = 9;
+	x->wr_flags = IBV_SEND_SIGNALED | (flags & ~IBV_SEND_INLINE);
+	switch (op) {
+	case IBV_WR_SEND: ibv_wr_send(x); break;
+	case IBV_WR_SEND_WITH_IMM: ibv_wr_send_imm(x, htonl(0xabcd0123)); break;
+	case IBV_WR_RDMA_WRITE: ibv_wr_rdma_write(x, rkey, raddr); break;
+	case IBV_WR_RDMA_WRITE_WITH_IMM: ibv_wr_rdma_write_imm(x, rkey, raddr, htonl(0xabcd0123)); break;
+	case IBV_WR_RDMA_READ: ibv_wr_rdma_read(x, rkey, raddr); break;
+	default: ibv_wr_abort(x); return EINVAL;
+	}
+	if (flags & IBV_SEND_INLINE)
+		ibv_wr_set_inline_data(x, e->buf + off, len);
+	else
+		ibv_wr_set_sge(x, e->mr->lkey, (uintptr_t)e->buf + off, (uint32_t)len);
+	return ibv_wr_complete(x);
+}
+
 static int post_send(struct end *e, enum ibv_wr_opcode op, size_t off, size_t len,
 		     uint64_t raddr, uint32_t rkey, unsigned flags)
 {
 	struct ibv_sge sg = { (uintptr_t)e->buf + off, (uint32_t)len, e->mr->lkey };
+
+	if (use_ex)
+		return post_send_ex(e, op, off, len, raddr, rkey, flags);
 	struct ibv_send_wr wr = { .wr_id = 9, .sg_list = &sg, .num_sge = 1, .opcode = op,
 		.send_flags = IBV_SEND_SIGNALED | flags, .imm_data = htonl(0xabcd0123) }, *bad;
 
@@ -227,8 +306,10 @@ static int ops(struct end *a, struct end *b)
 {
 	struct ibv_wc wc;
 
-	connect_rc(a, b, 14, 7, 7);
-	connect_rc(b, a, 14, 7, 7);
+	if (!use_ex) {	/* ops-ex connected them for its edges first */
+		connect_rc(a, b, 14, 7, 7);
+		connect_rc(b, a, 14, 7, 7);
+	}
 	say("send", op_check(a, b, IBV_WR_SEND, 5000, 0));
 	say("send_imm", op_check(a, b, IBV_WR_SEND_WITH_IMM, 3000, 0));
 	say("send_inline", op_check(a, b, IBV_WR_SEND, 60, IBV_SEND_INLINE));
@@ -244,6 +325,64 @@ static int ops(struct end *a, struct end *b)
 	post_send(a, IBV_WR_SEND, 0, 10, 0, 0, 0);
 	wc = next_wc(a, 5000);
 	say("after_error", wc.status == IBV_WC_WR_FLUSH_ERR ? NULL : "not flushed");
+	return 0;
+}
+
+/* What the extended API must refuse or undo, and a batch of two. */
+static int ex_edges(struct end *a, struct end *b)
+{
+	struct ibv_qp_ex *x = a->qpx;
+	struct ibv_sge three[3] = { 0 };
+	struct ibv_wc wc;
+	int r;
+
+	errno = 0;
+	say("cq_ex_timestamp", !ibv_create_cq_ex(a->ctx, &(struct ibv_cq_init_attr_ex){
+		.cqe = 4, .wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP }) &&
+	    errno == EOPNOTSUPP ? NULL : "a completion timestamp was not refused EOPNOTSUPP");
+	errno = 0;
+	say("qp_ex_atomics", !ibv_create_qp_ex(a->ctx, &(struct ibv_qp_init_attr_ex){
+		.send_cq = a->cq, .recv_cq = a->cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, .pd = a->pd,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_BIND_MW }) &&
+	    errno == EOPNOTSUPP ? NULL : "a memory window bind was not refused EOPNOTSUPP");
+	/* Three SGEs on a QP of two: the batch fails, nothing goes. */
+	ibv_wr_start(x);
+	x->wr_id = 1;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x);
+	ibv_wr_set_sge_list(x, 3, three);
+	r = ibv_wr_complete(x);
+	say("too_many_sges", r == EINVAL ? NULL : "wr_complete did not say EINVAL");
+	/* Aborted: nothing goes. */
+	ibv_wr_start(x);
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf, 8);
+	ibv_wr_abort(x);
+	wc = next_wc(a, 300);
+	say("abort", wc.status == (enum ibv_wc_status)-1 ? NULL : "an aborted WR completed");
+	/* Two WRs in one batch: two completions, in order. */
+	post_recv(b, 0, 64);
+	post_recv(b, 64, 64);
+	ibv_wr_start(x);
+	x->wr_id = 21;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf, 16);
+	x->wr_id = 22;
+	ibv_wr_send_imm(x, htonl(5));
+	ibv_wr_set_inline_data_list(x, 2, (struct ibv_data_buf[]){ { a->buf, 3 }, { a->buf + 8, 5 } });
+	r = ibv_wr_complete(x);
+	{
+		struct ibv_wc w1 = next_wc(a, 5000), w2 = next_wc(a, 5000);
+		struct ibv_wc r1 = next_wc(b, 5000), r2 = next_wc(b, 5000);
+
+		say("batch_of_two", r == 0 && w1.wr_id == 21 && w2.wr_id == 22 &&
+		    w1.status == IBV_WC_SUCCESS && w2.status == IBV_WC_SUCCESS &&
+		    r1.byte_len == 16 && r2.byte_len == 8 && (r2.wc_flags & IBV_WC_WITH_IMM) &&
+		    r2.imm_data == htonl(5) ? NULL : "wrong completions");
+	}
 	return 0;
 }
 
@@ -403,8 +542,10 @@ int main(int argc, char **argv)
 	const char *mode = argc > 3 ? argv[3] : "";
 	bool is_ud = !strcmp(mode, "ud");
 
+	use_ex = !strcmp(mode, "ops-ex");
+
 	if (argc < 4) {
-		fprintf(stderr, "usage: verbs_rc A B ops|rnr|stream N SIZE TIMEOUT|channels N|retry TIMEOUT RETRY|ud N PKEY_INDEX\n");
+		fprintf(stderr, "usage: verbs_rc A B ops|ops-ex|rnr|stream N SIZE TIMEOUT|channels N|retry TIMEOUT RETRY|ud N PKEY_INDEX\n");
 		return 2;
 	}
 	open_end(&a, argv[1], is_ud ? IBV_QPT_UD : IBV_QPT_RC);
@@ -412,6 +553,12 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!strcmp(mode, "ops"))
 		return ops(&a, &b);
+	if (use_ex) {
+		connect_rc(&a, &b, 14, 7, 7);
+		connect_rc(&b, &a, 14, 7, 7);
+		ex_edges(&a, &b);
+		return ops(&a, &b);
+	}
 	if (!strcmp(mode, "rnr"))
 		return rnr(&a, &b);
 	if (!strcmp(mode, "stream") && argc == 7)

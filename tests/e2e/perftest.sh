@@ -1,0 +1,71 @@
+#!/bin/bash
+# perftest on HCAs that say they are ConnectX-6 (devid 0x101b, vendor
+# part 4123, as every recent ibnetdiscover dump has): perftest posts with
+# the ibv_wr_* API there (ibv_create_qp_ex with send_ops_flags), which
+# failed with "Unable to create QP" before the provider had it (#38). Every
+# send, write and read tool, latency and bandwidth, with its defaults, with
+# -a (every size to 8 MiB) and with --use_old_post_send; UD send;
+# ibv_rc_pingpong -N (the new post API too).
+. "$(dirname "$0")/lib.sh"
+
+# The default fabric with the CAs' ids of a ConnectX-6 (ibnetdiscover's
+# ids block: sticky, as ibsim reads it).
+awk '/^Ca/ && !done { print "vendid=0x2c9"; print "devid=0x101b"; done = 1 } { print }' \
+	"$TOPOLOGIES/default.net" >"$WORK/cx6.net"
+
+cat >"$WORK/pt.sh" <<'SCRIPT'
+port=18600
+# pair ARGS...: server on ibemu1, client on ibemu0; the client's status,
+# the server's, and the client's last result line
+pair() {
+	port=$((port + 1))
+	timeout 100 "$@" -d ibemu1 -p $port >"$W/s.out" 2>&1 &
+	s=$!
+	n=0
+	until ss -ltn "sport = :$port" | grep -q LISTEN || [ $n -ge 200 ]; do
+		n=$((n + 1)); timeout 0.05 tail -f /dev/null
+	done
+	timeout 100 "$@" -d ibemu0 -p $port localhost >"$W/c.out" 2>&1
+	c=$?
+	wait $s
+	echo "$* | client $c server $? | $(grep -E '^ +[0-9]+ +[0-9]+ ' "$W/c.out" | tail -1 | awk '{ print $1, $2 }')"
+	[ $c = 0 ] || sed 's/^/  /' "$W/c.out" | tail -5
+}
+ibv_devinfo -d ibemu0 | grep vendor_part_id
+for t in ib_send_lat ib_send_bw ib_write_lat ib_write_bw ib_read_lat ib_read_bw; do
+	pair $t -n 100
+	pair $t -a -n 10
+	pair $t --use_old_post_send -n 100
+done
+pair ib_send_lat -c UD -n 100
+pair ib_send_bw -c UD -n 100
+timeout 60 ibv_rc_pingpong -N -c -d ibemu1 -g 0 -n 100 -p 18590 >"$W/s.out" 2>&1 &
+s=$!
+n=0
+until ss -ltn "sport = :18590" | grep -q LISTEN || [ $n -ge 200 ]; do
+	n=$((n + 1)); timeout 0.05 tail -f /dev/null
+done
+timeout 60 ibv_rc_pingpong -N -c -d ibemu0 -g 0 -n 100 -p 18590 localhost >"$W/c.out" 2>&1
+c=$?
+wait $s
+echo "rc_pingpong -N | client $c server $? | $(grep -c 'iters in' "$W/c.out") results"
+SCRIPT
+timeout 400 "$IBEMU" run -t "$WORK/cx6.net" -c -a host1 -a host3 -- env W="$WORK" bash "$WORK/pt.sh" \
+	>"$WORK/out" 2>"$WORK/log"
+RC=$?
+expect_rc 0 "the run"
+expect_match "vendor_part_id:[[:space:]]+4123" "the HCAs say ConnectX-6"
+for t in ib_send_lat ib_write_lat ib_read_lat; do
+	expect_line "$t -n 100 | client 0 server 0 | 2 100" "$t (ibv_wr_* API): 2 bytes, 100 iterations"
+	expect_line "$t -a -n 10 | client 0 server 0 | 8388608 10" "$t -a: every size to 8 MiB"
+	expect_line "$t --use_old_post_send -n 100 | client 0 server 0 | 2 100" "$t --use_old_post_send"
+done
+for t in ib_send_bw ib_write_bw ib_read_bw; do
+	expect_line "$t -n 100 | client 0 server 0 | 65536 100" "$t (ibv_wr_* API): 64 KiB, 100 iterations"
+	expect_line "$t -a -n 10 | client 0 server 0 | 8388608 10" "$t -a: every size to 8 MiB"
+	expect_line "$t --use_old_post_send -n 100 | client 0 server 0 | 65536 100" "$t --use_old_post_send"
+done
+expect_line "ib_send_lat -c UD -n 100 | client 0 server 0 | 2 100" "ib_send_lat over UD"
+expect_line "ib_send_bw -c UD -n 100 | client 0 server 0 | 4096 100" "ib_send_bw over UD (one MTU)"
+expect_line "rc_pingpong -N | client 0 server 0 | 1 results" "ibv_rc_pingpong -N -c (new post API, data checked)"
+finish
