@@ -39,14 +39,14 @@ librdmacm-dev \
 infiniband-diags opensm ibverbs-utils iproute2"
 # The suite: unit tests and the memory checker, the fuzzers, the tools
 # tests and benchmarks compare with or run (ibsim, python3, graphviz, man,
-# node_exporter, curl, tshark; rdmacm-utils, perftest, ucx-utils and
-# libfabric-bin for the connection manager), the CUSE tier's VM (qemu, busybox,
+# node_exporter, curl, tshark; rdmacm-utils, perftest, qperf, ucx-utils
+# and libfabric-bin for the connection manager and verbs), the CUSE tier's VM (qemu, busybox,
 # cpio, kmod, xz; systemd for the unit file check), and the Debian
 # package's build and lintian (.ci/run: debian/build-and-test), and
 # OpenSSH, client and server, for the many-hosts test over ssh; strace
 # to count the provider's system calls (verbs.sh).
 TEST_PKGS="libcmocka-dev valgrind clang python3 python3-yaml graphviz man-db \
-ibsim-utils libumad2sim0 prometheus-node-exporter curl tshark rdmacm-utils perftest ucx-utils libfabric-bin \
+ibsim-utils libumad2sim0 prometheus-node-exporter curl tshark rdmacm-utils perftest qperf ucx-utils libfabric-bin \
 qemu-system-x86 busybox-static cpio kmod xz-utils systemd \
 debhelper lintian fakeroot git openssh-client openssh-server strace"
 [ -z "$TEST" ] || PKGS="$PKGS $TEST_PKGS"

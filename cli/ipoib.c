@@ -220,7 +220,8 @@ static int make_if(int nl, int sock, const struct ipoib_if *i, const char **what
 	if (i->ip4 && (ret = add_addr(nl, ifindex, AF_INET, &a4, sizeof(a4), IPOIB_PREFIX4)) < 0)
 		return ret;
 	memcpy(a6 + 8, &guid, 8);
-	(void)add_addr(nl, ifindex, AF_INET6, a6, sizeof(a6), IPOIB_PREFIX6);	/* IPv6 optional */
+	/* IPv6 is optional: a kernel without it refuses, and that is all. */
+	(void)add_addr(nl, ifindex, AF_INET6, a6, sizeof(a6), IPOIB_PREFIX6);
 	return 0;
 }
 

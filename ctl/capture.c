@@ -313,7 +313,8 @@ static void write_mad(struct pkt_capture *c, const struct mad_pkt *p, const uint
 }
 
 /* A verbs data packet (lib/verbs_wire.h) with its extension headers in
- * the order IBA 9.2 gives them: DETH, RETH, AETH, ImmDt. */
+ * the order IBA 9.2 gives them: DETH, RETH, AtomicETH, AETH,
+ * AtomicAckETH, ImmDt. */
 static void write_data(struct pkt_capture *c, const struct mad_pkt *p)
 {
 	gsize rec_len;
@@ -336,9 +337,20 @@ static void write_data(struct pkt_capture *c, const struct mad_pkt *p)
 		put_be32(b, n + 12, w->dma_len);
 		n += 16;
 	}
+	if (verbs_op_has_atomiceth(op)) {
+		put_be64(b, n, w->va);
+		put_be32(b, n + 8, w->rkey);
+		put_be64(b, n + 12, w->swap_add);
+		put_be64(b, n + 20, w->compare);
+		n += 28;
+	}
 	if (verbs_op_has_aeth(op)) {
 		put_be32(b, n, w->aeth);
 		n += 4;
+	}
+	if (verbs_op_has_atomicacketh(op)) {
+		put_be64(b, n, w->swap_add);
+		n += 8;
 	}
 	if (verbs_op_has_imm(op)) {
 		memcpy(b + n, &w->imm, 4);	/* network order already */

@@ -157,8 +157,12 @@ ssize_t uverbs_events_read(struct uverbs_events *ev, void *buf, size_t count)
 #define DEV_MAX_RD_ATOM		16
 #define DEV_MAX_AH		4096
 /* IBV_DEVICE_BAD_PKEY_CNTR | BAD_QKEY_CNTR | PORT_ACTIVE_EVENT |
- * SYS_IMAGE_GUID (verbs.h enum ibv_device_cap_flags) */
-#define DEV_CAP_FLAGS		0x00000c06u
+ * SYS_IMAGE_GUID | RC_RNR_NAK_GEN (verbs.h enum ibv_device_cap_flags):
+ * a SEND that finds no receive WR is RNR NAKed (verbs/rc.c). */
+#define DEV_CAP_FLAGS		0x00001c06u
+/* IBV_ATOMIC_HCA: atomics are atomic against each other at this HCA (the
+ * responder's reader thread runs them one at a time; verbs/rc.c). */
+#define DEV_ATOMIC_CAP		1
 #define DEV_ACK_DELAY		16	/* 4.096 us x 2^16, as ConnectX reports */
 #define FW_VER			"2.42.5000"	/* as sysfs fw_ver */
 
@@ -183,6 +187,7 @@ char *uverbs_device_text(const struct uverbs_dev *d)
 	g_string_append_printf(s, "max_qp_rd_atom %u\nmax_qp_init_rd_atom %u\n",
 			       DEV_MAX_RD_ATOM, DEV_MAX_RD_ATOM);
 	g_string_append_printf(s, "max_res_rd_atom %u\n", DEV_MAX_RD_ATOM * DEV_MAX_QP);
+	g_string_append_printf(s, "atomic_cap %u\n", DEV_ATOMIC_CAP);
 	g_string_append_printf(s, "max_ah %u\n", DEV_MAX_AH);
 	g_string_append_printf(s, "max_pkeys %u\n", n->partition_cap);
 	g_string_append_printf(s, "local_ca_ack_delay %u\n", DEV_ACK_DELAY);

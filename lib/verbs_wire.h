@@ -113,13 +113,16 @@ struct verbs_wire_pkt {
 	uint32_t qkey;		/* DETH */
 	uint32_t imm;		/* ImmDt, as the verbs give it (network order) */
 	uint32_t aeth;		/* AETH: syndrome << 24 | MSN */
-	uint32_t rkey, dma_len;	/* RETH */
-	uint64_t va;		/* RETH */
+	uint32_t rkey, dma_len;	/* RETH; AtomicETH's R_Key */
+	uint64_t va;		/* RETH; AtomicETH's VA */
+	uint64_t swap_add;	/* AtomicETH Swap (or Add) Data; AtomicAckETH
+				 * Original Remote Data */
+	uint64_t compare;	/* AtomicETH Compare Data */
 	uint32_t len;		/* payload bytes that follow */
 	uint32_t reserved;
 };
 
-/* BTH opcodes (IBA Table 33): RC 0x00-0x11, UD 0x64-0x65. */
+/* BTH opcodes (IBA Table 33): RC 0x00-0x14, UD 0x64-0x65. */
 enum verbs_opcode {
 	OP_RC_SEND_FIRST = 0x00,
 	OP_RC_SEND_MIDDLE = 0x01,
@@ -139,6 +142,9 @@ enum verbs_opcode {
 	OP_RC_READ_RESPONSE_LAST = 0x0f,
 	OP_RC_READ_RESPONSE_ONLY = 0x10,
 	OP_RC_ACK = 0x11,
+	OP_RC_ATOMIC_ACK = 0x12,
+	OP_RC_CMP_SWAP = 0x13,
+	OP_RC_FETCH_ADD = 0x14,
 	OP_UD_SEND_ONLY = 0x64,
 	OP_UD_SEND_ONLY_IMM = 0x65,
 };
@@ -156,7 +162,17 @@ static inline bool verbs_op_has_reth(unsigned op)
 static inline bool verbs_op_has_aeth(unsigned op)
 {
 	return op == OP_RC_READ_RESPONSE_FIRST || op == OP_RC_READ_RESPONSE_LAST ||
-	       op == OP_RC_READ_RESPONSE_ONLY || op == OP_RC_ACK;
+	       op == OP_RC_READ_RESPONSE_ONLY || op == OP_RC_ACK || op == OP_RC_ATOMIC_ACK;
+}
+/* AtomicETH: VA 8, R_Key 4, Swap/Add 8, Compare 8 (IBA 9.3.6.3). */
+static inline bool verbs_op_has_atomiceth(unsigned op)
+{
+	return op == OP_RC_CMP_SWAP || op == OP_RC_FETCH_ADD;
+}
+/* AtomicAckETH: the original remote data, 8 (IBA 9.3.6.4). */
+static inline bool verbs_op_has_atomicacketh(unsigned op)
+{
+	return op == OP_RC_ATOMIC_ACK;
 }
 static inline bool verbs_op_has_imm(unsigned op)
 {
@@ -174,7 +190,9 @@ static inline unsigned verbs_pkt_wire_bytes(const struct verbs_wire_pkt *p)
 {
 	unsigned op = p->opcode;
 	unsigned ext = (verbs_op_has_deth(op) ? 8 : 0) + (verbs_op_has_reth(op) ? 16 : 0) +
-		       (verbs_op_has_aeth(op) ? 4 : 0) + (verbs_op_has_imm(op) ? 4 : 0);
+		       (verbs_op_has_aeth(op) ? 4 : 0) + (verbs_op_has_imm(op) ? 4 : 0) +
+		       (verbs_op_has_atomiceth(op) ? 28 : 0) +
+		       (verbs_op_has_atomicacketh(op) ? 8 : 0);
 
 	return 8 + 12 + ext + ((p->len + 3) & ~3u) + 4 + 2;
 }

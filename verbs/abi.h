@@ -184,10 +184,6 @@ void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd,
 				    uint32_t driver_id);
 void verbs_uninit_context(struct verbs_context *context);
 void verbs_set_ops(struct verbs_context *vctx, const struct verbs_context_ops *ops);
-/* What ibv_create_cq() does after the provider's create_cq: a provider's
- * create_cq_ex does it itself (ibv_create_cq_ex is inline). */
-void verbs_init_cq(struct ibv_cq *cq, struct ibv_context *context,
-		   struct ibv_comp_channel *channel, void *cq_context);
 
 /* Sizes and offsets of rdma-core v36..v56 on LP64 (docs/verbs.md). */
 #if defined(__x86_64__) || defined(__aarch64__)

@@ -81,10 +81,11 @@ struct ibv_cq_ex *ibemu_create_cq_ex(struct ibv_context *context,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
+	/* libibverbs fills in the rest (its __lib_ibv_create_cq_ex calls
+	 * verbs_init_cq after us, the channel's reference count too). */
 	ibcq = ibemu_create_cq(context, (int)attr->cqe, attr->channel, (int)attr->comp_vector);
 	if (!ibcq)
 		return NULL;
-	verbs_init_cq(ibcq, context, attr->channel, attr->cq_context);
 	ex = &to_cq(ibcq)->vcq.cq_ex;
 	ex->start_poll = start_poll;
 	ex->next_poll = next_poll;

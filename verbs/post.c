@@ -123,7 +123,15 @@ static int check_send_wr(const struct ibemu_qp *qp, const struct ibv_send_wr *wr
 		if (!rc)
 			return EINVAL;
 		break;
-	default:	/* atomics, MW binds, TSO: the device offers none */
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		/* One 8-byte local buffer for the original value; never
+		 * inline (IBA 9.4.5, 10.7.2.3). */
+		if (!rc || wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
+		    (wr->send_flags & IBV_SEND_INLINE))
+			return EINVAL;
+		break;
+	default:	/* MW binds, invalidation, TSO: the device offers none */
 		return EINVAL;
 	}
 	if (!rc && !wr->wr.ud.ah)
@@ -173,6 +181,17 @@ static int take_send_wr(struct ibemu_qp *qp, struct ibemu_swqe *w, const struct 
 	} else {
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
+	}
+	if (ibemu_wr_is_atomic(wr->opcode)) {
+		/* wr.atomic lays its fields out otherwise than wr.rdma. */
+		w->remote_addr = wr->wr.atomic.remote_addr;
+		w->rkey = wr->wr.atomic.rkey;
+		if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
+			w->compare = wr->wr.atomic.compare_add;
+			w->swap_add = wr->wr.atomic.swap;
+		} else {
+			w->swap_add = wr->wr.atomic.compare_add;	/* the addend */
+		}
 	}
 	return 0;
 }

@@ -182,6 +182,7 @@ struct ibemu_swqe {
 	uint64_t len;
 	uint64_t remote_addr;
 	uint32_t rkey;
+	uint64_t swap_add, compare;	/* an atomic's operands, as AtomicETH's */
 	/* UD */
 	struct ibv_ah_attr ah;
 	uint32_t remote_qpn, remote_qkey;
@@ -245,7 +246,22 @@ struct ibemu_qp {
 	uint64_t wr_va;		/* RDMA WRITE in progress: where the next goes */
 	uint32_t wr_rkey, wr_len;
 	uint32_t wr_total;
+	/* The results of the last atomics executed, for a duplicate request
+	 * to be answered with, not done again (IBA 9.4.5, 9.9.2.1). */
+	struct { uint32_t psn; bool valid; uint64_t orig; } atomic_done[IBEMU_MAX_RD_ATOM];
+	unsigned atomic_next;
 };
+
+/* RDMA READ and the atomics: their responses carry data, and at most
+ * max_rd_atomic of them are outstanding (IBA 9.4.4, 9.4.5). */
+static inline bool ibemu_wr_is_atomic(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+static inline bool ibemu_wr_is_rd_atomic(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_RDMA_READ || ibemu_wr_is_atomic(op);
+}
 
 static inline struct ibemu_qp *to_qp(struct ibv_qp *qp)
 {

@@ -10,9 +10,10 @@
  * failed; nothing of the batch is posted then). ibv_wr_abort drops it.
  *
  * The opcodes are those post_send carries (post.c): SEND and SEND with
- * immediate on RC and UD, RDMA WRITE (with immediate) and RDMA READ on RC.
- * A QP asking for others (atomics, invalidation, memory windows, TSO) is
- * refused with EOPNOTSUPP, as a device without them refuses it.
+ * immediate on RC and UD, RDMA WRITE (with immediate), RDMA READ and the
+ * two atomics on RC. A QP asking for others (invalidation, memory
+ * windows, TSO) is refused with EOPNOTSUPP, as a device without them
+ * refuses it.
  */
 #include "config.h"
 
@@ -22,8 +23,10 @@
 
 #include "verbs/provider.h"
 
-#define OPS_RC	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_WRITE | \
-		 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ)
+#define OPS_RC	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
+		 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+		 IBV_QP_EX_WITH_RDMA_READ | \
+		 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 #define OPS_UD	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 
 static struct ibemu_qp *of(struct ibv_qp_ex *ex)
@@ -155,6 +158,30 @@ static void wr_rdma_read(struct ibv_qp_ex *ex, uint32_t rkey, uint64_t addr)
 	rdma(ex, IBV_WR_RDMA_READ, rkey, addr, 0);
 }
 
+static void atomic(struct ibv_qp_ex *ex, enum ibv_wr_opcode op, uint32_t rkey, uint64_t addr,
+		   uint64_t compare_add, uint64_t swap)
+{
+	struct ibemu_wr_ex *w = begin(ex, op);
+
+	if (!w)
+		return;
+	w->wr.wr.atomic.rkey = rkey;
+	w->wr.wr.atomic.remote_addr = addr;
+	w->wr.wr.atomic.compare_add = compare_add;
+	w->wr.wr.atomic.swap = swap;
+}
+
+static void wr_atomic_cmp_swp(struct ibv_qp_ex *ex, uint32_t rkey, uint64_t addr,
+			      uint64_t compare, uint64_t swap)
+{
+	atomic(ex, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, addr, compare, swap);
+}
+
+static void wr_atomic_fetch_add(struct ibv_qp_ex *ex, uint32_t rkey, uint64_t addr, uint64_t add)
+{
+	atomic(ex, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, addr, add, 0);
+}
+
 static void wr_set_ud_addr(struct ibv_qp_ex *ex, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey)
 {
 	struct ibemu_wr_ex *w = last(of(ex));
@@ -238,18 +265,6 @@ static void not_asked(struct ibv_qp_ex *ex)
 	begin(ex, IBV_WR_SEND);	/* the setters that follow have a WR */
 }
 
-static void na_cmp_swp(struct ibv_qp_ex *ex, uint32_t r, uint64_t a, uint64_t c, uint64_t s)
-{
-	(void)r; (void)a; (void)c; (void)s;
-	not_asked(ex);
-}
-
-static void na_fetch_add(struct ibv_qp_ex *ex, uint32_t r, uint64_t a, uint64_t add)
-{
-	(void)r; (void)a; (void)add;
-	not_asked(ex);
-}
-
 static void na_bind_mw(struct ibv_qp_ex *ex, struct ibv_mw *mw, uint32_t r,
 		       const struct ibv_mw_bind_info *b)
 {
@@ -288,8 +303,8 @@ static void set_ops(struct ibv_qp_ex *ex)
 	ex->wr_rdma_write = wr_rdma_write;
 	ex->wr_rdma_write_imm = wr_rdma_write_imm;
 	ex->wr_rdma_read = wr_rdma_read;
-	ex->wr_atomic_cmp_swp = na_cmp_swp;
-	ex->wr_atomic_fetch_add = na_fetch_add;
+	ex->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
+	ex->wr_atomic_fetch_add = wr_atomic_fetch_add;
 	ex->wr_bind_mw = na_bind_mw;
 	ex->wr_local_inv = na_inv;
 	ex->wr_send_inv = na_inv;

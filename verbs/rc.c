@@ -4,8 +4,9 @@
  *
  * Requester: each send WR takes PSNs (one a packet; an RDMA READ as many
  * as its response has), goes out split at the path MTU, and stays until
- * acknowledged. No progress for 4.096 us x 2^timeout resends everything
- * unacknowledged, retry_cnt times, then IBV_WC_RETRY_EXC_ERR; an RNR NAK
+ * acknowledged; at most max_rd_atomic READs and atomics are outstanding.
+ * No progress for 4.096 us x 2^timeout resends everything unacknowledged,
+ * retry_cnt times, then IBV_WC_RETRY_EXC_ERR; an RNR NAK
  * waits its timer and resends, rnr_retry times (7: for ever), then
  * IBV_WC_RNR_RETRY_EXC_ERR; a NAK ends the QP in the error state.
  *
@@ -13,6 +14,12 @@
  * duplicates (re-reads a duplicate READ), NAKs the first packet past a
  * gap, RNR-NAKs a SEND that finds no receive WR, and checks every remote
  * access against the region's key, range and rights and the QP's.
+ *
+ * Atomics (IBA 9.4.5): CmpSwap and FetchAdd on an 8-byte aligned word of
+ * the responder's memory, in host byte order (as rxe; ConnectX works on
+ * big-endian words), with __atomic operations, so the CPU sees them whole
+ * too; the original value comes back in an ATOMIC ACKNOWLEDGE and goes to
+ * the requester's buffer. A duplicate request gets the saved result.
  */
 #include "config.h"
 
@@ -75,6 +82,10 @@ static enum ibv_wc_opcode wc_opcode(enum ibv_wr_opcode op)
 		return IBV_WC_RDMA_WRITE;
 	case IBV_WR_RDMA_READ:
 		return IBV_WC_RDMA_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return IBV_WC_COMP_SWAP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return IBV_WC_FETCH_ADD;
 	default:
 		return IBV_WC_SEND;
 	}
@@ -93,7 +104,7 @@ static void complete_head(struct ibemu_qp *qp, enum ibv_wc_status status)
 		wc.status = status;
 		wc.opcode = wc_opcode(w->opcode);
 		wc.qp_num = qp->qp.qp_num;
-		if (w->opcode == IBV_WR_RDMA_READ)
+		if (ibemu_wr_is_rd_atomic(w->opcode))
 			wc.byte_len = (uint32_t)w->len;
 		ibemu_complete(qp, false, &wc, false);
 	}
@@ -127,6 +138,17 @@ static void send_packet(struct ibemu_qp *qp, struct ibemu_swqe *w, uint32_t i, c
 
 	rc_header(qp, &h);
 	h.psn = (w->psn + i) & PSN_MASK;
+	if (ibemu_wr_is_atomic(w->opcode)) {
+		h.opcode = w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? OP_RC_CMP_SWAP :
+								      OP_RC_FETCH_ADD;
+		h.va = w->remote_addr;
+		h.rkey = w->rkey;
+		h.swap_add = w->swap_add;
+		h.compare = w->compare;
+		h.flags = VERBS_PKT_ACKREQ;
+		ibemu_send_pkt(qp->ctx, &h, NULL);
+		return;
+	}
 	if (w->opcode == IBV_WR_RDMA_READ) {
 		h.opcode = OP_RC_READ_REQUEST;
 		h.va = w->remote_addr;
@@ -186,19 +208,39 @@ static void resend(struct ibemu_qp *qp)
 		send_wqe(qp, &qp->sq[i]);
 }
 
+/* READs and atomics sent and not yet answered. */
+static unsigned rd_atomic_out(const struct ibemu_qp *qp)
+{
+	unsigned i, n = 0;
+
+	for (i = qp->sq_head; i != qp->sq_next; i = (i + 1) % qp->sq_size)
+		n += ibemu_wr_is_rd_atomic(qp->sq[i].opcode);
+	return n;
+}
+
 void ibemu_rc_send_pending(struct ibemu_qp *qp)
 {
 	uint32_t mtu = ibemu_mtu_bytes(qp->path_mtu);
 	unsigned tail = (qp->sq_head + qp->sq_count) % qp->sq_size;
 	bool was_idle = qp->sq_head == qp->sq_next;
+	/* The responder keeps max_rd_atomic READs and atomics at a time
+	 * (its responder resources); one more waits here until an answer
+	 * frees one (IBA 9.4.4). 0 is taken as 1: none would never go. */
+	unsigned rd_max = qp->max_rd_atomic ? qp->max_rd_atomic : 1;
+	unsigned rd_out = rd_atomic_out(qp);
 
 	if (qp->state != IBV_QPS_RTS)
 		return;
 	while (qp->sq_next != tail && qp->state == IBV_QPS_RTS) {
 		struct ibemu_swqe *w = &qp->sq[qp->sq_next];
-		int access = w->opcode == IBV_WR_RDMA_READ ? IBV_ACCESS_LOCAL_WRITE : 0;
+		int access = ibemu_wr_is_rd_atomic(w->opcode) ? IBV_ACCESS_LOCAL_WRITE : 0;
 		uint64_t len;
 
+		if (ibemu_wr_is_rd_atomic(w->opcode)) {
+			if (rd_out >= rd_max)
+				break;
+			rd_out++;
+		}
 		if (!w->inline_data &&
 		    ibemu_sge_check(qp->ctx, qp->qp.pd, w->sg, w->num_sge, access, &len)) {
 			/* Only the oldest can complete: later ones wait
@@ -247,7 +289,7 @@ void ibemu_rc_timer(struct ibemu_qp *qp, uint64_t now)
 }
 
 /* Complete the WRs that end before PSN @psn (or at it, @inclusive); an
- * unfinished READ stops it: its data has not all come. */
+ * unfinished READ or atomic stops it: its data has not come. */
 static bool ack_upto(struct ibemu_qp *qp, uint32_t psn, bool inclusive)
 {
 	bool any = false;
@@ -256,7 +298,7 @@ static bool ack_upto(struct ibemu_qp *qp, uint32_t psn, bool inclusive)
 		struct ibemu_swqe *w = &qp->sq[qp->sq_head];
 		int32_t d = psn_diff(w->psn + w->npkts - 1, psn);
 
-		if (d > 0 || (d == 0 && !inclusive) || w->opcode == IBV_WR_RDMA_READ)
+		if (d > 0 || (d == 0 && !inclusive) || ibemu_wr_is_rd_atomic(w->opcode))
 			break;
 		complete_head(qp, IBV_WC_SUCCESS);
 		any = true;
@@ -282,9 +324,31 @@ static void read_response(struct ibemu_qp *qp, const struct verbs_wire_pkt *p,
 		       (uint64_t)(uint32_t)psn_diff(p->psn, w->psn) * mtu, (void *)payload, p->len,
 		       true);
 	w->read_next = (w->read_next + 1) & PSN_MASK;
-	if (p->opcode == OP_RC_READ_RESPONSE_LAST || p->opcode == OP_RC_READ_RESPONSE_ONLY)
+	if (p->opcode == OP_RC_READ_RESPONSE_LAST || p->opcode == OP_RC_READ_RESPONSE_ONLY) {
 		complete_head(qp, IBV_WC_SUCCESS);
+		progress(qp);
+		ibemu_rc_send_pending(qp);	/* a READ or atomic may go now */
+		return;
+	}
 	progress(qp);
+}
+
+/* An ATOMIC ACKNOWLEDGE: the original value to the WR's buffer. */
+static void atomic_response(struct ibemu_qp *qp, const struct verbs_wire_pkt *p)
+{
+	struct ibemu_swqe *w;
+
+	ack_upto(qp, p->psn, false);
+	if (qp->sq_head == qp->sq_next)
+		return;
+	w = &qp->sq[qp->sq_head];
+	if (!ibemu_wr_is_atomic(w->opcode) || p->psn != w->psn)
+		return;	/* a duplicate's, or not the one awaited */
+	ibemu_sge_copy(qp->ctx, qp->qp.pd, w->sg, w->num_sge, 0, (void *)&p->swap_add,
+		       sizeof(p->swap_add), true);
+	complete_head(qp, IBV_WC_SUCCESS);
+	progress(qp);
+	ibemu_rc_send_pending(qp);
 }
 
 static void acknowledge(struct ibemu_qp *qp, const struct verbs_wire_pkt *p)
@@ -333,15 +397,23 @@ static void acknowledge(struct ibemu_qp *qp, const struct verbs_wire_pkt *p)
 
 /* ---- responder ---------------------------------------------------------- */
 
-static void send_ack(struct ibemu_qp *qp, uint32_t psn, unsigned syndrome)
+/* An ACKNOWLEDGE (or NAK) of @psn; an ATOMIC ACKNOWLEDGE carries @orig. */
+static void ack_packet(struct ibemu_qp *qp, unsigned opcode, uint32_t psn, unsigned syndrome,
+		       uint64_t orig)
 {
 	struct verbs_wire_pkt h;
 
 	rc_header(qp, &h);
-	h.opcode = OP_RC_ACK;
+	h.opcode = (uint8_t)opcode;
 	h.psn = psn & PSN_MASK;
 	h.aeth = (uint32_t)syndrome << 24 | (qp->msn & PSN_MASK);
+	h.swap_add = orig;
 	ibemu_send_pkt(qp->ctx, &h, NULL);
+}
+
+static void send_ack(struct ibemu_qp *qp, uint32_t psn, unsigned syndrome)
+{
+	ack_packet(qp, OP_RC_ACK, psn, syndrome, 0);
 }
 
 /* The region of an RDMA request, checked (IBA 9.7.4.1.3, 10.6.3): the
@@ -382,6 +454,74 @@ static bool read_reply(struct ibemu_qp *qp, const struct verbs_wire_pkt *p)
 		ibemu_send_pkt(qp->ctx, &h, host + off);
 	}
 	return true;
+}
+
+/* Run the atomic of @p on the responder's memory: 0 and the original
+ * value in *@orig, or the NAK's syndrome. */
+static unsigned atomic_execute(struct ibemu_qp *qp, const struct verbs_wire_pkt *p,
+			       uint64_t *orig)
+{
+	char *host;
+
+	if (qp->recv_open || (p->va & 7))
+		return AETH_NAK_INV_REQ;	/* inside a message, or not 8-aligned */
+	if (!remote_ok(qp, p->rkey, p->va, 8, IBV_ACCESS_REMOTE_ATOMIC, &host))
+		return AETH_NAK_REM_ACCESS;
+	if (!((uintptr_t)host & 7)) {
+		uint64_t *m = (uint64_t *)(void *)host;
+
+		if (p->opcode == OP_RC_CMP_SWAP) {
+			*orig = p->compare;	/* becomes what was there if not equal */
+			__atomic_compare_exchange_n(m, orig, p->swap_add, false,
+						    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		} else {
+			*orig = __atomic_fetch_add(m, p->swap_add, __ATOMIC_SEQ_CST);
+		}
+	} else {
+		/* A region registered at an iova of another alignment: still
+		 * whole against every other atomic here, which this thread
+		 * runs one at a time under the context's lock. */
+		uint64_t v;
+
+		memcpy(&v, host, 8);
+		*orig = v;
+		if (p->opcode == OP_RC_FETCH_ADD)
+			v += p->swap_add;
+		else if (v == p->compare)
+			v = p->swap_add;
+		memcpy(host, &v, 8);
+	}
+	return 0;
+}
+
+/* A new atomic request at the expected PSN: executed, saved, answered. */
+static unsigned atomic_request(struct ibemu_qp *qp, const struct verbs_wire_pkt *p)
+{
+	unsigned why, k;
+	uint64_t orig;
+
+	if ((why = atomic_execute(qp, p, &orig)) != 0)
+		return why;
+	k = qp->atomic_next++ % IBEMU_MAX_RD_ATOM;
+	qp->atomic_done[k].psn = p->psn;
+	qp->atomic_done[k].orig = orig;
+	qp->atomic_done[k].valid = true;
+	qp->msn++;
+	ack_packet(qp, OP_RC_ATOMIC_ACK, p->psn, AETH_ACK, orig);
+	return 0;
+}
+
+/* A duplicate atomic: the saved result again, never a second execution;
+ * one too old to be kept is not answered (the requester times out). */
+static void atomic_duplicate(struct ibemu_qp *qp, const struct verbs_wire_pkt *p)
+{
+	unsigned k;
+
+	for (k = 0; k < IBEMU_MAX_RD_ATOM; k++)
+		if (qp->atomic_done[k].valid && qp->atomic_done[k].psn == p->psn) {
+			ack_packet(qp, OP_RC_ATOMIC_ACK, p->psn, AETH_ACK, qp->atomic_done[k].orig);
+			return;
+		}
 }
 
 /* The receive completion of a message this QP took. */
@@ -495,11 +635,24 @@ static void request(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const c
 		/* A duplicate: done already; say so again (IBA 9.9.2.1). */
 		if (p->opcode == OP_RC_READ_REQUEST)
 			read_reply(qp, p);
+		else if (verbs_op_has_atomiceth(p->opcode))
+			atomic_duplicate(qp, p);
 		else
 			send_ack(qp, (qp->epsn - 1) & PSN_MASK, AETH_ACK);
 		return;
 	}
 	qp->nak_sent = false;
+	if (verbs_op_has_atomiceth(p->opcode)) {
+		why = atomic_request(qp, p);
+		if (why) {
+			/* Class B/C: the requester's QP ends, and this one. */
+			send_ack(qp, p->psn, why);
+			ibemu_qp_to_error(qp);
+			return;
+		}
+		qp->epsn = (p->psn + 1) & PSN_MASK;
+		return;
+	}
 	if (p->opcode == OP_RC_READ_REQUEST) {
 		if (qp->recv_open || !read_reply(qp, p)) {
 			send_ack(qp, p->psn, qp->recv_open ? AETH_NAK_INV_REQ : AETH_NAK_REM_ACCESS);
@@ -546,15 +699,18 @@ void ibemu_rc_receive(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const
 	 * to (IBA 9.6.1.5). */
 	if (p->sqpn != qp->dest_qpn)
 		return;
-	if (p->opcode >= OP_RC_READ_RESPONSE_FIRST && p->opcode <= OP_RC_ACK) {
+	if ((p->opcode >= OP_RC_READ_RESPONSE_FIRST && p->opcode <= OP_RC_ACK) ||
+	    p->opcode == OP_RC_ATOMIC_ACK) {
 		if (qp->state != IBV_QPS_RTS)
 			return;
 		if (p->opcode == OP_RC_ACK)
 			acknowledge(qp, p);
+		else if (p->opcode == OP_RC_ATOMIC_ACK)
+			atomic_response(qp, p);
 		else
 			read_response(qp, p, payload);
 		return;
 	}
-	if (p->opcode <= OP_RC_READ_REQUEST)
+	if (p->opcode <= OP_RC_READ_REQUEST || verbs_op_has_atomiceth(p->opcode))
 		request(qp, p, payload);
 }

@@ -32,12 +32,14 @@ saquery -C ibemu1 -p | grep -c "PathRecord dump" | sed 's/^/paths=/'
 perfquery -C ibemu1 1 1 >/dev/null && echo perf-ok
 if [ -e "$(dirname "$IBEMU")/verbs/libibemu-rdmav34.so" ]; then
 	pingpong 18621 ibv_ud_pingpong -n 5
+	# RC atomics and their acknowledgements (AtomicETH, AtomicAckETH).
+	"$VERBS_RC" ibemu0 ibemu1 ops >/dev/null
 fi
 ibemu ctl capture stop
 ibemu ctl capture stop
 ibemu ctl nodes | awk '{ print $3 }' >"$W/guids"
 IN
-W=$WORK ibemu_run -a host1 -a host3 -- bash "$WORK/in.sh"
+W=$WORK VERBS_RC="$TOOLS/verbs_rc" ibemu_run -a host1 -a host3 -- bash "$WORK/in.sh"
 cat "$WORK/log" >>"$WORK/out"
 expect_match "^capture to $WORK/sweep.pcap: 0 packets" "ctl capture start"
 expect_line "error: a capture to $WORK/sweep.pcap is running: \`capture stop\` first" "a second is refused"
@@ -66,6 +68,12 @@ if [ -e "$(dirname "$IBEMU")/verbs/libibemu-rdmav34.so" ]; then
 	[ "$(grep -c "UD Send Only QP=0x0000[4-9a-f][0-9a-f]" "$WORK/out")" -ge 10 ] &&
 		pass "ibv_ud_pingpong's data packets decode as UD SEND Only to QP 0x40+" ||
 		fail "no UD data packets"
+	expect_match "RC Compare Swap QP=" "an RC compare-and-swap decodes"
+	expect_match "RC Fetch Add QP=" "an RC fetch-and-add decodes"
+	expect_match "RC Atomic Acknowledge QP=" "and their atomic acknowledgements"
+	ts "$WORK/sweep.pcap" -Y "infiniband.bth.opcode == 20" -T fields \
+		-e infiniband.atomiceth.swapdt >"$WORK/out"
+	expect_line "1" "the fetch-and-add's AtomicETH carries its addend (1)"
 fi
 
 # One cable: host3's. A query of host3 crosses it (both ways), one of leaf1

@@ -5,7 +5,9 @@
 # failed with "Unable to create QP" before the provider had it (#38). Every
 # send, write and read tool, latency and bandwidth, with its defaults, with
 # -a (every size to 8 MiB) and with --use_old_post_send; UD send;
-# ibv_rc_pingpong -N (the new post API too).
+# ibv_rc_pingpong -N (the new post API too). Atomics: ib_atomic_lat and
+# ib_atomic_bw (fetch-and-add and compare-and-swap, both post APIs),
+# qperf's atomic tests (ver_* check the values), UCX's over rc_verbs.
 . "$(dirname "$0")/lib.sh"
 
 # The default fabric with the CAs' ids of a ConnectX-6 (ibnetdiscover's
@@ -39,6 +41,36 @@ for t in ib_send_lat ib_send_bw ib_write_lat ib_write_bw ib_read_lat ib_read_bw;
 done
 pair ib_send_lat -c UD -n 100
 pair ib_send_bw -c UD -n 100
+for t in ib_atomic_lat ib_atomic_bw; do
+	pair $t -n 200
+	pair $t -A CMP_AND_SWAP -n 200
+	pair $t --use_old_post_send -n 200
+done
+# qperf: its own exchange over TCP, the devices by -li/-ri.
+qperf --listen_port 19765 >"$W/qperf-s.out" 2>&1 &
+q=$!
+n=0
+until ss -ltn "sport = :19765" | grep -q LISTEN || [ $n -ge 200 ]; do
+	n=$((n + 1)); timeout 0.05 tail -f /dev/null
+done
+for t in rc_compare_swap_mr rc_fetch_add_mr ver_rc_compare_swap ver_rc_fetch_add; do
+	timeout 60 qperf -lp 19765 -t 1 -li ibemu0:1 -ri ibemu1:1 localhost $t >"$W/q.out" 2>&1
+	echo "qperf $t | $? | $(tr -s ' \n' ' ' <"$W/q.out")"
+done
+kill $q
+# UCX's atomics over rc_verbs (UCT level).
+for t in add_lat fadd cswap; do
+	timeout 60 ucx_perftest -t $t -x rc_verbs -d ibemu1:1 -n 500 -p 13601 >"$W/s.out" 2>&1 &
+	s=$!
+	n=0
+	until ss -ltn "sport = :13601" | grep -q LISTEN || [ $n -ge 200 ]; do
+		n=$((n + 1)); timeout 0.05 tail -f /dev/null
+	done
+	timeout 60 ucx_perftest -t $t -x rc_verbs -d ibemu0:1 -n 500 -p 13601 localhost >"$W/c.out" 2>&1
+	c=$?
+	wait $s
+	echo "ucx $t | client $c server $? | $(awk '/^Final:/ { print $2 }' "$W/c.out") iterations"
+done
 timeout 60 ibv_rc_pingpong -N -c -d ibemu1 -g 0 -n 100 -p 18590 >"$W/s.out" 2>&1 &
 s=$!
 n=0
@@ -68,4 +100,15 @@ done
 expect_line "ib_send_lat -c UD -n 100 | client 0 server 0 | 2 100" "ib_send_lat over UD"
 expect_line "ib_send_bw -c UD -n 100 | client 0 server 0 | 4096 100" "ib_send_bw over UD (one MTU)"
 expect_line "rc_pingpong -N | client 0 server 0 | 1 results" "ibv_rc_pingpong -N -c (new post API, data checked)"
+for t in ib_atomic_lat ib_atomic_bw; do
+	expect_line "$t -n 200 | client 0 server 0 | 8 200" "$t: fetch-and-add (ibv_wr_* API)"
+	expect_line "$t -A CMP_AND_SWAP -n 200 | client 0 server 0 | 8 200" "$t -A CMP_AND_SWAP"
+	expect_line "$t --use_old_post_send -n 200 | client 0 server 0 | 8 200" "$t --use_old_post_send"
+done
+for t in rc_compare_swap_mr rc_fetch_add_mr ver_rc_compare_swap ver_rc_fetch_add; do
+	expect_match "^qperf $t \| 0 \| $t: msg_rate = [0-9.]+ K/sec $" "qperf $t"
+done
+for t in add_lat fadd cswap; do
+	expect_line "ucx $t | client 0 server 0 | 500 iterations" "ucx_perftest -t $t over rc_verbs"
+done
 finish

@@ -68,6 +68,11 @@ for op in send send_imm send_inline send_empty write write_imm read bad_rkey aft
 	expect_line "ex: $op ok" "the same through ibv_wr_* and ibv_start_poll: $op"
 done
 expect_line "ex: cq_ex_timestamp ok" "ibv_create_cq_ex: a completion timestamp is EOPNOTSUPP"
+expect_line "ex: cq_ex_channel ok" "ibv_create_cq_ex with a channel holds it once (EBUSY, then freed)"
+for op in cmp_swap_equal cmp_swap_unequal fetch_add; do
+	expect_line "$op ok" "RC atomic $op: the value back and the word at the responder"
+	expect_line "ex: $op ok" "the same through ibv_wr_atomic_*: $op"
+done
 expect_line "ex: qp_ex_atomics ok" "ibv_create_qp_ex: an op the device lacks is EOPNOTSUPP"
 expect_line "ex: too_many_sges ok" "ibv_wr_complete: EINVAL for more SGEs than the QP has"
 expect_line "ex: abort ok" "ibv_wr_abort: nothing is posted"

@@ -6,7 +6,9 @@
  *   verbs_rc A B ops
  *       RC SEND, SEND with immediate, inline SEND, RDMA WRITE, WRITE with
  *       immediate, RDMA READ (a message over several MTUs each), checking
- *       every byte and completion field; then a bad rkey
+ *       every byte and completion field; compare-and-swap (equal and
+ *       not) and fetch-and-add, checking the word at B and the value
+ *       back; then a bad rkey
  *       (IBV_WC_REM_ACCESS_ERR), a SEND without a receive WR and rnr_retry
  *       1 (IBV_WC_RNR_RETRY_EXC_ERR); "NAME ok" or "NAME: what is wrong"
  *   verbs_rc A B stream N SIZE TIMEOUT
@@ -98,7 +100,8 @@ static void open_end(struct end *e, const char *name, enum ibv_qp_type type)
 	}
 	e->buf = calloc(1, BUF);
 	e->mr = ibv_reg_mr(e->pd, e->buf, BUF, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			   IBV_ACCESS_REMOTE_ATOMIC);
 	if (!e->pd || !e->cq || !e->mr)
 		die("pd, cq or mr");
 	if (use_ex) {
@@ -111,7 +114,9 @@ static void open_end(struct end *e, const char *name, enum ibv_qp_type type)
 			.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
 					  IBV_QP_EX_WITH_RDMA_WRITE |
 					  IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
-					  IBV_QP_EX_WITH_RDMA_READ });
+					  IBV_QP_EX_WITH_RDMA_READ |
+					  IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+					  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD });
 		e->qpx = e->qp ? ibv_qp_to_qp_ex(e->qp) : NULL;
 		if (e->qp && !e->qpx)
 			die("ibv_qp_to_qp_ex");
@@ -129,7 +134,8 @@ static void open_end(struct end *e, const char *name, enum ibv_qp_type type)
 static void connect_rc(struct end *e, struct end *peer, int timeout, int retry, int rnr_retry)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ };
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC };
 
 	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 			  IBV_QP_ACCESS_FLAGS))
@@ -229,6 +235,58 @@ static int post_send(struct end *e, enum ibv_wr_opcode op, size_t off, size_t le
 	return ibv_post_send(e->qp, &wr, &bad);
 }
 
+/* An atomic from @e's buf + 1024 (8 bytes) to @raddr at the peer. */
+static int post_atomic(struct end *e, enum ibv_wr_opcode op, uint64_t raddr, uint32_t rkey,
+		       uint64_t compare_add, uint64_t swap)
+{
+	struct ibv_sge sg = { (uintptr_t)e->buf + 1024, 8, e->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 11, .sg_list = &sg, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	if (use_ex) {
+		ibv_wr_start(e->qpx);
+		e->qpx->wr_id = 11;
+		e->qpx->wr_flags = IBV_SEND_SIGNALED;
+		if (op == IBV_WR_ATOMIC_CMP_AND_SWP)
+			ibv_wr_atomic_cmp_swp(e->qpx, rkey, raddr, compare_add, swap);
+		else
+			ibv_wr_atomic_fetch_add(e->qpx, rkey, raddr, compare_add);
+		ibv_wr_set_sge(e->qpx, sg.lkey, sg.addr, sg.length);
+		return ibv_wr_complete(e->qpx);
+	}
+	wr.wr.atomic.remote_addr = raddr;
+	wr.wr.atomic.rkey = rkey;
+	wr.wr.atomic.compare_add = compare_add;
+	wr.wr.atomic.swap = swap;
+	return ibv_post_send(e->qp, &wr, &bad);
+}
+
+/* One atomic from a on the word at b's buf + 2048 holding @before: the
+ * value back and the word after, checked. */
+static const char *atomic_check(struct end *a, struct end *b, enum ibv_wr_opcode op,
+				uint64_t before, uint64_t compare_add, uint64_t swap,
+				uint64_t after)
+{
+	uint64_t *word = (uint64_t *)(void *)(b->buf + 2048), got;
+	struct ibv_wc wc;
+
+	*word = before;
+	memset(a->buf + 1024, 0xee, 8);
+	if (post_atomic(a, op, (uintptr_t)word, b->mr->rkey, compare_add, swap))
+		return "post failed";
+	wc = next_wc(a, 5000);
+	if (wc.status != IBV_WC_SUCCESS)
+		return wc.status == (enum ibv_wc_status)-1 ? "no completion" :
+		       ibv_wc_status_str(wc.status);
+	if (wc.wr_id != 11 || wc.byte_len != 8 ||
+	    wc.opcode != (op == IBV_WR_ATOMIC_CMP_AND_SWP ? IBV_WC_COMP_SWAP : IBV_WC_FETCH_ADD))
+		return "wrong completion";
+	memcpy(&got, a->buf + 1024, 8);
+	if (got != before)
+		return "wrong original value back";
+	return *word == after ? NULL : "wrong word at the responder";
+}
+
 static void fill(char *p, size_t len, unsigned seed)
 {
 	size_t i;
@@ -317,6 +375,11 @@ static int ops(struct end *a, struct end *b)
 	say("write", op_check(a, b, IBV_WR_RDMA_WRITE, 9000, 0));
 	say("write_imm", op_check(a, b, IBV_WR_RDMA_WRITE_WITH_IMM, 2500, 0));
 	say("read", op_check(a, b, IBV_WR_RDMA_READ, 7000, 0));
+	say("cmp_swap_equal", atomic_check(a, b, IBV_WR_ATOMIC_CMP_AND_SWP, 0x1122334455667788ull,
+					   0x1122334455667788ull, 42, 42));
+	say("cmp_swap_unequal", atomic_check(a, b, IBV_WR_ATOMIC_CMP_AND_SWP, 7, 8, 42, 7));
+	say("fetch_add", atomic_check(a, b, IBV_WR_ATOMIC_FETCH_AND_ADD, 0xffffffffull, 1, 0,
+				      0x100000000ull));
 	/* A key B never gave: the responder NAKs, both QPs end. */
 	post_send(a, IBV_WR_RDMA_WRITE, 0, 100, (uintptr_t)b->buf, b->mr->rkey + 0x100, 0);
 	wc = next_wc(a, 5000);
@@ -347,6 +410,18 @@ static int ex_edges(struct end *a, struct end *b)
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, .pd = a->pd,
 		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_BIND_MW }) &&
 	    errno == EOPNOTSUPP ? NULL : "a memory window bind was not refused EOPNOTSUPP");
+	/* A CQ of a channel made by ibv_create_cq_ex holds the channel once:
+	 * gone, the channel goes (not EBUSY). */
+	{
+		struct ibv_comp_channel *ch = ibv_create_comp_channel(a->ctx);
+		struct ibv_cq_ex *cq = ch ? ibv_create_cq_ex(a->ctx, &(struct ibv_cq_init_attr_ex){
+			.cqe = 4, .channel = ch, .wc_flags = IBV_WC_STANDARD_FLAGS }) : NULL;
+		int busy = ch ? ibv_destroy_comp_channel(ch) : 0;
+
+		say("cq_ex_channel", ch && cq && busy == EBUSY &&
+		    !ibv_destroy_cq(ibv_cq_ex_to_cq(cq)) && !ibv_destroy_comp_channel(ch) ?
+		    NULL : "the channel's references are wrong");
+	}
 	/* Three SGEs on a QP of two: the batch fails, nothing goes. */
 	ibv_wr_start(x);
 	x->wr_id = 1;
