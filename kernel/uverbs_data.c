@@ -18,7 +18,7 @@
 #include "lib/verbs_wire.h"
 
 /* The verbs QP types the data path carries (enum ibv_qp_type). */
-enum { QPT_RC = 2, QPT_UD = 4 };
+enum { QPT_RC = 2, QPT_UC = 3, QPT_UD = 4 };
 /* QP numbers are 24 bits; 0 and 1 are the special QPs (IBA 10.2.5). */
 #define QPN_MASK	0xffffffu
 #define QPN_FIRST	0x40u
@@ -261,7 +261,7 @@ static int qp_create(struct uverbs_ctx *c, struct verbs_ioc_qp *a)
 	struct uverbs_dev *d = c->dev;
 	struct uverbs_qp *q;
 
-	if (a->type != QPT_RC && a->type != QPT_UD)
+	if (a->type != QPT_RC && a->type != QPT_UC && a->type != QPT_UD)
 		return -EINVAL;
 	if (g_hash_table_size(d->qps) >= QPS_MAX)
 		return -ENOMEM;		/* past max_qp, as an HCA driver */

@@ -122,7 +122,8 @@ struct verbs_wire_pkt {
 	uint32_t reserved;
 };
 
-/* BTH opcodes (IBA Table 33): RC 0x00-0x14, UD 0x64-0x65. */
+/* BTH opcodes (IBA Table 33): RC 0x00-0x14, UC 0x20-0x2b (RC's SENDs and
+ * WRITEs, 0x20 up), UD 0x64-0x65. */
 enum verbs_opcode {
 	OP_RC_SEND_FIRST = 0x00,
 	OP_RC_SEND_MIDDLE = 0x01,
@@ -145,9 +146,18 @@ enum verbs_opcode {
 	OP_RC_ATOMIC_ACK = 0x12,
 	OP_RC_CMP_SWAP = 0x13,
 	OP_RC_FETCH_ADD = 0x14,
+	OP_UC_FIRST = 0x20,	/* SEND FIRST; RC's opcode + 0x20 up to */
+	OP_UC_LAST = 0x2b,	/* RDMA WRITE Only with Immediate */
 	OP_UD_SEND_ONLY = 0x64,
 	OP_UD_SEND_ONLY_IMM = 0x65,
 };
+
+/* A UC opcode as the RC one of the same packet (its headers are the
+ * same); others as they are. */
+static inline unsigned verbs_op_rc(unsigned op)
+{
+	return op >= OP_UC_FIRST && op <= OP_UC_LAST ? op - OP_UC_FIRST : op;
+}
 
 /* Which extended transport headers an opcode carries (IBA 9.2, Table 34). */
 static inline bool verbs_op_has_deth(unsigned op)
@@ -156,6 +166,7 @@ static inline bool verbs_op_has_deth(unsigned op)
 }
 static inline bool verbs_op_has_reth(unsigned op)
 {
+	op = verbs_op_rc(op);
 	return op == OP_RC_WRITE_FIRST || op == OP_RC_WRITE_ONLY ||
 	       op == OP_RC_WRITE_ONLY_IMM || op == OP_RC_READ_REQUEST;
 }
@@ -176,6 +187,7 @@ static inline bool verbs_op_has_atomicacketh(unsigned op)
 }
 static inline bool verbs_op_has_imm(unsigned op)
 {
+	op = verbs_op_rc(op);
 	return op == OP_RC_SEND_LAST_IMM || op == OP_RC_SEND_ONLY_IMM ||
 	       op == OP_RC_WRITE_LAST_IMM || op == OP_RC_WRITE_ONLY_IMM ||
 	       op == OP_UD_SEND_ONLY_IMM;
@@ -214,7 +226,7 @@ struct verbs_wire_upcall {
  * packets for it here until it is destroyed or the file is closed. */
 struct verbs_ioc_qp {
 	uint32_t qpn;		/* out of CREATE; in for the others */
-	uint32_t type;		/* CREATE: IBV_QPT_RC (2) or IBV_QPT_UD (4) */
+	uint32_t type;		/* CREATE: IBV_QPT_RC (2), _UC (3) or _UD (4) */
 	uint32_t qkey;		/* SET: the Q_Key a UD QP checks */
 	uint32_t port;		/* SET: its port; 0 while it has none */
 };

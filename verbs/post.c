@@ -109,7 +109,7 @@ void ibemu_ud_receive(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const
 
 static int check_send_wr(const struct ibemu_qp *qp, const struct ibv_send_wr *wr)
 {
-	bool rc = qp->qp.qp_type == IBV_QPT_RC;
+	bool rc = qp->qp.qp_type == IBV_QPT_RC, ud = qp->qp.qp_type == IBV_QPT_UD;
 
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge)
 		return EINVAL;
@@ -118,8 +118,11 @@ static int check_send_wr(const struct ibemu_qp *qp, const struct ibv_send_wr *wr
 	case IBV_WR_SEND_WITH_IMM:
 		break;
 	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-	case IBV_WR_RDMA_READ:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:	/* RC and UC */
+		if (ud)
+			return EINVAL;
+		break;
+	case IBV_WR_RDMA_READ:		/* RC only: UC has no responses */
 		if (!rc)
 			return EINVAL;
 		break;
@@ -134,7 +137,7 @@ static int check_send_wr(const struct ibemu_qp *qp, const struct ibv_send_wr *wr
 	default:	/* MW binds, invalidation, TSO: the device offers none */
 		return EINVAL;
 	}
-	if (!rc && !wr->wr.ud.ah)
+	if (ud && !wr->wr.ud.ah)
 		return EINVAL;
 	if ((wr->send_flags & IBV_SEND_INLINE) && wr->opcode == IBV_WR_RDMA_READ)
 		return EINVAL;
@@ -234,8 +237,8 @@ int ibemu_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 	}
 	if (qp->state == IBV_QPS_ERR)
 		ibemu_qp_to_error(qp);
-	else if (qp->qp.qp_type == IBV_QPT_RC)
-		ibemu_rc_send_pending(qp);
+	else if (qp->qp.qp_type != IBV_QPT_UD)
+		ibemu_rc_send_pending(qp);	/* RC and UC */
 	ibemu_flush(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	if (err)

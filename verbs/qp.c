@@ -68,10 +68,11 @@ struct ibv_qp *ibemu_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	struct verbs_ioc_qp ioc = { .type = attr->qp_type };
 	struct ibemu_qp *qp;
 
-	if ((attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) ||
-	    !attr->send_cq || !attr->recv_cq) {
-		errno = attr->qp_type == IBV_QPT_RC || attr->qp_type == IBV_QPT_UD ?
-			EINVAL : EOPNOTSUPP;
+	bool known = attr->qp_type == IBV_QPT_RC || attr->qp_type == IBV_QPT_UC ||
+		     attr->qp_type == IBV_QPT_UD;
+
+	if (!known || !attr->send_cq || !attr->recv_cq) {
+		errno = known ? EINVAL : EOPNOTSUPP;
 		return NULL;
 	}
 	if (!cap_ok(attr)) {
@@ -216,38 +217,46 @@ static void qp_reset(struct ibemu_qp *qp)
 /* ---- the state machine -------------------------------------------------- */
 
 /*
- * The attributes each transition needs and may take, for RC and UD (IBA
- * Table 107; the kernel's qp_state_table in core/verbs.c). Transitions not
- * listed are not allowed; to Reset and to Error take only the state.
+ * The attributes each transition needs and may take, for RC, UD and UC
+ * (IBA Table 107; the kernel's qp_state_table in core/verbs.c).
+ * Transitions not listed are not allowed; to Reset and to Error take only
+ * the state.
  */
 struct transition {
 	enum ibv_qp_state from, to;
-	int rc_req, rc_opt, ud_req, ud_opt;
+	int rc_req, rc_opt, ud_req, ud_opt, uc_req, uc_opt;
 };
 
 #define S IBV_QP_STATE
 static const struct transition transitions[] = {
 	{ IBV_QPS_RESET, IBV_QPS_INIT,
 	  S | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0,
-	  S | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, 0 },
+	  S | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, 0,
+	  S | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0 },
 	{ IBV_QPS_INIT, IBV_QPS_INIT,
 	  S, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
-	  S, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY },
+	  S, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY,
+	  S, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS },
 	{ IBV_QPS_INIT, IBV_QPS_RTR,
 	  S | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 	  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
 	  IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX,
-	  S, IBV_QP_PKEY_INDEX | IBV_QP_QKEY },
+	  S, IBV_QP_PKEY_INDEX | IBV_QP_QKEY,
+	  S | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN,
+	  IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX },
 	{ IBV_QPS_RTR, IBV_QPS_RTS,
 	  S | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 	  IBV_QP_MAX_QP_RD_ATOMIC,
 	  IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER |
 	  IBV_QP_PATH_MIG_STATE,
-	  S | IBV_QP_SQ_PSN, IBV_QP_CUR_STATE | IBV_QP_QKEY },
+	  S | IBV_QP_SQ_PSN, IBV_QP_CUR_STATE | IBV_QP_QKEY,
+	  S | IBV_QP_SQ_PSN,
+	  IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MIG_STATE },
 	{ IBV_QPS_RTS, IBV_QPS_RTS,
 	  S, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE |
 	  IBV_QP_MIN_RNR_TIMER,
-	  S, IBV_QP_CUR_STATE | IBV_QP_QKEY },
+	  S, IBV_QP_CUR_STATE | IBV_QP_QKEY,
+	  S, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE },
 };
 #undef S
 
@@ -272,8 +281,11 @@ static bool mask_ok(const struct ibemu_qp *qp, enum ibv_qp_state to, int mask)
 	t = find_transition(qp->state, to);
 	if (!t)
 		return false;
-	req = qp->qp.qp_type == IBV_QPT_RC ? t->rc_req : t->ud_req;
-	opt = qp->qp.qp_type == IBV_QPT_RC ? t->rc_opt : t->ud_opt;
+	switch (qp->qp.qp_type) {
+	case IBV_QPT_RC: req = t->rc_req; opt = t->rc_opt; break;
+	case IBV_QPT_UC: req = t->uc_req; opt = t->uc_opt; break;
+	default: req = t->ud_req; opt = t->ud_opt; break;
+	}
 	return (mask & req) == req && (mask & ~(req | opt)) == 0;
 }
 
@@ -379,7 +391,7 @@ int ibemu_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	ioc = (struct verbs_ioc_qp){ .qpn = ibqp->qp_num, .qkey = qp->qkey,
 				     .port = to == IBV_QPS_RESET ? 0 : qp->port };
 	/* RTS sends what was posted in RTR's wait (nothing, for a new QP). */
-	if (to == IBV_QPS_RTS && qp->qp.qp_type == IBV_QPT_RC)
+	if (to == IBV_QPS_RTS && qp->qp.qp_type != IBV_QPT_UD)
 		ibemu_rc_send_pending(qp);
 	ibemu_flush(ctx);
 	pthread_mutex_unlock(&ctx->lock);

@@ -10,8 +10,8 @@
  * failed; nothing of the batch is posted then). ibv_wr_abort drops it.
  *
  * The opcodes are those post_send carries (post.c): SEND and SEND with
- * immediate on RC and UD, RDMA WRITE (with immediate), RDMA READ and the
- * two atomics on RC. A QP asking for others (invalidation, memory
+ * immediate on every QP type, RDMA WRITE (with immediate) on RC and UC,
+ * RDMA READ and the two atomics on RC. A QP asking for others (invalidation, memory
  * windows, TSO) is refused with EOPNOTSUPP, as a device without them
  * refuses it.
  */
@@ -27,6 +27,8 @@
 		 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 		 IBV_QP_EX_WITH_RDMA_READ | \
 		 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+#define OPS_UC	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
+		 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
 #define OPS_UD	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 
 static struct ibemu_qp *of(struct ibv_qp_ex *ex)
@@ -340,7 +342,10 @@ struct ibv_qp *ibemu_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 	}
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
 		ops = attr->send_ops_flags;
-		if (ops & ~(uint64_t)(attr->qp_type == IBV_QPT_UD ? OPS_UD : OPS_RC)) {
+		uint64_t can = attr->qp_type == IBV_QPT_UD ? OPS_UD :
+			       attr->qp_type == IBV_QPT_UC ? OPS_UC : OPS_RC;
+
+		if (ops & ~can) {
 			errno = EOPNOTSUPP;
 			return NULL;
 		}

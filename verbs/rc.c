@@ -15,6 +15,12 @@
  * gap, RNR-NAKs a SEND that finds no receive WR, and checks every remote
  * access against the region's key, range and rights and the QP's.
  *
+ * UC (IBA 9.8) shares the packets and the responder's checks: its SENDs
+ * and WRITEs are RC's opcodes + 0x20, a WR completes once sent, nothing is
+ * acknowledged or sent again, and the responder drops a message silently
+ * when a packet of it is missing (a PSN gap), has no receive WR, or breaks
+ * a rule; the receive WR stays for the next message.
+ *
  * Atomics (IBA 9.4.5): CmpSwap and FetchAdd on an 8-byte aligned word of
  * the responder's memory, in host byte order (as rxe; ConnectX works on
  * big-endian words), with __atomic operations, so the CPU sees them whole
@@ -186,6 +192,10 @@ static void send_packet(struct ibemu_qp *qp, struct ibemu_swqe *w, uint32_t i, c
 		if (imm)
 			h.imm = w->imm;
 	}
+	if (qp->qp.qp_type == IBV_QPT_UC) {
+		h.opcode += OP_UC_FIRST;
+		h.flags &= (uint8_t)~VERBS_PKT_ACKREQ;	/* nothing answers UC */
+	}
 	ibemu_send_pkt(qp->ctx, &h, buf);
 }
 
@@ -256,7 +266,11 @@ void ibemu_rc_send_pending(struct ibemu_qp *qp)
 		qp->sq_psn = (qp->sq_psn + w->npkts) & PSN_MASK;
 		send_wqe(qp, w);
 		qp->sq_next = (qp->sq_next + 1) % qp->sq_size;
+		if (qp->qp.qp_type == IBV_QPT_UC)
+			complete_head(qp, IBV_WC_SUCCESS);	/* sent is done */
 	}
+	if (qp->qp.qp_type == IBV_QPT_UC)
+		return;
 	if (was_idle && qp->sq_head != qp->sq_next) {
 		qp->deadline_us = timeout_us(qp) ? ibemu_now_us() + timeout_us(qp) : 0;
 		ibemu_kick_timer(qp->ctx);
@@ -691,6 +705,28 @@ static void request(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const c
 		send_ack(qp, p->psn, AETH_ACK);
 }
 
+/* A UC packet (@p with RC's opcode): taken, or its message dropped. */
+static void uc_request(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const char *payload)
+{
+	if (p->psn != qp->epsn) {
+		/* Packets were lost: the message they were part of is gone
+		 * (IBA 9.8.3.2); a new one may start here. */
+		qp->recv_open = false;
+		qp->cur_off = 0;
+		if (!is_first(p->opcode)) {
+			qp->epsn = (p->psn + 1) & PSN_MASK;
+			return;
+		}
+	}
+	qp->epsn = (p->psn + 1) & PSN_MASK;
+	if (take_request(qp, p, payload)) {
+		/* No receive WR, a bad key or range, a message too long:
+		 * dropped, nothing said; a receive WR keeps for the next. */
+		qp->recv_open = false;
+		qp->cur_off = 0;
+	}
+}
+
 void ibemu_rc_receive(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const char *payload)
 {
 	if (qp->state != IBV_QPS_RTR && qp->state != IBV_QPS_RTS)
@@ -699,6 +735,16 @@ void ibemu_rc_receive(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const
 	 * to (IBA 9.6.1.5). */
 	if (p->sqpn != qp->dest_qpn)
 		return;
+	if (qp->qp.qp_type == IBV_QPT_UC) {
+		struct verbs_wire_pkt q;
+
+		if (p->opcode < OP_UC_FIRST || p->opcode > OP_UC_LAST)
+			return;	/* another transport's: not for this QP */
+		q = *p;
+		q.opcode = (uint8_t)verbs_op_rc(p->opcode);
+		uc_request(qp, &q, payload);
+		return;
+	}
 	if ((p->opcode >= OP_RC_READ_RESPONSE_FIRST && p->opcode <= OP_RC_ACK) ||
 	    p->opcode == OP_RC_ATOMIC_ACK) {
 		if (qp->state != IBV_QPS_RTS)

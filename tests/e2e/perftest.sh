@@ -7,7 +7,8 @@
 # -a (every size to 8 MiB) and with --use_old_post_send; UD send;
 # ibv_rc_pingpong -N (the new post API too). Atomics: ib_atomic_lat and
 # ib_atomic_bw (fetch-and-add and compare-and-swap, both post APIs),
-# qperf's atomic tests (ver_* check the values), UCX's over rc_verbs.
+# qperf's atomic tests (ver_* check the values), UCX's over rc_verbs. UC:
+# perftest's send and write tools with -c UC, qperf's uc_* tests.
 . "$(dirname "$0")/lib.sh"
 
 # The default fabric with the CAs' ids of a ConnectX-6 (ibnetdiscover's
@@ -41,6 +42,9 @@ for t in ib_send_lat ib_send_bw ib_write_lat ib_write_bw ib_read_lat ib_read_bw;
 done
 pair ib_send_lat -c UD -n 100
 pair ib_send_bw -c UD -n 100
+for t in ib_send_lat ib_send_bw ib_write_lat ib_write_bw; do
+	pair $t -c UC -n 100
+done
 for t in ib_atomic_lat ib_atomic_bw; do
 	pair $t -n 200
 	pair $t -A CMP_AND_SWAP -n 200
@@ -53,7 +57,8 @@ n=0
 until ss -ltn "sport = :19765" | grep -q LISTEN || [ $n -ge 200 ]; do
 	n=$((n + 1)); timeout 0.05 tail -f /dev/null
 done
-for t in rc_compare_swap_mr rc_fetch_add_mr ver_rc_compare_swap ver_rc_fetch_add; do
+for t in rc_compare_swap_mr rc_fetch_add_mr ver_rc_compare_swap ver_rc_fetch_add \
+	uc_lat uc_bw uc_rdma_write_lat uc_rdma_write_bw; do
 	timeout 60 qperf -lp 19765 -t 1 -li ibemu0:1 -ri ibemu1:1 localhost $t >"$W/q.out" 2>&1
 	echo "qperf $t | $? | $(tr -s ' \n' ' ' <"$W/q.out")"
 done
@@ -99,6 +104,18 @@ for t in ib_send_bw ib_write_bw ib_read_bw; do
 done
 expect_line "ib_send_lat -c UD -n 100 | client 0 server 0 | 2 100" "ib_send_lat over UD"
 expect_line "ib_send_bw -c UD -n 100 | client 0 server 0 | 4096 100" "ib_send_bw over UD (one MTU)"
+for t in ib_send_lat ib_write_lat; do
+	expect_line "$t -c UC -n 100 | client 0 server 0 | 2 100" "$t over UC"
+done
+for t in ib_send_bw ib_write_bw; do
+	expect_line "$t -c UC -n 100 | client 0 server 0 | 65536 100" "$t over UC"
+done
+for t in uc_lat uc_rdma_write_lat; do
+	expect_match "^qperf $t \| 0 \| $t: latency = [0-9.]+ us $" "qperf $t"
+done
+for t in uc_bw uc_rdma_write_bw; do
+	expect_match "^qperf $t \| 0 \| $t: send_bw = [0-9.]+ [MG]B/sec recv_bw = [0-9.]+ [MG]B/sec $" "qperf $t"
+done
 expect_line "rc_pingpong -N | client 0 server 0 | 1 results" "ibv_rc_pingpong -N -c (new post API, data checked)"
 for t in ib_atomic_lat ib_atomic_bw; do
 	expect_line "$t -n 200 | client 0 server 0 | 8 200" "$t: fetch-and-add (ibv_wr_* API)"

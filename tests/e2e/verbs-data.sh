@@ -15,7 +15,9 @@ pingpong 18601 ibv_rc_pingpong -n 200 -c -e
 pingpong 18602 ibv_ud_pingpong -n 200 -c
 pingpong 18603 ibv_ud_pingpong -n 200 -c -e
 pingpong 18604 ibv_srq_pingpong -n 200 -c
-pingpong 18605 ibv_srq_pingpong -n 200 -c -e'
+pingpong 18605 ibv_srq_pingpong -n 200 -c -e
+pingpong 18606 ibv_uc_pingpong -n 200 -c
+pingpong 18607 ibv_uc_pingpong -n 200 -c -e'
 export PINGPONGS
 
 cat >"$WORK/configured.sh" <<'SCRIPT'
@@ -24,6 +26,7 @@ set -u
 eval "$PINGPONGS"
 "$RC_TOOL" ibemu0 ibemu1 ops
 "$RC_TOOL" ibemu0 ibemu1 ops-ex | sed 's/^/ex: /'
+"$RC_TOOL" ibemu0 ibemu1 uc | sed 's/^/uc: /'
 "$RC_TOOL" ibemu0 ibemu1 rnr
 "$RC_TOOL" ibemu0 ibemu1 channels 200 | sed 's/^/channels: /'
 # The switch port that delivers to host3 (leaf2/1) counts what the
@@ -55,17 +58,22 @@ SCRIPT
 ibemu_run --seed 7 -c -a host1 -a host3 -- bash "$WORK/configured.sh"
 expect_rc 0 "the --configured run"
 for p in "rc_pingpong -n 200 -c" "rc_pingpong -n 200 -c -e" "ud_pingpong -n 200 -c" \
-	"ud_pingpong -n 200 -c -e" "srq_pingpong -n 200 -c" "srq_pingpong -n 200 -c -e"; do
+	"ud_pingpong -n 200 -c -e" "srq_pingpong -n 200 -c" "srq_pingpong -n 200 -c -e" \
+	"uc_pingpong -n 200 -c" "uc_pingpong -n 200 -c -e"; do
 	expect_line "ibv_$p: client 0 server 0" "ibv_$p passes on --configured"
 done
 n=$(grep -c "^  client: 200 iters in" "$WORK/out")
-[ "$n" -eq 6 ] && pass "every pingpong client did its 200 iterations" ||
-	fail "$n pingpong clients report 200 iterations, want 6"
+[ "$n" -eq 8 ] && pass "every pingpong client did its 200 iterations" ||
+	fail "$n pingpong clients report 200 iterations, want 8"
 for op in send send_imm send_inline send_empty write write_imm read; do
 	expect_line "$op ok" "RC $op: data and completion fields as sent"
 done
 for op in send send_imm send_inline send_empty write write_imm read bad_rkey after_error; do
 	expect_line "ex: $op ok" "the same through ibv_wr_* and ibv_start_poll: $op"
+done
+for c in uc_rc_attrs uc_send uc_write_imm uc_read uc_no_recv_sender uc_no_recv_dropped \
+	uc_after_drop; do
+	expect_line "uc: $c ok" "UC: $c"
 done
 expect_line "ex: cq_ex_timestamp ok" "ibv_create_cq_ex: a completion timestamp is EOPNOTSUPP"
 expect_line "ex: cq_ex_channel ok" "ibv_create_cq_ex with a channel holds it once (EBUSY, then freed)"
@@ -114,7 +122,8 @@ SCRIPT
 ibemu_run -a host1 -a host3 -- bash "$WORK/opensm.sh"
 expect_rc 0 "the run with opensm"
 for p in "rc_pingpong -n 200 -c" "rc_pingpong -n 200 -c -e" "ud_pingpong -n 200 -c" \
-	"ud_pingpong -n 200 -c -e" "srq_pingpong -n 200 -c" "srq_pingpong -n 200 -c -e"; do
+	"ud_pingpong -n 200 -c -e" "srq_pingpong -n 200 -c" "srq_pingpong -n 200 -c -e" \
+	"uc_pingpong -n 200 -c" "uc_pingpong -n 200 -c -e"; do
 	expect_line "ibv_$p: client 0 server 0" "ibv_$p passes after opensm's SUBNET UP"
 done
 expect_line "read ok" "RDMA READ after opensm"

@@ -25,6 +25,12 @@
  *       ibv_create_qp_ex with send_ops_flags, posting with ibv_wr_*, CQs
  *       made by ibv_create_cq_ex, read with ibv_start_poll and
  *       ibv_wc_read_*; then what it must refuse ("NAME ok" each)
+ *   verbs_rc A B uc
+ *       UC QPs: a SEND and a WRITE with immediate arrive; a SEND with no
+ *       receive WR completes at the sender and is dropped at the
+ *       receiver, whose next receive WR takes the next message; an RDMA
+ *       READ is refused at post (EINVAL); the RC attributes are refused
+ *       at modify (EINVAL): "NAME ok" each
  *   verbs_rc A B ud N PKEY_INDEX
  *       N UD SENDs of 256 bytes from A with the P_Key at PKEY_INDEX,
  *       then waits for the receives at B for a second:
@@ -172,6 +178,27 @@ static bool poll_ex(struct end *e, struct ibv_wc *wc)
 	wc->imm_data = ibv_wc_read_imm_data(e->cqx);
 	ibv_end_poll(e->cqx);
 	return true;
+}
+
+/* INIT, RTR, RTS for a UC QP to @peer: no ACK timer, retries, RNR or
+ * RDMA READ resources (IBA Table 107). */
+static void connect_uc(struct end *e, struct end *peer)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_ACCESS_FLAGS))
+		die("UC INIT");
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = peer->qp->qp_num, .rq_psn = 0x100,
+		.ah_attr = { .dlid = peer->lid, .port_num = 1 } };
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN))
+		die("UC RTR");
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 0x100 };
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		die("UC RTS");
 }
 
 /* The next completion on @e within @ms, or status -1. */
@@ -461,6 +488,47 @@ static int ex_edges(struct end *a, struct end *b)
 	return 0;
 }
 
+static int uc(struct end *a, struct end *b)
+{
+	struct ibv_qp_attr bad = { .qp_state = IBV_QPS_RTS, .timeout = 14 };
+	struct ibv_wc wc;
+
+	/* An RC attribute on the way to RTS: refused; then the right ones. */
+	connect_uc(b, a);
+	{
+		struct ibv_qp_attr i = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+			.qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+		struct ibv_qp_attr r = { .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+			.dest_qp_num = b->qp->qp_num, .rq_psn = 0x100,
+			.ah_attr = { .dlid = b->lid, .port_num = 1 } };
+
+		if (ibv_modify_qp(a->qp, &i, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				  IBV_QP_ACCESS_FLAGS) ||
+		    ibv_modify_qp(a->qp, &r, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN))
+			die("UC INIT/RTR");
+		say("uc_rc_attrs", ibv_modify_qp(a->qp, &bad, IBV_QP_STATE | IBV_QP_SQ_PSN |
+						 IBV_QP_TIMEOUT) == EINVAL ? NULL :
+		    "a timeout was taken on a UC QP");
+		bad = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 0x100 };
+		if (ibv_modify_qp(a->qp, &bad, IBV_QP_STATE | IBV_QP_SQ_PSN))
+			die("UC RTS");
+	}
+	say("uc_send", op_check(a, b, IBV_WR_SEND, 5000, 0));
+	say("uc_write_imm", op_check(a, b, IBV_WR_RDMA_WRITE_WITH_IMM, 2500, 0));
+	say("uc_read", post_send(a, IBV_WR_RDMA_READ, 0, 8, (uintptr_t)b->buf, b->mr->rkey, 0) ==
+	    EINVAL ? NULL : "an RDMA READ was taken on a UC QP");
+	/* No receive WR at b: the sender is done, the message is gone. */
+	post_send(a, IBV_WR_SEND, 0, 100, 0, 0, 0);
+	wc = next_wc(a, 5000);
+	say("uc_no_recv_sender", wc.status == IBV_WC_SUCCESS ? NULL : "no success at the sender");
+	wc = next_wc(b, 300);
+	say("uc_no_recv_dropped", wc.status == (enum ibv_wc_status)-1 ? NULL :
+	    "a message with no receive WR completed");
+	say("uc_after_drop", op_check(a, b, IBV_WR_SEND, 3000, 0));
+	return 0;
+}
+
 static int rnr(struct end *a, struct end *b)
 {
 	struct ibv_wc wc;
@@ -615,16 +683,16 @@ int main(int argc, char **argv)
 {
 	struct end a = { 0 }, b = { 0 };
 	const char *mode = argc > 3 ? argv[3] : "";
-	bool is_ud = !strcmp(mode, "ud");
+	bool is_ud = !strcmp(mode, "ud"), is_uc = !strcmp(mode, "uc");
 
 	use_ex = !strcmp(mode, "ops-ex");
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: verbs_rc A B ops|ops-ex|rnr|stream N SIZE TIMEOUT|channels N|retry TIMEOUT RETRY|ud N PKEY_INDEX\n");
+		fprintf(stderr, "usage: verbs_rc A B ops|ops-ex|uc|rnr|stream N SIZE TIMEOUT|channels N|retry TIMEOUT RETRY|ud N PKEY_INDEX\n");
 		return 2;
 	}
-	open_end(&a, argv[1], is_ud ? IBV_QPT_UD : IBV_QPT_RC);
-	open_end(&b, argv[2], is_ud ? IBV_QPT_UD : IBV_QPT_RC);
+	open_end(&a, argv[1], is_ud ? IBV_QPT_UD : is_uc ? IBV_QPT_UC : IBV_QPT_RC);
+	open_end(&b, argv[2], is_ud ? IBV_QPT_UD : is_uc ? IBV_QPT_UC : IBV_QPT_RC);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!strcmp(mode, "ops"))
 		return ops(&a, &b);
@@ -636,6 +704,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "rnr"))
 		return rnr(&a, &b);
+	if (is_uc)
+		return uc(&a, &b);
 	if (!strcmp(mode, "stream") && argc == 7)
 		return stream(&a, &b, atoi(argv[4]), (size_t)atoi(argv[5]), atoi(argv[6]));
 	if (!strcmp(mode, "channels") && argc == 5)
