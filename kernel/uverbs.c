@@ -143,19 +143,7 @@ ssize_t uverbs_events_read(struct uverbs_events *ev, void *buf, size_t count)
 
 /* ---- attributes -------------------------------------------------------- */
 
-/*
- * Limits the device reports (ibv_device_attr). The data path (QPs, CQs,
- * MRs) is the "Verbs, part 2" issue's; these are the sizes it will keep.
- */
-#define DEV_MAX_QP		1024
-#define DEV_MAX_QP_WR		4096
-#define DEV_MAX_SGE		16
-#define DEV_MAX_CQ		1024
-#define DEV_MAX_CQE		65535
-#define DEV_MAX_MR		4096
-#define DEV_MAX_PD		1024
-#define DEV_MAX_RD_ATOM		16
-#define DEV_MAX_AH		4096
+/* The limits (ibv_device_attr) are lib/verbs_wire.h's VERBS_MAX_*. */
 /* IBV_DEVICE_BAD_PKEY_CNTR | BAD_QKEY_CNTR | PORT_ACTIVE_EVENT |
  * SYS_IMAGE_GUID | RC_RNR_NAK_GEN (verbs.h enum ibv_device_cap_flags):
  * a SEND that finds no receive WR is RNR NAKed (verbs/rc.c). */
@@ -179,16 +167,18 @@ char *uverbs_device_text(const struct uverbs_dev *d)
 	g_string_append_printf(s, "vendor_id 0x%x\n", n->vendor_id);
 	g_string_append_printf(s, "vendor_part_id %u\n", n->device_id);
 	g_string_append_printf(s, "hw_ver 0x%x\n", n->revision);
-	g_string_append_printf(s, "max_qp %u\nmax_qp_wr %u\n", DEV_MAX_QP, DEV_MAX_QP_WR);
+	g_string_append_printf(s, "max_qp %u\nmax_qp_wr %u\n", VERBS_MAX_QP, VERBS_MAX_QP_WR);
 	g_string_append_printf(s, "device_cap_flags 0x%x\n", DEV_CAP_FLAGS);
-	g_string_append_printf(s, "max_sge %u\nmax_sge_rd %u\n", DEV_MAX_SGE, DEV_MAX_SGE);
-	g_string_append_printf(s, "max_cq %u\nmax_cqe %u\n", DEV_MAX_CQ, DEV_MAX_CQE);
-	g_string_append_printf(s, "max_mr %u\nmax_pd %u\n", DEV_MAX_MR, DEV_MAX_PD);
+	g_string_append_printf(s, "max_sge %u\nmax_sge_rd %u\n", VERBS_MAX_SGE, VERBS_MAX_SGE);
+	g_string_append_printf(s, "max_cq %u\nmax_cqe %u\n", VERBS_MAX_CQ, VERBS_MAX_CQE);
+	g_string_append_printf(s, "max_mr %u\nmax_pd %u\n", VERBS_MAX_MR, VERBS_MAX_PD);
 	g_string_append_printf(s, "max_qp_rd_atom %u\nmax_qp_init_rd_atom %u\n",
-			       DEV_MAX_RD_ATOM, DEV_MAX_RD_ATOM);
-	g_string_append_printf(s, "max_res_rd_atom %u\n", DEV_MAX_RD_ATOM * DEV_MAX_QP);
+			       VERBS_MAX_RD_ATOM, VERBS_MAX_RD_ATOM);
+	g_string_append_printf(s, "max_res_rd_atom %u\n", VERBS_MAX_RD_ATOM * VERBS_MAX_QP);
 	g_string_append_printf(s, "atomic_cap %u\n", DEV_ATOMIC_CAP);
-	g_string_append_printf(s, "max_ah %u\n", DEV_MAX_AH);
+	g_string_append_printf(s, "max_srq %u\nmax_srq_wr %u\nmax_srq_sge %u\n", VERBS_MAX_SRQ,
+			       VERBS_MAX_SRQ_WR, VERBS_MAX_SRQ_SGE);
+	g_string_append_printf(s, "max_ah %u\n", VERBS_MAX_AH);
 	g_string_append_printf(s, "max_pkeys %u\n", n->partition_cap);
 	g_string_append_printf(s, "local_ca_ack_delay %u\n", DEV_ACK_DELAY);
 	g_string_append_printf(s, "phys_port_cnt %u\n", n->nports);

@@ -23,7 +23,7 @@ enum { QPT_RC = 2, QPT_UC = 3, QPT_UD = 4 };
 #define QPN_MASK	0xffffffu
 #define QPN_FIRST	0x40u
 /* QPs one device holds (the max_qp ibv_query_device reports). */
-#define QPS_MAX		1024u
+#define QPS_MAX		VERBS_MAX_QP
 
 struct uverbs_qp {
 	uint32_t qpn, type, qkey;

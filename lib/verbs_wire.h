@@ -28,6 +28,26 @@
 #include <sys/ioctl.h>
 
 #define VERBS_WIRE_DEVICE	"ibemu_device"
+
+/*
+ * The device's limits: what ibemu_device says (kernel/uverbs.c) and what
+ * is kept. QPs are counted by the daemon per device (max_qp, as an HCA
+ * driver); PDs, MRs, CQs, AHs and SRQs by the provider per open context
+ * (the kernel counts per device: a process that opens the device twice
+ * gets twice as many; docs/verbs.md "Limits"). Past one: ENOMEM.
+ */
+#define VERBS_MAX_QP		1024
+#define VERBS_MAX_QP_WR		4096
+#define VERBS_MAX_SGE		16
+#define VERBS_MAX_CQ		1024
+#define VERBS_MAX_CQE		65535
+#define VERBS_MAX_MR		4096
+#define VERBS_MAX_PD		1024
+#define VERBS_MAX_RD_ATOM	16
+#define VERBS_MAX_AH		4096
+#define VERBS_MAX_SRQ		1024
+#define VERBS_MAX_SRQ_WR	4096
+#define VERBS_MAX_SRQ_SGE	16
 #define VERBS_WIRE_PORT		"ibemu_port"	/* + the port number */
 #define VERBS_WIRE_EVENTS	"ibemu_events"
 #define VERBS_WIRE_CMD		"ibemu_cmd"

@@ -69,19 +69,19 @@ static void ibemu_free_context(struct ibv_context *ibctx)
 }
 
 static const struct verbs_context_ops ibemu_ops = {
-	.alloc_pd = ibemu_alloc_pd,
-	.create_ah = ibemu_create_ah,
-	.create_cq = ibemu_create_cq,
-	.create_cq_ex = ibemu_create_cq_ex,
+	.alloc_pd = ibemu_limited_alloc_pd,
+	.create_ah = ibemu_limited_create_ah,
+	.create_cq = ibemu_limited_create_cq,
+	.create_cq_ex = ibemu_limited_create_cq_ex,
 	.create_qp = ibemu_create_qp,
 	.create_qp_ex = ibemu_create_qp_ex,
-	.create_srq = ibemu_create_srq,
-	.dealloc_pd = ibemu_dealloc_pd,
-	.dereg_mr = ibemu_dereg_mr,
-	.destroy_ah = ibemu_destroy_ah,
-	.destroy_cq = ibemu_destroy_cq,
+	.create_srq = ibemu_limited_create_srq,
+	.dealloc_pd = ibemu_limited_dealloc_pd,
+	.dereg_mr = ibemu_limited_dereg_mr,
+	.destroy_ah = ibemu_limited_destroy_ah,
+	.destroy_cq = ibemu_limited_destroy_cq,
 	.destroy_qp = ibemu_destroy_qp,
-	.destroy_srq = ibemu_destroy_srq,
+	.destroy_srq = ibemu_limited_destroy_srq,
 	.free_context = ibemu_free_context,
 	.modify_qp = ibemu_modify_qp,
 	.modify_srq = ibemu_modify_srq,
@@ -93,7 +93,7 @@ static const struct verbs_context_ops ibemu_ops = {
 	.query_port = ibemu_query_port,
 	.query_qp = ibemu_query_qp,
 	.query_srq = ibemu_query_srq,
-	.reg_mr = ibemu_reg_mr,
+	.reg_mr = ibemu_limited_reg_mr,
 	.req_notify_cq = ibemu_req_notify_cq,
 };
 

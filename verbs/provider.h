@@ -17,13 +17,13 @@
 #include "lib/verbs_wire.h"
 #include "verbs/abi.h"
 
-/* Limits the device reports (kernel/uverbs.c) that the provider keeps. */
-#define IBEMU_MAX_SGE		16
-#define IBEMU_MAX_WR		4096
-#define IBEMU_MAX_CQE		65535
+/* Limits the device reports (lib/verbs_wire.h) that the provider keeps. */
+#define IBEMU_MAX_SGE		VERBS_MAX_SGE
+#define IBEMU_MAX_WR		VERBS_MAX_QP_WR
+#define IBEMU_MAX_CQE		VERBS_MAX_CQE
 #define IBEMU_MAX_INLINE	512
 #define IBEMU_MIN_INLINE	64	/* every QP's, whatever it asked */
-#define IBEMU_MAX_RD_ATOM	16
+#define IBEMU_MAX_RD_ATOM	VERBS_MAX_RD_ATOM
 /* UD receive buffers start with room for a GRH (IBA 11.4.1.2). */
 #define IBEMU_GRH_BYTES		40
 
@@ -43,6 +43,8 @@ struct ibemu_context {
 	struct ibemu_mr *mrs;		/* list */
 	uint32_t next_key;
 	uint8_t nports;			/* 0 until first asked (qp.c) */
+	/* What this context holds of each, under lock (VERBS_MAX_*). */
+	unsigned n_pd, n_mr, n_cq, n_ah, n_srq;
 	/* Packets waiting for one VERBS_IOC_SEND to the daemon (thread.c). */
 	struct verbs_ioc_send *out;
 	size_t out_len;
@@ -338,5 +340,22 @@ int ibemu_ioc(struct ibemu_context *ctx, unsigned long cmd, void *arg);
 /* rdmacm.c: put librdmacm's device calls onto the daemon's rdma_cm file
  * (namespace mode), if both are there. */
 void ibemu_rdmacm_hook(void);
+
+/* ---- limits (limits.c): the ops that count what a context holds ------- */
+
+struct ibv_pd *ibemu_limited_alloc_pd(struct ibv_context *context);
+int ibemu_limited_dealloc_pd(struct ibv_pd *pd);
+struct ibv_mr *ibemu_limited_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+				    uint64_t hca_va, int access);
+int ibemu_limited_dereg_mr(struct verbs_mr *vmr);
+struct ibv_cq *ibemu_limited_create_cq(struct ibv_context *context, int cqe,
+				       struct ibv_comp_channel *channel, int comp_vector);
+struct ibv_cq_ex *ibemu_limited_create_cq_ex(struct ibv_context *context,
+					     struct ibv_cq_init_attr_ex *attr);
+int ibemu_limited_destroy_cq(struct ibv_cq *cq);
+struct ibv_ah *ibemu_limited_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int ibemu_limited_destroy_ah(struct ibv_ah *ah);
+struct ibv_srq *ibemu_limited_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
+int ibemu_limited_destroy_srq(struct ibv_srq *srq);
 
 #endif

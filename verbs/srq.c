@@ -16,8 +16,8 @@ struct ibv_srq *ibemu_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *at
 {
 	struct ibemu_srq *srq;
 
-	if (!attr->attr.max_wr || attr->attr.max_wr > IBEMU_MAX_WR ||
-	    attr->attr.max_sge > IBEMU_MAX_SGE) {
+	if (!attr->attr.max_wr || attr->attr.max_wr > VERBS_MAX_SRQ_WR ||
+	    attr->attr.max_sge > VERBS_MAX_SRQ_SGE) {
 		errno = EINVAL;
 		return NULL;
 	}

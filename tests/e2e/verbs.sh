@@ -76,7 +76,7 @@ for v in "create_cq 0" "reg_mr remote write only" "create_ah dlid 0" "create_qp 
 	"modify_qp Init port 9" "query_port 99"; do
 	expect_line "$v: Invalid argument" "$v is EINVAL"
 done
-expect_line "create_qp UC: Operation not supported" "a UC QP is EOPNOTSUPP (RC and UD only)"
+expect_line "create_qp raw packet: Operation not supported" "a raw packet QP is EOPNOTSUPP (RC, UC and UD only)"
 expect_line "destroy_cq in use: Device or resource busy" "a CQ a QP uses is EBUSY to destroy"
 expect_line "under a drop-all rule: 2 ports active" "fault rules do not reach ibv_query_port"
 expect_line "while SMPs time out" "while they drop SMPs"
@@ -98,6 +98,23 @@ yields=$(awk '$NF == "sched_yield" { print $4 }' "$WORK/log")
 [ -n "$yields" ] && [ "$yields" -le 100 ] &&
 	pass "empty polls: $yields sched_yield calls for 100000" ||
 	fail "empty polls: '$yields' sched_yield calls for 100000, want at most 100"
+
+# The limits ibv_devinfo -v says are the ones kept: one past each is
+# ENOMEM (QPs by the daemon for the device, the rest per context), and
+# freeing one makes room again.
+ibemu_run --configured -a host1 -- sh -c "ibv_devinfo -v -d ibemu0; \"$VW\" limits ibemu0"
+expect_rc 0 "the limits run"
+for l in "max_qp:				1024" "max_cq:				1024" "max_mr:				4096" \
+	"max_pd:				1024" "max_ah:				4096" "max_srq:			1024" \
+	"max_srq_wr:			4096" "max_srq_sge:			16" "atomic_cap:			ATOMIC_HCA (1)"; do
+	expect_line "	$l" "ibv_devinfo -v: ${l%%:*} ${l##*[[:space:]]}"
+done
+expect_line "					RC_RNR_NAK_GEN" "ibv_devinfo -v: RC_RNR_NAK_GEN (SENDs with no receive WR are RNR NAKed)"
+for l in "qp: 1024 made of 1024" "pd: 1023 made of 1023" "mr: 4096 made of 4096" \
+	"cq: 1023 made of 1023" "ah: 4096 made of 4096" "srq: 1024 made of 1024"; do
+	expect_line "$l, next Cannot allocate memory, again after a free" \
+		"${l%%:*}: the limit made, one past it ENOMEM, room again after a free"
+done
 
 # Several CAs and link kinds: 1X SDR, 12X DDR, 4X EDR, ports Active
 # without an SM (--configured); each device answers for its own node.

@@ -11,6 +11,10 @@
  *   verbs_watch refused DEV
  *       calls the provider must refuse, and some it must take: print
  *       "VERB: ok" or "VERB: ERRNO TEXT"
+ *   verbs_watch limits DEV
+ *       for QPs, PDs, MRs, CQs, AHs and SRQs: make as many as
+ *       ibv_query_device says, then one more; print "KIND: N made, next
+ *       ERRNO TEXT" (and that one more can be made once one is freed)
  *   verbs_watch idle-poll DEV N
  *       poll an empty CQ N times; print "polled N, found F" (what an
  *       empty poll costs is for strace to count)
@@ -151,9 +155,9 @@ static int refused(struct ibv_context *ctx)
 	errno = 0;
 	say("create_ah dlid 0", !ibv_create_ah(pd, &(struct ibv_ah_attr){ .port_num = 1 }));
 	qia.send_cq = qia.recv_cq = cq;
-	qia.qp_type = IBV_QPT_UC;
+	qia.qp_type = IBV_QPT_RAW_PACKET;
 	errno = 0;
-	say("create_qp UC", !ibv_create_qp(pd, &qia));
+	say("create_qp raw packet", !ibv_create_qp(pd, &qia));
 	qia.qp_type = IBV_QPT_RC;
 	qia.cap.max_send_sge = 99;
 	errno = 0;
@@ -176,6 +180,107 @@ static int refused(struct ibv_context *ctx)
 	say_ret("destroy_qp", ibv_destroy_qp(qp));
 	say_ret("destroy_cq", ibv_destroy_cq(cq));
 	say_ret("query_port 99", ibv_query_port(ctx, 99, &pa));
+	return 0;
+}
+
+/* One kind of object, made up to its limit and one past it. */
+struct kind {
+	const char *name;
+	void *(*make)(struct ibv_context *ctx, void *shared);
+	int (*free_one)(void *obj);
+};
+
+struct shared {
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	char *page;
+	uint16_t lid;
+};
+
+static void *make_pd(struct ibv_context *c, void *s) { (void)s; return ibv_alloc_pd(c); }
+static int free_pd(void *o) { return ibv_dealloc_pd(o); }
+static void *make_mr(struct ibv_context *c, void *s)
+{
+	(void)c;
+	return ibv_reg_mr(((struct shared *)s)->pd, ((struct shared *)s)->page, 4096,
+			  IBV_ACCESS_LOCAL_WRITE);
+}
+static int free_mr(void *o) { return ibv_dereg_mr(o); }
+static void *make_cq(struct ibv_context *c, void *s) { (void)s; return ibv_create_cq(c, 1, NULL, NULL, 0); }
+static int free_cq(void *o) { return ibv_destroy_cq(o); }
+static void *make_ah(struct ibv_context *c, void *s)
+{
+	(void)c;
+	return ibv_create_ah(((struct shared *)s)->pd, &(struct ibv_ah_attr){
+		.dlid = ((struct shared *)s)->lid, .port_num = 1 });
+}
+static int free_ah(void *o) { return ibv_destroy_ah(o); }
+static void *make_srq(struct ibv_context *c, void *s)
+{
+	(void)c;
+	return ibv_create_srq(((struct shared *)s)->pd, &(struct ibv_srq_init_attr){
+		.attr = { .max_wr = 1, .max_sge = 1 } });
+}
+static int free_srq(void *o) { return ibv_destroy_srq(o); }
+static void *make_qp(struct ibv_context *c, void *s)
+{
+	struct shared *sh = s;
+
+	(void)c;
+	return ibv_create_qp(sh->pd, &(struct ibv_qp_init_attr){
+		.send_cq = sh->cq, .recv_cq = sh->cq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
+			 .max_recv_sge = 1 } });
+}
+static int free_qp(void *o) { return ibv_destroy_qp(o); }
+
+static int limits(struct ibv_context *ctx)
+{
+	static const struct kind kinds[] = {
+		{ "qp", make_qp, free_qp }, { "pd", make_pd, free_pd }, { "mr", make_mr, free_mr },
+		{ "cq", make_cq, free_cq }, { "ah", make_ah, free_ah }, { "srq", make_srq, free_srq },
+	};
+	struct ibv_device_attr a;
+	struct ibv_port_attr pa;
+	struct shared sh = { 0 };
+	unsigned k;
+
+	if (ibv_query_device(ctx, &a) || ibv_query_port(ctx, 1, &pa)) {
+		perror("query");
+		return 1;
+	}
+	sh.pd = ibv_alloc_pd(ctx);
+	sh.cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	sh.page = aligned_alloc(4096, 4096);
+	sh.lid = pa.lid ? pa.lid : 1;
+	if (!sh.pd || !sh.cq || !sh.page) {
+		perror("pd, cq or page");
+		return 1;
+	}
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		/* What is taken already: the shared PD and CQ. */
+		int max = k == 0 ? a.max_qp : k == 1 ? a.max_pd - 1 : k == 2 ? a.max_mr :
+			  k == 3 ? a.max_cq - 1 : k == 4 ? a.max_ah : a.max_srq;
+		void **objs = calloc((size_t)max + 1, sizeof(*objs));
+		int n = 0, err;
+		bool again;
+
+		while (n <= max && (objs[n] = kinds[k].make(ctx, &sh)))
+			n++;
+		err = errno;
+		/* Freeing one makes room for one again. */
+		again = n > 0 && !kinds[k].free_one(objs[--n]) && (objs[n] = kinds[k].make(ctx, &sh));
+		if (again)
+			n++;
+		printf("%s: %d made of %d, next %s%s\n", kinds[k].name, n, max,
+		       n > max ? "made too" : strerror(err), again ? ", again after a free" : "");
+		while (n)
+			kinds[k].free_one(objs[--n]);
+		free(objs);
+	}
+	ibv_destroy_cq(sh.cq);
+	ibv_dealloc_pd(sh.pd);
+	free(sh.page);
 	return 0;
 }
 
@@ -203,7 +308,7 @@ int main(int argc, char **argv)
 	int ret;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: verbs_watch events DEV COUNT TIMEOUT_S | tables DEV PORT | refused DEV | idle-poll DEV N\n");
+		fprintf(stderr, "usage: verbs_watch events DEV COUNT TIMEOUT_S | tables DEV PORT | refused DEV | limits DEV | idle-poll DEV N\n");
 		return 2;
 	}
 	ctx = open_dev(argv[2]);
@@ -215,6 +320,8 @@ int main(int argc, char **argv)
 		ret = tables(ctx, atoi(argv[3]));
 	else if (!strcmp(argv[1], "refused"))
 		ret = refused(ctx);
+	else if (!strcmp(argv[1], "limits"))
+		ret = limits(ctx);
 	else if (!strcmp(argv[1], "idle-poll") && argc == 4)
 		ret = idle_poll(ctx, atol(argv[3]));
 	else
