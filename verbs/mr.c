@@ -22,7 +22,9 @@ struct ibv_mr *ibemu_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 {
 	struct ibemu_context *ctx = to_ctx(pd->context);
 	struct ibemu_mr *mr;
+	uint64_t pages;
 	uint32_t key;
+	int err;
 
 	if ((access & REMOTE_WRITES) && !(access & IBV_ACCESS_LOCAL_WRITE)) {
 		errno = EINVAL;
@@ -32,11 +34,17 @@ struct ibv_mr *ibemu_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		errno = EFAULT;
 		return NULL;
 	}
+	if ((err = ibemu_pin(addr, length, access, &pages)) != 0) {
+		errno = err;
+		return NULL;
+	}
 	mr = calloc(1, sizeof(*mr));
 	if (!mr) {
+		ibemu_unpin(pages);
 		errno = ENOMEM;
 		return NULL;
 	}
+	mr->pinned = pages;
 	pthread_mutex_lock(&ctx->lock);
 	/* Keys: an index in the high 24 bits and a tag in the low 8, as
 	 * HCAs make them; never 0. */
@@ -69,6 +77,7 @@ int ibemu_dereg_mr(struct verbs_mr *vmr)
 	if (*pp)
 		*pp = mr->next;
 	pthread_mutex_unlock(&ctx->lock);
+	ibemu_unpin(mr->pinned);
 	free(mr);
 	return 0;
 }

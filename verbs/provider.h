@@ -89,7 +89,15 @@ struct ibemu_mr {
 	struct ibemu_mr *next;
 	char *host;		/* where iova is in this process */
 	uint64_t iova;		/* what keys' addresses count from */
+	uint64_t pinned;	/* pages it counts against RLIMIT_MEMLOCK */
 };
+
+/* pin.c: the kernel's checks of a region to pin (ib_umem_get): 0 and the
+ * pages it counts in *@pages; EFAULT for a page not mapped (or not
+ * writable, for a region that may be written); ENOMEM past
+ * RLIMIT_MEMLOCK without CAP_IPC_LOCK. ibemu_unpin gives them back. */
+int ibemu_pin(void *addr, size_t length, int access, uint64_t *pages);
+void ibemu_unpin(uint64_t pages);
 
 struct ibv_mr *ibemu_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access);

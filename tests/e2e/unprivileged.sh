@@ -50,6 +50,15 @@ as_nobody 666 "timeout 60 $WORK/ibemu run --ipoib --configured --attach host1 --
 expect_rc 0 "ibemu run --ipoib as nobody"
 expect_match "^ib1 +[A-Z]+ +10\.2\.0\.3/16" "the run's interfaces, as nobody"
 
+# RLIMIT_MEMLOCK holds for a normal user, as the kernel's ib_umem_get
+# holds it without CAP_IPC_LOCK (root in the run's user namespace has no
+# such capability where the kernel looks).
+cp "$TOOLS/verbs_watch" "$WORK/" && chmod 755 "$WORK/verbs_watch"	# the build tree may be closed to nobody
+as_nobody 666 "ulimit -l 64 && timeout 60 $WORK/ibemu run --configured --attach host1 -- $WORK/verbs_watch pin ibemu0 64"
+expect_rc 0 "ibv_reg_mr as nobody"
+expect_line "big: Cannot allocate memory" "64 MiB past a 64 KiB RLIMIT_MEMLOCK: ENOMEM"
+expect_line "a page of it: ok" "a page within it: taken"
+
 # A run inside a run (issue #35 item 14): its sockets go beside the outer
 # run's, which inside the user namespace is a directory of its own user.
 as_nobody 666 "timeout 60 $WORK/ibemu run -- $WORK/ibemu run --attach host2 -- sh -c \"ibstat -l; ibemu ctl status\""

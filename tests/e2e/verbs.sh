@@ -116,6 +116,16 @@ for l in "qp: 1024 made of 1024" "pd: 1023 made of 1023" "mr: 4096 made of 4096"
 		"${l%%:*}: the limit made, one past it ENOMEM, room again after a free"
 done
 
+# What the kernel refuses to pin (ib_umem_get): EFAULT for pages not
+# mapped and for read-only pages a region may write; root (CAP_IPC_LOCK)
+# pins past RLIMIT_MEMLOCK (unprivileged.sh: a normal user cannot).
+ibemu_run --configured -a host1 -- sh -c "ulimit -l 1024; \"$VW\" pin ibemu0 64"
+expect_rc 0 "the pinning run"
+expect_line "unmapped: Bad address" "ibv_reg_mr on unmapped memory: EFAULT"
+expect_line "read-only for reading: ok" "a read-only page for remote reads: taken"
+expect_line "read-only for writing: Bad address" "a read-only page with LOCAL_WRITE: EFAULT"
+expect_line "big: ok" "64 MiB past a 1 MiB RLIMIT_MEMLOCK: taken, with CAP_IPC_LOCK"
+
 # Several CAs and link kinds: 1X SDR, 12X DDR, 4X EDR, ports Active
 # without an SM (--configured); each device answers for its own node.
 ibemu_run --configured -t "$TOPOLOGIES/ibsim-link-options.net" -a H2 -a H3 -a H4 -- \

@@ -15,6 +15,9 @@
  *       for QPs, PDs, MRs, CQs, AHs and SRQs: make as many as
  *       ibv_query_device says, then one more; print "KIND: N made, next
  *       ERRNO TEXT" (and that one more can be made once one is freed)
+ *   verbs_watch pin DEV MIB
+ *       ibv_reg_mr on memory the kernel would refuse to pin and on MIB
+ *       MiB of it: "WHAT: ok" or "WHAT: ERRNO TEXT"
  *   verbs_watch idle-poll DEV N
  *       poll an empty CQ N times; print "polled N, found F" (what an
  *       empty poll costs is for strace to count)
@@ -26,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include <infiniband/verbs.h>
@@ -284,6 +288,43 @@ static int limits(struct ibv_context *ctx)
 	return 0;
 }
 
+static void reg_one(struct ibv_pd *pd, const char *what, void *addr, size_t len, int access)
+{
+	struct ibv_mr *mr;
+
+	errno = 0;
+	mr = ibv_reg_mr(pd, addr, len, access);
+	printf("%s: %s\n", what, mr ? "ok" : strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
+/* What ib_umem_get refuses: pages not mapped, read-only pages to be
+ * written, more than RLIMIT_MEMLOCK without CAP_IPC_LOCK. */
+static int pin(struct ibv_context *ctx, long mib)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	char *ro = mmap(NULL, 8192, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *gone = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t big = (size_t)mib << 20;
+	char *b = malloc(big);
+
+	if (!pd || ro == MAP_FAILED || gone == MAP_FAILED || !b) {
+		perror("pin set-up");
+		return 1;
+	}
+	munmap(gone, 8192);
+	reg_one(pd, "unmapped", gone, 8192, IBV_ACCESS_LOCAL_WRITE);
+	reg_one(pd, "read-only for reading", ro, 8192, IBV_ACCESS_REMOTE_READ);
+	reg_one(pd, "read-only for writing", ro, 8192, IBV_ACCESS_LOCAL_WRITE);
+	reg_one(pd, "big", b, big, IBV_ACCESS_LOCAL_WRITE);
+	reg_one(pd, "a page of it", b, 4096, IBV_ACCESS_LOCAL_WRITE);
+	free(b);
+	munmap(ro, 8192);
+	ibv_dealloc_pd(pd);
+	return 0;
+}
+
 /* N polls of a CQ nothing completes on. */
 static int idle_poll(struct ibv_context *ctx, long n)
 {
@@ -308,7 +349,7 @@ int main(int argc, char **argv)
 	int ret;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: verbs_watch events DEV COUNT TIMEOUT_S | tables DEV PORT | refused DEV | limits DEV | idle-poll DEV N\n");
+		fprintf(stderr, "usage: verbs_watch events DEV COUNT TIMEOUT_S | tables DEV PORT | refused DEV | limits DEV | pin DEV MIB | idle-poll DEV N\n");
 		return 2;
 	}
 	ctx = open_dev(argv[2]);
@@ -322,6 +363,8 @@ int main(int argc, char **argv)
 		ret = refused(ctx);
 	else if (!strcmp(argv[1], "limits"))
 		ret = limits(ctx);
+	else if (!strcmp(argv[1], "pin") && argc == 4)
+		ret = pin(ctx, atol(argv[3]));
 	else if (!strcmp(argv[1], "idle-poll") && argc == 4)
 		ret = idle_poll(ctx, atol(argv[3]));
 	else
