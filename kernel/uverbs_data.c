@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <string.h>
 
 #include "fabric/port.h"
@@ -24,6 +25,17 @@ enum { QPT_RC = 2, QPT_UC = 3, QPT_UD = 4 };
 #define QPN_FIRST	0x40u
 /* QPs one device holds (the max_qp ibv_query_device reports). */
 #define QPS_MAX		VERBS_MAX_QP
+/* What every context of this emulator may hold unread together, in bytes
+ * of records: past it packets are dropped for all (40 contexts of one
+ * stopped process once held 1.38 GB). README "Limits". */
+#define RX_BYTES_ALL	(256u << 20)
+/* Drops are said at most once in this long, with their count: one qperf
+ * run once logged 1,583 lines. */
+#define DROP_SAY_US	(10 * G_USEC_PER_SEC)
+
+static size_t rx_bytes_all;	/* what every context holds unread */
+static uint64_t dropped_all;	/* packets dropped for want of room */
+static int64_t said_at_us;	/* when that was last said; 0: never */
 
 struct uverbs_qp {
 	uint32_t qpn, type, qkey;
@@ -34,8 +46,8 @@ struct uverbs_qp {
 struct uverbs_ctx {
 	struct uverbs_dev *dev;
 	GQueue rx;		/* GBytes *: whole records */
+	size_t rx_bytes;	/* their bytes, counted in rx_bytes_all too */
 	GList *qps;		/* struct uverbs_qp * it owns */
-	bool said_full;
 	void (*wakeup)(void *);
 	void *wakeup_ctx;
 };
@@ -57,9 +69,42 @@ void uverbs_qps_clear(struct uverbs_dev *d)
 
 static void queue_rec(struct uverbs_ctx *c, GBytes *rec)
 {
+	c->rx_bytes += g_bytes_get_size(rec);
+	rx_bytes_all += g_bytes_get_size(rec);
 	g_queue_push_tail(&c->rx, rec);
 	if (c->wakeup)
 		c->wakeup(c->wakeup_ctx);
+}
+
+static void unqueue_rec(struct uverbs_ctx *c)
+{
+	GBytes *b = g_queue_pop_head(&c->rx);
+
+	c->rx_bytes -= g_bytes_get_size(b);
+	rx_bytes_all -= g_bytes_get_size(b);
+	g_bytes_unref(b);
+}
+
+/* Whether @c may queue @len more bytes; if not, the packet is dropped, as
+ * an HCA drops what it has no buffer for, and that is said now and then. */
+static bool room_for(struct uverbs_ctx *c, size_t len)
+{
+	const char *full = c->rx.length >= VERBS_RX_MAX ? "the packets one context may hold" :
+			   rx_bytes_all + len > RX_BYTES_ALL ? "the bytes all contexts may hold" :
+			   NULL;
+	int64_t now;
+
+	if (!full)
+		return true;
+	dropped_all++;
+	now = g_get_monotonic_time();
+	if (!said_at_us || now - said_at_us >= DROP_SAY_US) {
+		g_warning("%s: verbs contexts that do not read: %s are held (%u, %u MiB): "
+			  "%" G_GUINT64_FORMAT " packets dropped so far", c->dev->ca_name, full,
+			  VERBS_RX_MAX, RX_BYTES_ALL >> 20, dropped_all);
+		said_at_us = now;
+	}
+	return false;
 }
 
 /* The P_Key index at @p that accepted @pkey (data_receive checked one does). */
@@ -89,14 +134,9 @@ enum upper_verdict uverbs_on_data(void *ctx, struct port *in, const struct mad_p
 			in->qkey_violations++;
 		return UPPER_DROPPED;
 	}
-	if (q->owner->rx.length >= VERBS_RX_MAX) {
-		if (!q->owner->said_full)
-			g_warning("%s: a verbs context holds %u unread packets: dropping new ones until it reads",
-				  d->ca_name, VERBS_RX_MAX);
-		q->owner->said_full = true;
-		return UPPER_DROPPED;
-	}
 	data = g_bytes_get_data(p->data, &len);
+	if (!room_for(q->owner, len))
+		return UPPER_DROPPED;
 	w = g_memdup2(data, len);
 	w->port = in->num;
 	w->pkey_index = pkey_index_of(in, p->pkey);
@@ -127,8 +167,14 @@ void uverbs_ctx_close(struct uverbs_ctx *c)
 		g_hash_table_remove(c->dev->qps, GUINT_TO_POINTER(q->qpn));
 	}
 	g_list_free(c->qps);
-	g_queue_clear_full(&c->rx, (GDestroyNotify)g_bytes_unref);
+	while (c->rx.length)
+		unqueue_rec(c);
 	g_free(c);
+#ifdef __GLIBC__
+	/* What it held goes back to the system, not only to malloc's free
+	 * lists: a dead process's queues should not stay in our RSS. */
+	malloc_trim(0);
+#endif
 }
 
 void uverbs_ctx_set_wakeup(struct uverbs_ctx *c, void (*fn)(void *), void *ctx)
@@ -160,12 +206,10 @@ ssize_t uverbs_ctx_read(struct uverbs_ctx *c, void *buf, size_t count)
 			break;
 		memcpy((char *)buf + done, data, len);
 		done += len;
-		g_bytes_unref(g_queue_pop_head(&c->rx));
+		unqueue_rec(c);
 	}
-	if (done) {
-		c->said_full = false;
+	if (done)
 		return (ssize_t)done;
-	}
 	return c->rx.length ? -EINVAL : -EAGAIN;
 }
 

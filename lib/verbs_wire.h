@@ -274,8 +274,9 @@ struct verbs_ioc_send {
 };
 #define VERBS_IOC_SEND		_IOW(VERBS_IOC_MAGIC, 6, struct verbs_ioc_send)
 
-/* Records a context holds unread; past it packets are dropped (as an HCA
- * drops what it has no buffer for) and the daemon says so once. */
+/* Records a context holds unread; past it (or past what all contexts may
+ * hold together: kernel/uverbs_data.c) packets are dropped, as an HCA
+ * drops what it has no buffer for, and the daemon says so now and then. */
 #define VERBS_RX_MAX		8192
 /* The largest packet payload: the largest IB MTU. */
 #define VERBS_PKT_MAX_PAYLOAD	4096

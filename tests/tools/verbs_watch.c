@@ -18,6 +18,12 @@
  *   verbs_watch pin DEV MIB
  *       ibv_reg_mr on memory the kernel would refuse to pin and on MIB
  *       MiB of it: "WHAT: ok" or "WHAT: ERRNO TEXT"
+ *   verbs_watch sink DEV N QKEY
+ *       N contexts, a UD QP each with QKEY: print "sink QPN" for each,
+ *       then stop (SIGSTOP), reading nothing
+ *   verbs_watch flood DEV DLID QKEY COUNT QPN...
+ *       COUNT UD SENDs of an MTU each, round robin to the QPNs at DLID:
+ *       "flood COUNT sent"
  *   verbs_watch idle-poll DEV N
  *       poll an empty CQ N times; print "polled N, found F" (what an
  *       empty poll costs is for strace to count)
@@ -25,6 +31,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -325,6 +332,91 @@ static int pin(struct ibv_context *ctx, long mib)
 	return 0;
 }
 
+/* A UD QP of @ctx in RTS on port 1 with @qkey, its CQ of @cqe. */
+static struct ibv_qp *ud_qp(struct ibv_context *ctx, struct ibv_pd *pd, uint32_t qkey, int cqe)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, cqe, NULL, NULL, 0);
+	struct ibv_qp *qp;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = qkey };
+
+	if (!cq)
+		return NULL;
+	qp = ibv_create_qp(pd, &(struct ibv_qp_init_attr){
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 64, .max_recv_wr = 1, .max_send_sge = 1,
+			 .max_recv_sge = 1 } });
+	if (!qp || ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				 IBV_QP_QKEY))
+		return NULL;
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR };
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		return NULL;
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS };
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		return NULL;
+	return qp;
+}
+
+/* Contexts that never read: what comes for them stays in the daemon. */
+static int sink(struct ibv_device *dev, int n, uint32_t qkey)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct ibv_context *c = ibv_open_device(dev);
+		struct ibv_pd *pd = c ? ibv_alloc_pd(c) : NULL;
+		struct ibv_qp *qp = pd ? ud_qp(c, pd, qkey, 4) : NULL;
+
+		if (!qp) {
+			perror("sink");
+			return 1;
+		}
+		printf("sink %u\n", qp->qp_num);
+	}
+	fflush(stdout);
+	raise(SIGSTOP);
+	return 0;
+}
+
+static int flood(struct ibv_context *ctx, uint16_t dlid, uint32_t qkey, long count,
+		 char **qpns, int nqpn)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_qp *qp = pd ? ud_qp(ctx, pd, qkey, 128) : NULL;
+	struct ibv_ah *ah = pd ? ibv_create_ah(pd, &(struct ibv_ah_attr){
+		.dlid = dlid, .port_num = 1 }) : NULL;
+	struct ibv_port_attr pa;
+	static char buf[4096];
+	struct ibv_mr *mr = pd ? ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE) : NULL;
+	struct ibv_wc wc[64];
+	long sent = 0, done = 0;
+
+	if (!qp || !ah || !mr || ibv_query_port(ctx, 1, &pa)) {
+		perror("flood");
+		return 1;
+	}
+	while (done < count) {
+		while (sent < count && sent - done < 64) {
+			struct ibv_sge sg = { (uintptr_t)buf, (uint32_t)(128u << pa.active_mtu),
+					      mr->lkey };
+			struct ibv_send_wr wr = { .sg_list = &sg, .num_sge = 1,
+				.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+			wr.wr.ud.ah = ah;
+			wr.wr.ud.remote_qpn = (uint32_t)strtoul(qpns[sent % nqpn], NULL, 0);
+			wr.wr.ud.remote_qkey = qkey;
+			if (ibv_post_send(qp, &wr, &bad)) {
+				perror("flood: ibv_post_send");
+				return 1;
+			}
+			sent++;
+		}
+		done += ibv_poll_cq(qp->send_cq, 64, wc);
+	}
+	printf("flood %ld sent\n", sent);
+	return 0;
+}
+
 /* N polls of a CQ nothing completes on. */
 static int idle_poll(struct ibv_context *ctx, long n)
 {
@@ -349,8 +441,17 @@ int main(int argc, char **argv)
 	int ret;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: verbs_watch events DEV COUNT TIMEOUT_S | tables DEV PORT | refused DEV | limits DEV | pin DEV MIB | idle-poll DEV N\n");
+		fprintf(stderr, "usage: verbs_watch events DEV COUNT TIMEOUT_S | tables DEV PORT | refused DEV | limits DEV | pin DEV MIB | sink DEV N QKEY | flood DEV DLID QKEY COUNT QPN... | idle-poll DEV N\n");
 		return 2;
+	}
+	if (!strcmp(argv[1], "sink") && argc == 5) {
+		struct ibv_device **list = ibv_get_device_list(NULL);
+		int i;
+
+		for (i = 0; list && list[i]; i++)
+			if (!strcmp(ibv_get_device_name(list[i]), argv[2]))
+				return sink(list[i], atoi(argv[3]), (uint32_t)strtoul(argv[4], NULL, 0));
+		return 1;
 	}
 	ctx = open_dev(argv[2]);
 	if (!ctx)
@@ -363,6 +464,9 @@ int main(int argc, char **argv)
 		ret = refused(ctx);
 	else if (!strcmp(argv[1], "limits"))
 		ret = limits(ctx);
+	else if (!strcmp(argv[1], "flood") && argc >= 7)
+		ret = flood(ctx, (uint16_t)atoi(argv[3]), (uint32_t)strtoul(argv[4], NULL, 0),
+			    atol(argv[5]), argv + 6, argc - 6);
 	else if (!strcmp(argv[1], "pin") && argc == 4)
 		ret = pin(ctx, atol(argv[3]));
 	else if (!strcmp(argv[1], "idle-poll") && argc == 4)

@@ -1,0 +1,44 @@
+#!/bin/bash
+# What the daemon holds for verbs contexts that do not read (#38): 40
+# contexts of one stopped process, flooded with 300,000 UD packets of an
+# MTU (600 MB offered): the daemon holds at most 256 MiB of them together
+# (each context at most 8192 packets), says so in one log line, and gives
+# the memory back when the process dies.
+. "$(dirname "$0")/lib.sh"
+export VW="$TOOLS/verbs_watch" W="$WORK"
+
+cat >"$WORK/flood.sh" <<'SCRIPT'
+rss() { ibemu ctl status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["rss_kb"] // 1024)'; }
+echo "rss before: $(rss)"
+"$VW" sink ibemu1 40 0x1234 >"$W/sink.out" &
+sp=$!
+n=0
+until [ "$(grep -c '^sink ' "$W/sink.out")" = 40 ] && grep -q '^State:.*T' /proc/$sp/status ||
+	[ $n -ge 300 ]; do
+	n=$((n + 1)); timeout 0.1 tail -f /dev/null
+done
+L=$(ibstat ibemu1 1 | awk '/Base lid/ { print $3 }')
+"$VW" flood ibemu0 "$L" 0x1234 300000 $(awk '{ print $2 }' "$W/sink.out")
+echo "rss flooded: $(rss)"
+kill -9 $sp
+wait $sp 2>/dev/null
+# The daemon lets go of a context as its file closes: wait for it.
+n=0
+until [ "$(rss)" -lt 100 ] || [ $n -ge 100 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null; done
+echo "rss after: $(rss)"
+SCRIPT
+ibemu_run -c -a host1 -a host3 -- bash "$WORK/flood.sh"
+expect_rc 0 "the flood run"
+expect_line "flood 300000 sent" "300,000 UD packets sent to 40 contexts that do not read"
+flooded=$(sed -n 's/^rss flooded: //p' "$WORK/out")
+[ -n "$flooded" ] && [ "$flooded" -le 330 ] &&
+	pass "the daemon's RSS while flooded: $flooded MiB (at most 256 MiB held, and its own)" ||
+	fail "the daemon's RSS while flooded: '$flooded' MiB, want at most 330"
+after=$(sed -n 's/^rss after: //p' "$WORK/out")
+[ -n "$after" ] && [ "$after" -lt 100 ] &&
+	pass "back to $after MiB once the process died" ||
+	fail "the daemon kept '$after' MiB after the process died"
+n=$(grep -c "packets dropped so far" "$WORK/log")
+[ "$n" -ge 1 ] && [ "$n" -le 2 ] && pass "the drops said in $n log line(s)" ||
+	fail "the drops said in $n log lines, want 1 or 2"
+finish
