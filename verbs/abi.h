@@ -145,7 +145,10 @@ struct verbs_context_ops {
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 				 int access);
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
-	verbs_op rereg_mr, resize_cq, set_ece, unimport_dm, unimport_mr, unimport_pd;
+	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr,
+			size_t length, int access);
+	int (*resize_cq)(struct ibv_cq *cq, int cqe);
+	verbs_op set_ece, unimport_dm, unimport_mr, unimport_pd;
 };
 
 /* libibverbs' struct verbs_mr: what ibv_dereg_mr reads beside ibv_mr. */
@@ -220,6 +223,8 @@ _Static_assert(offsetof(struct verbs_context_ops, poll_cq) == 424, "poll_cq");
 _Static_assert(offsetof(struct verbs_context_ops, post_recv) == 432, "post_recv");
 _Static_assert(offsetof(struct verbs_context_ops, reg_mr) == 544, "reg_mr");
 _Static_assert(offsetof(struct verbs_context_ops, req_notify_cq) == 552, "req_notify_cq");
+_Static_assert(offsetof(struct verbs_context_ops, rereg_mr) == 560, "rereg_mr");
+_Static_assert(offsetof(struct verbs_context_ops, resize_cq) == 568, "resize_cq");
 _Static_assert(offsetof(struct verbs_context_ops, unimport_pd) == 600, "unimport_pd");
 _Static_assert(sizeof(struct verbs_mr) == 56, "verbs_mr");
 /* verbs_qp's comp_mask follows ibv_qp_ex, whose size is the installed

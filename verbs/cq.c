@@ -197,6 +197,36 @@ bool ibemu_cq_take(struct ibemu_cq *cq, struct ibv_wc *wc)
 	return ibemu_poll_cq(&cq->cq, 1, wc ? wc : &one) == 1;
 }
 
+int ibemu_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct ibemu_context *ctx = to_ctx(ibcq->context);
+	struct ibemu_cq *cq = to_cq(ibcq);
+	struct ibv_wc *ring;
+	unsigned i;
+
+	if (cqe < 1 || cqe > IBEMU_MAX_CQE)
+		return EINVAL;
+	if (!(ring = calloc((size_t)cqe, sizeof(*ring))))
+		return ENOMEM;
+	pthread_mutex_lock(&ctx->lock);
+	if ((unsigned)cqe < cq->count) {
+		/* What it holds must fit, as a driver's resize keeps every
+		 * completion (mlx5_resize_cq: EINVAL below the outstanding). */
+		pthread_mutex_unlock(&ctx->lock);
+		free(ring);
+		return EINVAL;
+	}
+	for (i = 0; i < cq->count; i++)
+		ring[i] = cq->ring[(cq->head + i) % cq->size];
+	free(cq->ring);
+	cq->ring = ring;
+	cq->head = 0;
+	cq->size = (unsigned)cqe;
+	cq->cq.cqe = cqe;
+	pthread_mutex_unlock(&ctx->lock);
+	return 0;
+}
+
 int ibemu_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct ibemu_context *ctx = to_ctx(ibcq->context);

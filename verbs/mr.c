@@ -66,6 +66,43 @@ struct ibv_mr *ibemu_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	return &mr->vmr.ibv_mr;
 }
 
+int ibemu_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length,
+		   int access)
+{
+	struct ibemu_mr *mr = (struct ibemu_mr *)vmr;
+	struct ibemu_context *ctx = to_ctx(vmr->ibv_mr.context);
+	bool move = flags & IBV_REREG_MR_CHANGE_TRANSLATION;
+	int new_access = (flags & IBV_REREG_MR_CHANGE_ACCESS) ? access : vmr->access;
+	uint64_t pages = 0;
+	int err;
+
+	/* libibverbs checked the flags and the translation given. */
+	if ((new_access & REMOTE_WRITES) && !(new_access & IBV_ACCESS_LOCAL_WRITE))
+		return EINVAL;
+	if ((flags & IBV_REREG_MR_CHANGE_PD) && (!pd || pd->context != vmr->ibv_mr.context))
+		return EINVAL;
+	/* The pages of the region as it will be, checked and counted as a
+	 * registration's; then the old ones let go (ib_umem_get, then the
+	 * old umem released: mlx5_ib_rereg_user_mr). */
+	if ((err = ibemu_pin(move ? addr : mr->host, move ? length : vmr->ibv_mr.length,
+			     new_access, &pages)) != 0)
+		return err;
+	ibemu_unpin(mr->pinned);
+	pthread_mutex_lock(&ctx->lock);
+	mr->pinned = pages;
+	vmr->access = new_access;
+	if (flags & IBV_REREG_MR_CHANGE_PD)
+		vmr->ibv_mr.pd = pd;
+	if (move) {
+		/* The keys stay; their addresses are the new range's own. */
+		mr->host = addr;
+		mr->iova = (uintptr_t)addr;
+		vmr->ibv_mr.length = length;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return 0;
+}
+
 int ibemu_dereg_mr(struct verbs_mr *vmr)
 {
 	struct ibemu_mr *mr = (struct ibemu_mr *)vmr, **pp;

@@ -95,6 +95,8 @@ static const struct verbs_context_ops ibemu_ops = {
 	.query_srq = ibemu_query_srq,
 	.reg_mr = ibemu_limited_reg_mr,
 	.req_notify_cq = ibemu_req_notify_cq,
+	.rereg_mr = ibemu_rereg_mr,
+	.resize_cq = ibemu_resize_cq,
 };
 
 static struct verbs_context *ibemu_alloc_context(struct ibv_device *ibdev, int cmd_fd,

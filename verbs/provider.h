@@ -102,6 +102,9 @@ void ibemu_unpin(uint64_t pages);
 struct ibv_mr *ibemu_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
 int ibemu_dereg_mr(struct verbs_mr *vmr);
+/* ibv_rereg_mr: a new translation, PD or access for the same keys. */
+int ibemu_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length,
+		   int access);
 /* The region @key names in @pd, if [va, va + len) is in it with @access:
  * then *@host is where va is in this process. Under ctx->lock. */
 bool ibemu_mr_check(struct ibemu_context *ctx, struct ibv_pd *pd, uint32_t key, bool remote,
@@ -141,6 +144,8 @@ struct ibv_cq *ibemu_create_cq(struct ibv_context *context, int cqe,
 int ibemu_destroy_cq(struct ibv_cq *cq);
 int ibemu_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int ibemu_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+/* ibv_resize_cq: room for @cqe, what is queued kept; EINVAL below it. */
+int ibemu_resize_cq(struct ibv_cq *cq, int cqe);
 /* ibv_create_cq_ex (cq_ex.c): the same CQ, polled also by start_poll. */
 struct ibv_cq_ex *ibemu_create_cq_ex(struct ibv_context *context,
 				     struct ibv_cq_init_attr_ex *attr);

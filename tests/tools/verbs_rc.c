@@ -335,6 +335,56 @@ static void say(const char *name, const char *problem)
 		printf("%s ok\n", name);
 }
 
+/* ibv_resize_cq with completions queued: not below them, and they stay. */
+static const char *resize_check(struct end *a, struct end *b)
+{
+	struct ibv_wc w1, w2;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		post_recv(b, 0, 64);
+		if (post_send(a, IBV_WR_SEND, 0, 16, 0, 0, 0))
+			return "post failed";
+	}
+	/* Both sends acknowledged: the responder queued both receive
+	 * completions at b before it acknowledged them. */
+	w1 = next_wc(a, 5000);
+	w2 = next_wc(a, 5000);
+	if (w1.status != IBV_WC_SUCCESS || w2.status != IBV_WC_SUCCESS)
+		return "sends failed";
+	if (ibv_resize_cq(b->cq, 1) != EINVAL)
+		return "shrunk below what it holds";
+	if (ibv_resize_cq(b->cq, 256) || b->cq->cqe != 256)
+		return "not grown";
+	w1 = next_wc(b, 5000);
+	w2 = next_wc(b, 5000);
+	return w1.status == IBV_WC_SUCCESS && w2.status == IBV_WC_SUCCESS &&
+	       w1.byte_len == 16 && w2.byte_len == 16 ? NULL : "completions lost in the resize";
+}
+
+/* ibv_rereg_mr to a new buffer: the same rkey writes there. */
+static const char *rereg_check(struct end *a, struct end *b)
+{
+	char *nb = calloc(1, BUF), *old = b->buf;
+	struct ibv_wc wc;
+	const char *why = NULL;
+
+	if (ibv_rereg_mr(b->mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, nb, BUF, 0))
+		return "rereg failed";
+	fill(a->buf, 1000, 77);
+	if (post_send(a, IBV_WR_RDMA_WRITE, 0, 1000, (uintptr_t)nb, b->mr->rkey, 0))
+		why = "post failed";
+	wc = next_wc(a, 5000);
+	if (!why && wc.status != IBV_WC_SUCCESS)
+		why = "the write failed";
+	if (!why && !same(a->buf, nb, 1000))
+		why = "the data is not in the new buffer";
+	if (ibv_rereg_mr(b->mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, old, BUF, 0))
+		why = why ? why : "rereg back failed";
+	free(nb);
+	return why;
+}
+
 /* One operation from a to b, its completions checked. */
 static const char *op_check(struct end *a, struct end *b, enum ibv_wr_opcode op, size_t len,
 			    unsigned flags)
@@ -407,6 +457,8 @@ static int ops(struct end *a, struct end *b)
 	say("cmp_swap_unequal", atomic_check(a, b, IBV_WR_ATOMIC_CMP_AND_SWP, 7, 8, 42, 7));
 	say("fetch_add", atomic_check(a, b, IBV_WR_ATOMIC_FETCH_AND_ADD, 0xffffffffull, 1, 0,
 				      0x100000000ull));
+	say("resize_cq", resize_check(a, b));
+	say("rereg_mr", rereg_check(a, b));
 	/* A key B never gave: the responder NAKs, both QPs end. */
 	post_send(a, IBV_WR_RDMA_WRITE, 0, 100, (uintptr_t)b->buf, b->mr->rkey + 0x100, 0);
 	wc = next_wc(a, 5000);
