@@ -176,9 +176,9 @@ void ibemu_sge_copy(struct ibemu_context *ctx, struct ibv_pd *pd, const struct i
 			take = len;
 		if (ibemu_mr_check(ctx, pd, sg[i].lkey, false, sg[i].addr + off, take, 0, &host)) {
 			if (to_sge)
-				memcpy(host, b, take);
+				ibemu_dma_write(host, b, take);
 			else
-				memcpy(b, host, take);
+				ibemu_dma_read(b, host, take);
 		}
 		b += take;
 		len -= take;

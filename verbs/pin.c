@@ -6,6 +6,14 @@
  * process's pinned pages within RLIMIT_MEMLOCK unless it has CAP_IPC_LOCK
  * in the initial user namespace (capable()), else ENOMEM. The count is the
  * process's, across its contexts, as the kernel's mm->pinned_vm.
+ *
+ * And what pinned pages do for the HCA's DMA: a page its owner unmaps (or
+ * write-protects) after registering stays pinned, and the HCA still writes
+ * to it or reads from it, unseen by the process. Here the pages are the
+ * process's own, so the copies go through process_vm_writev/readv on
+ * ourselves, which say EFAULT where memcpy would raise SIGSEGV in the
+ * provider's thread: what would be written is dropped, what would be read
+ * is zeros.
  */
 #include "config.h"
 
@@ -16,7 +24,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "verbs/provider.h"
@@ -104,4 +114,31 @@ void ibemu_unpin(uint64_t pages)
 	pthread_mutex_lock(&pin_lock);
 	pinned_pages -= pages;
 	pthread_mutex_unlock(&pin_lock);
+}
+
+void ibemu_dma_write(void *dst, const void *src, size_t len)
+{
+	struct iovec from = { (void *)src, len }, to = { dst, len };
+
+	if (len)
+		(void)process_vm_writev(getpid(), &from, 1, &to, 1, 0);
+}
+
+void ibemu_dma_read(void *dst, const void *src, size_t len)
+{
+	struct iovec from = { (void *)src, len }, to = { dst, len };
+	ssize_t n = len ? process_vm_readv(getpid(), &to, 1, &from, 1, 0) : 0;
+
+	if (n < (ssize_t)len)
+		memset((char *)dst + (n > 0 ? n : 0), 0, len - (size_t)(n > 0 ? n : 0));
+}
+
+bool ibemu_dma_mapped(const void *p, size_t len)
+{
+	uintptr_t psz = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = (uintptr_t)p & ~(psz - 1);
+	unsigned char vec[2];
+
+	/* An atomic's 8 aligned bytes are on one page. */
+	return len <= psz && mincore((void *)start, psz, vec) == 0;
 }

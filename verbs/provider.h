@@ -98,6 +98,12 @@ struct ibemu_mr {
  * RLIMIT_MEMLOCK without CAP_IPC_LOCK. ibemu_unpin gives them back. */
 int ibemu_pin(void *addr, size_t length, int access, uint64_t *pages);
 void ibemu_unpin(uint64_t pages);
+/* The DMA of a registered region: copies that drop what would fault
+ * (a page its owner unmapped after registering): pin.c. */
+void ibemu_dma_write(void *dst, const void *src, size_t len);
+void ibemu_dma_read(void *dst, const void *src, size_t len);
+/* Whether the page of @p is mapped (an atomic's word). */
+bool ibemu_dma_mapped(const void *p, size_t len);
 
 struct ibv_mr *ibemu_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access);

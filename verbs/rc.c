@@ -465,7 +465,8 @@ static bool read_reply(struct ibemu_qp *qp, const struct verbs_wire_pkt *p)
 			   i == n - 1 ? OP_RC_READ_RESPONSE_LAST : OP_RC_READ_RESPONSE_MIDDLE;
 		h.len = (uint32_t)(p->dma_len - off < mtu ? p->dma_len - off : mtu);
 		h.aeth = (uint32_t)AETH_ACK << 24 | (qp->msn & PSN_MASK);
-		ibemu_send_pkt(qp->ctx, &h, host + off);
+		ibemu_dma_read(qp->ctx->payload, host + off, h.len);
+		ibemu_send_pkt(qp->ctx, &h, qp->ctx->payload);
 	}
 	return true;
 }
@@ -481,6 +482,10 @@ static unsigned atomic_execute(struct ibemu_qp *qp, const struct verbs_wire_pkt 
 		return AETH_NAK_INV_REQ;	/* inside a message, or not 8-aligned */
 	if (!remote_ok(qp, p->rkey, p->va, 8, IBV_ACCESS_REMOTE_ATOMIC, &host))
 		return AETH_NAK_REM_ACCESS;
+	if (!ibemu_dma_mapped(host, 8)) {
+		*orig = 0;	/* a pinned page unmapped since: nothing seen */
+		return 0;
+	}
 	if (!((uintptr_t)host & 7)) {
 		uint64_t *m = (uint64_t *)(void *)host;
 
@@ -497,13 +502,13 @@ static unsigned atomic_execute(struct ibemu_qp *qp, const struct verbs_wire_pkt 
 		 * runs one at a time under the context's lock. */
 		uint64_t v;
 
-		memcpy(&v, host, 8);
+		ibemu_dma_read(&v, host, 8);
 		*orig = v;
 		if (p->opcode == OP_RC_FETCH_ADD)
 			v += p->swap_add;
 		else if (v == p->compare)
 			v = p->swap_add;
-		memcpy(host, &v, 8);
+		ibemu_dma_write(host, &v, 8);
 	}
 	return 0;
 }
@@ -619,7 +624,7 @@ static unsigned take_request(struct ibemu_qp *qp, const struct verbs_wire_pkt *p
 		    !remote_ok(qp, qp->wr_rkey, qp->wr_va + qp->cur_off, p->len,
 			       IBV_ACCESS_REMOTE_WRITE, &host))
 			return AETH_NAK_REM_ACCESS;
-		memcpy(host, payload, p->len);
+		ibemu_dma_write(host, payload, p->len);
 	}
 	qp->cur_off += p->len;
 	qp->recv_open = !is_last(op);

@@ -79,6 +79,7 @@ expect_line "ex: cq_ex_timestamp ok" "ibv_create_cq_ex: a completion timestamp i
 expect_line "ex: cq_ex_channel ok" "ibv_create_cq_ex with a channel holds it once (EBUSY, then freed)"
 expect_line "resize_cq ok" "ibv_resize_cq: not below what it holds (EINVAL), grown with its completions kept"
 expect_line "rereg_mr ok" "ibv_rereg_mr to a new buffer: the same rkey writes there"
+expect_line "unmapped ok" "WRITE, READ (zeros) and an atomic on a region unmapped since: done, nobody faults"
 for op in cmp_swap_equal cmp_swap_unequal fetch_add; do
 	expect_line "$op ok" "RC atomic $op: the value back and the word at the responder"
 	expect_line "ex: $op ok" "the same through ibv_wr_atomic_*: $op"

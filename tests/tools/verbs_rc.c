@@ -47,6 +47,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <sys/mman.h>
+
 #include <infiniband/verbs.h>
 
 #define BUF	(64 * 1024)
@@ -385,6 +387,40 @@ static const char *rereg_check(struct end *a, struct end *b)
 	return why;
 }
 
+/* A region b registered, then unmapped: as on an HCA, whose pages stay
+ * pinned, a's WRITE, READ and atomic on it complete and b lives on. */
+static const char *unmapped_check(struct end *a, struct end *b)
+{
+	char *m = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_mr *mr = m == MAP_FAILED ? NULL :
+		ibv_reg_mr(b->pd, m, 65536, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	struct ibv_wc wc;
+	const char *why = NULL;
+
+	if (!mr)
+		return "no region";
+	munmap(m, 65536);
+	if (post_send(a, IBV_WR_RDMA_WRITE, 0, 5000, (uintptr_t)m, mr->rkey, 0) ||
+	    next_wc(a, 5000).status != IBV_WC_SUCCESS)
+		why = "the write did not complete";
+	memset(a->buf + BUF / 2, 0x55, 100);
+	if (!why && (post_send(a, IBV_WR_RDMA_READ, BUF / 2, 100, (uintptr_t)m, mr->rkey, 0) ||
+		     next_wc(a, 5000).status != IBV_WC_SUCCESS))
+		why = "the read did not complete";
+	if (!why && a->buf[BUF / 2] != 0)
+		why = "the read did not bring zeros";
+	if (!why && post_atomic(a, IBV_WR_ATOMIC_FETCH_AND_ADD, (uintptr_t)m, mr->rkey, 1, 0))
+		why = "the atomic was refused";
+	if (!why) {
+		wc = next_wc(a, 5000);
+		if (wc.status != IBV_WC_SUCCESS)
+			why = "the atomic did not complete";
+	}
+	ibv_dereg_mr(mr);
+	return why;
+}
+
 /* One operation from a to b, its completions checked. */
 static const char *op_check(struct end *a, struct end *b, enum ibv_wr_opcode op, size_t len,
 			    unsigned flags)
@@ -459,6 +495,7 @@ static int ops(struct end *a, struct end *b)
 				      0x100000000ull));
 	say("resize_cq", resize_check(a, b));
 	say("rereg_mr", rereg_check(a, b));
+	say("unmapped", unmapped_check(a, b));
 	/* A key B never gave: the responder NAKs, both QPs end. */
 	post_send(a, IBV_WR_RDMA_WRITE, 0, 100, (uintptr_t)b->buf, b->mr->rkey + 0x100, 0);
 	wc = next_wc(a, 5000);
