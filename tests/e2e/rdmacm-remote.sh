@@ -17,7 +17,7 @@ timeout 60 ucmatose -b 10.1.0.3 -c 3 -C 5 >"$W/a-tose" 2>&1 &
 echo up >"$W/a-up"
 wait
 n=0; until [ -e "$W/b-listens" ] || [ $n -ge 600 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null; done
-timeout 60 rping -c -I 10.1.0.3 -a 10.1.0.4 -C 10 -V >"$W/a-cli" 2>&1; echo "a client: $?" >>"$W/a-cli"
+timeout 60 rping -c -I 10.1.0.3 -a 10.1.0.4 -C 10 -V -v >"$W/a-cli" 2>&1; echo "a client: $?" >>"$W/a-cli"
 echo done >"$W/a-done"
 n=0; until [ -e "$W/b-done" ] || [ $n -ge 600 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null; done' >"$WORK/a.out" 2>"$WORK/a.log" &
 APID=$!
@@ -50,8 +50,12 @@ expect_line "  rdma_cm: listening on 10.1.0.4:7174 (tcp)" "A's status lists B's 
 expect_line "b server: 0" "rping from A to the attached host's server"
 wait_for 60 test -e "$WORK/a-done"
 OUT_B=$(cat "$WORK/out")
-cp "$WORK/a-cli" "$WORK/out"
-expect_line "a client: 0" "A's rping client to the attached host"
+# Its pings, not its status: rping's client closes its event channel
+# while its CM thread may be about to read it again, and then exits 255
+# ("rdma_get_cm_event: Bad file descriptor", as on a kernel: the race is
+# rping's), once in a full make check.
+grep -c "^ping data: rdma-ping" "$WORK/a-cli" >"$WORK/out"
+expect_line "10" "A's rping client to the attached host: 10 pings' data verified"
 grep -c "^ping data: rdma-ping" "$WORK/b-cli" >"$WORK/out"
 expect_line "10" "B's client verified 10 pings' data"
 finish
