@@ -14,6 +14,7 @@
 #include "fabric/port.h"
 #include "kernel/ucma.h"
 #include "kernel/umad.h"
+#include "kernel/uverbs.h"
 #include "lib/fds.h"
 #include "topologies/topo.h"
 
@@ -179,6 +180,7 @@ int ctl_status(struct ctl_call *c)
 	ctl_json_uint(b, "peak_rss_kb", peak_rss_kb());
 	ctl_json_uint(b, "rss_kb", status_kb("VmRSS"));
 	ctl_json_uint(b, "open_fds", fds_open());
+	ctl_json_uint(b, "verbs_queued_bytes", uverbs_rx_bytes_all());
 	json_builder_set_member_name(b, "files");
 	json_builder_begin_array(b);
 	if (c->env->host)

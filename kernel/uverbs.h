@@ -64,6 +64,9 @@ void uverbs_ctx_close(struct uverbs_ctx *c);
 /* Called whenever a record is queued (to wake readers, poll). */
 void uverbs_ctx_set_wakeup(struct uverbs_ctx *c, void (*fn)(void *), void *ctx);
 bool uverbs_ctx_readable(const struct uverbs_ctx *c);
+/* The bytes every context of this emulator holds unread (at most 256 MiB:
+ * uverbs_data.c), for `ctl status --json`. */
+size_t uverbs_rx_bytes_all(void);
 /* Send the packet records in @buf: @count, or -EINVAL (nothing sent) when
  * one is malformed or names a QP, port or P_Key index it may not. */
 ssize_t uverbs_ctx_write(struct uverbs_ctx *c, const void *buf, size_t count);

@@ -76,6 +76,11 @@ static void queue_rec(struct uverbs_ctx *c, GBytes *rec)
 		c->wakeup(c->wakeup_ctx);
 }
 
+size_t uverbs_rx_bytes_all(void)
+{
+	return rx_bytes_all;
+}
+
 static void unqueue_rec(struct uverbs_ctx *c)
 {
 	GBytes *b = g_queue_pop_head(&c->rx);
