@@ -65,6 +65,14 @@ for t in rc_compare_swap_mr rc_fetch_add_mr ver_rc_compare_swap ver_rc_fetch_add
 	timeout 60 qperf -lp 19765 -t 1 -li ibemu0:1 -ri ibemu1:1 localhost $t >"$W/q.out" 2>&1
 	echo "qperf $t | $? | $(tr -s ' \n' ' ' <"$W/q.out")"
 done
+# The bandwidth tests, 5 rounds of 1 s each: rc_bi_bw failed 5 times in 5
+# before RC requesters kept a window (verbs/rc.c RC_WINDOW).
+for r in 1 2 3 4 5; do
+	for t in rc_bw rc_bi_bw rc_rdma_read_bw rc_rdma_write_bw; do
+		timeout 60 qperf -lp 19765 -t 1 -li ibemu0:1 -ri ibemu1:1 localhost $t >"$W/q.out" 2>&1
+		echo "qperf bw $t | $? | $(tr -s ' \n' ' ' <"$W/q.out")"
+	done
+done
 kill $q
 # UCX's atomics over rc_verbs (UCT level).
 for t in add_lat fadd cswap; do
@@ -130,6 +138,11 @@ for t in ib_atomic_lat ib_atomic_bw; do
 done
 for t in rc_compare_swap_mr rc_fetch_add_mr ver_rc_compare_swap ver_rc_fetch_add; do
 	expect_match "^qperf $t \| 0 \| $t: msg_rate = [0-9.]+ K/sec $" "qperf $t"
+done
+for t in rc_bw rc_bi_bw rc_rdma_read_bw rc_rdma_write_bw; do
+	n=$(grep -cE "^qperf bw $t \| 0 \| $t: bw = [0-9.]+ [MG]B/sec $" "$WORK/out")
+	[ "$n" = 5 ] && pass "qperf $t: 5 rounds of 5 without an error" ||
+		fail "qperf $t: $n rounds of 5 without an error: $(grep "^qperf bw $t " "$WORK/out" | grep -v "bw = " | head -2)"
 done
 for t in add_lat fadd cswap; do
 	expect_line "ucx $t | client 0 server 0 | 500 iterations" "ucx_perftest -t $t over rc_verbs"
