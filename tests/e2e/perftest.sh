@@ -17,7 +17,7 @@ awk '/^Ca/ && !done { print "vendid=0x2c9"; print "devid=0x101b"; done = 1 } { p
 	"$TOPOLOGIES/default.net" >"$WORK/cx6.net"
 
 cat >"$WORK/pt.sh" <<'SCRIPT'
-port=18600
+port=18900	# 18901 up: no other test uses 189xx (make check runs tests side by side)
 # pair ARGS...: server on ibemu1, client on ibemu0; the client's status,
 # the server's, and the client's last result line
 pair() {
