@@ -44,9 +44,10 @@ infiniband-diags opensm ibverbs-utils iproute2"
 # cpio, kmod, xz; systemd for the unit file check), and the Debian
 # package's build and lintian (.ci/run: debian/build-and-test), and
 # OpenSSH, client and server, for the many-hosts test over ssh; strace
-# to count the provider's system calls (verbs.sh).
+# to count the provider's system calls (verbs.sh); ibacm, whose multicast
+# queries multicast.sh runs.
 TEST_PKGS="libcmocka-dev valgrind clang python3 python3-yaml graphviz man-db \
-ibsim-utils libumad2sim0 prometheus-node-exporter curl tshark rdmacm-utils perftest qperf ucx-utils libfabric-bin \
+ibsim-utils libumad2sim0 prometheus-node-exporter curl tshark rdmacm-utils perftest qperf ucx-utils libfabric-bin ibacm \
 qemu-system-x86 busybox-static cpio kmod xz-utils systemd \
 debhelper lintian fakeroot git openssh-client openssh-server strace"
 [ -z "$TEST" ] || PKGS="$PKGS $TEST_PKGS"

@@ -194,18 +194,25 @@ static size_t put_lrh(uint8_t *b, unsigned vl, unsigned sl, bool grh, uint16_t d
 	return LRH_BYTES;
 }
 
-/* GRH (IBA 8.3): IPVer 6, TClass 0, FlowLabel 0, PayLen (BTH through
- * ICRC), NxtHdr BTH, HopLmt 255 (one subnet), SGID, DGID. */
-static size_t put_grh(uint8_t *b, const struct mad_pkt *p, size_t paylen)
+/* GRH (IBA 8.3): IPVer 6, TClass, FlowLabel, PayLen (BTH through ICRC),
+ * NxtHdr BTH, HopLmt, SGID, DGID. */
+static size_t put_grh_fields(uint8_t *b, unsigned tclass, uint32_t flow, unsigned hop_limit,
+			     const uint8_t *sgid, const uint8_t *dgid, size_t paylen)
 {
 	memset(b, 0, GRH_BYTES);
-	b[0] = 0x60;
+	put_be32(b, 0, 6u << 28 | (tclass & 0xff) << 20 | (flow & 0xfffff));
 	put_be16(b, 4, (uint16_t)paylen);
 	b[6] = GRH_NXTHDR_BTH;
-	b[7] = 0xff;
-	memcpy(b + 8, p->sgid, 16);
-	memcpy(b + 24, p->dgid, 16);
+	b[7] = (uint8_t)hop_limit;
+	memcpy(b + 8, sgid, 16);
+	memcpy(b + 24, dgid, 16);
 	return GRH_BYTES;
+}
+
+/* A MAD's GRH: TClass and FlowLabel 0, HopLmt 255 (one subnet). */
+static size_t put_grh(uint8_t *b, const struct mad_pkt *p, size_t paylen)
+{
+	return put_grh_fields(b, 0, 0, 0xff, p->sgid, p->dgid, paylen);
 }
 
 /* BTH (IBA 9.2): OpCode, SE/M/PadCnt/TVer, P_Key, DestQP, AckReq, PSN. */
@@ -313,7 +320,7 @@ static void write_mad(struct pkt_capture *c, const struct mad_pkt *p, const uint
 }
 
 /* A verbs data packet (lib/verbs_wire.h) with its extension headers in
- * the order IBA 9.2 gives them: DETH, RETH, AtomicETH, AETH,
+ * the order IBA 9.2 gives them: DETH, XRCETH, RETH, AtomicETH, AETH,
  * AtomicAckETH, ImmDt. */
 static void write_data(struct pkt_capture *c, const struct mad_pkt *p)
 {
@@ -322,15 +329,23 @@ static void write_data(struct pkt_capture *c, const struct mad_pkt *p)
 	const uint8_t *payload = (const uint8_t *)(w + 1);
 	unsigned op = w->opcode, pad = (4 - (w->len & 3)) & 3;
 	size_t wire = verbs_pkt_wire_bytes(w), n;
+	bool grh = w->flags & VERBS_PKT_GRH;
 	uint8_t *b;
 
 	if (rec_len < sizeof(*w) || wire > PCAP_SNAPLEN)
 		return;
 	b = g_malloc0(wire);
-	n = put_lrh(b, 0, w->sl, false, w->dlid, w->slid, wire - VCRC_BYTES);
+	n = put_lrh(b, 0, w->sl, grh, w->dlid, w->slid, wire - VCRC_BYTES);
+	if (grh)
+		n += put_grh_fields(b + n, w->grh_tclass, w->grh_flow, w->grh_hop_limit, w->sgid,
+				    w->dgid, wire - VCRC_BYTES - LRH_BYTES - GRH_BYTES);
 	n += put_bth(b + n, (uint8_t)op, pad, w->pkey, w->dqpn, false, w->psn);
 	if (verbs_op_has_deth(op))
 		n += put_deth(b + n, w->qkey, w->sqpn);
+	if (verbs_op_has_xrceth(op)) {
+		put_be32(b, n, w->xrc_srqn & 0xffffff);	/* the SRQ number, 24 bits */
+		n += 4;
+	}
 	if (verbs_op_has_reth(op)) {
 		put_be64(b, n, w->va);
 		put_be32(b, n + 8, w->rkey);

@@ -215,26 +215,26 @@ static void ioctl_vcmd(fuse_req_t req, struct vnode *v, unsigned int cmd,
 		       size_t out_bufsz)
 {
 	struct cfile *cf = cfile_of(fi);
-	struct verbs_ioc_qp qp;
+	_Alignas(8) char qp[VERBS_IOC_QP_ARG_MAX];
+	size_t qp_len = _IOC_SIZE(cmd);
 	struct verbs_ioc_upcall_done done;
 	struct held_write *h;
 	int r;
 
-	switch (cmd) {
-	case VERBS_IOC_QP_CREATE:
-	case VERBS_IOC_QP_SET:
-	case VERBS_IOC_QP_DESTROY:
-		if (in_bufsz < sizeof(qp)) {
+	if (verbs_ioc_is_qp(cmd)) {
+		if (in_bufsz < qp_len) {
 			fuse_reply_err(req, EFAULT);
 			return;
 		}
-		memcpy(&qp, in_buf, sizeof(qp));
-		r = cf->be->ctx_ioctl(cf->ctx, cmd, &qp);
+		memcpy(qp, in_buf, qp_len);
+		r = cf->be->ctx_ioctl(cf->ctx, cmd, qp);
 		if (r < 0)
 			fuse_reply_err(req, -r);
 		else
-			fuse_reply_ioctl(req, 0, &qp, MIN(out_bufsz, sizeof(qp)));
+			fuse_reply_ioctl(req, 0, qp, MIN(out_bufsz, qp_len));
 		return;
+	}
+	switch (cmd) {
 	case VERBS_IOC_UPCALL_DONE:
 		if (in_bufsz < sizeof(done)) {
 			fuse_reply_err(req, EFAULT);

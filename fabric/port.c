@@ -6,7 +6,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <endian.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "fabric/port.h"
 #include "fabric/trap.h"
@@ -355,6 +357,17 @@ bool port_owns_lid(const struct port *p, uint16_t lid)
 	uint16_t mask = (uint16_t)~((1u << ip->lmc) - 1);
 
 	return ip->lid && lid && lid < 0xc000 && (lid & mask) == ip->lid;
+}
+
+void port_gid(const struct port *p, unsigned i, uint8_t gid[16])
+{
+	const struct port *ip = port_mgmt((struct port *)p);
+	uint64_t g = i == 0 ? p->guid : p->alias_guids ? p->alias_guids[i - 1] : 0;
+	uint64_t pfx = g ? htobe64(ip->gid_prefix) : 0;
+
+	g = htobe64(g);
+	memcpy(gid, &pfx, 8);
+	memcpy(gid + 8, &g, 8);
 }
 
 int port_pkey_find(const struct port *p, uint16_t pkey)

@@ -106,4 +106,9 @@ bool port_pkey_accepts(const struct port *p, uint16_t pkey);
 /* Does @lid address this port, given its base LID and LMC? */
 bool port_owns_lid(const struct port *p, uint16_t lid);
 
+/* GID @i of the port (i < GUIDS_PER_PORT) into @gid, network order: the
+ * subnet prefix and GUIDInfo's GUID i (0: the port GUID). An unset alias
+ * GUID gives the all-zero GID, as the kernel's GID cache shows it. */
+void port_gid(const struct port *p, unsigned i, uint8_t gid[16]);
+
 #endif

@@ -166,7 +166,37 @@ static void lid_send(struct fabric *f, struct port *from, struct mad_pkt *p)
 		enqueue(f, from, p);
 		return;
 	}
+	if (p->data && verbs_lid_is_mcast(p->dlid)) {
+		/* Multicast: QPs of this port attached to the group get it
+		 * from the HCA itself, the others through the switches. */
+		enqueue(f, from, p);
+	}
 	transmit(f, from, p);
+}
+
+/*
+ * A data packet to a multicast LID at switch @n: a copy out of every port
+ * its MulticastForwardingTable entry names, except the one it came in by
+ * (IBA chapter 18, multicast forwarding); port 0, the switch itself,
+ * takes no data.
+ */
+static void switch_multicast(struct fabric *f, struct node *n, struct port *in,
+			     struct mad_pkt *p)
+{
+	struct switch_state *sw = n->sw;
+	unsigned positions = n->nports / 16 + 1, i = p->dlid - VERBS_LID_MCAST_FIRST, o;
+	bool sent = false;
+
+	for (o = 1; sw->mft && i < sw->mft_cap && o <= n->nports; o++) {
+		struct mad_pkt copy = *p;	/* transmit() counts its hops */
+
+		if (&n->ports[o] == in || !(sw->mft[(size_t)i * positions + o / 16] >> (o % 16) & 1))
+			continue;
+		transmit(f, &n->ports[o], &copy);
+		sent = true;
+	}
+	if (!sent)
+		drop(f, p, "no MFT entry", in);
 }
 
 /* The switch's forwarding decision for a LID-routed packet. */
@@ -181,6 +211,10 @@ static void switch_route(struct fabric *f, struct node *n, struct port *in,
 			drop(f, p, "data for a switch (it has no data QPs)", in);
 		else
 			local_receive(f, in, p, true);
+		return;
+	}
+	if (p->data && verbs_lid_is_mcast(p->dlid)) {
+		switch_multicast(f, n, in, p);
 		return;
 	}
 	out = p->dlid < sw->lft_len ? sw->lft[p->dlid] : 0xff;
@@ -290,6 +324,8 @@ static void data_receive(struct fabric *f, struct port *in, struct mad_pkt *p)
 	v = in->upper.data ? in->upper.data(in->upper.ctx, in, p) : UPPER_UNCLAIMED;
 	if (v == UPPER_TAKEN)
 		f->delivered++;
+	else if (v == UPPER_UNCLAIMED && verbs_lid_is_mcast(p->dlid))
+		;	/* no QP here is in the group: nothing was meant for it */
 	else
 		drop(f, p, v == UPPER_DROPPED ? "the QP refused it (Q_Key, or its queue is full)" :
 			   "no such QP", in);
@@ -459,7 +495,7 @@ static void arrive(struct fabric *f, struct port *in, struct mad_pkt *p,
 		switch_route(f, n, in, p);
 		return;
 	}
-	if (port_owns_lid(in, p->dlid)) {
+	if (port_owns_lid(in, p->dlid) || (p->data && verbs_lid_is_mcast(p->dlid))) {
 		local_receive(f, in, p, true);
 		return;
 	}

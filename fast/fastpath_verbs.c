@@ -104,19 +104,20 @@ struct fast_verbs *fast_verbs_open(struct vnode *v, int *client_fd)
 static int64_t do_ioctl(struct fast_verbs *fv, unsigned cmd, const uint8_t *payload, size_t n,
 			void *out, uint32_t *out_len)
 {
-	struct verbs_ioc_qp qp;
+	_Alignas(8) char qp[VERBS_IOC_QP_ARG_MAX];
+	size_t len = _IOC_SIZE(cmd);
 	int r;
 
-	if (cmd != VERBS_IOC_QP_CREATE && cmd != VERBS_IOC_QP_SET && cmd != VERBS_IOC_QP_DESTROY)
+	if (!verbs_ioc_is_qp(cmd))
 		return -ENOTTY;
-	if (n < sizeof(qp))
+	if (n < len)
 		return -EFAULT;
-	memcpy(&qp, payload, sizeof(qp));
-	if ((r = uverbs_ctx_ioctl(fv->ctx, cmd, &qp)) < 0)
+	memcpy(qp, payload, len);
+	if ((r = uverbs_ctx_ioctl(fv->ctx, cmd, qp)) < 0)
 		return r;
-	_Static_assert(sizeof(qp) <= FAST_VERBS_OUT_MAX, "the QP ioctl's struct fits");
-	memcpy(out, &qp, sizeof(qp));
-	*out_len = sizeof(qp);
+	_Static_assert(VERBS_IOC_QP_ARG_MAX <= FAST_VERBS_OUT_MAX, "the QP ioctls' structs fit");
+	memcpy(out, qp, len);
+	*out_len = (uint32_t)len;
 	return 0;
 }
 

@@ -163,16 +163,16 @@ static void ctx_queue(void *file, const void *rec, size_t len)
 		f->rf.wake(f->rf.wake_ctx);
 }
 
-/* VERBS_IOC_QP_*: the struct there and back. */
+/* The QP ioctls (verbs_ioc_is_qp): the struct there and back. */
 static int ctx_ioctl(void *file, unsigned cmd, void *arg)
 {
 	struct vfile *f = file;
 	char *out = NULL;
 	size_t got = 0;
-	int64_t ret = remote_file_ask(&f->rf, FAST_IOCTL, 0, cmd, arg, sizeof(struct verbs_ioc_qp),
-				      -1, &out, &got);
+	int64_t ret = remote_file_ask(&f->rf, FAST_IOCTL, 0, cmd, arg, _IOC_SIZE(cmd), -1, &out,
+				      &got);
 
-	if (ret == 0 && got == sizeof(struct verbs_ioc_qp))
+	if (ret == 0 && got == _IOC_SIZE(cmd))
 		memcpy(arg, out, got);
 	else if (ret == 0)
 		ret = -EIO;

@@ -20,10 +20,9 @@
 #include "kernel/cma_priv.h"
 #include "lib/log.h"
 
-/* cma.c: CMA_CM_RESPONSE_TIMEOUT, CMA_MAX_CM_RETRIES; RDMA_UDP_QKEY. */
+/* cma.c: CMA_CM_RESPONSE_TIMEOUT, CMA_MAX_CM_RETRIES. */
 #define CM_RESPONSE_TIMEOUT	20
 #define CM_MAX_RETRIES		15
-#define UDP_QKEY		0x01234567u
 /* The upper TID bits of the CM's MADs: past the 24 bits umad's agents
  * take (kernel/umad.c), as ib_cm's agent has a hi_tid of its own. */
 #define CM_HI_TID		0x01000000ull
@@ -672,6 +671,7 @@ void cma_destroy(struct cma_id *id)
 {
 	MAD_BUF(m);
 
+	ucma_free_mcs(id);
 	cma_addr_destroy(id);
 	if (id->timewait.fn)
 		timerq_cancel(cma_tq(id->u), &id->timewait);
@@ -887,7 +887,7 @@ enum upper_verdict cma_deliver(struct ucma *u, struct port *port, const struct m
 
 	if (pkt->data)
 		return UPPER_UNCLAIMED;
-	if (cma_sa_answer(u, pkt))
+	if (cma_sa_answer(u, pkt) || cma_mc_sa_answer(u, pkt))
 		return UPPER_TAKEN;
 	if (mad_class(m) != CM_CLASS)
 		return UPPER_UNCLAIMED;
@@ -999,6 +999,8 @@ void cma_init(struct ucma *u)
 {
 	u->by_comm_id = g_hash_table_new(NULL, NULL);
 	u->sa_queries = g_hash_table_new(NULL, NULL);
+	u->mcs = g_hash_table_new(NULL, NULL);
+	u->mc_queries = g_hash_table_new(NULL, NULL);
 	u->next_comm_id = 1;
 	u->psn_seed = 0x5eed;
 }
@@ -1008,4 +1010,6 @@ void cma_fini(struct ucma *u)
 	g_list_free(u->listeners);
 	g_hash_table_destroy(u->by_comm_id);
 	g_hash_table_destroy(u->sa_queries);
+	g_hash_table_destroy(u->mcs);
+	g_hash_table_destroy(u->mc_queries);
 }

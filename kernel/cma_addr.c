@@ -140,21 +140,22 @@ int cma_bind(struct cma_id *id, const struct sockaddr *sa, size_t len)
 
 /* The local port for a destination when the id has none: the destination
  * itself (loopback), else the host's port on the same /16 (the default
- * plan's port number), else its first Active one. */
-static struct port *pick_port(struct cma_id *id, struct port *dst)
+ * plan's port number), else its first Active one (also for a multicast
+ * destination, @dst NULL: the kernel's route to it is the default one). */
+struct port *cma_pick_port(struct cma_id *id, struct port *dst)
 {
 	struct ucma *u = id->u;
 	struct port *best = NULL;
 	unsigned i;
 
-	if (cma_host_has_port(u, dst))
+	if (dst && cma_host_has_port(u, dst))
 		return dst;
 	for (i = 0; i < host_nports(u->hw); i++) {
 		struct port *p = host_port(u->hw, i, NULL);
 
 		if (node_is_switch(p->node))
 			continue;
-		if ((port_ip4(p) >> 16) == (port_ip4(dst) >> 16))
+		if (dst && (port_ip4(p) >> 16) == (port_ip4(dst) >> 16))
 			return p;
 		if (!best && p->state == PORT_ACTIVE)
 			best = p;
@@ -187,6 +188,24 @@ int cma_resolve_addr(struct cma_id *id, const struct sockaddr *src, size_t src_l
 	if (d.ss_family != AF_INET && d.ss_family != AF_INET6)
 		return -EAFNOSUPPORT;
 	id->dst = d;
+	if (cma_addr_is_mcast(&d)) {
+		/* A group's address resolves at once, to the source's port
+		 * (IPoIB maps it without ARP: ip_ib_mc_map); the group is
+		 * joined by rdma_join_multicast. */
+		lp = id->port ? id->port : cma_pick_port(id, NULL);
+		if (!lp || lp->state != PORT_ACTIVE) {
+			ucma_event(id, UCMA_EV_ADDR_ERROR, -ENETUNREACH, NULL);
+			return 0;
+		}
+		if (sa_is_any(&id->src))
+			port_addr(lp, d.ss_family == AF_INET6 ? AF_INET6 : AF_INET,
+				  sa_port(&id->src), &id->src);
+		id->port = lp;
+		id->remote = NULL;
+		id->state = CMA_ADDR_RESOLVED;
+		ucma_event(id, UCMA_EV_ADDR_RESOLVED, 0, NULL);
+		return 0;
+	}
 	dp = port_of_addr(id->u, &d);
 	if (!dp) {
 		/* Nobody answers the ARP: ADDR_ERROR when it times out. */
@@ -194,7 +213,7 @@ int cma_resolve_addr(struct cma_id *id, const struct sockaddr *src, size_t src_l
 		cma_arm(id, (uint64_t)(timeout_ms ? timeout_ms : 2000) * 1000);
 		return 0;
 	}
-	lp = id->port ? id->port : pick_port(id, dp);
+	lp = id->port ? id->port : cma_pick_port(id, dp);
 	if (!lp || lp->state != PORT_ACTIVE) {
 		ucma_event(id, UCMA_EV_ADDR_ERROR, -ENETUNREACH, NULL);
 		return 0;
@@ -266,6 +285,20 @@ static void forget_query(struct cma_id *id)
 	cma_disarm(id);
 }
 
+void cma_sa_hdr(struct umad_sa_packet *sa, uint8_t method, uint16_t attr, uint64_t tid,
+		uint64_t comp_mask)
+{
+	_Static_assert(sizeof(*sa) == MAD_SIZE, "SA MAD");
+	memset(sa, 0, sizeof(*sa));
+	sa->mad_hdr.base_version = 1;
+	sa->mad_hdr.mgmt_class = UMAD_CLASS_SUBN_ADM;
+	sa->mad_hdr.class_version = UMAD_SA_CLASS_VERSION;
+	sa->mad_hdr.method = method;
+	sa->mad_hdr.attr_id = htobe16(attr);
+	sa->mad_hdr.tid = htobe64(tid);
+	sa->comp_mask = htobe64(comp_mask);
+}
+
 /*
  * SubnAdmGet(PathRecord) to the SM's LID (IBA 15.2.5.16; the kernel's
  * cma_query_ib_route asks for SGID, DGID, P_Key, one reversible path),
@@ -279,19 +312,12 @@ static void query_sa(struct cma_id *id, unsigned timeout_ms)
 	struct ibv_path_record pr = { 0 };
 	uint8_t sgid[16], dgid[16];
 
-	_Static_assert(sizeof(sa) == MAD_SIZE, "SA MAD");
-	memset(&sa, 0, sizeof(sa));
-	sa.mad_hdr.base_version = 1;
-	sa.mad_hdr.mgmt_class = UMAD_CLASS_SUBN_ADM;
-	sa.mad_hdr.class_version = UMAD_SA_CLASS_VERSION;
-	sa.mad_hdr.method = UMAD_METHOD_GET;
-	sa.mad_hdr.attr_id = htobe16(UMAD_SA_ATTR_PATH_REC);
 	do
 		id->sa_tid = ++u->next_sa_tid;
 	while (!id->sa_tid || g_hash_table_contains(u->sa_queries, GUINT_TO_POINTER(id->sa_tid)));
-	sa.mad_hdr.tid = htobe64(SA_HI_TID << 32 | id->sa_tid);
-	sa.comp_mask = htobe64(PR_COMP_SGID | PR_COMP_DGID | PR_COMP_REVERSIBLE |
-			       PR_COMP_NUMB_PATH | PR_COMP_PKEY);
+	cma_sa_hdr(&sa, UMAD_METHOD_GET, UMAD_SA_ATTR_PATH_REC, SA_HI_TID << 32 | id->sa_tid,
+		   PR_COMP_SGID | PR_COMP_DGID | PR_COMP_REVERSIBLE | PR_COMP_NUMB_PATH |
+		   PR_COMP_PKEY);
 	cma_port_gid(lp, sgid);
 	cma_port_gid(id->remote, dgid);
 	memcpy(&pr.sgid, sgid, 16);
@@ -359,7 +385,9 @@ int cma_resolve_route(struct cma_id *id, unsigned timeout_ms)
 {
 	struct port *lp = id->port, *rp = id->remote;
 
-	if (id->state != CMA_ADDR_RESOLVED || id->wait == PENDING_SA)
+	/* A multicast destination has no path (the group's address handle
+	 * comes with the join). */
+	if (id->state != CMA_ADDR_RESOLVED || id->wait == PENDING_SA || !id->remote)
 		return -EINVAL;
 	/* No path between ports that are not Active or have no LID: the
 	 * query would fail (ROUTE_ERROR). */

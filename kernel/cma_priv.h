@@ -93,6 +93,23 @@ struct cma_id {
 	uint32_t sa_tid;	/* the PathRecord query out (PENDING_SA) */
 	unsigned resends;
 	struct timer timewait;
+	GList *mcs;		/* struct cma_mc *: its multicast joins */
+};
+
+/* A multicast join of an id (the kernel's struct ucma_multicast and
+ * cma_multicast; kernel/cma_mcast.c). */
+struct cma_mc {
+	struct cma_id *id;
+	uint32_t handle;	/* LEAVE_MCAST names it by this */
+	uint64_t uid;		/* librdmacm's pointer, echoed in its events */
+	struct sockaddr_storage addr;
+	uint8_t join_state;	/* MCMemberRecord JoinState: 1 full, 8 send-only */
+	uint8_t mgid[16];
+	struct port *port;
+	bool joined;		/* the SA said yes */
+	uint32_t sa_tid;	/* the join out, 0 when none */
+	struct timer timer;	/* waits for the SA's answer */
+	unsigned events_reported;
 };
 
 struct ucma {
@@ -109,12 +126,20 @@ struct ucma {
 	GHashTable *sa_queries;	/* TID's low 32 bits -> struct cma_id * */
 	uint32_t next_sa_tid;
 	uint16_t next_port;	/* the next ephemeral port */
+	GHashTable *mcs;	/* handle -> struct cma_mc * (multicast joins) */
+	GHashTable *mc_queries;	/* SA TID's low 32 bits -> struct cma_mc * */
+	uint32_t next_mc_tid;
 };
 
 /* kernel/ucma.c: queue an event for @id's file (dropped past the bound:
  * returns false). @uid_of: the listener for a CONNECT_REQUEST. */
 bool ucma_event(struct cma_id *id, uint32_t event, int status,
 		const struct rdma_ucm_event_resp *param);
+/* Every multicast join of @id goes (left at the SA, events dropped). */
+void ucma_free_mcs(struct cma_id *id);
+/* Queue a multicast join's event: its uid and handle, and counted as its. */
+bool ucma_mc_event(struct cma_mc *mc, uint32_t event, int status,
+		   const struct rdma_ucm_event_resp *param);
 /* A new id in @file for a connection request to @listener. NULL past
  * UCMA_IDS_MAX. */
 struct cma_id *ucma_new_conn_id(struct cma_id *listener);
@@ -125,6 +150,8 @@ void ucma_drop_id(struct cma_id *id);
 enum cma_wait { PENDING_NONE, PENDING_ADDR_ERROR, PENDING_SA, PENDING_MAD };
 
 #define QP1_QKEY	0x80010000u
+/* The Q_Key of UD ids, RDMA_UDP_QKEY (the kernel's cma.c). */
+#define UDP_QKEY	0x01234567u
 
 static inline struct fabric *cma_fabric(const struct ucma *u)
 {
@@ -219,6 +246,25 @@ bool cma_sa_answer(struct ucma *u, const struct mad_pkt *pkt);
 void cma_addr_destroy(struct cma_id *id);
 /* RDMA_OPTION_IB_PATH: the route given (ibacm's), as rdma_set_ib_path. */
 int cma_set_ib_path(struct cma_id *id, const struct ib_path_rec_data *p, size_t n);
+/* An SA MAD's header (IBA 15.2.1): its method, attribute, TID and
+ * component mask; the rest zero. */
+struct umad_sa_packet;
+void cma_sa_hdr(struct umad_sa_packet *sa, uint8_t method, uint16_t attr, uint64_t tid,
+		uint64_t comp_mask);
+/* The local port for a destination @dst (NULL: any) when the id has none. */
+struct port *cma_pick_port(struct cma_id *id, struct port *dst);
+
+/* kernel/cma_mcast.c */
+/* Join the group of @mc->addr at the SA: the MULTICAST_JOIN (or _ERROR)
+ * event follows. Errors as rdma_join_multicast's. */
+int cma_mc_join(struct cma_mc *mc);
+/* Leave it (a SubnAdmDelete when this port's last join of the group
+ * goes) and forget it; the caller frees it. */
+void cma_mc_leave(struct cma_mc *mc);
+/* An answer to a join: taken (true), or not one of ours (false). */
+bool cma_mc_sa_answer(struct ucma *u, const struct mad_pkt *pkt);
+/* Is @ss a multicast address (224/4, ff00::/8, an AF_IB MGID)? */
+bool cma_addr_is_mcast(const struct sockaddr_storage *ss);
 /* IB GID of @p (its subnet prefix and port GUID), as the GID table's 0. */
 void cma_port_gid(const struct port *p, uint8_t gid[16]);
 /* The P_Key table index of @pkey at @p (full or limited member), or -1. */

@@ -28,6 +28,7 @@ struct ucma_file {
 
 struct cma_event {
 	struct cma_id *id;
+	struct cma_mc *mc;	/* a multicast join's event; else NULL */
 	struct rdma_ucm_event_resp resp;
 };
 
@@ -120,6 +121,34 @@ static void drop_requests_of(struct cma_id *listener)
 	}
 }
 
+/* A multicast join goes: its events with it (ucma_cleanup_mc_events). */
+static void free_mc(struct cma_mc *mc)
+{
+	GList *l = mc->id->file->events.head;
+
+	while (l) {
+		GList *next = l->next;
+		struct cma_event *e = l->data;
+
+		if (e->mc == mc) {
+			g_queue_delete_link(&mc->id->file->events, l);
+			g_free(e);
+		}
+		l = next;
+	}
+	cma_mc_leave(mc);
+	g_hash_table_remove(mc->id->u->mcs, GUINT_TO_POINTER(mc->handle));
+	mc->id->mcs = g_list_remove(mc->id->mcs, mc);
+	g_free(mc);
+}
+
+/* Every join of @id goes (cma_leave_mc_groups). */
+void ucma_free_mcs(struct cma_id *id)
+{
+	while (id->mcs)
+		free_mc(id->mcs->data);
+}
+
 static void destroy_id(struct cma_id *id)
 {
 	GHashTableIter it;
@@ -155,8 +184,25 @@ struct cma_id *ucma_new_conn_id(struct cma_id *listener)
 
 /* ---- events --------------------------------------------------------- */
 
+static bool queue_event(struct cma_id *id, struct cma_mc *mc, uint32_t event, int status,
+			const struct rdma_ucm_event_resp *param);
+
 bool ucma_event(struct cma_id *id, uint32_t event, int status,
 		const struct rdma_ucm_event_resp *param)
+{
+	return queue_event(id, NULL, event, status, param);
+}
+
+bool ucma_mc_event(struct cma_mc *mc, uint32_t event, int status,
+		   const struct rdma_ucm_event_resp *param)
+{
+	return queue_event(mc->id, mc, event, status, param);
+}
+
+/* The event is whole before it is queued: the wake-up may hand it to a
+ * waiting reader at once. */
+static bool queue_event(struct cma_id *id, struct cma_mc *mc, uint32_t event, int status,
+			const struct rdma_ucm_event_resp *param)
 {
 	struct ucma_file *f = id->file;
 	struct cma_event *e;
@@ -172,12 +218,18 @@ bool ucma_event(struct cma_id *id, uint32_t event, int status,
 	if (param)
 		e->resp = *param;
 	e->id = id;
+	e->mc = mc;
 	e->resp.event = event;
 	e->resp.status = (uint32_t)status;
 	e->resp.id = id->id;
-	/* A request names the listener's uid: the new id has none yet. */
+	/* A request names the listener's uid: the new id has none yet. A
+	 * multicast event names its join (ucma_event_handler). */
 	e->resp.uid = event == UCMA_EV_CONNECT_REQUEST && id->listener ?
 		      id->listener->uid : id->uid;
+	if (mc) {
+		e->resp.id = mc->handle;
+		e->resp.uid = mc->uid;
+	}
 	g_queue_push_tail(&f->events, e);
 	if (f->wakeup)
 		f->wakeup(f->wakeup_ctx);
@@ -199,8 +251,11 @@ ssize_t ucma_read_event(struct ucma_file *f, void *buf, size_t count)
 	if (!e)
 		return -EAGAIN;
 	memcpy(buf, &e->resp, sizeof(e->resp));
-	/* A request counts as the listener's (ucma_connect_event_handler). */
-	if (e->resp.event == UCMA_EV_CONNECT_REQUEST && e->id->listener)
+	/* A request counts as the listener's (ucma_connect_event_handler),
+	 * a multicast event as its join's. */
+	if (e->mc)
+		e->mc->events_reported++;
+	else if (e->resp.event == UCMA_EV_CONNECT_REQUEST && e->id->listener)
 		e->id->listener->events_reported++;
 	else
 		e->id->events_reported++;
@@ -709,6 +764,87 @@ static int cmd_migrate_id(struct cmd_ctx *c)
 	return 0;
 }
 
+/*
+ * ucma_process_join(): the address must be as long as its family's
+ * (EINVAL), the flags a full or a send-only full member; the join gets a
+ * handle of its own, which LEAVE_MCAST and its events name.
+ */
+static int join(struct cmd_ctx *c, uint32_t handle, uint64_t uid, uint64_t response,
+		const struct sockaddr_storage *addr, size_t addr_size, unsigned flags)
+{
+	struct rdma_ucm_create_id_resp resp = { 0 };
+	struct cma_id *id = get_id(c, handle);
+	struct cma_mc *mc;
+	int r;
+
+	if (c->out_len < sizeof(resp))
+		return -ENOSPC;
+	if (!addr_size || addr_size != sockaddr_size(addr))
+		return -EINVAL;
+	if (flags != RDMA_MC_JOIN_FLAG_FULLMEMBER && flags != RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER)
+		return -EINVAL;
+	if (!id)
+		return -ENOENT;
+	if (g_list_length(id->mcs) >= UCMA_MCS_MAX)
+		return -ENOMEM;
+	mc = g_new0(struct cma_mc, 1);
+	mc->id = id;
+	mc->uid = uid;
+	memcpy(&mc->addr, addr, addr_size);
+	/* JoinState: FullMember, or SendOnlyFullMember (IBA 15.2.5.17). */
+	mc->join_state = flags == RDMA_MC_JOIN_FLAG_FULLMEMBER ? 1 : 8;
+	do
+		mc->handle = c->f->u->next_id++;
+	while (g_hash_table_contains(c->f->u->mcs, GUINT_TO_POINTER(mc->handle)));
+	if ((r = cma_mc_join(mc)) < 0) {
+		g_free(mc);
+		return r;
+	}
+	g_hash_table_insert(c->f->u->mcs, GUINT_TO_POINTER(mc->handle), mc);
+	id->mcs = g_list_append(id->mcs, mc);
+	resp.id = mc->handle;
+	respond(c, response, &resp, sizeof(resp));
+	return 0;
+}
+
+static int cmd_join_mcast(struct cmd_ctx *c)
+{
+	BODY(c, struct rdma_ucm_join_mcast, cmd);
+
+	return join(c, cmd.id, cmd.uid, cmd.response, (struct sockaddr_storage *)&cmd.addr,
+		    cmd.addr_size, cmd.join_flags);
+}
+
+/* The older command: an IPv4 or IPv6 address, a full member. */
+static int cmd_join_ip_mcast(struct cmd_ctx *c)
+{
+	BODY(c, struct rdma_ucm_join_ip_mcast, cmd);
+	struct sockaddr_storage ss = { 0 };
+
+	memcpy(&ss, &cmd.addr, sizeof(cmd.addr));
+	return join(c, cmd.id, cmd.uid, cmd.response, &ss, sockaddr_size(&ss),
+		    RDMA_MC_JOIN_FLAG_FULLMEMBER);
+}
+
+/* ucma_leave_multicast(): a join of this file (another's: EINVAL). */
+static int cmd_leave_mcast(struct cmd_ctx *c)
+{
+	BODY(c, struct rdma_ucm_destroy_id, cmd);
+	struct rdma_ucm_destroy_id_resp resp = { 0 };
+	struct cma_mc *mc = g_hash_table_lookup(c->f->u->mcs, GUINT_TO_POINTER(cmd.id));
+
+	if (c->out_len < sizeof(resp))
+		return -ENOSPC;
+	if (!mc)
+		return -ENOENT;
+	if (mc->id->file != c->f)
+		return -EINVAL;
+	resp.events_reported = mc->events_reported;
+	free_mc(mc);
+	respond(c, cmd.response, &resp, sizeof(resp));
+	return 0;
+}
+
 static int cmd_unsupported(struct cmd_ctx *c)
 {
 	(void)c;
@@ -739,13 +875,14 @@ static const struct {
 	[RDMA_USER_CM_CMD_GET_OPTION] = { cmd_unsupported, 0 },
 	[RDMA_USER_CM_CMD_SET_OPTION] = { cmd_set_option, sizeof(struct rdma_ucm_set_option) },
 	[RDMA_USER_CM_CMD_NOTIFY] = { cmd_notify, sizeof(struct rdma_ucm_notify) },
-	[RDMA_USER_CM_CMD_JOIN_IP_MCAST] = { cmd_unsupported, 0 },
-	[RDMA_USER_CM_CMD_LEAVE_MCAST] = { cmd_unsupported, 0 },
+	[RDMA_USER_CM_CMD_JOIN_IP_MCAST] = { cmd_join_ip_mcast,
+					     sizeof(struct rdma_ucm_join_ip_mcast) },
+	[RDMA_USER_CM_CMD_LEAVE_MCAST] = { cmd_leave_mcast, sizeof(struct rdma_ucm_destroy_id) },
 	[RDMA_USER_CM_CMD_MIGRATE_ID] = { cmd_migrate_id, sizeof(struct rdma_ucm_migrate_id) },
 	[RDMA_USER_CM_CMD_QUERY] = { cmd_query, sizeof(struct rdma_ucm_query) },
 	[RDMA_USER_CM_CMD_BIND] = { cmd_bind, sizeof(struct rdma_ucm_bind) },
 	[RDMA_USER_CM_CMD_RESOLVE_ADDR] = { cmd_resolve_addr, sizeof(struct rdma_ucm_resolve_addr) },
-	[RDMA_USER_CM_CMD_JOIN_MCAST] = { cmd_unsupported, 0 },
+	[RDMA_USER_CM_CMD_JOIN_MCAST] = { cmd_join_mcast, sizeof(struct rdma_ucm_join_mcast) },
 };
 
 uint64_t ucma_file_token(const struct ucma_file *f)

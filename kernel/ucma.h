@@ -33,6 +33,8 @@
 /* Events one file may hold unread; past it new ones are dropped (and the
  * connection they announce rejected or torn down), said once. */
 #define UCMA_EVENTS_MAX		4096
+/* Multicast joins one id may hold; past it JOIN_MCAST fails ENOMEM. */
+#define UCMA_MCS_MAX		64
 /* The largest backlog LISTEN takes (the kernel's is the int given). */
 #define UCMA_BACKLOG_MAX	1024
 

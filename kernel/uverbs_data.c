@@ -18,8 +18,6 @@
 #include "lib/log.h"
 #include "lib/verbs_wire.h"
 
-/* The verbs QP types the data path carries (enum ibv_qp_type). */
-enum { QPT_RC = 2, QPT_UC = 3, QPT_UD = 4 };
 /* QP numbers are 24 bits; 0 and 1 are the special QPs (IBA 10.2.5). */
 #define QPN_MASK	0xffffffu
 #define QPN_FIRST	0x40u
@@ -37,12 +35,6 @@ static size_t rx_bytes_all;	/* what every context holds unread */
 static uint64_t dropped_all;	/* packets dropped for want of room */
 static int64_t said_at_us;	/* when that was last said; 0: never */
 
-struct uverbs_qp {
-	uint32_t qpn, type, qkey;
-	uint8_t port;		/* 0 until the QP is bound to one */
-	struct uverbs_ctx *owner;
-};
-
 struct uverbs_ctx {
 	struct uverbs_dev *dev;
 	GQueue rx;		/* GBytes *: whole records */
@@ -56,10 +48,12 @@ void uverbs_qps_init(struct uverbs_dev *d)
 {
 	d->qps = g_hash_table_new_full(NULL, NULL, NULL, g_free);
 	d->next_qpn = QPN_FIRST;
+	uverbs_mcast_init(d);
 }
 
 void uverbs_qps_clear(struct uverbs_dev *d)
 {
+	uverbs_mcast_clear(d);
 	if (d->qps)
 		g_hash_table_destroy(d->qps);
 	d->qps = NULL;
@@ -127,13 +121,25 @@ static uint16_t pkey_index_of(const struct port *p, uint16_t pkey)
 enum upper_verdict uverbs_on_data(void *ctx, struct port *in, const struct mad_pkt *p)
 {
 	struct uverbs_dev *d = uverbs_dev_of_node(ctx, in->node);
-	struct uverbs_qp *q = d ? g_hash_table_lookup(d->qps, GUINT_TO_POINTER(p->dqp)) : NULL;
+	struct uverbs_qp *q;
+
+	if (!d)
+		return UPPER_UNCLAIMED;
+	if (verbs_lid_is_mcast(p->dlid))
+		return p->dqp == VERBS_QPN_MCAST ? uverbs_mcast_deliver(d, in, p) : UPPER_UNCLAIMED;
+	q = g_hash_table_lookup(d->qps, GUINT_TO_POINTER(p->dqp));
+	if (!q || (q->port && q->port != in->num))
+		return UPPER_UNCLAIMED;
+	return uverbs_qp_deliver(q, in, p);
+}
+
+enum upper_verdict uverbs_qp_deliver(struct uverbs_qp *q, struct port *in,
+				     const struct mad_pkt *p)
+{
 	struct verbs_wire_pkt *w;
 	const void *data;
 	gsize len;
 
-	if (!q || (q->port && q->port != in->num))
-		return UPPER_UNCLAIMED;
 	if (q->type == QPT_UD && p->qkey != q->qkey) {
 		if (in->qkey_violations < 0xffff)
 			in->qkey_violations++;
@@ -145,6 +151,7 @@ enum upper_verdict uverbs_on_data(void *ctx, struct port *in, const struct mad_p
 	w = g_memdup2(data, len);
 	w->port = in->num;
 	w->pkey_index = pkey_index_of(in, p->pkey);
+	w->dqpn = q->qpn;	/* a multicast copy's QP */
 	queue_rec(q->owner, g_bytes_new_take(w, len));
 	return UPPER_TAKEN;
 }
@@ -169,6 +176,7 @@ void uverbs_ctx_close(struct uverbs_ctx *c)
 	for (l = c->qps; l; l = l->next) {
 		struct uverbs_qp *q = l->data;
 
+		uverbs_mcast_detach_all(c->dev, q);
 		g_hash_table_remove(c->dev->qps, GUINT_TO_POINTER(q->qpn));
 	}
 	g_list_free(c->qps);
@@ -239,6 +247,8 @@ static const char *check_pkt(struct uverbs_ctx *c, const struct verbs_wire_pkt *
 		return "the source QP is not this context's";
 	if (w->pkey_index >= n->ports[w->port].npkeys)
 		return "P_Key index past the port's table";
+	if ((w->flags & VERBS_PKT_GRH) && w->sgid_index >= GUIDS_PER_PORT)
+		return "GID index past the port's table";
 	return NULL;
 }
 
@@ -257,6 +267,12 @@ static void send_pkt(struct uverbs_ctx *c, const void *rec, size_t len)
 	w->slid = (uint16_t)((port->lid & ~mask) | (w->slid & mask));
 	w->pkey = port->pkeys[w->pkey_index];
 	memset(&p, 0, sizeof(p));
+	if (w->flags & VERBS_PKT_GRH) {
+		port_gid(port, w->sgid_index, w->sgid);
+		p.grh = true;
+		memcpy(p.sgid, w->sgid, 16);
+		memcpy(p.dgid, w->dgid, 16);
+	}
 	p.slid = w->slid;
 	p.dlid = w->dlid;
 	p.sqp = w->sqpn;
@@ -310,12 +326,13 @@ static int qp_create(struct uverbs_ctx *c, struct verbs_ioc_qp *a)
 	struct uverbs_dev *d = c->dev;
 	struct uverbs_qp *q;
 
-	if (a->type != QPT_RC && a->type != QPT_UC && a->type != QPT_UD)
+	if (a->type != QPT_RC && a->type != QPT_UC && a->type != QPT_UD &&
+	    a->type != QPT_XRC_SEND && a->type != QPT_XRC_RECV)
 		return -EINVAL;
 	if (g_hash_table_size(d->qps) >= QPS_MAX)
 		return -ENOMEM;		/* past max_qp, as an HCA driver */
 	while (g_hash_table_contains(d->qps, GUINT_TO_POINTER(d->next_qpn)) ||
-	       d->next_qpn < QPN_FIRST)
+	       d->next_qpn < QPN_FIRST || d->next_qpn == VERBS_QPN_MCAST)
 		d->next_qpn = (d->next_qpn + 1) & QPN_MASK;
 	q = g_new0(struct uverbs_qp, 1);
 	q->qpn = d->next_qpn;
@@ -335,11 +352,16 @@ int uverbs_ctx_ioctl(struct uverbs_ctx *c, unsigned cmd, void *arg)
 
 	if (cmd == VERBS_IOC_QP_CREATE)
 		return qp_create(c, a);
-	if (cmd != VERBS_IOC_QP_SET && cmd != VERBS_IOC_QP_DESTROY)
+	if (!verbs_ioc_is_qp(cmd))
 		return -ENOTTY;
+	/* Every QP ioctl's struct starts with the QPN. */
 	q = owned_qp(c, a->qpn);
 	if (!q)
 		return -EINVAL;
+	if (cmd == VERBS_IOC_MCAST_ATTACH)
+		return uverbs_mcast_attach(c->dev, q, arg);
+	if (cmd == VERBS_IOC_MCAST_DETACH)
+		return uverbs_mcast_detach(c->dev, q, arg);
 	if (cmd == VERBS_IOC_QP_SET) {
 		if (a->port > c->dev->node->nports)
 			return -EINVAL;
@@ -347,6 +369,8 @@ int uverbs_ctx_ioctl(struct uverbs_ctx *c, unsigned cmd, void *arg)
 		q->port = (uint8_t)a->port;
 		return 0;
 	}
+	if (q->mcast)
+		return -EBUSY;	/* uverbs_free_qp: detach first */
 	c->qps = g_list_remove(c->qps, q);
 	g_hash_table_remove(c->dev->qps, GUINT_TO_POINTER(a->qpn));
 	return 0;

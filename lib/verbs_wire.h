@@ -48,6 +48,11 @@
 #define VERBS_MAX_SRQ		1024
 #define VERBS_MAX_SRQ_WR	4096
 #define VERBS_MAX_SRQ_SGE	16
+/* Multicast (kept by the daemon, per device): groups with a QP attached,
+ * QPs attached to one group, attachments in all. */
+#define VERBS_MAX_MCAST_GRP	1024
+#define VERBS_MAX_MCAST_QP_ATTACH	256
+#define VERBS_MAX_MCAST_ATTACH	4096
 #define VERBS_WIRE_PORT		"ibemu_port"	/* + the port number */
 #define VERBS_WIRE_EVENTS	"ibemu_events"
 #define VERBS_WIRE_CMD		"ibemu_cmd"
@@ -111,7 +116,18 @@ struct verbs_wire_rec {
 enum {
 	VERBS_PKT_SE = 1,	/* BTH SolicitedEvent */
 	VERBS_PKT_ACKREQ = 2,	/* BTH AckReq */
+	VERBS_PKT_GRH = 4,	/* a GRH travels (LRH LNH 3): the grh_ fields */
 };
+
+/* Multicast LIDs (IBA 4.1.1): 0xc000 to 0xfffe; 0xffff is permissive.
+ * A packet to one names this QP in its BTH. */
+#define VERBS_LID_MCAST_FIRST	0xc000u
+#define VERBS_QPN_MCAST		0xffffffu
+
+static inline bool verbs_lid_is_mcast(unsigned lid)
+{
+	return lid >= VERBS_LID_MCAST_FIRST && lid < 0xffffu;
+}
 
 /*
  * A packet: the fields of its LRH, BTH and the extended transport headers
@@ -138,12 +154,17 @@ struct verbs_wire_pkt {
 	uint64_t swap_add;	/* AtomicETH Swap (or Add) Data; AtomicAckETH
 				 * Original Remote Data */
 	uint64_t compare;	/* AtomicETH Compare Data */
+	/* GRH (IBA 8.3), with VERBS_PKT_GRH. The sender gives the index of
+	 * its GID in sgid_index; the daemon sets sgid from the port's table. */
+	uint32_t grh_flow;	/* FlowLabel, 20 bits */
+	uint8_t grh_tclass, grh_hop_limit, sgid_index, reserved1;
+	uint8_t sgid[16], dgid[16];
+	uint32_t xrc_srqn;	/* XRCETH: the SRQ of the XRC target's domain */
 	uint32_t len;		/* payload bytes that follow */
-	uint32_t reserved;
 };
 
 /* BTH opcodes (IBA Table 33): RC 0x00-0x14, UC 0x20-0x2b (RC's SENDs and
- * WRITEs, 0x20 up), UD 0x64-0x65. */
+ * WRITEs, 0x20 up), UD 0x64-0x65, XRC 0xa0-0xb4 (RC's, 0xa0 up). */
 enum verbs_opcode {
 	OP_RC_SEND_FIRST = 0x00,
 	OP_RC_SEND_MIDDLE = 0x01,
@@ -170,13 +191,21 @@ enum verbs_opcode {
 	OP_UC_LAST = 0x2b,	/* RDMA WRITE Only with Immediate */
 	OP_UD_SEND_ONLY = 0x64,
 	OP_UD_SEND_ONLY_IMM = 0x65,
+	OP_XRC_FIRST = 0xa0,	/* XRC: RC's opcodes + 0xa0, up to */
+	OP_XRC_LAST = 0xb4,	/* FETCH ADD */
 };
 
-/* A UC opcode as the RC one of the same packet (its headers are the
- * same); others as they are. */
+static inline bool verbs_op_is_xrc(unsigned op)
+{
+	return op >= OP_XRC_FIRST && op <= OP_XRC_LAST;
+}
+
+/* A UC or XRC opcode as the RC one of the same packet (its headers are
+ * the same but XRC's XRCETH); others as they are. */
 static inline unsigned verbs_op_rc(unsigned op)
 {
-	return op >= OP_UC_FIRST && op <= OP_UC_LAST ? op - OP_UC_FIRST : op;
+	return op >= OP_UC_FIRST && op <= OP_UC_LAST ? op - OP_UC_FIRST :
+	       verbs_op_is_xrc(op) ? op - OP_XRC_FIRST : op;
 }
 
 /* Which extended transport headers an opcode carries (IBA 9.2, Table 34). */
@@ -192,18 +221,31 @@ static inline bool verbs_op_has_reth(unsigned op)
 }
 static inline bool verbs_op_has_aeth(unsigned op)
 {
+	op = verbs_op_rc(op);
 	return op == OP_RC_READ_RESPONSE_FIRST || op == OP_RC_READ_RESPONSE_LAST ||
 	       op == OP_RC_READ_RESPONSE_ONLY || op == OP_RC_ACK || op == OP_RC_ATOMIC_ACK;
 }
 /* AtomicETH: VA 8, R_Key 4, Swap/Add 8, Compare 8 (IBA 9.3.6.3). */
 static inline bool verbs_op_has_atomiceth(unsigned op)
 {
+	op = verbs_op_rc(op);
 	return op == OP_RC_CMP_SWAP || op == OP_RC_FETCH_ADD;
 }
 /* AtomicAckETH: the original remote data, 8 (IBA 9.3.6.4). */
 static inline bool verbs_op_has_atomicacketh(unsigned op)
 {
-	return op == OP_RC_ATOMIC_ACK;
+	return verbs_op_rc(op) == OP_RC_ATOMIC_ACK;
+}
+/* A responder's packet: READ responses and acknowledgements. */
+static inline bool verbs_op_is_response(unsigned op)
+{
+	op = verbs_op_rc(op);
+	return (op >= OP_RC_READ_RESPONSE_FIRST && op <= OP_RC_ACK) || op == OP_RC_ATOMIC_ACK;
+}
+/* XRCETH: the SRQ number, 4: an XRC request's; responses have none. */
+static inline bool verbs_op_has_xrceth(unsigned op)
+{
+	return verbs_op_is_xrc(op) && !verbs_op_is_response(op);
 }
 static inline bool verbs_op_has_imm(unsigned op)
 {
@@ -214,8 +256,8 @@ static inline bool verbs_op_has_imm(unsigned op)
 }
 
 /*
- * The bytes the packet takes on the wire (IBA 7.7, 9.2-9.4): LRH 8, BTH
- * 12, the extended headers of its opcode, the payload padded to 4, ICRC
+ * The bytes the packet takes on the wire (IBA 7.7, 8.3, 9.2-9.4): LRH 8,
+ * GRH 40 if it has one, BTH 12, the extended headers of its opcode, the payload padded to 4, ICRC
  * 4, VCRC 2. What the PMA counts in PortXmitData (in words).
  */
 static inline unsigned verbs_pkt_wire_bytes(const struct verbs_wire_pkt *p)
@@ -224,9 +266,10 @@ static inline unsigned verbs_pkt_wire_bytes(const struct verbs_wire_pkt *p)
 	unsigned ext = (verbs_op_has_deth(op) ? 8 : 0) + (verbs_op_has_reth(op) ? 16 : 0) +
 		       (verbs_op_has_aeth(op) ? 4 : 0) + (verbs_op_has_imm(op) ? 4 : 0) +
 		       (verbs_op_has_atomiceth(op) ? 28 : 0) +
-		       (verbs_op_has_atomicacketh(op) ? 8 : 0);
+		       (verbs_op_has_atomicacketh(op) ? 8 : 0) + (verbs_op_has_xrceth(op) ? 4 : 0);
 
-	return 8 + 12 + ext + ((p->len + 3) & ~3u) + 4 + 2;
+	return 8 + ((p->flags & VERBS_PKT_GRH) ? 40 : 0) + 12 + ext + ((p->len + 3) & ~3u) +
+	       4 + 2;
 }
 
 /* A completion channel to make, for the parked write @id. */
@@ -246,7 +289,8 @@ struct verbs_wire_upcall {
  * packets for it here until it is destroyed or the file is closed. */
 struct verbs_ioc_qp {
 	uint32_t qpn;		/* out of CREATE; in for the others */
-	uint32_t type;		/* CREATE: IBV_QPT_RC (2), _UC (3) or _UD (4) */
+	uint32_t type;		/* CREATE: IBV_QPT_RC (2), _UC (3), _UD (4),
+				 * _XRC_SEND (9) or _XRC_RECV (10) */
 	uint32_t qkey;		/* SET: the Q_Key a UD QP checks */
 	uint32_t port;		/* SET: its port; 0 while it has none */
 };
@@ -262,6 +306,34 @@ struct verbs_ioc_upcall_done {
 #define VERBS_IOC_UPCALL_DONE	_IOW(VERBS_IOC_MAGIC, 4, struct verbs_ioc_upcall_done)
 /* Queue a VERBS_REC_WAKE record (a reader thread's way out). */
 #define VERBS_IOC_WAKE		_IO(VERBS_IOC_MAGIC, 5)
+
+/* A UD QP's attachment to a multicast group (ibv_attach_mcast): the
+ * daemon gives it a copy of every packet to @mlid (whose GRH, if any,
+ * names @gid) that reaches its port. Errors as the kernel's
+ * ib_uverbs_attach_mcast/detach_mcast: EINVAL for a QP not UD, a GID not
+ * multicast, an MLID not one, or (detach) an attachment that is not
+ * there; attaching twice is no error; ENOMEM past VERBS_MAX_MCAST_*. A QP
+ * with attachments is not destroyed: EBUSY (closing the file detaches). */
+struct verbs_ioc_mcast {
+	uint32_t qpn;
+	uint16_t mlid;
+	uint16_t reserved;
+	uint8_t gid[16];
+};
+#define VERBS_IOC_MCAST_ATTACH	_IOW(VERBS_IOC_MAGIC, 7, struct verbs_ioc_mcast)
+#define VERBS_IOC_MCAST_DETACH	_IOW(VERBS_IOC_MAGIC, 8, struct verbs_ioc_mcast)
+
+/* The ioctls on a QP that every front-end passes to the daemon as they
+ * are (_IOC_SIZE bytes in, the same back), and the largest of them. */
+static inline bool verbs_ioc_is_qp(unsigned cmd)
+{
+	return cmd == VERBS_IOC_QP_CREATE || cmd == VERBS_IOC_QP_SET ||
+	       cmd == VERBS_IOC_QP_DESTROY || cmd == VERBS_IOC_MCAST_ATTACH ||
+	       cmd == VERBS_IOC_MCAST_DETACH;
+}
+#define VERBS_IOC_QP_ARG_MAX	24
+_Static_assert(sizeof(struct verbs_ioc_mcast) <= VERBS_IOC_QP_ARG_MAX &&
+	       sizeof(struct verbs_ioc_qp) <= VERBS_IOC_QP_ARG_MAX, "the QP ioctls' structs fit");
 
 /* Packets to send: @len bytes of whole records in @data. The size is the
  * largest an ioctl number can encode (14 bits), so at least three

@@ -92,8 +92,11 @@ struct verbs_mr;
 struct verbs_context_ops {
 	verbs_op advise_mr, alloc_dm, alloc_mw, alloc_null_mr, alloc_parent_domain;
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
-	verbs_op alloc_td, async_event, attach_counters_point_flow, attach_mcast, bind_mw,
-		close_xrcd, cq_event;
+	verbs_op alloc_td, async_event, attach_counters_point_flow;
+	int (*attach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
+	verbs_op bind_mw;
+	int (*close_xrcd)(struct ibv_xrcd *xrcd);
+	verbs_op cq_event;
 	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 	verbs_op create_counters;
 	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
@@ -106,7 +109,9 @@ struct verbs_context_ops {
 				       struct ibv_qp_init_attr_ex *attr);
 	verbs_op create_rwq_ind_table;
 	struct ibv_srq *(*create_srq)(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
-	verbs_op create_srq_ex, create_wq, dealloc_mw;
+	struct ibv_srq *(*create_srq_ex)(struct ibv_context *context,
+					 struct ibv_srq_init_attr_ex *attr);
+	verbs_op create_wq, dealloc_mw;
 	int (*dealloc_pd)(struct ibv_pd *pd);
 	verbs_op dealloc_td;
 	int (*dereg_mr)(struct verbs_mr *vmr);
@@ -117,14 +122,19 @@ struct verbs_context_ops {
 	int (*destroy_qp)(struct ibv_qp *qp);
 	verbs_op destroy_rwq_ind_table;
 	int (*destroy_srq)(struct ibv_srq *srq);
-	verbs_op destroy_wq, detach_mcast;
+	verbs_op destroy_wq;
+	int (*detach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
 	void (*free_context)(struct ibv_context *context);
-	verbs_op free_dm, get_srq_num, import_dm, import_mr, import_pd, modify_cq,
+	verbs_op free_dm;
+	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
+	verbs_op import_dm, import_mr, import_pd, modify_cq,
 		modify_flow_action_esp;
 	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 	verbs_op modify_qp_rate_limit;
 	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
-	verbs_op modify_wq, open_qp, open_xrcd;
+	verbs_op modify_wq, open_qp;
+	struct ibv_xrcd *(*open_xrcd)(struct ibv_context *context,
+				      struct ibv_xrcd_init_attr *attr);
 	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 	int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 	int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
@@ -162,7 +172,12 @@ struct verbs_mr {
 /* libibverbs' struct verbs_qp: ibv_qp_to_qp_ex() gives &qp_ex when
  * comp_mask has VERBS_QP_EX (a QP made with send_ops_flags). */
 enum { IBEMU_VERBS_QP_EX = 1 << 1 };	/* enum verbs_qp_mask VERBS_QP_EX */
-struct verbs_xrcd;
+/* libibverbs' struct verbs_xrcd (driver.h): what ibv_open_xrcd gives. */
+struct verbs_xrcd {
+	struct ibv_xrcd xrcd;
+	uint32_t comp_mask;
+	uint32_t handle;
+};
 struct verbs_qp {
 	union {
 		struct ibv_qp qp;

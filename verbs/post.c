@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@
 
 void ibemu_complete(struct ibemu_qp *qp, bool recv, const struct ibv_wc *wc, bool se)
 {
-	ibemu_cq_add(to_cq(recv ? qp->qp.recv_cq : qp->qp.send_cq), wc, se);
+	ibemu_cq_add(to_cq(recv ? ibemu_rx_cq(qp) : qp->qp.send_cq), wc, se);
 }
 
 /* ---- UD ----------------------------------------------------------------- */
@@ -57,6 +58,16 @@ static void ud_send(struct ibemu_qp *qp, struct ibemu_swqe *w)
 		qp->sq_psn = (qp->sq_psn + 1) & PSN_MASK;
 		h.imm = w->imm;
 		h.len = (uint32_t)len;
+		if (w->ah.is_global) {
+			/* A GRH: every multicast packet carries the MGID in
+			 * one; the daemon fills the SGID in from the index. */
+			h.flags |= VERBS_PKT_GRH;
+			h.grh_flow = w->ah.grh.flow_label & 0xfffff;
+			h.grh_tclass = w->ah.grh.traffic_class;
+			h.grh_hop_limit = w->ah.grh.hop_limit;
+			h.sgid_index = w->ah.grh.sgid_index;
+			memcpy(h.dgid, w->ah.grh.dgid.raw, 16);
+		}
 		ibemu_send_pkt(ctx, &h, buf);
 	}
 	if (st || qp->sq_sig_all || (w->send_flags & IBV_SEND_SIGNALED)) {
@@ -66,6 +77,21 @@ static void ud_send(struct ibemu_qp *qp, struct ibemu_swqe *w)
 		wc.qp_num = qp->qp.qp_num;
 		ibemu_complete(qp, false, &wc, false);
 	}
+}
+
+/* The GRH a packet came with, as the HCA writes it ahead of the payload
+ * (IBA 8.3; struct ibv_grh): PayLen counts BTH to ICRC. */
+static void grh_of(const struct verbs_wire_pkt *p, struct ibv_grh *g)
+{
+	unsigned paylen = verbs_pkt_wire_bytes(p) - 8 - IBEMU_GRH_BYTES - 2;
+
+	g->version_tclass_flow = htobe32(6u << 28 | (uint32_t)p->grh_tclass << 20 |
+					 (p->grh_flow & 0xfffff));
+	g->paylen = htobe16((uint16_t)paylen);
+	g->next_hdr = 0x1b;	/* IBA: the BTH follows */
+	g->hop_limit = p->grh_hop_limit;
+	memcpy(g->sgid.raw, p->sgid, 16);
+	memcpy(g->dgid.raw, p->dgid, 16);
 }
 
 void ibemu_ud_receive(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const char *payload)
@@ -84,11 +110,18 @@ void ibemu_ud_receive(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const
 	st = ibemu_sge_check(ctx, qp->qp.pd, r.sg, r.num_sge, IBV_ACCESS_LOCAL_WRITE, &room);
 	if (!st && room < IBEMU_GRH_BYTES + (uint64_t)p->len)
 		st = IBV_WC_LOC_LEN_ERR;
-	/* The first 40 bytes are the GRH's; without one they are left as
-	 * they are and IBV_WC_GRH is not set. */
+	/* The first 40 bytes are the GRH's: the packet's, with IBV_WC_GRH,
+	 * or left as they are when it had none. */
 	if (!st)
 		ibemu_sge_copy(ctx, qp->qp.pd, r.sg, r.num_sge, IBEMU_GRH_BYTES, (void *)payload,
 			       p->len, true);
+	if (!st && (p->flags & VERBS_PKT_GRH)) {
+		struct ibv_grh g;
+
+		grh_of(p, &g);
+		ibemu_sge_copy(ctx, qp->qp.pd, r.sg, r.num_sge, 0, &g, sizeof(g), true);
+		wc.wc_flags |= IBV_WC_GRH;
+	}
 	wc.wr_id = r.wr_id;
 	wc.status = st;
 	wc.opcode = IBV_WC_RECV;
@@ -109,9 +142,11 @@ void ibemu_ud_receive(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const
 
 static int check_send_wr(const struct ibemu_qp *qp, const struct ibv_send_wr *wr)
 {
-	bool rc = qp->qp.qp_type == IBV_QPT_RC, ud = qp->qp.qp_type == IBV_QPT_UD;
+	bool rc = ibemu_qp_is_rc_req(qp), ud = qp->qp.qp_type == IBV_QPT_UD;
 
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge)
+	/* An XRC target has no send queue. */
+	if (qp->qp.qp_type == IBV_QPT_XRC_RECV || wr->num_sge < 0 ||
+	    (uint32_t)wr->num_sge > qp->cap.max_send_sge)
 		return EINVAL;
 	switch (wr->opcode) {
 	case IBV_WR_SEND:
@@ -185,6 +220,8 @@ static int take_send_wr(struct ibemu_qp *qp, struct ibemu_swqe *w, const struct 
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
 	}
+	if (qp->qp.qp_type == IBV_QPT_XRC_SEND)
+		w->remote_srqn = wr->qp_type.xrc.remote_srqn;
 	if (ibemu_wr_is_atomic(wr->opcode)) {
 		/* wr.atomic lays its fields out otherwise than wr.rdma. */
 		w->remote_addr = wr->wr.atomic.remote_addr;
@@ -254,8 +291,10 @@ int ibemu_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv
 
 	pthread_mutex_lock(&ctx->lock);
 	for (; wr; wr = wr->next) {
-		/* A QP with an SRQ has no receive queue; Reset has none yet. */
-		err = ibqp->srq || qp->state == IBV_QPS_RESET ? EINVAL :
+		/* A QP with an SRQ has no receive queue, nor has an XRC
+		 * QP; Reset has none yet. */
+		err = ibqp->srq || qp->qp.qp_type == IBV_QPT_XRC_SEND ||
+		      qp->qp.qp_type == IBV_QPT_XRC_RECV || qp->state == IBV_QPS_RESET ? EINVAL :
 		      ibemu_rq_push(&qp->rq, wr, qp->cap.max_recv_sge);
 		if (err)
 			break;

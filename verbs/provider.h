@@ -26,6 +26,8 @@
 #define IBEMU_MAX_RD_ATOM	VERBS_MAX_RD_ATOM
 /* UD receive buffers start with room for a GRH (IBA 11.4.1.2). */
 #define IBEMU_GRH_BYTES		40
+/* GIDs a port has (GUIDCap; ibemu_port's gid_tbl_len). */
+#define IBEMU_GID_TBL_LEN	8
 
 struct ibemu_device {
 	struct verbs_device vdev;	/* first: libibverbs frees through it */
@@ -45,6 +47,9 @@ struct ibemu_context {
 	uint8_t nports;			/* 0 until first asked (qp.c) */
 	/* What this context holds of each, under lock (VERBS_MAX_*). */
 	unsigned n_pd, n_mr, n_cq, n_ah, n_srq;
+	/* XRC SRQs by number (xrc.c), under lock. */
+	struct ibemu_srq *xsrqs;
+	uint32_t next_srqn;
 	/* Packets waiting for one VERBS_IOC_SEND to the daemon (thread.c). */
 	struct verbs_ioc_send *out;
 	size_t out_len;
@@ -189,6 +194,12 @@ struct ibemu_srq {
 	struct ibv_srq srq;
 	struct ibemu_rq rq;
 	unsigned limit;		/* SRQ_LIMIT_REACHED below this; 0 = off */
+	/* An XRC SRQ (xrc.c): its domain, the CQ its receives complete
+	 * on, the number XRC requests name it by; in ctx->xsrqs. */
+	struct ibv_xrcd *xrcd;
+	struct ibv_cq *cq;
+	uint32_t srqn;
+	struct ibemu_srq *next;
 };
 
 /* A send work request as posted, and its progress on an RC QP. */
@@ -204,6 +215,7 @@ struct ibemu_swqe {
 	uint64_t remote_addr;
 	uint32_t rkey;
 	uint64_t swap_add, compare;	/* an atomic's operands, as AtomicETH's */
+	uint32_t remote_srqn;	/* XRC: the target's SRQ (XRCETH) */
 	/* UD */
 	struct ibv_ah_attr ah;
 	uint32_t remote_qpn, remote_qkey;
@@ -236,6 +248,10 @@ struct ibemu_qp {
 	int batch_err;		/* the first error of the batch: wr_complete's */
 	struct ibemu_qp *next;
 	struct ibemu_context *ctx;
+	/* An XRC target: its domain, and the SRQ the request it is taking
+	 * named (XRCETH), whose PD and CQ its receives use. */
+	struct ibv_xrcd *xrcd;
+	struct ibemu_srq *xsrq;
 	enum ibv_qp_state state;
 	struct ibv_qp_cap cap;
 	bool sq_sig_all;
@@ -289,7 +305,26 @@ static inline struct ibemu_qp *to_qp(struct ibv_qp *qp)
 	return (struct ibemu_qp *)qp;
 }
 
+/* The PD and CQ of what a QP receives: an XRC target's are those of the
+ * SRQ the request names (XRC: that SRQ's PD checks the keys). */
+static inline struct ibv_pd *ibemu_rx_pd(const struct ibemu_qp *qp)
+{
+	return qp->xsrq ? qp->xsrq->srq.pd : qp->qp.pd;
+}
+static inline struct ibv_cq *ibemu_rx_cq(const struct ibemu_qp *qp)
+{
+	return qp->xsrq ? qp->xsrq->cq : qp->qp.recv_cq;
+}
+/* The requester of an RC-like connection: RC or an XRC initiator. */
+static inline bool ibemu_qp_is_rc_req(const struct ibemu_qp *qp)
+{
+	return qp->qp.qp_type == IBV_QPT_RC || qp->qp.qp_type == IBV_QPT_XRC_SEND;
+}
+
 struct ibv_qp *ibemu_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+/* The QP of any type: @pd NULL and @xrcd for an XRC target. */
+struct ibv_qp *ibemu_qp_new(struct ibv_context *context, struct ibv_pd *pd,
+			    struct ibv_qp_init_attr *attr, struct ibv_xrcd *xrcd);
 /* ibv_create_qp_ex (qp_ex.c): with send_ops_flags, the ibv_wr_* API. */
 struct ibv_qp *ibemu_create_qp_ex(struct ibv_context *context,
 				  struct ibv_qp_init_attr_ex *attr);
@@ -298,6 +333,19 @@ int ibemu_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 int ibemu_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		   struct ibv_qp_init_attr *init_attr);
 int ibemu_destroy_qp(struct ibv_qp *qp);
+/* xrc.c: XRC domains and SRQs (docs/verbs.md "XRC") */
+struct ibv_xrcd *ibemu_open_xrcd(struct ibv_context *context, struct ibv_xrcd_init_attr *attr);
+int ibemu_close_xrcd(struct ibv_xrcd *xrcd);
+struct ibv_srq *ibemu_create_srq_ex(struct ibv_context *context,
+				    struct ibv_srq_init_attr_ex *attr);
+int ibemu_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
+/* The XRC SRQ numbered @srqn (under ctx->lock), or NULL. */
+struct ibemu_srq *ibemu_xsrq_find(struct ibemu_context *ctx, uint32_t srqn);
+/* An XRC SRQ goes (srq.c): out of the list, and no target keeps it. */
+void ibemu_xsrq_forget(struct ibemu_context *ctx, struct ibemu_srq *srq);
+/* mcast.c */
+int ibemu_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
+int ibemu_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
 struct ibemu_qp *ibemu_qp_find(struct ibemu_context *ctx, uint32_t qpn);
 /* To the error state: every WR not completed completes with
  * IBV_WC_WR_FLUSH_ERR (IBA 10.3.1, 11.4.2.2). Under ctx->lock. */

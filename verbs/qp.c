@@ -21,8 +21,10 @@ struct ibv_ah *ibemu_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	struct ibemu_ah *ah;
 
 	/* No GRH routing: one subnet (a GRH to our own subnet is accepted
-	 * and travels by LID, as within a subnet). */
-	if (!attr->port_num || attr->port_num > 254 || !attr->dlid) {
+	 * and travels by LID, as within a subnet); the SGID index must name
+	 * one of the port's GIDs (the kernel: no GID there, EINVAL). */
+	if (!attr->port_num || attr->port_num > 254 || !attr->dlid ||
+	    (attr->is_global && attr->grh.sgid_index >= IBEMU_GID_TBL_LEN)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -62,16 +64,33 @@ static bool cap_ok(const struct ibv_qp_init_attr *a)
 	       (a->srq || (c->max_recv_wr <= IBEMU_MAX_WR && c->max_recv_sge <= IBEMU_MAX_SGE));
 }
 
-struct ibv_qp *ibemu_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+/* What each type needs (the kernel's create_qp): CQs for both queues,
+ * but an XRC initiator has no receive queue and a target neither queue:
+ * it has its domain, and no PD. */
+static bool parts_ok(const struct ibv_qp_init_attr *attr, const struct ibv_xrcd *xrcd)
 {
-	struct ibemu_context *ctx = to_ctx(pd->context);
+	switch (attr->qp_type) {
+	case IBV_QPT_XRC_RECV:
+		return xrcd != NULL;
+	case IBV_QPT_XRC_SEND:
+		return attr->send_cq && !attr->srq;
+	default:
+		return attr->send_cq && attr->recv_cq;
+	}
+}
+
+struct ibv_qp *ibemu_qp_new(struct ibv_context *context, struct ibv_pd *pd,
+			    struct ibv_qp_init_attr *attr, struct ibv_xrcd *xrcd)
+{
+	struct ibemu_context *ctx = to_ctx(context);
 	struct verbs_ioc_qp ioc = { .type = attr->qp_type };
+	bool xrc = attr->qp_type == IBV_QPT_XRC_SEND || attr->qp_type == IBV_QPT_XRC_RECV;
 	struct ibemu_qp *qp;
 
 	bool known = attr->qp_type == IBV_QPT_RC || attr->qp_type == IBV_QPT_UC ||
-		     attr->qp_type == IBV_QPT_UD;
+		     attr->qp_type == IBV_QPT_UD || xrc;
 
-	if (!known || !attr->send_cq || !attr->recv_cq) {
+	if (!known || !parts_ok(attr, xrcd)) {
 		errno = known ? EINVAL : EOPNOTSUPP;
 		return NULL;
 	}
@@ -83,8 +102,10 @@ struct ibv_qp *ibemu_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	if (!qp)
 		goto nomem;
 	qp->cap = attr->cap;
-	if (attr->srq)
+	if (attr->srq || xrc)
 		qp->cap.max_recv_wr = qp->cap.max_recv_sge = 0;
+	if (attr->qp_type == IBV_QPT_XRC_RECV)
+		qp->cap.max_send_wr = qp->cap.max_send_sge = qp->cap.max_inline_data = 0;
 	/* A send WQE has room for some inline data whatever was asked, and
 	 * the caps given back say how much, as mlx4's and mlx5's do
 	 * (rdma_xclient sends 16 bytes inline from a QP that asked none). */
@@ -94,7 +115,7 @@ struct ibv_qp *ibemu_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	/* One slot more than asked: a full ring is never empty. */
 	qp->sq_size = qp->cap.max_send_wr + 1;
 	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
-	if (!qp->sq || (!attr->srq && ibemu_rq_init(&qp->rq, qp->cap.max_recv_wr)))
+	if (!qp->sq || (!attr->srq && !xrc && ibemu_rq_init(&qp->rq, qp->cap.max_recv_wr)))
 		goto nomem;
 	if (ibemu_ioc(ctx, VERBS_IOC_QP_CREATE, &ioc) < 0)
 		goto fail;
@@ -102,9 +123,10 @@ struct ibv_qp *ibemu_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	qp->state = IBV_QPS_RESET;
 	qp->sq_sig_all = attr->sq_sig_all != 0;
 	/* What libibverbs' ibv_create_qp() leaves to the provider. */
-	qp->qp.context = pd->context;
+	qp->qp.context = context;
 	qp->qp.qp_context = attr->qp_context;
 	qp->qp.pd = pd;
+	qp->xrcd = attr->qp_type == IBV_QPT_XRC_RECV ? xrcd : NULL;
 	qp->qp.send_cq = attr->send_cq;
 	qp->qp.recv_cq = attr->recv_cq;
 	qp->qp.srq = attr->srq;
@@ -132,6 +154,11 @@ fail:
 	return NULL;
 }
 
+struct ibv_qp *ibemu_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	return ibemu_qp_new(pd->context, pd, attr, NULL);
+}
+
 static void free_swqe(struct ibemu_swqe *w)
 {
 	free(w->inline_data);
@@ -145,13 +172,20 @@ int ibemu_destroy_qp(struct ibv_qp *ibqp)
 	struct verbs_ioc_qp ioc = { .qpn = ibqp->qp_num };
 	unsigned i;
 
+	/* The daemon refuses while multicast groups are attached (EBUSY,
+	 * as the kernel); then the QP stays whole. Under the lock, with the
+	 * unlinking: the reader thread must not answer a packet from a QP
+	 * the daemon no longer has (a refused batch loses others' too). */
 	pthread_mutex_lock(&ctx->lock);
+	if (ibemu_ioc(ctx, VERBS_IOC_QP_DESTROY, &ioc) < 0 && errno == EBUSY) {
+		pthread_mutex_unlock(&ctx->lock);
+		return EBUSY;
+	}
 	for (pp = &ctx->qps; *pp && *pp != qp; pp = &(*pp)->next)
 		;
 	if (*pp)
 		*pp = qp->next;
 	pthread_mutex_unlock(&ctx->lock);
-	ibemu_ioc(ctx, VERBS_IOC_QP_DESTROY, &ioc);
 	for (i = 0; i < qp->sq_size; i++)
 		free_swqe(&qp->sq[i]);
 	ibemu_qp_ex_free(qp);
@@ -191,12 +225,12 @@ void ibemu_qp_to_error(struct ibemu_qp *qp)
 		wc.opcode = IBV_WC_RECV;
 		ibemu_cq_add(to_cq(qp->qp.recv_cq), &wc, false);
 	}
-	if (qp->cur_has_wqe) {
+	if (qp->cur_has_wqe && ibemu_rx_cq(qp)) {
 		wc.wr_id = qp->cur.wr_id;
 		wc.opcode = IBV_WC_RECV;
-		ibemu_cq_add(to_cq(qp->qp.recv_cq), &wc, false);
-		qp->cur_has_wqe = false;
+		ibemu_cq_add(to_cq(ibemu_rx_cq(qp)), &wc, false);
 	}
+	qp->cur_has_wqe = false;
 	qp->recv_open = false;
 }
 
@@ -260,6 +294,22 @@ static const struct transition transitions[] = {
 };
 #undef S
 
+/* The attributes of an RC QP's responder and of its requester. */
+#define RC_RESPONDER	(IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
+#define RC_REQUESTER	(IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY)
+
+/* The kernel drops those an XRC QP has no use for before it checks the
+ * mask (uverbs_cmd.c modify_qp_mask): perftest gives its targets the
+ * retry counts. */
+static int xrc_mask(const struct ibemu_qp *qp, int mask)
+{
+	if (qp->qp.qp_type == IBV_QPT_XRC_SEND)
+		return mask & ~RC_RESPONDER;
+	if (qp->qp.qp_type == IBV_QPT_XRC_RECV)
+		return mask & ~RC_REQUESTER;
+	return mask;
+}
+
 static const struct transition *find_transition(enum ibv_qp_state from, enum ibv_qp_state to)
 {
 	unsigned i;
@@ -284,6 +334,16 @@ static bool mask_ok(const struct ibemu_qp *qp, enum ibv_qp_state to, int mask)
 	switch (qp->qp.qp_type) {
 	case IBV_QPT_RC: req = t->rc_req; opt = t->rc_opt; break;
 	case IBV_QPT_UC: req = t->uc_req; opt = t->uc_opt; break;
+	/* XRC: RC's, without the attributes of the half it has not (an
+	 * initiator has no responder, a target no requester). */
+	case IBV_QPT_XRC_SEND:
+		req = t->rc_req & ~RC_RESPONDER;
+		opt = t->rc_opt & ~RC_RESPONDER;
+		break;
+	case IBV_QPT_XRC_RECV:
+		req = t->rc_req & ~RC_REQUESTER;
+		opt = t->rc_opt & ~RC_REQUESTER;
+		break;
 	default: req = t->ud_req; opt = t->ud_opt; break;
 	}
 	return (mask & req) == req && (mask & ~(req | opt)) == 0;
@@ -374,6 +434,7 @@ int ibemu_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	struct verbs_ioc_qp ioc;
 	int err = 0;
 
+	mask = xrc_mask(qp, mask);
 	if (!values_ok(qp, attr, mask))
 		return EINVAL;
 	pthread_mutex_lock(&ctx->lock);
@@ -391,7 +452,8 @@ int ibemu_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	ioc = (struct verbs_ioc_qp){ .qpn = ibqp->qp_num, .qkey = qp->qkey,
 				     .port = to == IBV_QPS_RESET ? 0 : qp->port };
 	/* RTS sends what was posted in RTR's wait (nothing, for a new QP). */
-	if (to == IBV_QPS_RTS && qp->qp.qp_type != IBV_QPT_UD)
+	if (to == IBV_QPS_RTS && qp->qp.qp_type != IBV_QPT_UD &&
+	    qp->qp.qp_type != IBV_QPT_XRC_RECV)
 		ibemu_rc_send_pending(qp);
 	ibemu_flush(ctx);
 	pthread_mutex_unlock(&ctx->lock);

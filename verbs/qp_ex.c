@@ -195,6 +195,19 @@ static void wr_set_ud_addr(struct ibv_qp_ex *ex, struct ibv_ah *ah, uint32_t qpn
 	w->wr.wr.ud.remote_qkey = qkey;
 }
 
+/* An XRC initiator's WR: the target's SRQ; another QP's: EINVAL. */
+static void wr_set_xrc_srqn(struct ibv_qp_ex *ex, uint32_t srqn)
+{
+	struct ibemu_qp *qp = of(ex);
+	struct ibemu_wr_ex *w = last(qp);
+
+	if (!w)
+		return;
+	if (qp->qp.qp_type != IBV_QPT_XRC_SEND)
+		fail(qp, EINVAL);
+	w->wr.qp_type.xrc.remote_srqn = srqn;
+}
+
 static void wr_set_sge_list(struct ibv_qp_ex *ex, size_t n, const struct ibv_sge *sg)
 {
 	struct ibemu_qp *qp = of(ex);
@@ -286,11 +299,6 @@ static void na_tso(struct ibv_qp_ex *ex, void *hdr, uint16_t sz, uint16_t mss)
 	not_asked(ex);
 }
 
-static void na_xrc_srqn(struct ibv_qp_ex *ex, uint32_t srqn)
-{
-	(void)srqn;
-	fail(of(ex), EOPNOTSUPP);
-}
 
 /* Every opcode post_send carries, whether asked or not (as mlx5 gives all
  * of a QP type's): one not asked for still posts, one the QP type lacks
@@ -312,7 +320,7 @@ static void set_ops(struct ibv_qp_ex *ex)
 	ex->wr_send_inv = na_inv;
 	ex->wr_send_tso = na_tso;
 	ex->wr_set_ud_addr = wr_set_ud_addr;
-	ex->wr_set_xrc_srqn = na_xrc_srqn;
+	ex->wr_set_xrc_srqn = wr_set_xrc_srqn;
 	ex->wr_set_inline_data = wr_set_inline_data;
 	ex->wr_set_inline_data_list = wr_set_inline_data_list;
 	ex->wr_set_sge = wr_set_sge;
@@ -322,17 +330,19 @@ static void set_ops(struct ibv_qp_ex *ex)
 struct ibv_qp *ibemu_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
 {
 	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
-			       IBV_QP_INIT_ATTR_CREATE_FLAGS;
+			       IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_XRCD;
+	bool tgt = attr->qp_type == IBV_QPT_XRC_RECV;
 	struct ibv_qp_init_attr base;
 	uint64_t ops = 0;
 	struct ibv_qp *ibqp;
 
-	(void)context;
-	if (attr->comp_mask & ~known) {	/* XRC, TSO, RSS, a source QPN: none here */
+	if (attr->comp_mask & ~known) {	/* TSO, RSS, a source QPN: none here */
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
+	/* A PD, but for an XRC target, which has its domain instead. */
+	if (tgt ? !(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd :
+		  !(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -343,7 +353,8 @@ struct ibv_qp *ibemu_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
 		ops = attr->send_ops_flags;
 		uint64_t can = attr->qp_type == IBV_QPT_UD ? OPS_UD :
-			       attr->qp_type == IBV_QPT_UC ? OPS_UC : OPS_RC;
+			       attr->qp_type == IBV_QPT_UC ? OPS_UC :
+			       tgt ? 0 : OPS_RC;	/* RC and XRC initiators */
 
 		if (ops & ~can) {
 			errno = EOPNOTSUPP;
@@ -355,7 +366,7 @@ struct ibv_qp *ibemu_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 		.recv_cq = attr->recv_cq, .srq = attr->srq, .cap = attr->cap,
 		.qp_type = attr->qp_type, .sq_sig_all = attr->sq_sig_all,
 	};
-	ibqp = ibemu_create_qp(attr->pd, &base);
+	ibqp = ibemu_qp_new(context, tgt ? NULL : attr->pd, &base, tgt ? attr->xrcd : NULL);
 	if (!ibqp)
 		return NULL;
 	attr->cap = base.cap;	/* what it got, as ibv_create_qp says */

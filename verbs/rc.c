@@ -134,6 +134,21 @@ static void progress(struct ibemu_qp *qp)
 	ibemu_kick_timer(qp->ctx);
 }
 
+/* A request on the wire: UC's and XRC's opcodes are RC's moved (IBA
+ * Table 33), and an XRC request names the target's SRQ (XRCETH). */
+static void send_request(struct ibemu_qp *qp, const struct ibemu_swqe *w,
+			 struct verbs_wire_pkt *h, const void *payload)
+{
+	if (qp->qp.qp_type == IBV_QPT_UC) {
+		h->opcode += OP_UC_FIRST;
+		h->flags &= (uint8_t)~VERBS_PKT_ACKREQ;	/* nothing answers UC */
+	} else if (qp->qp.qp_type == IBV_QPT_XRC_SEND) {
+		h->opcode += OP_XRC_FIRST;
+		h->xrc_srqn = w->remote_srqn;
+	}
+	ibemu_send_pkt(qp->ctx, h, payload);
+}
+
 /* Packet @i of send WR @w on the wire. */
 static void send_packet(struct ibemu_qp *qp, struct ibemu_swqe *w, uint32_t i, char *buf)
 {
@@ -152,7 +167,7 @@ static void send_packet(struct ibemu_qp *qp, struct ibemu_swqe *w, uint32_t i, c
 		h.swap_add = w->swap_add;
 		h.compare = w->compare;
 		h.flags = VERBS_PKT_ACKREQ;
-		ibemu_send_pkt(qp->ctx, &h, NULL);
+		send_request(qp, w, &h, NULL);
 		return;
 	}
 	if (w->opcode == IBV_WR_RDMA_READ) {
@@ -161,7 +176,7 @@ static void send_packet(struct ibemu_qp *qp, struct ibemu_swqe *w, uint32_t i, c
 		h.rkey = w->rkey;
 		h.dma_len = (uint32_t)w->len;
 		h.flags = VERBS_PKT_ACKREQ;
-		ibemu_send_pkt(qp->ctx, &h, NULL);
+		send_request(qp, w, &h, NULL);
 		return;
 	}
 	h.len = (uint32_t)(w->len - off < mtu ? w->len - off : mtu);
@@ -192,11 +207,7 @@ static void send_packet(struct ibemu_qp *qp, struct ibemu_swqe *w, uint32_t i, c
 		if (imm)
 			h.imm = w->imm;
 	}
-	if (qp->qp.qp_type == IBV_QPT_UC) {
-		h.opcode += OP_UC_FIRST;
-		h.flags &= (uint8_t)~VERBS_PKT_ACKREQ;	/* nothing answers UC */
-	}
-	ibemu_send_pkt(qp->ctx, &h, buf);
+	send_request(qp, w, &h, buf);
 }
 
 static void send_wqe(struct ibemu_qp *qp, struct ibemu_swqe *w)
@@ -254,7 +265,7 @@ void ibemu_rc_send_pending(struct ibemu_qp *qp)
 		int access = ibemu_wr_is_rd_atomic(w->opcode) ? IBV_ACCESS_LOCAL_WRITE : 0;
 		uint64_t len;
 
-		if (qp->qp.qp_type == IBV_QPT_RC && qp->sq_head != qp->sq_next &&
+		if (ibemu_qp_is_rc_req(qp) && qp->sq_head != qp->sq_next &&
 		    (uint32_t)psn_diff(qp->sq_psn, qp->sq[qp->sq_head].psn) +
 		    npkts_of(w->len, mtu) > RC_WINDOW)
 			break;	/* an ACK makes room (acknowledge) */
@@ -425,6 +436,13 @@ static void acknowledge(struct ibemu_qp *qp, const struct verbs_wire_pkt *p)
 
 /* ---- responder ---------------------------------------------------------- */
 
+/* A response's opcode: an XRC target answers in XRC's (IBA Table 33). */
+static unsigned response_op(const struct ibemu_qp *qp, unsigned rc_op)
+{
+	return qp->qp.qp_type == IBV_QPT_XRC_RECV ? rc_op + OP_XRC_FIRST : rc_op;
+}
+
+
 /* An ACKNOWLEDGE (or NAK) of @psn; an ATOMIC ACKNOWLEDGE carries @orig. */
 static void ack_packet(struct ibemu_qp *qp, unsigned opcode, uint32_t psn, unsigned syndrome,
 		       uint64_t orig)
@@ -432,7 +450,7 @@ static void ack_packet(struct ibemu_qp *qp, unsigned opcode, uint32_t psn, unsig
 	struct verbs_wire_pkt h;
 
 	rc_header(qp, &h);
-	h.opcode = (uint8_t)opcode;
+	h.opcode = (uint8_t)response_op(qp, opcode);
 	h.psn = psn & PSN_MASK;
 	h.aeth = (uint32_t)syndrome << 24 | (qp->msn & PSN_MASK);
 	h.swap_add = orig;
@@ -457,7 +475,7 @@ static bool remote_ok(struct ibemu_qp *qp, uint32_t rkey, uint64_t va, uint64_t 
 		*host = &none;
 		return true;
 	}
-	return ibemu_mr_check(qp->ctx, qp->qp.pd, rkey, true, va, len, access, host);
+	return ibemu_mr_check(qp->ctx, ibemu_rx_pd(qp), rkey, true, va, len, access, host);
 }
 
 /* Answer a READ request at @psn: its response packets, from memory now. */
@@ -474,9 +492,10 @@ static bool read_reply(struct ibemu_qp *qp, const struct verbs_wire_pkt *p)
 
 		rc_header(qp, &h);
 		h.psn = (p->psn + i) & PSN_MASK;
-		h.opcode = n == 1 ? OP_RC_READ_RESPONSE_ONLY :
-			   i == 0 ? OP_RC_READ_RESPONSE_FIRST :
-			   i == n - 1 ? OP_RC_READ_RESPONSE_LAST : OP_RC_READ_RESPONSE_MIDDLE;
+		h.opcode = (uint8_t)response_op(qp, n == 1 ? OP_RC_READ_RESPONSE_ONLY :
+						i == 0 ? OP_RC_READ_RESPONSE_FIRST :
+						i == n - 1 ? OP_RC_READ_RESPONSE_LAST :
+						OP_RC_READ_RESPONSE_MIDDLE);
 		h.len = (uint32_t)(p->dma_len - off < mtu ? p->dma_len - off : mtu);
 		h.aeth = (uint32_t)AETH_ACK << 24 | (qp->msn & PSN_MASK);
 		ibemu_dma_read(qp->ctx->payload, host + off, h.len);
@@ -627,11 +646,11 @@ static unsigned take_request(struct ibemu_qp *qp, const struct verbs_wire_pkt *p
 			qp->cur_off = 0;
 	}
 	if (is_send(op)) {
-		if (ibemu_sge_check(qp->ctx, qp->qp.pd, qp->cur.sg, qp->cur.num_sge,
+		if (ibemu_sge_check(qp->ctx, ibemu_rx_pd(qp), qp->cur.sg, qp->cur.num_sge,
 				    IBV_ACCESS_LOCAL_WRITE, &room) ||
 		    qp->cur_off + p->len > room)
 			return AETH_NAK_INV_REQ;
-		ibemu_sge_copy(qp->ctx, qp->qp.pd, qp->cur.sg, qp->cur.num_sge, qp->cur_off,
+		ibemu_sge_copy(qp->ctx, ibemu_rx_pd(qp), qp->cur.sg, qp->cur.num_sge, qp->cur_off,
 			       (void *)payload, p->len, true);
 	} else {
 		if (qp->cur_off + p->len > qp->wr_total ||
@@ -746,8 +765,27 @@ static void uc_request(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, cons
 	}
 }
 
+/* The SRQ an XRC request names, for the target @qp to take it with; an
+ * SRQ that is not there or not in its domain is an invalid request. */
+static bool xrc_srq(struct ibemu_qp *qp, const struct verbs_wire_pkt *p)
+{
+	struct ibemu_srq *srq = ibemu_xsrq_find(qp->ctx, p->xrc_srqn);
+
+	if (srq && srq->xrcd == qp->xrcd) {
+		qp->xsrq = srq;
+		return true;
+	}
+	if (p->psn == qp->epsn) {
+		send_ack(qp, p->psn, AETH_NAK_INV_REQ);
+		ibemu_qp_to_error(qp);
+	}
+	return false;
+}
+
 void ibemu_rc_receive(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const char *payload)
 {
+	struct verbs_wire_pkt q;
+
 	if (qp->state != IBV_QPS_RTR && qp->state != IBV_QPS_RTS)
 		return;
 	/* Only the peer: an RC QP takes packets from the QP it is connected
@@ -755,14 +793,25 @@ void ibemu_rc_receive(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const
 	if (p->sqpn != qp->dest_qpn)
 		return;
 	if (qp->qp.qp_type == IBV_QPT_UC) {
-		struct verbs_wire_pkt q;
-
 		if (p->opcode < OP_UC_FIRST || p->opcode > OP_UC_LAST)
 			return;	/* another transport's: not for this QP */
 		q = *p;
 		q.opcode = (uint8_t)verbs_op_rc(p->opcode);
 		uc_request(qp, &q, payload);
 		return;
+	}
+	if (qp->qp.qp_type == IBV_QPT_XRC_SEND || qp->qp.qp_type == IBV_QPT_XRC_RECV) {
+		/* XRC: RC with other opcodes; an initiator takes only the
+		 * responses, a target only the requests, each naming the
+		 * SRQ of its domain that takes it. */
+		if (!verbs_op_is_xrc(p->opcode) ||
+		    verbs_op_is_response(p->opcode) != (qp->qp.qp_type == IBV_QPT_XRC_SEND))
+			return;
+		q = *p;
+		q.opcode = (uint8_t)verbs_op_rc(p->opcode);
+		p = &q;
+		if (qp->qp.qp_type == IBV_QPT_XRC_RECV && !xrc_srq(qp, p))
+			return;
 	}
 	if ((p->opcode >= OP_RC_READ_RESPONSE_FIRST && p->opcode <= OP_RC_ACK) ||
 	    p->opcode == OP_RC_ATOMIC_ACK) {

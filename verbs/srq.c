@@ -73,6 +73,8 @@ int ibemu_destroy_srq(struct ibv_srq *ibsrq)
 			pthread_mutex_unlock(&ctx->lock);
 			return EBUSY;
 		}
+	if (srq->xrcd)
+		ibemu_xsrq_forget(ctx, srq);
 	pthread_mutex_unlock(&ctx->lock);
 	free(srq->rq.ring);
 	free(srq);
@@ -100,7 +102,7 @@ int ibemu_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 
 bool ibemu_take_rwqe(struct ibemu_qp *qp, struct ibemu_rwqe *out)
 {
-	struct ibemu_srq *srq = (struct ibemu_srq *)qp->qp.srq;
+	struct ibemu_srq *srq = qp->xsrq ? qp->xsrq : (struct ibemu_srq *)qp->qp.srq;
 
 	return ibemu_rq_pop(srq ? &srq->rq : &qp->rq, out);
 }

@@ -169,7 +169,7 @@ static void *timer(void *arg)
 		struct ibemu_qp *qp;
 
 		for (qp = ctx->qps; qp; qp = qp->next) {
-			if (qp->qp.qp_type != IBV_QPT_RC)
+			if (!ibemu_qp_is_rc_req(qp))
 				continue;
 			ibemu_rc_timer(qp, now);
 			if (qp->deadline_us && (!next || qp->deadline_us < next))

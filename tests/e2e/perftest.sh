@@ -8,7 +8,8 @@
 # ibv_rc_pingpong -N (the new post API too). Atomics: ib_atomic_lat and
 # ib_atomic_bw (fetch-and-add and compare-and-swap, both post APIs),
 # qperf's atomic tests (ver_* check the values), UCX's over rc_verbs. UC:
-# perftest's send and write tools with -c UC, qperf's uc_* tests.
+# perftest's send and write tools with -c UC, qperf's uc_* tests. XRC:
+# every tool with -c XRC, ibv_xsrq_pingpong, and XRC's rules (verbs_xrc).
 . "$(dirname "$0")/lib.sh"
 
 # The default fabric with the CAs' ids of a ConnectX-6 (ibnetdiscover's
@@ -87,6 +88,23 @@ for t in add_lat fadd cswap; do
 	wait $s
 	echo "ucx $t | client $c server $? | $(awk '/^Final:/ { print $2 }' "$W/c.out") iterations"
 done
+# XRC: every tool, both post APIs; ibv_xsrq_pingpong; the rules.
+for t in ib_send_lat ib_send_bw ib_write_lat ib_write_bw ib_read_lat ib_read_bw \
+	ib_atomic_lat ib_atomic_bw; do
+	pair $t -c XRC -n 100
+	pair $t -c XRC --use_old_post_send -n 100
+done
+timeout 60 ibv_xsrq_pingpong -d ibemu1 -n 100 -p 18591 >"$W/s.out" 2>&1 &
+s=$!
+n=0
+until ss -ltn "sport = :18591" | grep -q LISTEN || [ $n -ge 200 ]; do
+	n=$((n + 1)); timeout 0.05 tail -f /dev/null
+done
+timeout 60 ibv_xsrq_pingpong -d ibemu0 -n 100 -p 18591 localhost >"$W/c.out" 2>&1
+c=$?
+wait $s
+echo "xsrq_pingpong | client $c server $? | $(grep -c '^success' "$W/c.out") $(grep -c '^success' "$W/s.out")"
+"$T/verbs_xrc" ibemu0 | sed 's/^/xrc: /'
 timeout 60 ibv_rc_pingpong -N -c -d ibemu1 -g 0 -n 100 -p 18590 >"$W/s.out" 2>&1 &
 s=$!
 n=0
@@ -98,7 +116,7 @@ c=$?
 wait $s
 echo "rc_pingpong -N | client $c server $? | $(grep -c 'iters in' "$W/c.out") results"
 SCRIPT
-timeout 400 "$IBEMU" run -t "$WORK/cx6.net" -c -a host1 -a host3 -- env W="$WORK" bash "$WORK/pt.sh" \
+timeout 500 "$IBEMU" run -t "$WORK/cx6.net" -c -a host1 -a host3 -- env W="$WORK" T="$TOOLS" bash "$WORK/pt.sh" \
 	>"$WORK/out" 2>"$WORK/log"
 RC=$?
 expect_rc 0 "the run"
@@ -146,5 +164,24 @@ for t in rc_bw rc_bi_bw rc_rdma_read_bw rc_rdma_write_bw; do
 done
 for t in add_lat fadd cswap; do
 	expect_line "ucx $t | client 0 server 0 | 500 iterations" "ucx_perftest -t $t over rc_verbs"
+done
+for t in ib_send_lat ib_write_lat ib_read_lat ib_send_bw ib_write_bw ib_read_bw ib_atomic_lat \
+	ib_atomic_bw; do
+	case $t in
+	ib_atomic*) r="8 100" ;;
+	*_lat) r="2 100" ;;
+	*) r="65536 100" ;;
+	esac
+	expect_line "$t -c XRC -n 100 | client 0 server 0 | $r" "$t over XRC"
+	expect_line "$t -c XRC --use_old_post_send -n 100 | client 0 server 0 | $r" \
+		"$t over XRC, --use_old_post_send"
+done
+expect_line "xsrq_pingpong | client 0 server 0 | 1 1" "ibv_xsrq_pingpong (XRC SRQs)"
+for l in "open_xrcd without oflags: Invalid argument" "xrc srq without a cq: Invalid argument" \
+	"srq number of a basic srq: Invalid argument" "xrc target without a domain: Invalid argument" \
+	"close_xrcd in use: Device or resource busy" "post_recv on an initiator: Invalid argument" \
+	"recv on the srq's cq: success wr_id 7, 20 bytes, \"through the xrc srq\"" \
+	"send to another srq: remote invalid request error" "close_xrcd: ok"; do
+	expect_line "xrc: $l" "XRC: $l"
 done
 finish
