@@ -7,8 +7,8 @@
 # -a (every size to 8 MiB) and with --use_old_post_send; UD send;
 # ibv_rc_pingpong -N (the new post API too). Atomics: ib_atomic_lat and
 # ib_atomic_bw (fetch-and-add and compare-and-swap, both post APIs),
-# qperf's atomic tests (ver_* check the values), UCX's over rc_verbs. UC:
-# perftest's send and write tools with -c UC, qperf's uc_* tests. XRC:
+# UCX's over rc_verbs. UC: perftest's send and write tools with -c UC.
+# qperf's tests are qperf.sh's. XRC:
 # every tool with -c XRC, ibv_xsrq_pingpong, and XRC's rules (verbs_xrc).
 . "$(dirname "$0")/lib.sh"
 
@@ -54,27 +54,6 @@ for t in ib_atomic_lat ib_atomic_bw; do
 	pair $t -A CMP_AND_SWAP -n 200
 	pair $t --use_old_post_send -n 200
 done
-# qperf: its own exchange over TCP, the devices by -li/-ri.
-qperf --listen_port 19765 >"$W/qperf-s.out" 2>&1 &
-q=$!
-n=0
-until ss -ltn "sport = :19765" | grep -q LISTEN || [ $n -ge 200 ]; do
-	n=$((n + 1)); timeout 0.05 tail -f /dev/null
-done
-for t in rc_compare_swap_mr rc_fetch_add_mr ver_rc_compare_swap ver_rc_fetch_add \
-	uc_lat uc_bw uc_rdma_write_lat uc_rdma_write_bw; do
-	timeout 60 qperf -lp 19765 -t 1 -li ibemu0:1 -ri ibemu1:1 localhost $t >"$W/q.out" 2>&1
-	echo "qperf $t | $? | $(tr -s ' \n' ' ' <"$W/q.out")"
-done
-# The bandwidth tests, 5 rounds of 1 s each: rc_bi_bw failed 5 times in 5
-# before RC requesters kept a window (verbs/rc.c RC_WINDOW).
-for r in 1 2 3 4 5; do
-	for t in rc_bw rc_bi_bw rc_rdma_read_bw rc_rdma_write_bw; do
-		timeout 60 qperf -lp 19765 -t 1 -li ibemu0:1 -ri ibemu1:1 localhost $t >"$W/q.out" 2>&1
-		echo "qperf bw $t | $? | $(tr -s ' \n' ' ' <"$W/q.out")"
-	done
-done
-kill $q
 # UCX's atomics over rc_verbs (UCT level).
 for t in add_lat fadd cswap; do
 	timeout 60 ucx_perftest -t $t -x rc_verbs -d ibemu1:1 -n 500 -p 13601 >"$W/s.out" 2>&1 &
@@ -142,25 +121,11 @@ done
 for t in ib_send_bw ib_write_bw; do
 	expect_line "$t -c UC -n 100 | client 0 server 0 | 65536 100" "$t over UC"
 done
-for t in uc_lat uc_rdma_write_lat; do
-	expect_match "^qperf $t \| 0 \| $t: latency = [0-9.]+ us $" "qperf $t"
-done
-for t in uc_bw uc_rdma_write_bw; do
-	expect_match "^qperf $t \| 0 \| $t: send_bw = [0-9.]+ [MG]B/sec recv_bw = [0-9.]+ [MG]B/sec $" "qperf $t"
-done
 expect_line "rc_pingpong -N | client 0 server 0 | 1 results" "ibv_rc_pingpong -N -c (new post API, data checked)"
 for t in ib_atomic_lat ib_atomic_bw; do
 	expect_line "$t -n 200 | client 0 server 0 | 8 200" "$t: fetch-and-add (ibv_wr_* API)"
 	expect_line "$t -A CMP_AND_SWAP -n 200 | client 0 server 0 | 8 200" "$t -A CMP_AND_SWAP"
 	expect_line "$t --use_old_post_send -n 200 | client 0 server 0 | 8 200" "$t --use_old_post_send"
-done
-for t in rc_compare_swap_mr rc_fetch_add_mr ver_rc_compare_swap ver_rc_fetch_add; do
-	expect_match "^qperf $t \| 0 \| $t: msg_rate = [0-9.]+ K/sec $" "qperf $t"
-done
-for t in rc_bw rc_bi_bw rc_rdma_read_bw rc_rdma_write_bw; do
-	n=$(grep -cE "^qperf bw $t \| 0 \| $t: bw = [0-9.]+ [MG]B/sec $" "$WORK/out")
-	[ "$n" = 5 ] && pass "qperf $t: 5 rounds of 5 without an error" ||
-		fail "qperf $t: $n rounds of 5 without an error: $(grep "^qperf bw $t " "$WORK/out" | grep -v "bw = " | head -2)"
 done
 for t in add_lat fadd cswap; do
 	expect_line "ucx $t | client 0 server 0 | 500 iterations" "ucx_perftest -t $t over rc_verbs"
