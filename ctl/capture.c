@@ -321,7 +321,7 @@ static void write_mad(struct pkt_capture *c, const struct mad_pkt *p, const uint
 
 /* A verbs data packet (lib/verbs_wire.h) with its extension headers in
  * the order IBA 9.2 gives them: DETH, XRCETH, RETH, AtomicETH, AETH,
- * AtomicAckETH, ImmDt. */
+ * AtomicAckETH, ImmDt, IETH. */
 static void write_data(struct pkt_capture *c, const struct mad_pkt *p)
 {
 	gsize rec_len;
@@ -369,6 +369,10 @@ static void write_data(struct pkt_capture *c, const struct mad_pkt *p)
 	}
 	if (verbs_op_has_imm(op)) {
 		memcpy(b + n, &w->imm, 4);	/* network order already */
+		n += 4;
+	}
+	if (verbs_op_has_ieth(op)) {
+		put_be32(b, n, w->imm);		/* the R_Key, in host order */
 		n += 4;
 	}
 	memcpy(b + n, payload, MIN((size_t)w->len, rec_len - sizeof(*w)));

@@ -145,10 +145,12 @@ ssize_t uverbs_events_read(struct uverbs_events *ev, void *buf, size_t count)
 
 /* The limits (ibv_device_attr) are lib/verbs_wire.h's VERBS_MAX_*. */
 /* IBV_DEVICE_BAD_PKEY_CNTR | BAD_QKEY_CNTR | PORT_ACTIVE_EVENT |
- * SYS_IMAGE_GUID | RC_RNR_NAK_GEN | XRC (verbs.h enum
- * ibv_device_cap_flags): a SEND that finds no receive WR is RNR NAKed
- * (verbs/rc.c); XRC domains, SRQs and QPs are there (verbs/xrc.c). */
-#define DEV_CAP_FLAGS		0x00101c06u
+ * SYS_IMAGE_GUID | RC_RNR_NAK_GEN | MEM_WINDOW | XRC |
+ * MEM_WINDOW_TYPE_2B (verbs.h enum ibv_device_cap_flags): a SEND that
+ * finds no receive WR is RNR NAKed (verbs/rc.c); XRC domains, SRQs and
+ * QPs are there (verbs/xrc.c), memory windows of type 1 and 2B
+ * (verbs/mw.c). */
+#define DEV_CAP_FLAGS		0x01121c06u
 /* IBV_ATOMIC_HCA: atomics are atomic against each other at this HCA (the
  * responder's reader thread runs them one at a time; verbs/rc.c). */
 #define DEV_ATOMIC_CAP		1
@@ -179,7 +181,7 @@ char *uverbs_device_text(const struct uverbs_dev *d)
 	g_string_append_printf(s, "atomic_cap %u\n", DEV_ATOMIC_CAP);
 	g_string_append_printf(s, "max_srq %u\nmax_srq_wr %u\nmax_srq_sge %u\n", VERBS_MAX_SRQ,
 			       VERBS_MAX_SRQ_WR, VERBS_MAX_SRQ_SGE);
-	g_string_append_printf(s, "max_ah %u\n", VERBS_MAX_AH);
+	g_string_append_printf(s, "max_ah %u\nmax_mw %u\n", VERBS_MAX_AH, VERBS_MAX_MW);
 	g_string_append_printf(s, "max_mcast_grp %u\nmax_mcast_qp_attach %u\n"
 			       "max_total_mcast_qp_attach %u\n", VERBS_MAX_MCAST_GRP,
 			       VERBS_MAX_MCAST_QP_ATTACH, VERBS_MAX_MCAST_ATTACH);

@@ -48,6 +48,7 @@
 #define VERBS_MAX_SRQ		1024
 #define VERBS_MAX_SRQ_WR	4096
 #define VERBS_MAX_SRQ_SGE	16
+#define VERBS_MAX_MW		4096
 /* Multicast (kept by the daemon, per device): groups with a QP attached,
  * QPs attached to one group, attachments in all. */
 #define VERBS_MAX_MCAST_GRP	1024
@@ -147,7 +148,8 @@ struct verbs_wire_pkt {
 	uint32_t sqpn, dqpn;	/* DETH source QP (UD); the sender's QP (RC) */
 	uint32_t psn;		/* 24 bits */
 	uint32_t qkey;		/* DETH */
-	uint32_t imm;		/* ImmDt, as the verbs give it (network order) */
+	uint32_t imm;		/* ImmDt, as the verbs give it (network order);
+				 * or IETH's R_Key (SEND with Invalidate) */
 	uint32_t aeth;		/* AETH: syndrome << 24 | MSN */
 	uint32_t rkey, dma_len;	/* RETH; AtomicETH's R_Key */
 	uint64_t va;		/* RETH; AtomicETH's VA */
@@ -163,7 +165,7 @@ struct verbs_wire_pkt {
 	uint32_t len;		/* payload bytes that follow */
 };
 
-/* BTH opcodes (IBA Table 33): RC 0x00-0x14, UC 0x20-0x2b (RC's SENDs and
+/* BTH opcodes (IBA Table 33): RC 0x00-0x17, UC 0x20-0x2b (RC's SENDs and
  * WRITEs, 0x20 up), UD 0x64-0x65, XRC 0xa0-0xb4 (RC's, 0xa0 up). */
 enum verbs_opcode {
 	OP_RC_SEND_FIRST = 0x00,
@@ -187,12 +189,14 @@ enum verbs_opcode {
 	OP_RC_ATOMIC_ACK = 0x12,
 	OP_RC_CMP_SWAP = 0x13,
 	OP_RC_FETCH_ADD = 0x14,
+	OP_RC_SEND_LAST_INV = 0x16,	/* with an IETH: the R_Key to invalidate */
+	OP_RC_SEND_ONLY_INV = 0x17,
 	OP_UC_FIRST = 0x20,	/* SEND FIRST; RC's opcode + 0x20 up to */
 	OP_UC_LAST = 0x2b,	/* RDMA WRITE Only with Immediate */
 	OP_UD_SEND_ONLY = 0x64,
 	OP_UD_SEND_ONLY_IMM = 0x65,
 	OP_XRC_FIRST = 0xa0,	/* XRC: RC's opcodes + 0xa0, up to */
-	OP_XRC_LAST = 0xb4,	/* FETCH ADD */
+	OP_XRC_LAST = 0xb7,	/* SEND Only with Invalidate */
 };
 
 static inline bool verbs_op_is_xrc(unsigned op)
@@ -247,6 +251,12 @@ static inline bool verbs_op_has_xrceth(unsigned op)
 {
 	return verbs_op_is_xrc(op) && !verbs_op_is_response(op);
 }
+/* IETH: the R_Key a SEND with Invalidate invalidates, 4. */
+static inline bool verbs_op_has_ieth(unsigned op)
+{
+	op = verbs_op_rc(op);
+	return op == OP_RC_SEND_LAST_INV || op == OP_RC_SEND_ONLY_INV;
+}
 static inline bool verbs_op_has_imm(unsigned op)
 {
 	op = verbs_op_rc(op);
@@ -265,6 +275,7 @@ static inline unsigned verbs_pkt_wire_bytes(const struct verbs_wire_pkt *p)
 	unsigned op = p->opcode;
 	unsigned ext = (verbs_op_has_deth(op) ? 8 : 0) + (verbs_op_has_reth(op) ? 16 : 0) +
 		       (verbs_op_has_aeth(op) ? 4 : 0) + (verbs_op_has_imm(op) ? 4 : 0) +
+		       (verbs_op_has_ieth(op) ? 4 : 0) +
 		       (verbs_op_has_atomiceth(op) ? 28 : 0) +
 		       (verbs_op_has_atomicacketh(op) ? 8 : 0) + (verbs_op_has_xrceth(op) ? 4 : 0);
 

@@ -90,11 +90,13 @@ struct verbs_device {
 typedef void (*verbs_op)(void);
 struct verbs_mr;
 struct verbs_context_ops {
-	verbs_op advise_mr, alloc_dm, alloc_mw, alloc_null_mr, alloc_parent_domain;
+	verbs_op advise_mr, alloc_dm;
+	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
+	verbs_op alloc_null_mr, alloc_parent_domain;
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
 	verbs_op alloc_td, async_event, attach_counters_point_flow;
 	int (*attach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
-	verbs_op bind_mw;
+	int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
 	int (*close_xrcd)(struct ibv_xrcd *xrcd);
 	verbs_op cq_event;
 	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
@@ -111,7 +113,8 @@ struct verbs_context_ops {
 	struct ibv_srq *(*create_srq)(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
 	struct ibv_srq *(*create_srq_ex)(struct ibv_context *context,
 					 struct ibv_srq_init_attr_ex *attr);
-	verbs_op create_wq, dealloc_mw;
+	verbs_op create_wq;
+	int (*dealloc_mw)(struct ibv_mw *mw);
 	int (*dealloc_pd)(struct ibv_pd *pd);
 	verbs_op dealloc_td;
 	int (*dereg_mr)(struct verbs_mr *vmr);

@@ -113,6 +113,7 @@ int ibemu_dereg_mr(struct verbs_mr *vmr)
 		;
 	if (*pp)
 		*pp = mr->next;
+	ibemu_mw_forget_mr(ctx, mr);
 	pthread_mutex_unlock(&ctx->lock);
 	ibemu_unpin(mr->pinned);
 	free(mr);

@@ -169,7 +169,19 @@ static int check_send_wr(const struct ibemu_qp *qp, const struct ibv_send_wr *wr
 		    (wr->send_flags & IBV_SEND_INLINE))
 			return EINVAL;
 		break;
-	default:	/* MW binds, invalidation, TSO: the device offers none */
+	case IBV_WR_SEND_WITH_INV:	/* RC only (IBA Table 33) */
+		if (!rc)
+			return EINVAL;
+		break;
+	case IBV_WR_BIND_MW:		/* connected QPs (mw.c) */
+		if (ud || !wr->bind_mw.mw)
+			return EINVAL;
+		break;
+	case IBV_WR_LOCAL_INV:
+		if (ud)
+			return EINVAL;
+		break;
+	default:	/* TSO, driver opcodes: the device offers none */
 		return EINVAL;
 	}
 	if (ud && !wr->wr.ud.ah)
@@ -222,6 +234,13 @@ static int take_send_wr(struct ibemu_qp *qp, struct ibemu_swqe *w, const struct 
 	}
 	if (qp->qp.qp_type == IBV_QPT_XRC_SEND)
 		w->remote_srqn = wr->qp_type.xrc.remote_srqn;
+	if (wr->opcode == IBV_WR_BIND_MW) {
+		w->mw = wr->bind_mw.mw;
+		w->rkey = wr->bind_mw.rkey;
+		w->bind = wr->bind_mw.bind_info;
+	} else if (wr->opcode == IBV_WR_LOCAL_INV || wr->opcode == IBV_WR_SEND_WITH_INV) {
+		w->rkey = wr->invalidate_rkey;
+	}
 	if (ibemu_wr_is_atomic(wr->opcode)) {
 		/* wr.atomic lays its fields out otherwise than wr.rdma. */
 		w->remote_addr = wr->wr.atomic.remote_addr;

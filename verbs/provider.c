@@ -69,8 +69,10 @@ static void ibemu_free_context(struct ibv_context *ibctx)
 }
 
 static const struct verbs_context_ops ibemu_ops = {
+	.alloc_mw = ibemu_alloc_mw,
 	.alloc_pd = ibemu_limited_alloc_pd,
 	.attach_mcast = ibemu_attach_mcast,
+	.bind_mw = ibemu_bind_mw,
 	.close_xrcd = ibemu_close_xrcd,
 	.create_ah = ibemu_limited_create_ah,
 	.create_cq = ibemu_limited_create_cq,
@@ -79,6 +81,7 @@ static const struct verbs_context_ops ibemu_ops = {
 	.create_qp_ex = ibemu_create_qp_ex,
 	.create_srq = ibemu_limited_create_srq,
 	.create_srq_ex = ibemu_create_srq_ex,
+	.dealloc_mw = ibemu_dealloc_mw,
 	.dealloc_pd = ibemu_limited_dealloc_pd,
 	.dereg_mr = ibemu_limited_dereg_mr,
 	.destroy_ah = ibemu_limited_destroy_ah,

@@ -46,7 +46,8 @@ struct ibemu_context {
 	uint32_t next_key;
 	uint8_t nports;			/* 0 until first asked (qp.c) */
 	/* What this context holds of each, under lock (VERBS_MAX_*). */
-	unsigned n_pd, n_mr, n_cq, n_ah, n_srq;
+	unsigned n_pd, n_mr, n_cq, n_ah, n_srq, n_mw;
+	struct ibemu_mw *mws;		/* list, under lock (mw.c) */
 	/* XRC SRQs by number (xrc.c), under lock. */
 	struct ibemu_srq *xsrqs;
 	uint32_t next_srqn;
@@ -216,12 +217,17 @@ struct ibemu_swqe {
 	uint32_t rkey;
 	uint64_t swap_add, compare;	/* an atomic's operands, as AtomicETH's */
 	uint32_t remote_srqn;	/* XRC: the target's SRQ (XRCETH) */
+	/* Memory windows (mw.c): a bind's window, and its new R_Key in
+	 * rkey; LOCAL_INV's and SEND_WITH_INV's R_Key is in rkey too. */
+	struct ibv_mw *mw;
+	struct ibv_mw_bind_info bind;
 	/* UD */
 	struct ibv_ah_attr ah;
 	uint32_t remote_qpn, remote_qkey;
 	/* RC */
 	uint32_t psn, npkts;	/* the PSNs it takes: psn .. psn + npkts - 1 */
 	uint32_t read_next;	/* RDMA READ: the next response PSN expected */
+	int local_status;	/* a local WR's (mw.c), done when it went */
 	bool sent;
 };
 
@@ -333,6 +339,31 @@ int ibemu_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 int ibemu_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		   struct ibv_qp_init_attr *init_attr);
 int ibemu_destroy_qp(struct ibv_qp *qp);
+/* mw.c: memory windows (docs/verbs.md "Memory windows") */
+struct ibemu_mw;
+struct ibv_mw *ibemu_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int ibemu_dealloc_mw(struct ibv_mw *mw);
+int ibemu_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind);
+/* A BIND_MW or LOCAL_INV WR reaching the wire (rc.c): done at once, its
+ * completion's status back (0: success). */
+int ibemu_mw_local(struct ibemu_qp *qp, const struct ibemu_swqe *w);
+/* A remote access by @rkey through @qp to a window: its place in memory
+ * in *@host, or false (rc.c: remote access error). */
+bool ibemu_mw_check(struct ibemu_qp *qp, uint32_t rkey, uint64_t va, uint64_t len, int access,
+		    char **host);
+/* SEND with Invalidate's R_Key at the target @qp: false when it names
+ * no type 2 window bound through @qp. */
+bool ibemu_mw_invalidate(struct ibemu_qp *qp, uint32_t rkey);
+/* A region goes: windows bound to it are unbound (mr.c). */
+void ibemu_mw_forget_mr(struct ibemu_context *ctx, struct ibemu_mr *mr);
+/* A QP goes: type 2 windows bound through it are unbound (qp.c). */
+void ibemu_mw_forget_qp(struct ibemu_context *ctx, struct ibemu_qp *qp);
+/* A local operation, done when it reaches the wire, not sent. */
+static inline bool ibemu_wr_is_local(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
+}
+
 /* xrc.c: XRC domains and SRQs (docs/verbs.md "XRC") */
 struct ibv_xrcd *ibemu_open_xrcd(struct ibv_context *context, struct ibv_xrcd_init_attr *attr);
 int ibemu_close_xrcd(struct ibv_xrcd *xrcd);

@@ -23,12 +23,14 @@
 
 #include "verbs/provider.h"
 
+#define OPS_MW	(IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV)
 #define OPS_RC	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
 		 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 		 IBV_QP_EX_WITH_RDMA_READ | \
-		 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+		 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
+		 IBV_QP_EX_WITH_SEND_WITH_INV | OPS_MW)
 #define OPS_UC	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
-		 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+		 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | OPS_MW)
 #define OPS_UD	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 
 static struct ibemu_qp *of(struct ibv_qp_ex *ex)
@@ -280,17 +282,34 @@ static void not_asked(struct ibv_qp_ex *ex)
 	begin(ex, IBV_WR_SEND);	/* the setters that follow have a WR */
 }
 
-static void na_bind_mw(struct ibv_qp_ex *ex, struct ibv_mw *mw, uint32_t r,
+static void wr_bind_mw(struct ibv_qp_ex *ex, struct ibv_mw *mw, uint32_t rkey,
 		       const struct ibv_mw_bind_info *b)
 {
-	(void)mw; (void)r; (void)b;
-	not_asked(ex);
+	struct ibemu_wr_ex *w = begin(ex, IBV_WR_BIND_MW);
+
+	if (!w)
+		return;
+	w->wr.bind_mw.mw = mw;
+	w->wr.bind_mw.rkey = rkey;
+	w->wr.bind_mw.bind_info = *b;
 }
 
-static void na_inv(struct ibv_qp_ex *ex, uint32_t rkey)
+static void invalidate(struct ibv_qp_ex *ex, enum ibv_wr_opcode op, uint32_t rkey)
 {
-	(void)rkey;
-	not_asked(ex);
+	struct ibemu_wr_ex *w = begin(ex, op);
+
+	if (w)
+		w->wr.invalidate_rkey = rkey;
+}
+
+static void wr_local_inv(struct ibv_qp_ex *ex, uint32_t rkey)
+{
+	invalidate(ex, IBV_WR_LOCAL_INV, rkey);
+}
+
+static void wr_send_inv(struct ibv_qp_ex *ex, uint32_t rkey)
+{
+	invalidate(ex, IBV_WR_SEND_WITH_INV, rkey);
 }
 
 static void na_tso(struct ibv_qp_ex *ex, void *hdr, uint16_t sz, uint16_t mss)
@@ -315,9 +334,9 @@ static void set_ops(struct ibv_qp_ex *ex)
 	ex->wr_rdma_read = wr_rdma_read;
 	ex->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	ex->wr_atomic_fetch_add = wr_atomic_fetch_add;
-	ex->wr_bind_mw = na_bind_mw;
-	ex->wr_local_inv = na_inv;
-	ex->wr_send_inv = na_inv;
+	ex->wr_bind_mw = wr_bind_mw;
+	ex->wr_local_inv = wr_local_inv;
+	ex->wr_send_inv = wr_send_inv;
 	ex->wr_send_tso = na_tso;
 	ex->wr_set_ud_addr = wr_set_ud_addr;
 	ex->wr_set_xrc_srqn = wr_set_xrc_srqn;

@@ -40,7 +40,7 @@ static const struct field device_fields[] = {
 	DEV_U(max_res_rd_atom), DEV_U(max_ah), DEV_U(max_pkeys), DEV_U(local_ca_ack_delay),
 	DEV_U(phys_port_cnt), DEV_U(atomic_cap), DEV_U(max_srq), DEV_U(max_srq_wr),
 	DEV_U(max_srq_sge), DEV_U(max_mcast_grp), DEV_U(max_mcast_qp_attach),
-	DEV_U(max_total_mcast_qp_attach),
+	DEV_U(max_total_mcast_qp_attach), DEV_U(max_mw),
 	{ NULL, 0, 0, F_UINT },
 };
 

@@ -92,6 +92,10 @@ static enum ibv_wc_opcode wc_opcode(enum ibv_wr_opcode op)
 		return IBV_WC_COMP_SWAP;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return IBV_WC_FETCH_ADD;
+	case IBV_WR_BIND_MW:
+		return IBV_WC_BIND_MW;
+	case IBV_WR_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
 	default:
 		return IBV_WC_SEND;
 	}
@@ -184,7 +188,12 @@ static void send_packet(struct ibemu_qp *qp, struct ibemu_swqe *w, uint32_t i, c
 		memcpy(buf, w->inline_data + off, h.len);
 	else
 		ibemu_sge_copy(qp->ctx, qp->qp.pd, w->sg, w->num_sge, off, buf, h.len, false);
-	if (w->opcode == IBV_WR_SEND || w->opcode == IBV_WR_SEND_WITH_IMM) {
+	if (w->opcode == IBV_WR_SEND_WITH_INV) {
+		h.opcode = first && last ? OP_RC_SEND_ONLY_INV : first ? OP_RC_SEND_FIRST :
+			   last ? OP_RC_SEND_LAST_INV : OP_RC_SEND_MIDDLE;
+		if (last)
+			h.imm = w->rkey;	/* IETH */
+	} else if (w->opcode == IBV_WR_SEND || w->opcode == IBV_WR_SEND_WITH_IMM) {
 		imm = w->opcode == IBV_WR_SEND_WITH_IMM;
 		h.opcode = first && last ? (imm ? OP_RC_SEND_ONLY_IMM : OP_RC_SEND_ONLY) :
 			   first ? OP_RC_SEND_FIRST :
@@ -285,6 +294,20 @@ void ibemu_rc_send_pending(struct ibemu_qp *qp)
 			return;
 		}
 		w->psn = qp->sq_psn;
+		if (ibemu_wr_is_local(w->opcode)) {
+			/* A bind or an invalidation: done now, in order;
+			 * it takes no PSN and completes after what went
+			 * before it (ack_upto), at once when that is all
+			 * done. */
+			bool oldest = qp->sq_next == qp->sq_head;
+
+			w->npkts = 0;
+			w->local_status = ibemu_mw_local(qp, w);
+			qp->sq_next = (qp->sq_next + 1) % qp->sq_size;
+			if (oldest)
+				complete_head(qp, w->local_status);
+			continue;
+		}
 		w->npkts = npkts_of(w->len, mtu);
 		qp->sq_psn = (qp->sq_psn + w->npkts) & PSN_MASK;
 		send_wqe(qp, w);
@@ -337,7 +360,8 @@ static bool ack_upto(struct ibemu_qp *qp, uint32_t psn, bool inclusive)
 
 		if (d > 0 || (d == 0 && !inclusive) || ibemu_wr_is_rd_atomic(w->opcode))
 			break;
-		complete_head(qp, IBV_WC_SUCCESS);
+		/* A local WR after what this acknowledges ends with it. */
+		complete_head(qp, ibemu_wr_is_local(w->opcode) ? w->local_status : IBV_WC_SUCCESS);
 		any = true;
 	}
 	return any;
@@ -475,7 +499,8 @@ static bool remote_ok(struct ibemu_qp *qp, uint32_t rkey, uint64_t va, uint64_t 
 		*host = &none;
 		return true;
 	}
-	return ibemu_mr_check(qp->ctx, ibemu_rx_pd(qp), rkey, true, va, len, access, host);
+	return ibemu_mr_check(qp->ctx, ibemu_rx_pd(qp), rkey, true, va, len, access, host) ||
+	       ibemu_mw_check(qp, rkey, va, len, access, host);
 }
 
 /* Answer a READ request at @psn: its response packets, from memory now. */
@@ -591,6 +616,10 @@ static void complete_recv(struct ibemu_qp *qp, const struct verbs_wire_pkt *p,
 		wc.imm_data = p->imm;
 		wc.wc_flags = IBV_WC_WITH_IMM;
 	}
+	if (verbs_op_has_ieth(p->opcode)) {
+		wc.invalidated_rkey = p->imm;
+		wc.wc_flags = IBV_WC_WITH_INV;
+	}
 	wc.qp_num = qp->qp.qp_num;
 	wc.src_qp = p->sqpn;
 	wc.slid = p->slid;
@@ -603,7 +632,8 @@ static void complete_recv(struct ibemu_qp *qp, const struct verbs_wire_pkt *p,
 static bool is_first(unsigned op)
 {
 	return op == OP_RC_SEND_FIRST || op == OP_RC_SEND_ONLY || op == OP_RC_SEND_ONLY_IMM ||
-	       op == OP_RC_WRITE_FIRST || op == OP_RC_WRITE_ONLY || op == OP_RC_WRITE_ONLY_IMM;
+	       op == OP_RC_SEND_ONLY_INV || op == OP_RC_WRITE_FIRST || op == OP_RC_WRITE_ONLY ||
+	       op == OP_RC_WRITE_ONLY_IMM;
 }
 
 static bool is_last(unsigned op)
@@ -614,7 +644,7 @@ static bool is_last(unsigned op)
 
 static bool is_send(unsigned op)
 {
-	return op <= OP_RC_SEND_ONLY_IMM;
+	return op <= OP_RC_SEND_ONLY_IMM || verbs_op_has_ieth(op);
 }
 
 /* Why a request fails, as the AETH syndrome of the NAK; 0 when it was
@@ -645,6 +675,10 @@ static unsigned take_request(struct ibemu_qp *qp, const struct verbs_wire_pkt *p
 		if (is_send(op))
 			qp->cur_off = 0;
 	}
+	/* SEND with Invalidate: its R_Key must name a type 2 window bound
+	 * through this QP (IBA 10.6.7), which is then invalid. */
+	if (verbs_op_has_ieth(op) && !ibemu_mw_invalidate(qp, p->imm))
+		return AETH_NAK_INV_REQ;
 	if (is_send(op)) {
 		if (ibemu_sge_check(qp->ctx, ibemu_rx_pd(qp), qp->cur.sg, qp->cur.num_sge,
 				    IBV_ACCESS_LOCAL_WRITE, &room) ||
@@ -825,6 +859,7 @@ void ibemu_rc_receive(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const
 			read_response(qp, p, payload);
 		return;
 	}
-	if (p->opcode <= OP_RC_READ_REQUEST || verbs_op_has_atomiceth(p->opcode))
+	if (p->opcode <= OP_RC_READ_REQUEST || verbs_op_has_atomiceth(p->opcode) ||
+	    verbs_op_has_ieth(p->opcode))
 		request(qp, p, payload);
 }

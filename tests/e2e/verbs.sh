@@ -116,6 +116,27 @@ for l in "qp: 1024 made of 1024" "pd: 1023 made of 1023" "mr: 4096 made of 4096"
 		"${l%%:*}: the limit made, one past it ENOMEM, room again after a free"
 done
 
+# Memory windows (verbs/mw.c): type 1 bound by ibv_bind_mw, type 2 by a
+# BIND_MW WR, remote access checked against the window (range, rights,
+# the QP a type 2 was bound through), SEND with Invalidate and
+# LOCAL_INV, a region without MW_BIND refused.
+ibemu_run --configured -a host1 -- sh -c "ibv_devinfo -v -d ibemu0 | grep -E 'MEM_WINDOW|max_mw'; \"$TOOLS/verbs_mw\" ibemu0"
+expect_rc 0 "the memory windows run"
+for l in "					MEM_WINDOW" "					MEM_WINDOW_TYPE_2B" "	max_mw:				4096" \
+	"alloc_mw type 3: Invalid argument" "bind_mw type 1 completion: success, rkey incremented" \
+	"write in the type 1 window: success" "the window's memory: \"through the window\"" \
+	"read in a write-only window: remote access error" \
+	"write past the type 1 window: remote access error" "bind type 2: success" \
+	"read in the type 2 window: success" "send with invalidate: success" \
+	"its receive: success, with invalidate, rkey named" \
+	"read in the invalidated window: remote access error" \
+	"read through the QP that bound it: success" "local invalidate: success" \
+	"read after the local invalidate: remote access error" \
+	"read through a QP that did not bind it: remote access error" \
+	"its completion: memory management operation error"; do
+	expect_line "$l" "memory windows: $l"
+done
+
 # What the kernel refuses to pin (ib_umem_get): EFAULT for pages not
 # mapped and for read-only pages a region may write; root (CAP_IPC_LOCK)
 # pins past RLIMIT_MEMLOCK (unprivileged.sh: a normal user cannot).

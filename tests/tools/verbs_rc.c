@@ -524,8 +524,8 @@ static int ex_edges(struct end *a, struct end *b)
 		.send_cq = a->cq, .recv_cq = a->cq, .qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, .pd = a->pd,
-		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_BIND_MW }) &&
-	    errno == EOPNOTSUPP ? NULL : "a memory window bind was not refused EOPNOTSUPP");
+		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_TSO }) &&
+	    errno == EOPNOTSUPP ? NULL : "TSO on an RC QP was not refused EOPNOTSUPP");
 	/* A CQ of a channel made by ibv_create_cq_ex holds the channel once:
 	 * gone, the channel goes (not EBUSY). */
 	{

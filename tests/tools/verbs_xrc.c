@@ -9,12 +9,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <infiniband/verbs.h>
+
+#include "verbs_loop.h"
 
 static void say(const char *what, int r)
 {
@@ -26,45 +27,9 @@ static int err_of(const void *made)
 	return made ? 0 : errno;
 }
 
-static struct ibv_wc wait_wc(struct ibv_cq *cq)
-{
-	struct ibv_wc wc;
-	long n;
-
-	for (n = 0; n < 200000000; n++)
-		if (ibv_poll_cq(cq, 1, &wc) == 1)
-			return wc;
-	fprintf(stderr, "verbs_xrc: no completion\n");
-	exit(1);
-}
-
-static void to_rts(struct ibv_qp *qp, uint16_t lid, uint32_t dqpn, bool send)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				  IBV_QP_ACCESS_FLAGS))
-		exit(1);
-	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-				  .dest_qp_num = dqpn, .max_dest_rd_atomic = 1,
-				  .min_rnr_timer = 1, .ah_attr = { .dlid = lid, .port_num = 1 } };
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				  IBV_QP_RQ_PSN |
-				  (send ? 0 : IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)))
-		exit(1);
-	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
-				  .rnr_retry = 7, .max_rd_atomic = 1 };
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN |
-				  (send ? IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					  IBV_QP_MAX_QP_RD_ATOMIC : 0)))
-		exit(1);
-}
-
 int main(int argc, char **argv)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
+	struct ibv_context *ctx = loop_open(argc == 2 ? argv[1] : NULL);
 	struct ibv_xrcd_init_attr xa = { .comp_mask = IBV_XRCD_INIT_ATTR_FD };
 	struct ibv_port_attr pa;
 	struct ibv_xrcd *xrcd;
@@ -75,11 +40,7 @@ int main(int argc, char **argv)
 	struct ibv_mr *mr;
 	uint32_t srqn = 0, n;
 	static char buf[2][64];
-	int i;
 
-	for (i = 0; argc == 2 && list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
-			ctx = ibv_open_device(list[i]);
 	if (!ctx || ibv_query_port(ctx, 1, &pa)) {
 		fprintf(stderr, "usage: verbs_xrc DEV (an ibemu device)\n");
 		return 2;
@@ -130,8 +91,9 @@ int main(int argc, char **argv)
 	struct ibv_recv_wr rwr = { .wr_id = 7, .num_sge = 1,
 		.sg_list = &(struct ibv_sge){ (uintptr_t)buf[1], 64, mr->lkey } }, *rbad;
 	say("post_recv on an initiator", ibv_post_recv(ini, &rwr, &rbad));
-	to_rts(tgt, pa.lid, ini->qp_num, false);
-	to_rts(ini, pa.lid, tgt->qp_num, true);
+	/* Each has half of RC's attributes (an XRC QP is half of one). */
+	loop_connect(tgt, pa.lid, ini->qp_num, LOOP_RTR_RC, 0);
+	loop_connect(ini, pa.lid, tgt->qp_num, 0, LOOP_RTS_RC);
 	say("post_srq_recv", ibv_post_srq_recv(srq, &rwr, &rbad));
 
 	strcpy(buf[0], "through the xrc srq");
@@ -140,14 +102,14 @@ int main(int argc, char **argv)
 		.sg_list = &(struct ibv_sge){ (uintptr_t)buf[0], 20, mr->lkey } }, *sbad;
 	swr.qp_type.xrc.remote_srqn = srqn;
 	say("post_send", ibv_post_send(ini, &swr, &sbad));
-	struct ibv_wc wc = wait_wc(scq);
+	struct ibv_wc wc = loop_wait(scq);
 	printf("send: %s\n", ibv_wc_status_str(wc.status));
-	wc = wait_wc(rcq);
+	wc = loop_wait(rcq);
 	printf("recv on the srq's cq: %s wr_id %llu, %u bytes, \"%s\"\n", ibv_wc_status_str(wc.status),
 	       (unsigned long long)wc.wr_id, wc.byte_len, buf[1]);
 	swr.qp_type.xrc.remote_srqn = srqn + 100;
 	say("post_send to another srq", ibv_post_send(ini, &swr, &sbad));
-	wc = wait_wc(scq);
+	wc = loop_wait(scq);
 	printf("send to another srq: %s\n", ibv_wc_status_str(wc.status));
 
 	say("destroy initiator", ibv_destroy_qp(ini));

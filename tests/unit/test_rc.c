@@ -163,6 +163,28 @@ struct ibemu_srq *ibemu_xsrq_find(struct ibemu_context *ctx, uint32_t srqn)
 	return NULL;
 }
 
+/* Memory windows (verbs/mw.c): these tests use regions only. */
+int ibemu_mw_local(struct ibemu_qp *qp, const struct ibemu_swqe *w)
+{
+	(void)qp;
+	(void)w;
+	return IBV_WC_MW_BIND_ERR;
+}
+
+bool ibemu_mw_check(struct ibemu_qp *qp, uint32_t rkey, uint64_t va, uint64_t len, int access,
+		    char **host)
+{
+	(void)qp; (void)rkey; (void)va; (void)len; (void)access; (void)host;
+	return false;
+}
+
+bool ibemu_mw_invalidate(struct ibemu_qp *qp, uint32_t rkey)
+{
+	(void)qp;
+	(void)rkey;
+	return false;
+}
+
 /* ---- the harness --------------------------------------------------------- */
 
 static int setup(void **state)
