@@ -137,6 +137,23 @@ for l in "					MEM_WINDOW" "					MEM_WINDOW_TYPE_2B" "	max_mw:				4096" \
 	expect_line "$l" "memory windows: $l"
 done
 
+# fork(): with ibv_fork_init a region registered after it is not in the
+# child (libibverbs' MADV_DONTFORK: a touch is SIGSEGV); with or without,
+# a child that exits takes nothing from the parent (whose RDMA WRITE
+# after it lands), and a child's own context works.
+ibemu_run --configured -a host1 -- sh -c "\"$TOOLS/verbs_fork\" ibemu0 init; \"$TOOLS/verbs_fork\" ibemu0 noinit"
+expect_rc 0 "the fork run"
+expect_line "fork_init: Success" "ibv_fork_init succeeds"
+expect_line "a child that touches the region: killed by Segmentation fault" \
+	"ibv_fork_init: the region is not in the child"
+expect_line "a child that touches the region: exited 7" "without it: the child has a copy"
+[ "$(grep -c '^a child with a context of its own: exited 9$' "$WORK/out")" = 2 ] &&
+	pass "a forked child opens the device and uses a context of its own" ||
+	fail "a forked child's own context: $(grep '^a child with' "$WORK/out")"
+[ "$(grep -c '^the parent.s write: success, "after the fork"$' "$WORK/out")" = 2 ] &&
+	pass "the parent's RDMA WRITE after its children exited lands, both ways" ||
+	fail "the parent after the fork: $(grep '^the parent' "$WORK/out")"
+
 # What the kernel refuses to pin (ib_umem_get): EFAULT for pages not
 # mapped and for read-only pages a region may write; root (CAP_IPC_LOCK)
 # pins past RLIMIT_MEMLOCK (unprivileged.sh: a normal user cannot).
