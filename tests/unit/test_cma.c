@@ -5,14 +5,16 @@
  * fabric, both attached to one host, driven by a hand-turned clock: the
  * CM MADs' field table against the kernel's layouts, the commands' errors,
  * a connection made and ended, its QP attributes, the retransmissions
- * and the UNREACHABLE after them, a closed file's peer disconnected, and
- * MIGRATE_ID.
+ * and the UNREACHABLE after them, a closed file's peer disconnected,
+ * MIGRATE_ID, and multicast joins against a fake SA.
  */
 #include "config.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 
+#include <infiniband/mad.h>
+#include <infiniband/umad_sa.h>
 #include <infiniband/umad_types.h>
 #include <infiniband/verbs.h>
 
@@ -617,6 +619,153 @@ static void test_set_option(void **state)
 	assert_int_equal(qp_attr(e->cli, cid, IBV_QPS_RTS, &r).timeout, 14);
 }
 
+/* An SA at host1's port for MCMemberRecord: the last Set's record, the
+ * Sets and Deletes it saw; it answers a Set with the record, MLID 0xc005
+ * and SL 2 filled in (and the Q_Key given, or @qkey), or @status. */
+struct fake_mc_sa {
+	struct env *e;
+	unsigned sets, deletes;
+	uint8_t rec[IB_SA_DATA_SIZE];
+	uint16_t status;
+	uint32_t qkey;
+	bool silent;
+};
+
+static enum upper_verdict mc_sa_deliver(void *ctx, struct port *port, const struct mad_pkt *pkt)
+{
+	struct fake_mc_sa *sa = ctx;
+	struct mad_pkt r;
+
+	if (mad_class(pkt->mad) != UMAD_CLASS_SUBN_ADM ||
+	    mad_attr_id(pkt->mad) != UMAD_SA_ATTR_MCMEMBER_REC)
+		return UPPER_UNCLAIMED;
+	if (mad_method(pkt->mad) == UMAD_SA_METHOD_DELETE) {
+		sa->deletes++;
+		return UPPER_TAKEN;
+	}
+	sa->sets++;
+	memcpy(sa->rec, pkt->mad + 56, sizeof(sa->rec));
+	if (sa->silent)
+		return UPPER_TAKEN;
+	r = *pkt;
+	mad_getresp(r.mad, pkt->mad, sa->status);
+	mad_set_field(r.mad + 56, 0, IB_SA_MCM_MLID_F, 0xc005);
+	mad_set_field(r.mad + 56, 0, IB_SA_MCM_SL_F, 2);
+	if (sa->qkey)
+		mad_set_field(r.mad + 56, 0, IB_SA_MCM_QKEY_F, sa->qkey);
+	r.slid = port->lid;
+	r.dlid = pkt->slid;
+	fabric_send(sa->e->f, port, &r);
+	return UPPER_TAKEN;
+}
+
+static const struct host_client mc_sa_client = { .deliver = mc_sa_deliver };
+
+/* JOIN_MCAST of @addr for @id: the command's return; the join's handle
+ * in *@handle. */
+static ssize_t join(struct ucma_file *f, uint32_t id, const void *addr, uint16_t size,
+		    uint16_t flags, uint32_t *handle)
+{
+	struct rdma_ucm_join_mcast j = { .response = 1, .uid = 0x3c, .id = id, .addr_size = size,
+					 .join_flags = flags };
+	struct rdma_ucm_create_id_resp r = { 0 };
+	ssize_t ret;
+
+	memcpy(&j.addr, addr, size);
+	ret = cmd(f, RDMA_USER_CM_CMD_JOIN_MCAST, &j, sizeof(j), &r, sizeof(r));
+	*handle = r.id;
+	return ret;
+}
+
+static ssize_t leave(struct ucma_file *f, uint32_t handle, uint32_t *reported)
+{
+	struct rdma_ucm_destroy_id l = { .response = 1, .id = handle };
+	struct rdma_ucm_destroy_id_resp r = { 0 };
+	ssize_t ret = cmd(f, RDMA_USER_CM_CMD_LEAVE_MCAST, &l, sizeof(l), &r, sizeof(r));
+
+	*reported = r.events_reported;
+	return ret;
+}
+
+/* A join: the RDMA CM's MGID for 224.1.2.3 (ff12:4001:PKEY::IP's low 28
+ * bits), a full member with RDMA_UDP_QKEY; the event names the join and
+ * carries the group's address handle; a leave deletes the membership. */
+static void test_mcast_join(void **state)
+{
+	static const uint8_t mgid[16] = { 0xff, 0x12, 0x40, 0x01, 0xff, 0xff, 0, 0, 0, 0, 0, 0,
+					  0x00, 0x01, 0x02, 0x03 };
+	struct env *e = *state;
+	struct fake_mc_sa sa = { .e = e };
+	struct sockaddr_in g = in4("224.1.2.3", 0);
+	struct rdma_ucm_event_resp ev;
+	uint32_t id, h, n;
+	uint8_t got[16];
+
+	host_register_client(e->hw, &mc_sa_client, &sa);
+	id = create_id(e->cli, RDMA_PS_UDP, IBV_QPT_UD, 0x11);
+	assert_true(bind4(e->cli, id, "10.1.0.4", 0) > 0);
+	assert_true(join(e->cli, id, &g, sizeof(g), RDMA_MC_JOIN_FLAG_FULLMEMBER, &h) > 0);
+	assert_int_not_equal(h, id);
+	assert_int_equal(sa.sets, 1);
+	mad_get_array(sa.rec, 0, IB_SA_MCM_MGID_F, got);
+	assert_memory_equal(got, mgid, 16);
+	assert_int_equal(mad_get_field(sa.rec, 0, IB_SA_MCM_JOIN_STATE_F), 1);
+	assert_int_equal(mad_get_field(sa.rec, 0, IB_SA_MCM_QKEY_F), 0x01234567);
+	ev = next_event(e->cli, UCMA_EV_MULTICAST_JOIN);
+	assert_int_equal(ev.uid, 0x3c);
+	assert_int_equal(ev.id, h);
+	assert_int_equal(ev.param.ud.qp_num, 0xffffff);
+	assert_int_equal(ev.param.ud.qkey, 0x01234567);
+	assert_int_equal(ev.param.ud.ah_attr.dlid, 0xc005);
+	assert_int_equal(ev.param.ud.ah_attr.sl, 2);
+	assert_int_equal(ev.param.ud.ah_attr.is_global, 1);
+	assert_memory_equal(ev.param.ud.ah_attr.grh.dgid, mgid, 16);
+	assert_true(leave(e->cli, h, &n) > 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(sa.deletes, 1);
+	assert_int_equal(leave(e->cli, h, &n), -ENOENT);
+	host_unregister_client(e->hw, &mc_sa_client, &sa);
+}
+
+/* What a join refuses, and how one fails: an SA status or a group of
+ * another Q_Key (MULTICAST_ERROR, -EINVAL), no answer in 3 s
+ * (-ETIMEDOUT); a failed join is left with no Delete. */
+static void test_mcast_errors(void **state)
+{
+	struct env *e = *state;
+	struct fake_mc_sa sa = { .e = e, .status = 0x0200 };
+	struct sockaddr_in g = in4("224.1.2.3", 0);
+	uint32_t id, rc, h, n;
+
+	host_register_client(e->hw, &mc_sa_client, &sa);
+	id = create_id(e->cli, RDMA_PS_UDP, IBV_QPT_UD, 0x11);
+	assert_int_equal(join(e->cli, id, &g, sizeof(g), 0, &h), -EINVAL);	/* no port */
+	assert_true(bind4(e->cli, id, "10.1.0.4", 0) > 0);
+	assert_int_equal(join(e->cli, id, &g, sizeof(g) - 1, 0, &h), -EINVAL);
+	assert_int_equal(join(e->cli, id, &g, sizeof(g), 2, &h), -EINVAL);
+	assert_int_equal(join(e->cli, id + 1000, &g, sizeof(g), 0, &h), -ENOENT);
+	rc = create_id(e->cli, RDMA_PS_TCP, IBV_QPT_RC, 0x12);
+	assert_true(bind4(e->cli, rc, "10.1.0.4", 0) > 0);
+	assert_int_equal(join(e->cli, rc, &g, sizeof(g), 0, &h), -EINVAL);	/* not UD */
+	assert_true(join(e->cli, id, &g, sizeof(g), RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER, &h) > 0);
+	assert_int_equal(mad_get_field(sa.rec, 0, IB_SA_MCM_JOIN_STATE_F), 8);
+	assert_int_equal((int)next_event(e->cli, UCMA_EV_MULTICAST_ERROR).status, -EINVAL);
+	assert_int_equal(leave(e->srv, h, &n), -EINVAL);	/* another file's */
+	assert_true(leave(e->cli, h, &n) > 0);
+	assert_int_equal(sa.deletes, 0);
+	sa.status = 0;
+	sa.qkey = 0x0b1b;
+	assert_true(join(e->cli, id, &g, sizeof(g), 0, &h) > 0);
+	assert_int_equal((int)next_event(e->cli, UCMA_EV_MULTICAST_ERROR).status, -EINVAL);
+	sa.silent = true;
+	assert_true(join(e->cli, id, &g, sizeof(g), 0, &h) > 0);
+	advance(e, 2999000);
+	no_event(e->cli);
+	advance(e, 1000);
+	assert_int_equal((int)next_event(e->cli, UCMA_EV_MULTICAST_ERROR).status, -ETIMEDOUT);
+	host_unregister_client(e->hw, &mc_sa_client, &sa);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -631,6 +780,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sa_route, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sa_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_set_option, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mcast_join, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mcast_errors, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
