@@ -473,6 +473,23 @@ static void test_migrate(void **state)
 	assert_int_equal(next_event(e->srv, UCMA_EV_ADDR_RESOLVED).uid, 0x77);
 }
 
+/* A fake SA's answer to @req, and its way back to the asker. */
+static struct mad_pkt sa_answer(const struct mad_pkt *req, uint16_t status)
+{
+	struct mad_pkt r = *req;
+
+	mad_getresp(r.mad, req->mad, status);
+	return r;
+}
+
+static void sa_send_back(struct env *e, struct port *port, struct mad_pkt *r,
+			 const struct mad_pkt *req)
+{
+	r->slid = port->lid;
+	r->dlid = req->slid;
+	fabric_send(e->f, port, r);
+}
+
 /* An SA at host1's port (the SM LID): what it answers to PathRecord
  * Gets, and how many it saw. */
 struct fake_sa {
@@ -493,8 +510,7 @@ static enum upper_verdict sa_deliver(void *ctx, struct port *port, const struct 
 	sa->gets++;
 	if (sa->silent)
 		return UPPER_TAKEN;
-	r = *pkt;
-	mad_getresp(r.mad, pkt->mad, sa->status);
+	r = sa_answer(pkt, sa->status);
 	memcpy(&pr, r.mad + 56, sizeof(pr));
 	pr.slid = htobe16(fabric_find(sa->e->f, "host2")->ports[1].lid);
 	pr.dlid = htobe16(port->lid);
@@ -502,9 +518,7 @@ static enum upper_verdict sa_deliver(void *ctx, struct port *port, const struct 
 	pr.mtu = 0x80 | 3;
 	pr.packetlifetime = 0x80 | 14;
 	memcpy(r.mad + 56, &pr, sizeof(pr));
-	r.slid = port->lid;
-	r.dlid = pkt->slid;
-	fabric_send(sa->e->f, port, &r);
+	sa_send_back(sa->e, port, &r, pkt);
 	return UPPER_TAKEN;
 }
 
@@ -647,15 +661,12 @@ static enum upper_verdict mc_sa_deliver(void *ctx, struct port *port, const stru
 	memcpy(sa->rec, pkt->mad + 56, sizeof(sa->rec));
 	if (sa->silent)
 		return UPPER_TAKEN;
-	r = *pkt;
-	mad_getresp(r.mad, pkt->mad, sa->status);
+	r = sa_answer(pkt, sa->status);
 	mad_set_field(r.mad + 56, 0, IB_SA_MCM_MLID_F, 0xc005);
 	mad_set_field(r.mad + 56, 0, IB_SA_MCM_SL_F, 2);
 	if (sa->qkey)
 		mad_set_field(r.mad + 56, 0, IB_SA_MCM_QKEY_F, sa->qkey);
-	r.slid = port->lid;
-	r.dlid = pkt->slid;
-	fabric_send(sa->e->f, port, &r);
+	sa_send_back(sa->e, port, &r, pkt);
 	return UPPER_TAKEN;
 }
 
