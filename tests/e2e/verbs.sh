@@ -106,12 +106,14 @@ ibemu_run --configured -a host1 -- sh -c "ibv_devinfo -v -d ibemu0; \"$VW\" limi
 expect_rc 0 "the limits run"
 for l in "max_qp:				1024" "max_cq:				1024" "max_mr:				4096" \
 	"max_pd:				1024" "max_ah:				4096" "max_srq:			1024" \
-	"max_srq_wr:			4096" "max_srq_sge:			16" "atomic_cap:			ATOMIC_HCA (1)"; do
+	"max_srq_wr:			4096" "max_srq_sge:			16" "atomic_cap:			ATOMIC_HCA (1)" \
+	"max_mw:				4096"; do
 	expect_line "	$l" "ibv_devinfo -v: ${l%%:*} ${l##*[[:space:]]}"
 done
 expect_line "					RC_RNR_NAK_GEN" "ibv_devinfo -v: RC_RNR_NAK_GEN (SENDs with no receive WR are RNR NAKed)"
 for l in "qp: 1024 made of 1024" "pd: 1023 made of 1023" "mr: 4096 made of 4096" \
-	"cq: 1023 made of 1023" "ah: 4096 made of 4096" "srq: 1024 made of 1024"; do
+	"cq: 1023 made of 1023" "ah: 4096 made of 4096" "srq: 1024 made of 1024" \
+	"mw: 4096 made of 4096"; do
 	expect_line "$l, next Cannot allocate memory, again after a free" \
 		"${l%%:*}: the limit made, one past it ENOMEM, room again after a free"
 done

@@ -12,7 +12,7 @@
  *       calls the provider must refuse, and some it must take: print
  *       "VERB: ok" or "VERB: ERRNO TEXT"
  *   verbs_watch limits DEV
- *       for QPs, PDs, MRs, CQs, AHs and SRQs: make as many as
+ *       for QPs, PDs, MRs, CQs, AHs, SRQs and MWs: make as many as
  *       ibv_query_device says, then one more; print "KIND: N made, next
  *       ERRNO TEXT" (and that one more can be made once one is freed)
  *   verbs_watch pin DEV MIB
@@ -33,6 +33,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,7 +200,10 @@ struct kind {
 	const char *name;
 	void *(*make)(struct ibv_context *ctx, void *shared);
 	int (*free_one)(void *obj);
+	size_t max_at;		/* where its limit is in ibv_device_attr (an int) */
+	int taken;		/* made already: the shared PD and CQ */
 };
+#define LIMIT(f)	offsetof(struct ibv_device_attr, f)
 
 struct shared {
 	struct ibv_pd *pd;
@@ -244,12 +248,23 @@ static void *make_qp(struct ibv_context *c, void *s)
 			 .max_recv_sge = 1 } });
 }
 static int free_qp(void *o) { return ibv_destroy_qp(o); }
+static void *make_mw(struct ibv_context *c, void *s)
+{
+	(void)c;
+	return ibv_alloc_mw(((struct shared *)s)->pd, IBV_MW_TYPE_2);
+}
+static int free_mw(void *o) { return ibv_dealloc_mw(o); }
 
 static int limits(struct ibv_context *ctx)
 {
 	static const struct kind kinds[] = {
-		{ "qp", make_qp, free_qp }, { "pd", make_pd, free_pd }, { "mr", make_mr, free_mr },
-		{ "cq", make_cq, free_cq }, { "ah", make_ah, free_ah }, { "srq", make_srq, free_srq },
+		{ "qp", make_qp, free_qp, LIMIT(max_qp), 0 },
+		{ "pd", make_pd, free_pd, LIMIT(max_pd), 1 },
+		{ "mr", make_mr, free_mr, LIMIT(max_mr), 0 },
+		{ "cq", make_cq, free_cq, LIMIT(max_cq), 1 },
+		{ "ah", make_ah, free_ah, LIMIT(max_ah), 0 },
+		{ "srq", make_srq, free_srq, LIMIT(max_srq), 0 },
+		{ "mw", make_mw, free_mw, LIMIT(max_mw), 0 },
 	};
 	struct ibv_device_attr a;
 	struct ibv_port_attr pa;
@@ -269,9 +284,8 @@ static int limits(struct ibv_context *ctx)
 		return 1;
 	}
 	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
-		/* What is taken already: the shared PD and CQ. */
-		int max = k == 0 ? a.max_qp : k == 1 ? a.max_pd - 1 : k == 2 ? a.max_mr :
-			  k == 3 ? a.max_cq - 1 : k == 4 ? a.max_ah : a.max_srq;
+		int max = *(const int *)(const void *)((const char *)&a + kinds[k].max_at) -
+			  kinds[k].taken;
 		void **objs = calloc((size_t)max + 1, sizeof(*objs));
 		int n = 0, err;
 		bool again;
