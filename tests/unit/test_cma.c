@@ -740,7 +740,8 @@ static void test_mcast_join(void **state)
 
 /* What a join refuses, and how one fails: an SA status or a group of
  * another Q_Key (MULTICAST_ERROR, -EINVAL), no answer in 3 s
- * (-ETIMEDOUT); a failed join is left with no Delete. */
+ * (-ETIMEDOUT); a failed join is left with no Delete; past
+ * UCMA_MCS_MAX joins an id, ENOMEM. */
 static void test_mcast_errors(void **state)
 {
 	struct env *e = *state;
@@ -774,6 +775,12 @@ static void test_mcast_errors(void **state)
 	no_event(e->cli);
 	advance(e, 1000);
 	assert_int_equal((int)next_event(e->cli, UCMA_EV_MULTICAST_ERROR).status, -ETIMEDOUT);
+	/* UCMA_MCS_MAX joins an id, then ENOMEM. */
+	id = create_id(e->cli, RDMA_PS_UDP, IBV_QPT_UD, 0x13);
+	assert_true(bind4(e->cli, id, "10.1.0.4", 0) > 0);
+	for (n = 0; n < UCMA_MCS_MAX; n++)
+		assert_true(join(e->cli, id, &g, sizeof(g), 0, &h) > 0);
+	assert_int_equal(join(e->cli, id, &g, sizeof(g), 0, &h), -ENOMEM);
 	host_unregister_client(e->hw, &mc_sa_client, &sa);
 }
 
