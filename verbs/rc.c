@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The RC transport (IBA 9.7 and 9.9), as an HCA does it at both ends.
+ * The RC transport (IBA 9.7 and 9.9), as an HCA does it at both ends, and
+ * UC's and XRC's, which are made of it.
  *
  * Requester: each send WR takes PSNs (one a packet; an RDMA READ as many
  * as its response has), goes out split at the path MTU, and stays until
@@ -20,6 +21,12 @@
  * acknowledged or sent again, and the responder drops a message silently
  * when a packet of it is missing (a PSN gap), has no receive WR, or breaks
  * a rule; the receive WR stays for the next message.
+ *
+ * XRC shares all of RC's: its opcodes are RC's + 0xa0, its requests carry
+ * the SRQ that takes them at the target (XRCETH), whose PD and CQ the
+ * target then uses (verbs/xrc.c). Binds of memory windows and local
+ * invalidations are send queue WRs done when they reach the wire and
+ * completed in order (verbs/mw.c); SEND with Invalidate carries an IETH.
  *
  * Atomics (IBA 9.4.5): CmpSwap and FetchAdd on an 8-byte aligned word of
  * the responder's memory, in host byte order (as rxe; ConnectX works on
@@ -465,7 +472,6 @@ static unsigned response_op(const struct ibemu_qp *qp, unsigned rc_op)
 {
 	return qp->qp.qp_type == IBV_QPT_XRC_RECV ? rc_op + OP_XRC_FIRST : rc_op;
 }
-
 
 /* An ACKNOWLEDGE (or NAK) of @psn; an ATOMIC ACKNOWLEDGE carries @orig. */
 static void ack_packet(struct ibemu_qp *qp, unsigned opcode, uint32_t psn, unsigned syndrome,
