@@ -63,7 +63,7 @@ static int find(const struct uverbs_dev *d, const struct uverbs_qp *q, uint16_t 
 	return -1;
 }
 
-/* Attachments to @gid: the count its group has in d->groups. */
+/* Attachments to @gid: the count its group has in d->mcast_groups. */
 static unsigned *group_count(struct uverbs_dev *d, const uint8_t gid[16], bool make)
 {
 	GBytes *key = g_bytes_new(gid, 16);
