@@ -35,6 +35,25 @@ static size_t rx_bytes_all;	/* what every context holds unread */
 static uint64_t dropped_all;	/* packets dropped for want of room */
 static int64_t said_at_us;	/* when that was last said; 0: never */
 
+/*
+ * Link-level flow control (docs/verbs.md "Flow control"): a context that
+ * holds VERBS_RX_MAX records unread still takes what is on its way (to
+ * RX_HARD_MAX), and holds the sender back: the context whose write put a
+ * packet past the limit is refused (EAGAIN) until the receiver has read
+ * down to RX_LOW, when a VERBS_REC_CREDIT record tells it to send again.
+ * A receiver that has read nothing while packets waited for longer than
+ * the HOQLife of the switch port in front of it is stuck (a stopped
+ * process): what comes for it is dropped and nobody waits, as that port
+ * discards what waited past its head-of-queue lifetime (IBA chapter 18;
+ * PortInfo:HOQLife, 4.096 us x 2^HOQLife, 20 and up for ever; 0x13,
+ * 2.1 s, unless an SM sets it: opensm gives ports to CAs 0x10, 268 ms).
+ */
+#define RX_HARD_MAX	(2 * VERBS_RX_MAX)
+#define RX_LOW		(VERBS_RX_MAX / 2)
+
+static struct uverbs_ctx *writer;	/* whose packets are being delivered */
+static GList *contexts;			/* every open context */
+
 struct uverbs_ctx {
 	struct uverbs_dev *dev;
 	GQueue rx;		/* GBytes *: whole records */
@@ -42,6 +61,9 @@ struct uverbs_ctx {
 	GList *qps;		/* struct uverbs_qp * it owns */
 	void (*wakeup)(void *);
 	void *wakeup_ctx;
+	struct uverbs_ctx *blocked_on;	/* the full receiver it waits for */
+	int64_t drained_us;	/* when it last read, or got its first record */
+	int64_t hoq_us;		/* HOQLife in front of it (last arrival); -1: for ever */
 };
 
 void uverbs_qps_init(struct uverbs_dev *d)
@@ -63,6 +85,8 @@ void uverbs_qps_clear(struct uverbs_dev *d)
 
 static void queue_rec(struct uverbs_ctx *c, GBytes *rec)
 {
+	if (!c->rx.length)
+		c->drained_us = g_get_monotonic_time();
 	c->rx_bytes += g_bytes_get_size(rec);
 	rx_bytes_all += g_bytes_get_size(rec);
 	g_queue_push_tail(&c->rx, rec);
@@ -75,6 +99,22 @@ size_t uverbs_rx_bytes_all(void)
 	return rx_bytes_all;
 }
 
+/* Senders that wait for @c may send again: a credit record wakes each. */
+static void credit(struct uverbs_ctx *c)
+{
+	static const struct verbs_wire_rec rec = { VERBS_REC_CREDIT, sizeof(rec) };
+	GList *l;
+
+	for (l = contexts; l; l = l->next) {
+		struct uverbs_ctx *b = l->data;
+
+		if (b->blocked_on != c)
+			continue;
+		b->blocked_on = NULL;
+		queue_rec(b, g_bytes_new(&rec, sizeof(rec)));
+	}
+}
+
 static void unqueue_rec(struct uverbs_ctx *c)
 {
 	GBytes *b = g_queue_pop_head(&c->rx);
@@ -82,21 +122,42 @@ static void unqueue_rec(struct uverbs_ctx *c)
 	c->rx_bytes -= g_bytes_get_size(b);
 	rx_bytes_all -= g_bytes_get_size(b);
 	g_bytes_unref(b);
+	c->drained_us = g_get_monotonic_time();
+	if (c->rx.length == RX_LOW)
+		credit(c);
 }
 
-/* Whether @c may queue @len more bytes; if not, the packet is dropped, as
- * an HCA drops what it has no buffer for, and that is said now and then. */
+static bool stuck(const struct uverbs_ctx *c, int64_t now)
+{
+	return c->rx.length && c->hoq_us >= 0 && now - c->drained_us > c->hoq_us;
+}
+
+/* The HOQLife of the switch port packets reach @in through, in us. */
+static int64_t hoq_us(const struct port *in)
+{
+	unsigned h = in->remote ? in->remote->hoq_life : in->hoq_life;
+
+	return h >= 20 ? -1 : (int64_t)((4096ull << h) / 1000);
+}
+
+/* Whether @c takes @len more bytes: past VERBS_RX_MAX it does, holding
+ * the writer back; past RX_HARD_MAX or the bytes of all, or stuck, the
+ * packet is dropped, as an HCA drops what it has no buffer for, and that
+ * is said now and then. */
 static bool room_for(struct uverbs_ctx *c, size_t len)
 {
-	const char *full = c->rx.length >= VERBS_RX_MAX ? "the packets one context may hold" :
-			   rx_bytes_all + len > RX_BYTES_ALL ? "the bytes all contexts may hold" :
-			   NULL;
-	int64_t now;
+	int64_t now = g_get_monotonic_time();
+	const char *full = rx_bytes_all + len > RX_BYTES_ALL ? "the bytes all contexts may hold" :
+			   c->rx.length < VERBS_RX_MAX ? NULL :
+			   stuck(c, now) ? "a context that has read nothing for HOQLife" :
+			   c->rx.length >= RX_HARD_MAX ? "the packets one context may hold" : NULL;
 
-	if (!full)
+	if (!full) {
+		if (c->rx.length >= VERBS_RX_MAX && writer && !writer->blocked_on)
+			writer->blocked_on = c;
 		return true;
+	}
 	dropped_all++;
-	now = g_get_monotonic_time();
 	if (!said_at_us || now - said_at_us >= DROP_SAY_US) {
 		g_warning("%s: verbs contexts that do not read: %s are held (%u, %u MiB): "
 			  "%" G_GUINT64_FORMAT " packets dropped so far", c->dev->ca_name, full,
@@ -146,6 +207,7 @@ enum upper_verdict uverbs_qp_deliver(struct uverbs_qp *q, struct port *in,
 		return UPPER_DROPPED;
 	}
 	data = g_bytes_get_data(p->data, &len);
+	q->owner->hoq_us = hoq_us(in);
 	if (!room_for(q->owner, len))
 		return UPPER_DROPPED;
 	w = g_memdup2(data, len);
@@ -164,6 +226,7 @@ struct uverbs_ctx *uverbs_ctx_open(struct uverbs_dev *d)
 
 	c->dev = d;
 	g_queue_init(&c->rx);
+	contexts = g_list_prepend(contexts, c);
 	return c;
 }
 
@@ -180,8 +243,10 @@ void uverbs_ctx_close(struct uverbs_ctx *c)
 		g_hash_table_remove(c->dev->qps, GUINT_TO_POINTER(q->qpn));
 	}
 	g_list_free(c->qps);
+	contexts = g_list_remove(contexts, c);
 	while (c->rx.length)
 		unqueue_rec(c);
+	credit(c);	/* nobody waits for a context that is gone */
 	g_free(c);
 #ifdef __GLIBC__
 	/* What it held goes back to the system, not only to malloc's free
@@ -309,6 +374,13 @@ ssize_t uverbs_ctx_write(struct uverbs_ctx *c, const void *buf, size_t count)
 		g_debug("%s: verbs write refused: %s", c->dev->ca_name, why);
 		return -EINVAL;
 	}
+	/* Held back: a receiver it sent to is full and reading. */
+	if (c->blocked_on) {
+		if (c->blocked_on->rx.length > RX_LOW && !stuck(c->blocked_on, g_get_monotonic_time()))
+			return -EAGAIN;
+		c->blocked_on = NULL;
+	}
+	writer = c;
 	for (off = 0; off < count; ) {
 		struct verbs_wire_rec rec;
 
@@ -316,6 +388,7 @@ ssize_t uverbs_ctx_write(struct uverbs_ctx *c, const void *buf, size_t count)
 		send_pkt(c, b + off, rec.len);
 		off += rec.len;
 	}
+	writer = NULL;
 	return (ssize_t)count;
 }
 

@@ -106,6 +106,9 @@ enum verbs_rec_type {
 	 * parked CREATE_COMP_CHANNEL write: struct verbs_wire_upcall. */
 	VERBS_REC_UPCALL = VERBS_REC_MAGIC | 2,
 	VERBS_REC_WAKE = VERBS_REC_MAGIC | 3,	/* answer to VERBS_IOC_WAKE */
+	/* The receiver a refused VERBS_IOC_SEND (EAGAIN) waited for has
+	 * room again: send (kernel/uverbs_data.c, flow control). */
+	VERBS_REC_CREDIT = VERBS_REC_MAGIC | 4,
 };
 
 struct verbs_wire_rec {
@@ -357,9 +360,12 @@ struct verbs_ioc_send {
 };
 #define VERBS_IOC_SEND		_IOW(VERBS_IOC_MAGIC, 6, struct verbs_ioc_send)
 
-/* Records a context holds unread; past it (or past what all contexts may
- * hold together: kernel/uverbs_data.c) packets are dropped, as an HCA
- * drops what it has no buffer for, and the daemon says so now and then. */
+/* Records a context holds unread before senders are held back: the
+ * write that put one past it succeeds, the sender's next is EAGAIN until
+ * a VERBS_REC_CREDIT comes (kernel/uverbs_data.c, flow control); past
+ * twice as many, or what all contexts may hold together, or for a
+ * context that reads nothing, packets are dropped, as an HCA drops what
+ * it has no buffer for, and the daemon says so now and then. */
 #define VERBS_RX_MAX		8192
 /* The largest packet payload: the largest IB MTU. */
 #define VERBS_PKT_MAX_PAYLOAD	4096

@@ -20,7 +20,9 @@ void ibemu_complete(struct ibemu_qp *qp, bool recv, const struct ibv_wc *wc, boo
 
 /* ---- UD ----------------------------------------------------------------- */
 
-static void ud_send(struct ibemu_qp *qp, struct ibemu_swqe *w)
+/* Send @w and complete it: false, and nothing done, when the wire does
+ * not take it now (held back: thread.c, flow control). */
+static bool ud_send(struct ibemu_qp *qp, struct ibemu_swqe *w)
 {
 	struct ibemu_context *ctx = qp->ctx;
 	struct verbs_wire_pkt h;
@@ -55,7 +57,6 @@ static void ud_send(struct ibemu_qp *qp, struct ibemu_swqe *w)
 		/* A Q_Key with the high bit set means the QP's own (IBA 10.2.4). */
 		h.qkey = (w->remote_qkey & 0x80000000u) ? qp->qkey : w->remote_qkey;
 		h.psn = qp->sq_psn;
-		qp->sq_psn = (qp->sq_psn + 1) & PSN_MASK;
 		h.imm = w->imm;
 		h.len = (uint32_t)len;
 		if (w->ah.is_global) {
@@ -68,7 +69,9 @@ static void ud_send(struct ibemu_qp *qp, struct ibemu_swqe *w)
 			h.sgid_index = w->ah.grh.sgid_index;
 			memcpy(h.dgid, w->ah.grh.dgid.raw, 16);
 		}
-		ibemu_send_pkt(ctx, &h, buf);
+		if (!ibemu_send_pkt(ctx, &h, buf))
+			return false;
+		qp->sq_psn = (qp->sq_psn + 1) & PSN_MASK;
 	}
 	if (st || qp->sq_sig_all || (w->send_flags & IBV_SEND_SIGNALED)) {
 		wc.wr_id = w->wr_id;
@@ -77,6 +80,7 @@ static void ud_send(struct ibemu_qp *qp, struct ibemu_swqe *w)
 		wc.qp_num = qp->qp.qp_num;
 		ibemu_complete(qp, false, &wc, false);
 	}
+	return true;
 }
 
 /* The GRH a packet came with, as the HCA writes it ahead of the payload
@@ -92,6 +96,31 @@ static void grh_of(const struct verbs_wire_pkt *p, struct ibv_grh *g)
 	g->hop_limit = p->grh_hop_limit;
 	memcpy(g->sgid.raw, p->sgid, 16);
 	memcpy(g->dgid.raw, p->dgid, 16);
+}
+
+/* UD WRs go in order while the wire takes them; held back (flow
+ * control), they wait in the send queue, which fills as on an HCA. */
+static void ud_send_pending(struct ibemu_qp *qp)
+{
+	while (qp->sq_count && qp->state == IBV_QPS_RTS) {
+		struct ibemu_swqe *w = &qp->sq[qp->sq_head];
+
+		if (!ud_send(qp, w))
+			break;
+		free(w->inline_data);
+		w->inline_data = NULL;
+		qp->sq_head = (qp->sq_head + 1) % qp->sq_size;
+		qp->sq_count--;
+	}
+	qp->sq_next = qp->sq_head;
+}
+
+void ibemu_send_pending(struct ibemu_qp *qp)
+{
+	if (qp->qp.qp_type == IBV_QPT_UD)
+		ud_send_pending(qp);
+	else if (qp->qp.qp_type != IBV_QPT_XRC_RECV)
+		ibemu_rc_send_pending(qp);	/* RC, UC, XRC initiators */
 }
 
 void ibemu_ud_receive(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const char *payload)
@@ -283,18 +312,12 @@ int ibemu_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 		err = take_send_wr(qp, w, wr);
 		if (err)
 			break;
-		if (qp->qp.qp_type == IBV_QPT_UD && qp->state == IBV_QPS_RTS) {
-			ud_send(qp, w);
-			free(w->inline_data);
-			w->inline_data = NULL;
-			continue;
-		}
 		qp->sq_count++;
 	}
 	if (qp->state == IBV_QPS_ERR)
 		ibemu_qp_to_error(qp);
-	else if (qp->qp.qp_type != IBV_QPT_UD)
-		ibemu_rc_send_pending(qp);	/* RC and UC */
+	else
+		ibemu_send_pending(qp);
 	ibemu_flush(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	if (err)

@@ -51,9 +51,14 @@ struct ibemu_context {
 	/* XRC SRQs by number (xrc.c), under lock. */
 	struct ibemu_srq *xsrqs;
 	uint32_t next_srqn;
-	/* Packets waiting for one VERBS_IOC_SEND to the daemon (thread.c). */
+	/* Packets waiting for one VERBS_IOC_SEND to the daemon (thread.c);
+	 * tx_held: the daemon holds this context back (a receiver is full),
+	 * since held_since_us; tx_lost: answers lost meanwhile. */
 	struct verbs_ioc_send *out;
 	size_t out_len;
+	bool tx_held;
+	uint64_t held_since_us;
+	uint64_t tx_lost;
 	/* One packet's payload as it is gathered from memory (post.c, rc.c). */
 	char payload[VERBS_PKT_MAX_PAYLOAD];
 	/* Completion channels this process has (cq.c), under chan_lock:
@@ -228,7 +233,7 @@ struct ibemu_swqe {
 	uint32_t psn, npkts;	/* the PSNs it takes: psn .. psn + npkts - 1 */
 	uint32_t read_next;	/* RDMA READ: the next response PSN expected */
 	int local_status;	/* a local WR's (mw.c), done when it went */
-	bool sent;
+	uint32_t sent_pkts;	/* of its packets on the wire (flow control) */
 };
 
 struct ibemu_ah {
@@ -424,8 +429,13 @@ void ibemu_ud_receive(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const
 /* ---- the wire and the threads (thread.c) -------------------------------- */
 
 uint64_t ibemu_now_us(void);
+/* Whether a packet of any size may be queued now: always, but while
+ * the daemon holds this context back (thread.c, flow control). */
+bool ibemu_tx_room(const struct ibemu_context *ctx);
+/* Send what @qp's send queue holds that may go (post.c: UD; rc.c). */
+void ibemu_send_pending(struct ibemu_qp *qp);
 /* Queue a packet for the daemon (flushed by ibemu_flush). */
-void ibemu_send_pkt(struct ibemu_context *ctx, const struct verbs_wire_pkt *hdr,
+bool ibemu_send_pkt(struct ibemu_context *ctx, const struct verbs_wire_pkt *hdr,
 		    const void *payload);
 void ibemu_flush(struct ibemu_context *ctx);
 /* Tell the timer thread a deadline moved. */

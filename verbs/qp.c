@@ -453,9 +453,8 @@ int ibemu_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	ioc = (struct verbs_ioc_qp){ .qpn = ibqp->qp_num, .qkey = qp->qkey,
 				     .port = to == IBV_QPS_RESET ? 0 : qp->port };
 	/* RTS sends what was posted in RTR's wait (nothing, for a new QP). */
-	if (to == IBV_QPS_RTS && qp->qp.qp_type != IBV_QPT_UD &&
-	    qp->qp.qp_type != IBV_QPT_XRC_RECV)
-		ibemu_rc_send_pending(qp);
+	if (to == IBV_QPS_RTS)
+		ibemu_send_pending(qp);
 	ibemu_flush(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	/* The daemon checks Q_Keys and the port packets arrive at. */

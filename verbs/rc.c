@@ -147,7 +147,7 @@ static void progress(struct ibemu_qp *qp)
 
 /* A request on the wire: UC's and XRC's opcodes are RC's moved (IBA
  * Table 33), and an XRC request names the target's SRQ (XRCETH). */
-static void send_request(struct ibemu_qp *qp, const struct ibemu_swqe *w,
+static bool send_request(struct ibemu_qp *qp, const struct ibemu_swqe *w,
 			 struct verbs_wire_pkt *h, const void *payload)
 {
 	if (qp->qp.qp_type == IBV_QPT_UC) {
@@ -157,11 +157,12 @@ static void send_request(struct ibemu_qp *qp, const struct ibemu_swqe *w,
 		h->opcode += OP_XRC_FIRST;
 		h->xrc_srqn = w->remote_srqn;
 	}
-	ibemu_send_pkt(qp->ctx, h, payload);
+	return ibemu_send_pkt(qp->ctx, h, payload);
 }
 
-/* Packet @i of send WR @w on the wire. */
-static void send_packet(struct ibemu_qp *qp, struct ibemu_swqe *w, uint32_t i, char *buf)
+/* Packet @i of send WR @w on the wire: false when it does not take it
+ * now (held back). */
+static bool send_packet(struct ibemu_qp *qp, struct ibemu_swqe *w, uint32_t i, char *buf)
 {
 	uint32_t mtu = ibemu_mtu_bytes(qp->path_mtu);
 	bool first = i == 0, last = i == w->npkts - 1, imm = false;
@@ -178,8 +179,7 @@ static void send_packet(struct ibemu_qp *qp, struct ibemu_swqe *w, uint32_t i, c
 		h.swap_add = w->swap_add;
 		h.compare = w->compare;
 		h.flags = VERBS_PKT_ACKREQ;
-		send_request(qp, w, &h, NULL);
-		return;
+		return send_request(qp, w, &h, NULL);
 	}
 	if (w->opcode == IBV_WR_RDMA_READ) {
 		h.opcode = OP_RC_READ_REQUEST;
@@ -187,8 +187,7 @@ static void send_packet(struct ibemu_qp *qp, struct ibemu_swqe *w, uint32_t i, c
 		h.rkey = w->rkey;
 		h.dma_len = (uint32_t)w->len;
 		h.flags = VERBS_PKT_ACKREQ;
-		send_request(qp, w, &h, NULL);
-		return;
+		return send_request(qp, w, &h, NULL);
 	}
 	h.len = (uint32_t)(w->len - off < mtu ? w->len - off : mtu);
 	if (w->inline_data)
@@ -223,17 +222,21 @@ static void send_packet(struct ibemu_qp *qp, struct ibemu_swqe *w, uint32_t i, c
 		if (imm)
 			h.imm = w->imm;
 	}
-	send_request(qp, w, &h, buf);
+	return send_request(qp, w, &h, buf);
 }
 
-static void send_wqe(struct ibemu_qp *qp, struct ibemu_swqe *w)
+/* The packets of @w not on the wire yet, while it takes them (flow
+ * control: a context held back stops and goes on later); true when all
+ * of them went. */
+static bool send_wqe(struct ibemu_qp *qp, struct ibemu_swqe *w)
 {
-	uint32_t i;
+	uint32_t n = w->opcode == IBV_WR_RDMA_READ ? 1 : w->npkts;
 
-	if (w->opcode == IBV_WR_RDMA_READ)
+	if (w->opcode == IBV_WR_RDMA_READ && !w->sent_pkts)
 		w->read_next = w->psn;
-	for (i = 0; i < (w->opcode == IBV_WR_RDMA_READ ? 1 : w->npkts); i++)
-		send_packet(qp, w, i, qp->ctx->payload);
+	while (w->sent_pkts < n && send_packet(qp, w, w->sent_pkts, qp->ctx->payload))
+		w->sent_pkts++;
+	return w->sent_pkts == n;
 }
 
 /* Everything sent and not acknowledged goes again, oldest first. */
@@ -241,8 +244,11 @@ static void resend(struct ibemu_qp *qp)
 {
 	unsigned i;
 
-	for (i = qp->sq_head; i != qp->sq_next; i = (i + 1) % qp->sq_size)
-		send_wqe(qp, &qp->sq[i]);
+	for (i = qp->sq_head; i != qp->sq_next; i = (i + 1) % qp->sq_size) {
+		qp->sq[i].sent_pkts = 0;
+		if (!send_wqe(qp, &qp->sq[i]))
+			return;	/* held back: the timer sends again */
+	}
 }
 
 /* Packets an RC requester keeps unacknowledged at most (a message larger
@@ -276,10 +282,20 @@ void ibemu_rc_send_pending(struct ibemu_qp *qp)
 
 	if (qp->state != IBV_QPS_RTS)
 		return;
-	while (qp->sq_next != tail && qp->state == IBV_QPS_RTS) {
+	while (qp->sq_next != tail && qp->state == IBV_QPS_RTS && ibemu_tx_room(qp->ctx)) {
 		struct ibemu_swqe *w = &qp->sq[qp->sq_next];
 		int access = ibemu_wr_is_rd_atomic(w->opcode) ? IBV_ACCESS_LOCAL_WRITE : 0;
 		uint64_t len;
+
+		if (w->sent_pkts) {
+			/* Held back in the middle of it: the rest now. */
+			if (!send_wqe(qp, w))
+				break;
+			qp->sq_next = (qp->sq_next + 1) % qp->sq_size;
+			if (qp->qp.qp_type == IBV_QPT_UC)
+				complete_head(qp, IBV_WC_SUCCESS);
+			continue;
+		}
 
 		if (ibemu_qp_is_rc_req(qp) && qp->sq_head != qp->sq_next &&
 		    (uint32_t)psn_diff(qp->sq_psn, qp->sq[qp->sq_head].psn) +
@@ -317,7 +333,8 @@ void ibemu_rc_send_pending(struct ibemu_qp *qp)
 		}
 		w->npkts = npkts_of(w->len, mtu);
 		qp->sq_psn = (qp->sq_psn + w->npkts) & PSN_MASK;
-		send_wqe(qp, w);
+		if (!send_wqe(qp, w))
+			break;	/* held back: the rest when a credit comes */
 		qp->sq_next = (qp->sq_next + 1) % qp->sq_size;
 		if (qp->qp.qp_type == IBV_QPT_UC)
 			complete_head(qp, IBV_WC_SUCCESS);	/* sent is done */

@@ -41,21 +41,54 @@ int ibemu_ioc(struct ibemu_context *ctx, unsigned long cmd, void *arg)
 
 /* ---- out ---------------------------------------------------------------- */
 
-/* Packets go by ioctl, never write: lib/verbs_wire.h says why. */
+/* How long a held-back context waits before it asks again when no
+ * credit came (the receiver may have been found stuck: then the daemon
+ * takes the packets and drops them for it). */
+#define RETRY_HELD_US	50000
+
+/* Packets go by ioctl, never write: lib/verbs_wire.h says why. Held back
+ * (EAGAIN: a receiver is full, docs/verbs.md "Flow control"), they stay
+ * until a credit comes or the timer asks again; nothing here waits. */
 void ibemu_flush(struct ibemu_context *ctx)
 {
-	if (!ctx->out_len)
+	if (!ctx->out_len || ctx->tx_held)
 		return;
 	ctx->out->len = (uint32_t)ctx->out_len;
-	/* A packet the daemon refuses is lost on the wire: RC resends, UD
-	 * does not; a refusal is a bug here, so say it. */
-	if (ibemu_ioc(ctx, VERBS_IOC_SEND, ctx->out) < 0)
+	if (ibemu_ioc(ctx, VERBS_IOC_SEND, ctx->out) < 0) {
+		if (errno == EAGAIN) {
+			ctx->tx_held = true;
+			ctx->held_since_us = ibemu_now_us();
+			ibemu_kick_timer(ctx);
+			return;
+		}
+		/* A packet the daemon refuses is lost on the wire: RC
+		 * resends, UD does not; a refusal is a bug here: say it. */
 		fprintf(stderr, "libibemu: the ibemu daemon refused %zu bytes of packets: %s\n",
 			ctx->out_len, strerror(errno));
+	}
 	ctx->out_len = 0;
 }
 
-void ibemu_send_pkt(struct ibemu_context *ctx, const struct verbs_wire_pkt *hdr,
+bool ibemu_tx_room(const struct ibemu_context *ctx)
+{
+	return !ctx->tx_held ||
+	       ctx->out_len + sizeof(struct verbs_wire_pkt) + VERBS_PKT_MAX_PAYLOAD <=
+	       VERBS_IOC_SEND_MAX;
+}
+
+/* Held back no more (a credit, or time to ask again): what waits goes,
+ * then what the send queues hold. */
+static void tx_resume(struct ibemu_context *ctx)
+{
+	struct ibemu_qp *qp;
+
+	ctx->tx_held = false;
+	ibemu_flush(ctx);
+	for (qp = ctx->qps; qp && !ctx->tx_held; qp = qp->next)
+		ibemu_send_pending(qp);
+}
+
+bool ibemu_send_pkt(struct ibemu_context *ctx, const struct verbs_wire_pkt *hdr,
 		    const void *payload)
 {
 	size_t len = sizeof(*hdr) + hdr->len;
@@ -64,6 +97,14 @@ void ibemu_send_pkt(struct ibemu_context *ctx, const struct verbs_wire_pkt *hdr,
 
 	if (ctx->out_len + len > VERBS_IOC_SEND_MAX)
 		ibemu_flush(ctx);
+	if (ctx->out_len + len > VERBS_IOC_SEND_MAX) {
+		/* Held back and full: a request waits in its send queue
+		 * (false); an answer (an ACK, a READ response) is lost, as
+		 * on a congested link, and the requester's timer asks
+		 * again. */
+		ctx->tx_lost++;
+		return false;
+	}
 	/* Records follow each other unaligned: copied in, never cast. */
 	at = ctx->out->data + ctx->out_len;
 	h.rec.type = VERBS_REC_PKT;
@@ -72,6 +113,7 @@ void ibemu_send_pkt(struct ibemu_context *ctx, const struct verbs_wire_pkt *hdr,
 	if (hdr->len)
 		memcpy(at + sizeof(h), payload, hdr->len);
 	ctx->out_len += len;
+	return true;
 }
 
 /* ---- the reader --------------------------------------------------------- */
@@ -106,6 +148,7 @@ static void *reader(void *arg)
 
 	while (buf) {
 		ssize_t n = read(fd, buf, IN_MAX), off;
+		bool credit = false;
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -129,6 +172,8 @@ static void *reader(void *arg)
 				memcpy(&p, buf + off, sizeof(p));
 				if (p.len <= rec.len - sizeof(p))
 					on_packet(ctx, &p, buf + off + sizeof(p));
+			} else if (rec.type == VERBS_REC_CREDIT) {
+				credit = true;
 			} else if (rec.type == VERBS_REC_UPCALL &&
 				   rec.len >= sizeof(struct verbs_wire_upcall)) {
 				struct verbs_wire_upcall up;
@@ -143,6 +188,8 @@ static void *reader(void *arg)
 			}
 			off += rec.len;
 		}
+		if (credit)
+			tx_resume(ctx);
 		ibemu_flush(ctx);
 		pthread_mutex_unlock(&ctx->lock);
 		if (ctx->stopping)
@@ -168,6 +215,10 @@ static void *timer(void *arg)
 		uint64_t now = ibemu_now_us(), next = 0;
 		struct ibemu_qp *qp;
 
+		if (ctx->tx_held && now - ctx->held_since_us >= RETRY_HELD_US)
+			tx_resume(ctx);
+		if (ctx->tx_held)
+			next = ctx->held_since_us + RETRY_HELD_US;
 		for (qp = ctx->qps; qp; qp = qp->next) {
 			if (!ibemu_qp_is_rc_req(qp))
 				continue;

@@ -2,8 +2,10 @@
 # What the daemon holds for verbs contexts that do not read (#38): 40
 # contexts of one stopped process, flooded with 300,000 UD packets of an
 # MTU (600 MB offered): the daemon holds at most 256 MiB of them together
-# (each context at most 8192 packets), says so in one log line, and gives
-# the memory back when the process dies.
+# (a stopped receiver holds the sender back for HOQLife, then its packets
+# are dropped), says so in one log line, and gives the memory back when
+# the process dies. Then flow control: a receiver stopped for a moment
+# holds the sender back and loses nothing.
 . "$(dirname "$0")/lib.sh"
 export VW="$TOOLS/verbs_watch" W="$WORK"
 
@@ -59,4 +61,40 @@ fi
 n=$(grep -c "packets dropped so far" "$WORK/log")
 [ "$n" -ge 1 ] && [ "$n" -le 2 ] && pass "the drops said in $n log line(s)" ||
 	fail "the drops said in $n log lines, want 1 or 2"
+
+# Flow control: a receiver that stops for a moment (not long enough to
+# be stuck: HOQLife, 2.1 s here) holds the sender back, and loses
+# nothing: 12,000 UD packets to its 3 QPs (12,288 receive WRs), of which
+# the daemon takes 8,192 and a batch while it is stopped.
+cat >"$WORK/catch.sh" <<'SCRIPT'
+status() { ibemu ctl status --json | python3 -c "import json, sys; print(json.load(sys.stdin)['$1'])"; }
+"$VW" catch ibemu1 0x77 3 12000 >"$W/catch.out" &
+cp=$!
+n=0
+until grep -q '^catch ' "$W/catch.out" && grep -q '^State:.*T' /proc/$cp/status ||
+	[ $n -ge 300 ]; do
+	n=$((n + 1)); timeout 0.1 tail -f /dev/null
+done
+L=$(ibstat ibemu1 1 | awk '/Base lid/ { print $3 }')
+"$VW" flood ibemu0 "$L" 0x77 12000 $(sed -n 's/^catch //p' "$W/catch.out") >"$W/flood.out" &
+fp=$!
+n=0
+until [ "$(status verbs_queued_bytes)" -ge 16777216 ] || [ $n -ge 300 ]; do
+	n=$((n + 1)); timeout 0.05 tail -f /dev/null
+done
+echo "held: $(status verbs_queued_bytes)"
+kill -CONT $cp
+wait $cp $fp
+cat "$W/catch.out" "$W/flood.out"
+SCRIPT
+ibemu_run -c -a host1 -a host3 -- bash "$WORK/catch.sh"
+expect_rc 0 "the stopped receiver run"
+q=$(sed -n 's/^held: //p' "$WORK/out")
+[ -n "$q" ] && [ "$q" -ge 16777216 ] &&
+	pass "the stopped receiver's context filled up ($q bytes held)" ||
+	fail "the stopped receiver's context held '$q' bytes, want its 8,192 packets"
+expect_line "caught 12000" "the receiver, continued, got all 12,000: the sender was held back, none dropped"
+expect_line "flood 12000 sent" "and the sender sent all of them"
+n=$(grep -c "packets dropped so far" "$WORK/log")
+[ "$n" = 0 ] && pass "the daemon dropped nothing" || fail "the daemon said drops: $(grep 'dropped so far' "$WORK/log")"
 finish

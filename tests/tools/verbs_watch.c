@@ -24,6 +24,10 @@
  *   verbs_watch flood DEV DLID QKEY COUNT QPN...
  *       COUNT UD SENDs of an MTU each, round robin to the QPNs at DLID:
  *       "flood COUNT sent"
+ *   verbs_watch catch DEV QKEY NQP EXPECT
+ *       NQP UD QPs of 4096 receive WRs each: print "catch QPN...", stop
+ *       (SIGSTOP); once continued, "caught N" (EXPECT, or what came
+ *       before a second passed without any)
  *   verbs_watch idle-poll DEV N
  *       poll an empty CQ N times; print "polled N, found F" (what an
  *       empty poll costs is for strace to count)
@@ -39,6 +43,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
@@ -347,7 +352,8 @@ static int pin(struct ibv_context *ctx, long mib)
 }
 
 /* A UD QP of @ctx in RTS on port 1 with @qkey, its CQ of @cqe. */
-static struct ibv_qp *ud_qp(struct ibv_context *ctx, struct ibv_pd *pd, uint32_t qkey, int cqe)
+static struct ibv_qp *ud_qp(struct ibv_context *ctx, struct ibv_pd *pd, uint32_t qkey, int cqe,
+			    uint32_t recv_wr)
 {
 	struct ibv_cq *cq = ibv_create_cq(ctx, cqe, NULL, NULL, 0);
 	struct ibv_qp *qp;
@@ -357,7 +363,7 @@ static struct ibv_qp *ud_qp(struct ibv_context *ctx, struct ibv_pd *pd, uint32_t
 		return NULL;
 	qp = ibv_create_qp(pd, &(struct ibv_qp_init_attr){
 		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
-		.cap = { .max_send_wr = 64, .max_recv_wr = 1, .max_send_sge = 1,
+		.cap = { .max_send_wr = 64, .max_recv_wr = recv_wr, .max_send_sge = 1,
 			 .max_recv_sge = 1 } });
 	if (!qp || ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 				 IBV_QP_QKEY))
@@ -379,7 +385,7 @@ static int sink(struct ibv_device *dev, int n, uint32_t qkey)
 	for (i = 0; i < n; i++) {
 		struct ibv_context *c = ibv_open_device(dev);
 		struct ibv_pd *pd = c ? ibv_alloc_pd(c) : NULL;
-		struct ibv_qp *qp = pd ? ud_qp(c, pd, qkey, 4) : NULL;
+		struct ibv_qp *qp = pd ? ud_qp(c, pd, qkey, 4, 1) : NULL;
 
 		if (!qp) {
 			perror("sink");
@@ -396,7 +402,7 @@ static int flood(struct ibv_context *ctx, uint16_t dlid, uint32_t qkey, long cou
 		 char **qpns, int nqpn)
 {
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
-	struct ibv_qp *qp = pd ? ud_qp(ctx, pd, qkey, 128) : NULL;
+	struct ibv_qp *qp = pd ? ud_qp(ctx, pd, qkey, 128, 1) : NULL;
 	struct ibv_ah *ah = pd ? ibv_create_ah(pd, &(struct ibv_ah_attr){
 		.dlid = dlid, .port_num = 1 }) : NULL;
 	struct ibv_port_attr pa;
@@ -431,6 +437,56 @@ static int flood(struct ibv_context *ctx, uint16_t dlid, uint32_t qkey, long cou
 	return 0;
 }
 
+/*
+ * A receiver that stops (SIGSTOP) with NQP UD QPs of 4096 receive WRs
+ * each posted, and once continued counts what arrives: "caught N" when
+ * EXPECT came, or what had come after a second without any.
+ */
+static int catch_all(struct ibv_context *ctx, uint32_t qkey, int nqp, long expect)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	static char buf[4096 + 40];	/* every WR's: the data is not looked at */
+	struct ibv_mr *mr = pd ? ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE) : NULL;
+	struct ibv_qp *qp[8];
+	long caught = 0, idle = 0;
+	int i, k;
+
+	if (!mr || nqp < 1 || nqp > 8)
+		return 1;
+	printf("catch");
+	for (i = 0; i < nqp; i++) {
+		if (!(qp[i] = ud_qp(ctx, pd, qkey, 4096, 4096)))
+			return 1;
+		for (k = 0; k < 4096; k++) {
+			struct ibv_sge sg = { (uintptr_t)buf, sizeof(buf), mr->lkey };
+			struct ibv_recv_wr wr = { .sg_list = &sg, .num_sge = 1 }, *bad;
+
+			if (ibv_post_recv(qp[i], &wr, &bad))
+				return 1;
+		}
+		printf(" %u", qp[i]->qp_num);
+	}
+	printf("\n");
+	fflush(stdout);
+	raise(SIGSTOP);
+	while (caught < expect && idle < 1000) {
+		struct ibv_wc wc[64];
+		int n = 0;
+
+		for (i = 0; i < nqp; i++)
+			n += ibv_poll_cq(qp[i]->recv_cq, 64, wc);
+		caught += n;
+		if (n) {
+			idle = 0;
+		} else {
+			idle++;
+			usleep(1000);	/* a look a millisecond, for the deadline */
+		}
+	}
+	printf("caught %ld\n", caught);
+	return 0;
+}
+
 /* N polls of a CQ nothing completes on. */
 static int idle_poll(struct ibv_context *ctx, long n)
 {
@@ -455,7 +511,7 @@ int main(int argc, char **argv)
 	int ret;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: verbs_watch events DEV COUNT TIMEOUT_S | tables DEV PORT | refused DEV | limits DEV | pin DEV MIB | sink DEV N QKEY | flood DEV DLID QKEY COUNT QPN... | idle-poll DEV N\n");
+		fprintf(stderr, "usage: verbs_watch events DEV COUNT TIMEOUT_S | tables DEV PORT | refused DEV | limits DEV | pin DEV MIB | sink DEV N QKEY | flood DEV DLID QKEY COUNT QPN... | catch DEV QKEY NQP EXPECT | idle-poll DEV N\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "sink") && argc == 5) {
@@ -485,6 +541,8 @@ int main(int argc, char **argv)
 		ret = pin(ctx, atol(argv[3]));
 	else if (!strcmp(argv[1], "idle-poll") && argc == 4)
 		ret = idle_poll(ctx, atol(argv[3]));
+	else if (!strcmp(argv[1], "catch") && argc == 6)
+		ret = catch_all(ctx, (uint32_t)strtoul(argv[3], NULL, 0), atoi(argv[4]), atol(argv[5]));
 	else
 		ret = 2;
 	ibv_close_device(ctx);
