@@ -46,9 +46,11 @@ for t in ib_send_lat ib_send_bw ib_write_lat ib_write_bw ib_read_lat ib_read_bw;
 done
 pair ib_send_lat -c UD -n 100
 pair ib_send_bw -c UD -n 100
+pair ib_send_bw -c UD -a -n 10
 for t in ib_send_lat ib_send_bw ib_write_lat ib_write_bw; do
 	pair $t -c UC -n 100
 done
+pair ib_write_bw -c UC -a -n 10
 for t in ib_atomic_lat ib_atomic_bw; do
 	pair $t -n 200
 	pair $t -A CMP_AND_SWAP -n 200
@@ -73,6 +75,8 @@ for t in ib_send_lat ib_send_bw ib_write_lat ib_write_bw ib_read_lat ib_read_bw 
 	pair $t -c XRC -n 100
 	pair $t -c XRC --use_old_post_send -n 100
 done
+pair ib_send_bw -c XRC -a -n 10
+pair ib_read_bw -c XRC -a -n 10
 timeout 60 ibv_xsrq_pingpong -d ibemu1 -n 100 -p 18591 >"$W/s.out" 2>&1 &
 s=$!
 n=0
@@ -142,6 +146,13 @@ for t in ib_send_lat ib_write_lat ib_read_lat ib_send_bw ib_write_bw ib_read_bw 
 		"$t over XRC, --use_old_post_send"
 done
 expect_line "xsrq_pingpong | client 0 server 0 | 1 1" "ibv_xsrq_pingpong (XRC SRQs)"
+for t in ib_send_bw ib_read_bw; do
+	expect_line "$t -c XRC -a -n 10 | client 0 server 0 | 8388608 10" "$t -a over XRC: every size to 8 MiB"
+done
+expect_line "ib_write_bw -c UC -a -n 10 | client 0 server 0 | 8388608 10" "ib_write_bw -a over UC"
+# UD: every size up to the MTU (4096 here), each counted at the server.
+expect_match "^ib_send_bw -c UD -a -n 10 \| client 0 server [0-9]+ \| 4096 10$" "ib_send_bw -a over UD"
+expect_line "ib_send_bw -c UD -a -n 10 | server result | 4096 10" "and its server counted each size to the MTU"
 for l in "open_xrcd without oflags: Invalid argument" "xrc srq without a cq: Invalid argument" \
 	"srq number of a basic srq: Invalid argument" "xrc target without a domain: Invalid argument" \
 	"close_xrcd in use: Device or resource busy" "post_recv on an initiator: Invalid argument" \
