@@ -231,6 +231,31 @@ bool cma_mc_sa_answer(struct ucma *u, const struct mad_pkt *pkt)
 	return true;
 }
 
+/*
+ * core/multicast.c's mcast_event_handler: the port leaving Active, a new
+ * LID, a new SM or a client reregister is a group error for every join
+ * of the port (the SA may have forgotten them): each ends with
+ * MULTICAST_ERROR, -ENETRESET, and the program joins again if it wants.
+ */
+void cma_mc_port_changed(struct ucma *u, struct port *port, unsigned what)
+{
+	GHashTableIter it;
+	void *v;
+
+	if (!(what & (PORT_CHANGED_LID | PORT_CHANGED_SM | PORT_CHANGED_REREG)) &&
+	    !((what & PORT_CHANGED_STATE) && port->state != PORT_ACTIVE))
+		return;
+	g_hash_table_iter_init(&it, u->mcs);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		struct cma_mc *mc = v;
+
+		if (mc->port != port || !mc->joined)
+			continue;
+		mc->joined = false;
+		join_failed(mc, -ENETRESET);
+	}
+}
+
 /* Does another join on @mc's port hold the group (core/multicast.c
  * leaves a port's group only with its last member)? */
 static bool group_held(const struct cma_mc *mc)

@@ -263,6 +263,8 @@ int cma_mc_join(struct cma_mc *mc);
 void cma_mc_leave(struct cma_mc *mc);
 /* An answer to a join: taken (true), or not one of ours (false). */
 bool cma_mc_sa_answer(struct ucma *u, const struct mad_pkt *pkt);
+/* @port changed (enum port_change): the joins a group error ends. */
+void cma_mc_port_changed(struct ucma *u, struct port *port, unsigned what);
 /* Is @ss a multicast address (224/4, ff00::/8, an AF_IB MGID)? */
 bool cma_addr_is_mcast(const struct sockaddr_storage *ss);
 /* IB GID of @p (its subnet prefix and port GUID), as the GID table's 0. */

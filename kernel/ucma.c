@@ -37,7 +37,12 @@ static enum upper_verdict ucma_deliver(void *ctx, struct port *port, const struc
 	return cma_deliver(ctx, port, pkt);
 }
 
-static const struct host_client ucma_client = { .deliver = ucma_deliver };
+static void ucma_changed(void *ctx, struct port *port, unsigned what)
+{
+	cma_mc_port_changed(ctx, port, what);
+}
+
+static const struct host_client ucma_client = { .deliver = ucma_deliver, .changed = ucma_changed };
 
 struct ucma *ucma_new(struct host *h)
 {

@@ -700,7 +700,8 @@ static ssize_t leave(struct ucma_file *f, uint32_t handle, uint32_t *reported)
 
 /* A join: the RDMA CM's MGID for 224.1.2.3 (ff12:4001:PKEY::IP's low 28
  * bits), a full member with RDMA_UDP_QKEY; the event names the join and
- * carries the group's address handle; a leave deletes the membership. */
+ * carries the group's address handle; a leave deletes the membership; a
+ * client reregister of the port ends a join. */
 static void test_mcast_join(void **state)
 {
 	static const uint8_t mgid[16] = { 0xff, 0x12, 0x40, 0x01, 0xff, 0xff, 0, 0, 0, 0, 0, 0,
@@ -735,6 +736,19 @@ static void test_mcast_join(void **state)
 	assert_int_equal(n, 1);
 	assert_int_equal(sa.deletes, 1);
 	assert_int_equal(leave(e->cli, h, &n), -ENOENT);
+	/* A client reregister (an SM that may have forgotten the group):
+	 * the join ends, MULTICAST_ERROR -ENETRESET; its leave deletes
+	 * nothing more. A change of another port leaves a join alone. */
+	assert_true(join(e->cli, id, &g, sizeof(g), RDMA_MC_JOIN_FLAG_FULLMEMBER, &h) > 0);
+	next_event(e->cli, UCMA_EV_MULTICAST_JOIN);
+	port_changed(&fabric_find(e->f, "host1")->ports[1], PORT_CHANGED_REREG);
+	no_event(e->cli);
+	port_changed(&fabric_find(e->f, "host2")->ports[1], PORT_CHANGED_REREG);
+	ev = next_event(e->cli, UCMA_EV_MULTICAST_ERROR);
+	assert_int_equal((int)ev.status, -ENETRESET);
+	assert_int_equal(ev.id, h);
+	assert_true(leave(e->cli, h, &n) > 0);
+	assert_int_equal(sa.deletes, 1);
 	host_unregister_client(e->hw, &mc_sa_client, &sa);
 }
 
