@@ -67,6 +67,10 @@ bool uverbs_ctx_readable(const struct uverbs_ctx *c);
 /* The bytes every context of this emulator holds unread (at most 256 MiB:
  * uverbs_data.c), for `ctl status --json`. */
 size_t uverbs_rx_bytes_all(void);
+/* Packets dropped for want of room (bounds, stuck receivers), and the
+ * contexts held back now by a full receiver (flow control). */
+uint64_t uverbs_dropped_all(void);
+unsigned uverbs_held_back(void);
 /* Send the packet records in @buf: @count, or -EINVAL (nothing sent) when
  * one is malformed or names a QP, port or P_Key index it may not. */
 ssize_t uverbs_ctx_write(struct uverbs_ctx *c, const void *buf, size_t count);

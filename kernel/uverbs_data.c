@@ -99,6 +99,21 @@ size_t uverbs_rx_bytes_all(void)
 	return rx_bytes_all;
 }
 
+uint64_t uverbs_dropped_all(void)
+{
+	return dropped_all;
+}
+
+unsigned uverbs_held_back(void)
+{
+	unsigned n = 0;
+	GList *l;
+
+	for (l = contexts; l; l = l->next)
+		n += ((struct uverbs_ctx *)l->data)->blocked_on != NULL;
+	return n;
+}
+
 /* Senders that wait for @c may send again: a credit record wakes each. */
 static void credit(struct uverbs_ctx *c)
 {

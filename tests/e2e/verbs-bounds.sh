@@ -26,6 +26,7 @@ L=$(ibstat ibemu1 1 | awk '/Base lid/ { print $3 }')
 "$VW" flood ibemu0 "$L" 0x1234 300000 $(awk '{ print $2 }' "$W/sink.out")
 echo "rss flooded: $(rss)"
 echo "queued flooded: $(queued)"
+echo "dropped flooded: $(status verbs_dropped)"
 kill -9 $sp
 wait $sp 2>/dev/null
 # The daemon lets go of a context as its file closes: wait for it.
@@ -44,6 +45,9 @@ queued=$(sed -n 's/^queued flooded: //p' "$WORK/out")
 	pass "while flooded the contexts hold $queued MiB: up to the 256 MiB bound" ||
 	fail "while flooded the contexts hold '$queued' MiB, want 200 to 256"
 expect_line "queued after: 0" "nothing held once the process died"
+d=$(sed -n 's/^dropped flooded: //p' "$WORK/out")
+[ -n "$d" ] && [ "$d" -gt 0 ] && pass "ctl status --json counts the $d packets dropped for the stopped sinks" ||
+	fail "ctl status --json verbs_dropped: '$d'"
 # The process's memory itself, where the allocator gives it back (an
 # ASan build's keeps freed memory in quarantine: RSS says nothing there).
 if nm -D "$IBEMU" 2>/dev/null | grep -q __asan_init; then
@@ -78,21 +82,27 @@ done
 L=$(ibstat ibemu1 1 | awk '/Base lid/ { print $3 }')
 "$VW" flood ibemu0 "$L" 0x77 12000 $(sed -n 's/^catch //p' "$W/catch.out") >"$W/flood.out" &
 fp=$!
+# Until the daemon holds the sender back (the receiver is full).
 n=0
-until [ "$(status verbs_queued_bytes)" -ge 16777216 ] || [ $n -ge 300 ]; do
+until [ "$(status verbs_held_back)" = 1 ] || [ $n -ge 300 ]; do
 	n=$((n + 1)); timeout 0.05 tail -f /dev/null
 done
-echo "held: $(status verbs_queued_bytes)"
+echo "held: $(status verbs_queued_bytes) $(status verbs_held_back)"
+ibemu ctl status | grep '^verbs: '
 kill -CONT $cp
 wait $cp $fp
 cat "$W/catch.out" "$W/flood.out"
+echo "dropped: $(status verbs_dropped) held after: $(status verbs_held_back)"
 SCRIPT
 ibemu_run -c -a host1 -a host3 -- bash "$WORK/catch.sh"
 expect_rc 0 "the stopped receiver run"
-q=$(sed -n 's/^held: //p' "$WORK/out")
-[ -n "$q" ] && [ "$q" -ge 16777216 ] &&
-	pass "the stopped receiver's context filled up ($q bytes held)" ||
-	fail "the stopped receiver's context held '$q' bytes, want its 8,192 packets"
+read -r _ q h < <(grep '^held: ' "$WORK/out")
+[ "${h:-}" = 1 ] && [ -n "${q:-}" ] && [ "$q" -ge 16777216 ] &&
+	pass "the stopped receiver's context filled up ($q bytes held), its sender held back" ||
+	fail "held back? '$(grep '^held: ' "$WORK/out")'"
+expect_match "^verbs: [0-9]+ bytes queued for contexts to read, 1 contexts held back by a full receiver, 0 packets dropped" \
+	"ibemu ctl status says who is held back"
+expect_line "dropped: 0 held after: 0" "ctl status --json: nothing dropped, nobody held back after"
 expect_line "caught 12000" "the receiver, continued, got all 12,000: the sender was held back, none dropped"
 expect_line "flood 12000 sent" "and the sender sent all of them"
 n=$(grep -c "packets dropped so far" "$WORK/log")
