@@ -123,16 +123,19 @@ static int exec_in(int argc, char **argv, bool shell)
 	 * started: asked again for at most 10 s); `ibemu start` has none
 	 * (and no namespaces). */
 	for (tries = 0; !(pid_text = ctl_ask(path, 2, pid_argv, &err)) && tries < 200; tries++) {
-		bool starting = strstr(err->message, CTL_INIT_STARTING) != NULL;
-
-		g_clear_error(&err);
-		if (!starting)
+		if (!strstr(err->message, CTL_INIT_STARTING))
 			break;
+		g_clear_error(&err);
 		g_usleep(50 * 1000);
 	}
-	g_clear_error(&err);
-	if (!pid_text)
+	/* Only `ibemu start` has no init: its own pid then. Any other
+	 * failure is said, never taken for that (the emulator's own
+	 * namespaces are not the run's: a slow run once gave the host's
+	 * interfaces to `ibemu exec ... ip addr`). */
+	if (!pid_text && err && strstr(err->message, CTL_NO_COMMAND)) {
+		g_clear_error(&err);
 		pid_text = ctl_ask(path, 1, pid_argv, &err);
+	}
 	if (!pid_text) {
 		fprintf(stderr, "ibemu: %s\n", err->message);
 		g_error_free(err);

@@ -23,6 +23,8 @@ struct umad_host;
 /* What `pid init` says while the run's init makes its namespaces: `ibemu
  * exec` asks again (its namespaces are not the run's yet). */
 #define CTL_INIT_STARTING	"the run's init is still making its namespaces"
+/* ... and `ibemu start`'s answer: no init, no namespaces to join. */
+#define CTL_NO_COMMAND		"this emulator runs no command (ibemu start)"
 
 struct ctl_env {
 	struct fabric *fabric;

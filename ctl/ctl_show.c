@@ -349,7 +349,7 @@ int ctl_pid(struct ctl_call *c)
 	if (c->nargs && c->env->init_pid < 0)
 		return ctl_fail(c, CTL_INIT_STARTING);
 	if (c->nargs && !(pid = c->env->init_pid))
-		return ctl_fail(c, "this emulator runs no command (ibemu start)");
+		return ctl_fail(c, CTL_NO_COMMAND);
 	return ctl_answer_uint(c, "pid", (uint64_t)pid, "%d", pid);
 }
 

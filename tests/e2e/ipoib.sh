@@ -74,9 +74,13 @@ NAME="e2e-ipoib-$$"
 	>"$WORK/run.out" 2>&1 &
 BG=$!
 trap 'touch "$WORK/done"; wait $BG; rm -rf "$WORK"' EXIT
-wait_for 10 "$IBEMU" ctl --name "$NAME" status >/dev/null 2>&1
+# Until the run answers (its ctl socket is there once it is up).
+if ! wait_for 60 "$IBEMU" ctl --name "$NAME" status >/dev/null 2>&1; then
+	fail "the --ipoib run did not answer in 60 s: $(cat "$WORK/run.out")"
+fi
 "$IBEMU" exec --name "$NAME" -- ip -br addr >"$WORK/out" 2>&1
 RC=$?
+[ $RC = 0 ] || { echo "---- the run's output ----"; cat "$WORK/run.out"; }
 expect_rc 0 "ibemu exec into a --ipoib run"
 expect_match "^ib2 +[A-Z]+ +10\.1\.0\.4/16" "ibemu exec sees the run's interfaces"
 touch "$WORK/done"
