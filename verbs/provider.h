@@ -429,9 +429,6 @@ void ibemu_ud_receive(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const
 /* ---- the wire and the threads (thread.c) -------------------------------- */
 
 uint64_t ibemu_now_us(void);
-/* Whether a packet of any size may be queued now: always, but while
- * the daemon holds this context back (thread.c, flow control). */
-bool ibemu_tx_room(const struct ibemu_context *ctx);
 /* Send what @qp's send queue holds that may go (post.c: UD; rc.c). */
 void ibemu_send_pending(struct ibemu_qp *qp);
 /* Queue a packet for the daemon (flushed by ibemu_flush). */

@@ -269,6 +269,56 @@ static unsigned rd_atomic_out(const struct ibemu_qp *qp)
 	return n;
 }
 
+/*
+ * Give the WR at sq_next its PSNs if it may go now (the window, the
+ * responder's resources, its SGEs): false when it must wait, or failed
+ * (the QP is then in error). A local WR is done here, and sq_next moves
+ * past it.
+ */
+static bool start_wqe(struct ibemu_qp *qp, struct ibemu_swqe *w, uint32_t mtu, unsigned *rd_out,
+		      unsigned rd_max)
+{
+	int access = ibemu_wr_is_rd_atomic(w->opcode) ? IBV_ACCESS_LOCAL_WRITE : 0;
+	uint64_t len;
+
+	if (ibemu_qp_is_rc_req(qp) && qp->sq_head != qp->sq_next &&
+	    (uint32_t)psn_diff(qp->sq_psn, qp->sq[qp->sq_head].psn) +
+	    npkts_of(w->len, mtu) > RC_WINDOW)
+		return false;	/* an ACK makes room (acknowledge) */
+	if (ibemu_wr_is_rd_atomic(w->opcode)) {
+		if (*rd_out >= rd_max)
+			return false;
+		(*rd_out)++;
+	}
+	if (!w->inline_data &&
+	    ibemu_sge_check(qp->ctx, qp->qp.pd, w->sg, w->num_sge, access, &len)) {
+		/* Only the oldest can complete: later ones wait behind it,
+		 * then flush with the QP. */
+		if (qp->sq_next == qp->sq_head)
+			complete_head(qp, IBV_WC_LOC_PROT_ERR);
+		else
+			ibemu_qp_to_error(qp);
+		return false;
+	}
+	w->psn = qp->sq_psn;
+	if (ibemu_wr_is_local(w->opcode)) {
+		/* A bind or an invalidation: done now, in order; it takes no
+		 * PSN and completes after what went before it (ack_upto), at
+		 * once when that is all done. */
+		bool oldest = qp->sq_next == qp->sq_head;
+
+		w->npkts = 0;
+		w->local_status = ibemu_mw_local(qp, w);
+		qp->sq_next = (qp->sq_next + 1) % qp->sq_size;
+		if (oldest)
+			complete_head(qp, w->local_status);
+		return true;
+	}
+	w->npkts = npkts_of(w->len, mtu);
+	qp->sq_psn = (qp->sq_psn + w->npkts) & PSN_MASK;
+	return true;
+}
+
 void ibemu_rc_send_pending(struct ibemu_qp *qp)
 {
 	uint32_t mtu = ibemu_mtu_bytes(qp->path_mtu);
@@ -282,57 +332,16 @@ void ibemu_rc_send_pending(struct ibemu_qp *qp)
 
 	if (qp->state != IBV_QPS_RTS)
 		return;
-	while (qp->sq_next != tail && qp->state == IBV_QPS_RTS && ibemu_tx_room(qp->ctx)) {
+	while (qp->sq_next != tail && qp->state == IBV_QPS_RTS) {
 		struct ibemu_swqe *w = &qp->sq[qp->sq_next];
-		int access = ibemu_wr_is_rd_atomic(w->opcode) ? IBV_ACCESS_LOCAL_WRITE : 0;
-		uint64_t len;
 
-		if (w->sent_pkts) {
-			/* Held back in the middle of it: the rest now. */
-			if (!send_wqe(qp, w))
-				break;
-			qp->sq_next = (qp->sq_next + 1) % qp->sq_size;
-			if (qp->qp.qp_type == IBV_QPT_UC)
-				complete_head(qp, IBV_WC_SUCCESS);
-			continue;
-		}
-
-		if (ibemu_qp_is_rc_req(qp) && qp->sq_head != qp->sq_next &&
-		    (uint32_t)psn_diff(qp->sq_psn, qp->sq[qp->sq_head].psn) +
-		    npkts_of(w->len, mtu) > RC_WINDOW)
-			break;	/* an ACK makes room (acknowledge) */
-		if (ibemu_wr_is_rd_atomic(w->opcode)) {
-			if (rd_out >= rd_max)
-				break;
-			rd_out++;
-		}
-		if (!w->inline_data &&
-		    ibemu_sge_check(qp->ctx, qp->qp.pd, w->sg, w->num_sge, access, &len)) {
-			/* Only the oldest can complete: later ones wait
-			 * behind it, then flush with the QP. */
-			if (qp->sq_next == qp->sq_head)
-				complete_head(qp, IBV_WC_LOC_PROT_ERR);
-			else
-				ibemu_qp_to_error(qp);
-			return;
-		}
-		w->psn = qp->sq_psn;
-		if (ibemu_wr_is_local(w->opcode)) {
-			/* A bind or an invalidation: done now, in order;
-			 * it takes no PSN and completes after what went
-			 * before it (ack_upto), at once when that is all
-			 * done. */
-			bool oldest = qp->sq_next == qp->sq_head;
-
-			w->npkts = 0;
-			w->local_status = ibemu_mw_local(qp, w);
-			qp->sq_next = (qp->sq_next + 1) % qp->sq_size;
-			if (oldest)
-				complete_head(qp, w->local_status);
-			continue;
-		}
-		w->npkts = npkts_of(w->len, mtu);
-		qp->sq_psn = (qp->sq_psn + w->npkts) & PSN_MASK;
+		/* A WR not started takes its PSNs now; one held back before
+		 * all of its packets went (flow control) goes on under the
+		 * PSNs it has (npkts set), never taking new ones. */
+		if (!w->npkts && !start_wqe(qp, w, mtu, &rd_out, rd_max))
+			break;
+		if (ibemu_wr_is_local(w->opcode))
+			continue;	/* done, and gone from sq_next */
 		if (!send_wqe(qp, w))
 			break;	/* held back: the rest when a credit comes */
 		qp->sq_next = (qp->sq_next + 1) % qp->sq_size;

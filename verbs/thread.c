@@ -69,13 +69,6 @@ void ibemu_flush(struct ibemu_context *ctx)
 	ctx->out_len = 0;
 }
 
-bool ibemu_tx_room(const struct ibemu_context *ctx)
-{
-	return !ctx->tx_held ||
-	       ctx->out_len + sizeof(struct verbs_wire_pkt) + VERBS_PKT_MAX_PAYLOAD <=
-	       VERBS_IOC_SEND_MAX;
-}
-
 /* Held back no more (a credit, or time to ask again): what waits goes,
  * then what the send queues hold. */
 static void tx_resume(struct ibemu_context *ctx)

@@ -82,12 +82,6 @@ bool ibemu_send_pkt(struct ibemu_context *ctx, const struct verbs_wire_pkt *hdr,
 	return true;
 }
 
-/* The wire here always takes a packet (no flow control to hold back). */
-bool ibemu_tx_room(const struct ibemu_context *ctx)
-{
-	(void)ctx;
-	return true;
-}
 
 void ibemu_complete(struct ibemu_qp *qp, bool recv, const struct ibv_wc *wc, bool se)
 {
