@@ -62,7 +62,7 @@ struct uverbs_ctx {
 	void (*wakeup)(void *);
 	void *wakeup_ctx;
 	struct uverbs_ctx *blocked_on;	/* the full receiver it waits for */
-	int64_t drained_us;	/* when it last read, or got its first record */
+	int64_t drained_us;	/* when it last read, or its queue began (from empty) */
 	int64_t hoq_us;		/* HOQLife in front of it (last arrival); -1: for ever */
 };
 
@@ -137,7 +137,6 @@ static void unqueue_rec(struct uverbs_ctx *c)
 	c->rx_bytes -= g_bytes_get_size(b);
 	rx_bytes_all -= g_bytes_get_size(b);
 	g_bytes_unref(b);
-	c->drained_us = g_get_monotonic_time();
 	if (c->rx.length == RX_LOW)
 		credit(c);
 }
@@ -161,11 +160,12 @@ static int64_t hoq_us(const struct port *in)
  * is said now and then. */
 static bool room_for(struct uverbs_ctx *c, size_t len)
 {
-	int64_t now = g_get_monotonic_time();
 	const char *full = rx_bytes_all + len > RX_BYTES_ALL ? "the bytes all contexts may hold" :
 			   c->rx.length < VERBS_RX_MAX ? NULL :
-			   stuck(c, now) ? "a context that has read nothing for HOQLife" :
+			   stuck(c, g_get_monotonic_time()) ?
+			   "a context that has read nothing for HOQLife" :
 			   c->rx.length >= RX_HARD_MAX ? "the packets one context may hold" : NULL;
+	int64_t now;
 
 	if (!full) {
 		if (c->rx.length >= VERBS_RX_MAX && writer && !writer->blocked_on)
@@ -173,6 +173,7 @@ static bool room_for(struct uverbs_ctx *c, size_t len)
 		return true;
 	}
 	dropped_all++;
+	now = g_get_monotonic_time();
 	if (!said_at_us || now - said_at_us >= DROP_SAY_US) {
 		g_warning("%s: verbs contexts that do not read: %s are held (%u, %u MiB): "
 			  "%" G_GUINT64_FORMAT " packets dropped so far", c->dev->ca_name, full,
@@ -301,8 +302,10 @@ ssize_t uverbs_ctx_read(struct uverbs_ctx *c, void *buf, size_t count)
 		done += len;
 		unqueue_rec(c);
 	}
-	if (done)
+	if (done) {
+		c->drained_us = g_get_monotonic_time();	/* not stuck: it reads */
 		return (ssize_t)done;
+	}
 	return c->rx.length ? -EINVAL : -EAGAIN;
 }
 
