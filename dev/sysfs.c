@@ -121,7 +121,7 @@ static char *show_gid(const struct vnode *v)
 {
 	const struct port *p = PORT(v);
 	uint64_t pfx = INFO(v)->gid_prefix;
-	uint64_t g = v->arg == 0 ? p->guid : p->alias_guids ? p->alias_guids[v->arg - 1] : 0;
+	uint64_t g = port_guid(p, v->arg);
 
 	if (!g)
 		pfx = 0;

@@ -359,10 +359,15 @@ bool port_owns_lid(const struct port *p, uint16_t lid)
 	return ip->lid && lid && lid < 0xc000 && (lid & mask) == ip->lid;
 }
 
+uint64_t port_guid(const struct port *p, unsigned i)
+{
+	return i == 0 ? p->guid : p->alias_guids ? p->alias_guids[i - 1] : 0;
+}
+
 void port_gid(const struct port *p, unsigned i, uint8_t gid[16])
 {
 	const struct port *ip = port_mgmt((struct port *)p);
-	uint64_t g = i == 0 ? p->guid : p->alias_guids ? p->alias_guids[i - 1] : 0;
+	uint64_t g = port_guid(p, i);
 	uint64_t pfx = g ? htobe64(ip->gid_prefix) : 0;
 
 	g = htobe64(g);

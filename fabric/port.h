@@ -106,9 +106,12 @@ bool port_pkey_accepts(const struct port *p, uint16_t pkey);
 /* Does @lid address this port, given its base LID and LMC? */
 bool port_owns_lid(const struct port *p, uint16_t lid);
 
-/* GID @i of the port (i < GUIDS_PER_PORT) into @gid, network order: the
- * subnet prefix and GUIDInfo's GUID i (0: the port GUID). An unset alias
- * GUID gives the all-zero GID, as the kernel's GID cache shows it. */
+/* GUIDInfo's GUID @i of the port (i < GUIDS_PER_PORT): 0 is the port
+ * GUID, 1 to 7 the alias GUIDs (0 while unset). */
+uint64_t port_guid(const struct port *p, unsigned i);
+/* GID @i of the port into @gid, network order: the subnet prefix and
+ * GUID i. An unset alias GUID gives the all-zero GID, as the kernel's GID
+ * cache shows it. */
 void port_gid(const struct port *p, unsigned i, uint8_t gid[16]);
 
 #endif

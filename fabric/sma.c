@@ -127,7 +127,7 @@ static uint16_t guid_info_get(struct smp_ctx *c)
 	if (c->mod != 0)	/* GUIDCap is 8: one block */
 		return ST_INVALID;
 	for (i = 0; i < GUIDS_PER_PORT; i++) {
-		uint64_t v = htobe64(i == 0 ? p->guid : p->alias_guids ? p->alias_guids[i - 1] : 0);
+		uint64_t v = htobe64(port_guid(p, i));
 
 		memcpy(c->data + 8 * i, &v, 8);
 	}

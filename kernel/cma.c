@@ -40,10 +40,7 @@ _Static_assert(sizeof(struct cma_hdr) == CMA_HDR_SIZE, "IBA A11 CM header");
 
 void cma_port_gid(const struct port *p, uint8_t gid[16])
 {
-	uint64_t pfx = htobe64(p->gid_prefix), guid = htobe64(p->guid);
-
-	memcpy(gid, &pfx, 8);
-	memcpy(gid + 8, &guid, 8);
+	port_gid(p, 0, gid);
 }
 
 int cma_pkey_index(const struct port *p, uint16_t pkey)

@@ -168,6 +168,7 @@ int cma_resolve_addr(struct cma_id *id, const struct sockaddr *src, size_t src_l
 {
 	struct sockaddr_storage d = { 0 };
 	struct port *dp, *lp;
+	bool mcast;
 	int r;
 
 	if (dst_len < sizeof(dst->sa_family) || dst_len > sizeof(d))
@@ -188,26 +189,12 @@ int cma_resolve_addr(struct cma_id *id, const struct sockaddr *src, size_t src_l
 	if (d.ss_family != AF_INET && d.ss_family != AF_INET6)
 		return -EAFNOSUPPORT;
 	id->dst = d;
-	if (cma_addr_is_mcast(&d)) {
-		/* A group's address resolves at once, to the source's port
-		 * (IPoIB maps it without ARP: ip_ib_mc_map); the group is
-		 * joined by rdma_join_multicast. */
-		lp = id->port ? id->port : cma_pick_port(id, NULL);
-		if (!lp || lp->state != PORT_ACTIVE) {
-			ucma_event(id, UCMA_EV_ADDR_ERROR, -ENETUNREACH, NULL);
-			return 0;
-		}
-		if (sa_is_any(&id->src))
-			port_addr(lp, d.ss_family == AF_INET6 ? AF_INET6 : AF_INET,
-				  sa_port(&id->src), &id->src);
-		id->port = lp;
-		id->remote = NULL;
-		id->state = CMA_ADDR_RESOLVED;
-		ucma_event(id, UCMA_EV_ADDR_RESOLVED, 0, NULL);
-		return 0;
-	}
-	dp = port_of_addr(id->u, &d);
-	if (!dp) {
+	/* A group's address resolves at once, to the source's port (IPoIB
+	 * maps it without ARP: ip_ib_mc_map), with no remote port; the
+	 * group is joined by rdma_join_multicast. */
+	mcast = cma_addr_is_mcast(&d);
+	dp = mcast ? NULL : port_of_addr(id->u, &d);
+	if (!dp && !mcast) {
 		/* Nobody answers the ARP: ADDR_ERROR when it times out. */
 		id->wait = PENDING_ADDR_ERROR;
 		cma_arm(id, (uint64_t)(timeout_ms ? timeout_ms : 2000) * 1000);

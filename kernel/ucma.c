@@ -93,8 +93,9 @@ static struct cma_id *alloc_id(struct ucma_file *f)
 	return id;
 }
 
-/* Events of @id that are still queued go with it (ucma_cleanup_ctx_events). */
-static void drop_events(struct cma_id *id)
+/* Events of @id that are still queued go with it (ucma_cleanup_ctx_events),
+ * or only those of its multicast join @mc (ucma_cleanup_mc_events). */
+static void drop_events(struct cma_id *id, const struct cma_mc *mc)
 {
 	GList *l = id->file->events.head;
 
@@ -102,7 +103,7 @@ static void drop_events(struct cma_id *id)
 		GList *next = l->next;
 		struct cma_event *e = l->data;
 
-		if (e->id == id) {
+		if (e->id == id && (!mc || e->mc == mc)) {
 			g_queue_delete_link(&id->file->events, l);
 			g_free(e);
 		}
@@ -126,21 +127,10 @@ static void drop_requests_of(struct cma_id *listener)
 	}
 }
 
-/* A multicast join goes: its events with it (ucma_cleanup_mc_events). */
+/* A multicast join goes: its events with it. */
 static void free_mc(struct cma_mc *mc)
 {
-	GList *l = mc->id->file->events.head;
-
-	while (l) {
-		GList *next = l->next;
-		struct cma_event *e = l->data;
-
-		if (e->mc == mc) {
-			g_queue_delete_link(&mc->id->file->events, l);
-			g_free(e);
-		}
-		l = next;
-	}
+	drop_events(mc->id, mc);
 	cma_mc_leave(mc);
 	g_hash_table_remove(mc->id->u->mcs, GUINT_TO_POINTER(mc->handle));
 	mc->id->mcs = g_list_remove(mc->id->mcs, mc);
@@ -166,7 +156,7 @@ static void destroy_id(struct cma_id *id)
 			if (((struct cma_id *)v)->listener == id)
 				((struct cma_id *)v)->listener = NULL;
 	}
-	drop_events(id);
+	drop_events(id, NULL);
 	g_hash_table_remove(id->file->ids, GUINT_TO_POINTER(id->id));
 }
 

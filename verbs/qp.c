@@ -299,16 +299,12 @@ static const struct transition transitions[] = {
 #define RC_RESPONDER	(IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
 #define RC_REQUESTER	(IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY)
 
-/* The kernel drops those an XRC QP has no use for before it checks the
- * mask (uverbs_cmd.c modify_qp_mask): perftest gives its targets the
- * retry counts. */
-static int xrc_mask(const struct ibemu_qp *qp, int mask)
+/* The attributes of the RC half an XRC QP has not: an initiator has no
+ * responder, a target no requester. */
+static int xrc_unused(const struct ibemu_qp *qp)
 {
-	if (qp->qp.qp_type == IBV_QPT_XRC_SEND)
-		return mask & ~RC_RESPONDER;
-	if (qp->qp.qp_type == IBV_QPT_XRC_RECV)
-		return mask & ~RC_REQUESTER;
-	return mask;
+	return qp->qp.qp_type == IBV_QPT_XRC_SEND ? RC_RESPONDER :
+	       qp->qp.qp_type == IBV_QPT_XRC_RECV ? RC_REQUESTER : 0;
 }
 
 static const struct transition *find_transition(enum ibv_qp_state from, enum ibv_qp_state to)
@@ -335,15 +331,10 @@ static bool mask_ok(const struct ibemu_qp *qp, enum ibv_qp_state to, int mask)
 	switch (qp->qp.qp_type) {
 	case IBV_QPT_RC: req = t->rc_req; opt = t->rc_opt; break;
 	case IBV_QPT_UC: req = t->uc_req; opt = t->uc_opt; break;
-	/* XRC: RC's, without the attributes of the half it has not (an
-	 * initiator has no responder, a target no requester). */
-	case IBV_QPT_XRC_SEND:
-		req = t->rc_req & ~RC_RESPONDER;
-		opt = t->rc_opt & ~RC_RESPONDER;
-		break;
+	case IBV_QPT_XRC_SEND:	/* RC's, but for the half it has not */
 	case IBV_QPT_XRC_RECV:
-		req = t->rc_req & ~RC_REQUESTER;
-		opt = t->rc_opt & ~RC_REQUESTER;
+		req = t->rc_req & ~xrc_unused(qp);
+		opt = t->rc_opt & ~xrc_unused(qp);
 		break;
 	default: req = t->ud_req; opt = t->ud_opt; break;
 	}
@@ -435,7 +426,10 @@ int ibemu_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	struct verbs_ioc_qp ioc;
 	int err = 0;
 
-	mask = xrc_mask(qp, mask);
+	/* The kernel drops what an XRC QP has no use for before it checks
+	 * the mask (uverbs_cmd.c modify_qp_mask): perftest gives its targets
+	 * the retry counts. */
+	mask &= ~xrc_unused(qp);
 	if (!values_ok(qp, attr, mask))
 		return EINVAL;
 	pthread_mutex_lock(&ctx->lock);

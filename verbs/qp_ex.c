@@ -318,7 +318,6 @@ static void na_tso(struct ibv_qp_ex *ex, void *hdr, uint16_t sz, uint16_t mss)
 	not_asked(ex);
 }
 
-
 /* Every opcode post_send carries, whether asked or not (as mlx5 gives all
  * of a QP type's): one not asked for still posts, one the QP type lacks
  * fails there (EINVAL), one the device lacks fails the batch. */
