@@ -18,6 +18,7 @@ int cmd_exec(int argc, char **argv);	/* cmd_exec.c */
 int cmd_shell(int argc, char **argv);
 int cmd_topo(int argc, char **argv);	/* cmd_topo.c */
 int cmd_bridge(int argc, char **argv);	/* cmd_bridge.c: ssh runs it */
+int cmd_ssh(int argc, char **argv);	/* cmd_ssh.c: run --hosts' ssh */
 
 /* $IBEMU names the running binary and its directory goes first on PATH,
  * for everything a run or exec starts (`ibemu ctl` inside works as written;

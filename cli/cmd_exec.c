@@ -2,12 +2,15 @@
 /*
  * Joining a running emulator:
  *
- *   ibemu exec [--name NAME] [--no-fast-path] [--] COMMAND...
- *   ibemu shell [--name NAME] [--no-fast-path]
+ *   ibemu exec [--name NAME] [--host HOST] [--no-fast-path] [--] COMMAND...
+ *   ibemu shell [--name NAME] [--host HOST] [--no-fast-path]
  *
  * The command runs in the run's user, mount and PID namespaces (cli/nsinit.h),
  * so it sees the same devices and sysfs and ends with the run; on the fast
- * path, as the run's own programs (cli/fastenv.h).
+ * path, as the run's own programs (cli/fastenv.h). In a run of hosts
+ * (--hosts, cli/vhosts.h), on one of them: its mount, UTS and network
+ * namespaces (cli/hostns.h); the first without --host. cli/cmd_ssh.c
+ * joins the same way.
  */
 #include "config.h"
 
@@ -25,7 +28,9 @@
 #include "cli/cli.h"
 #include "cli/emu.h"
 #include "cli/fastenv.h"
+#include "cli/exec_join.h"
 #include "cli/netlink_trap.h"
+#include "cli/vhosts.h"
 #include "ctl/ctl.h"
 #include "ctl/ctl_client.h"
 
@@ -33,14 +38,15 @@
 /*
  * Join the namespaces of process @pid that are not ours: its user namespace
  * (namespace mode without root), its mount namespace, its PID namespace
- * (for our children: the run's init ends them with the run, nsinit.h), and
- * its network namespace (`run --ipoib`, ipoib.h).
+ * (for our children: the run's init ends them with the run, nsinit.h), its
+ * network namespace (`run --ipoib`, ipoib.h) and a host's hostname
+ * (`run --hosts`).
  */
 static int join_namespaces(int pid)
 {
 	static const struct { const char *name; int type; } ns[] = {
 		{ "user", CLONE_NEWUSER }, { "mnt", CLONE_NEWNS }, { "pid", CLONE_NEWPID },
-		{ "net", CLONE_NEWNET },	/* the network of --ipoib, when it has one */
+		{ "net", CLONE_NEWNET }, { "uts", CLONE_NEWUTS },
 	};
 	int fds[G_N_ELEMENTS(ns)];
 	struct stat mine, theirs;
@@ -76,34 +82,158 @@ static int join_namespaces(int pid)
 	return ret;
 }
 
-/* ibemu exec [--name N] [--] CMD...; ibemu shell [--name N] */
-static int exec_in(int argc, char **argv, bool shell)
+/* Ask @path, again while the run's init makes its namespaces (a run just
+ * started: at most 10 s). */
+static char *ask_ready(const char *path, int argc, char **argv, GError **err)
 {
-	const char *name = NULL;
-	gboolean no_fast = FALSE;
-	char **envp = NULL, *fast;
-	char *path, *pid_text, *cwd = g_get_current_dir();
+	char *text;
+	int tries;
+
+	for (tries = 0; !(text = ctl_ask(path, argc, argv, err)) && tries < 200; tries++) {
+		if (!strstr((*err)->message, CTL_INIT_STARTING))
+			break;
+		g_clear_error(err);
+		g_usleep(50 * 1000);
+	}
+	return text;
+}
+
+/*
+ * Where to join: a host of the run (@host, or the first when the run has
+ * hosts and @host is NULL), or the run's init. *@pid as this process
+ * sees it, *@fast the host's fast path socket (NULL: the run's). 0, or
+ * -1 having said why.
+ */
+static int find_target(const char *path, const char *host, bool inside, int *pid, char **fast)
+{
+	char *hosts_argv[] = { (char *)"hosts", (char *)host, NULL };
 	char *pid_argv[] = { (char *)"pid", (char *)"init", NULL };
-	char *sh[] = { getenv("SHELL") ? getenv("SHELL") : (char *)"/bin/sh", NULL };
 	GError *err = NULL;
-	char **cmd;
-	int i = 1, status, tries;
+	char *text, **f;
+
+	text = ask_ready(path, host ? 2 : 1, hosts_argv, &err);
+	if (!text && !host && strstr(err->message, "has no hosts")) {
+		g_clear_error(&err);
+		/* Only `ibemu start` has no init: its own pid then. Any
+		 * other failure is said, never taken for that (the
+		 * emulator's own namespaces are not the run's: a slow run
+		 * once gave the host's interfaces to `ibemu exec ... ip
+		 * addr`). */
+		text = ask_ready(path, 2, pid_argv, &err);
+		if (!text && strstr(err->message, CTL_NO_COMMAND)) {
+			g_clear_error(&err);
+			text = ctl_ask(path, 1, pid_argv, &err);
+		}
+		if (text)
+			*pid = atoi(text);
+		*fast = NULL;
+		g_free(text);
+		text = NULL;
+		if (!err)
+			return 0;
+	}
+	if (!text) {
+		fprintf(stderr, "ibemu: %s\n", err->message);
+		g_error_free(err);
+		return -1;
+	}
+	/* name, pid, pid in the run, fast socket, nodes (ctl_hosts) */
+	f = g_strsplit(text, "\t", 5);
+	g_free(text);
+	if (g_strv_length(f) < 5) {
+		fprintf(stderr, "ibemu: the emulator's answer to `hosts` is not understood\n");
+		g_strfreev(f);
+		return -1;
+	}
+	/* From inside the run the pids of its PID namespace are ours. */
+	*pid = atoi(inside ? f[2] : f[1]);
+	*fast = g_strdup(f[3]);
+	g_strfreev(f);
+	return 0;
+}
+
+int exec_join(const struct exec_join *j)
+{
+	char *path, *fast = NULL, **envp;
+	int pid = 0, status, null;
+	bool inside;
 	pid_t child;
 
+	if (!(path = emu_find_ctl(NULL, j->name)))
+		return j->fail_status;
+	/* From inside that run (its $IBEMU_CTL) we are in its user and PID
+	 * namespaces already, and its init's pid is not ours to see. */
+	inside = !g_strcmp0(g_getenv("IBEMU_CTL"), path);
+	if (find_target(path, j->host, inside, &pid, &fast) < 0)
+		return j->fail_status;
+	cli_export_self();	/* before /proc/self/exe is the run's view */
+	fastenv_library();
+	if ((!inside || fast) && join_namespaces(pid) < 0)
+		return j->fail_status;
+	envp = j->envp ? g_strdupv(j->envp) : g_get_environ();
+	envp = g_environ_setenv(envp, "IBEMU_CTL", path, TRUE);
+	if (fast)	/* a host's: the run's ssh first on PATH (vhosts.h) */
+		envp = vhosts_path(envp);
+	else
+		fast = emu_fast_path(path);
+	if (g_file_test(fast, G_FILE_TEST_EXISTS))	/* `ibemu run`'s; not CUSE mode's */
+		envp = fastenv_apply(envp, fast, !j->no_fast);
+	g_free(fast);
+	if (!j->cwd || chdir(j->cwd) < 0)
+		(void)chdir("/");
+	/* Only a child enters the PID namespace: run CMD there, wait. */
+	child = fork();
+	if (child == 0) {
+		if (j->null_stdin && (null = open("/dev/null", O_RDONLY)) >= 0)
+			dup2(null, STDIN_FILENO);
+		if (netlink_trap_install() < 0)
+			fprintf(stderr, "ibemu: warning: no netlink trap: a kernel with ib_core may hide the emulated verbs devices\n");
+		execvpe(j->cmd[0], j->cmd, envp);
+		fprintf(stderr, "ibemu: cannot run %s: %s\n", j->cmd[0], g_strerror(errno));
+		_exit(127);
+	}
+	g_strfreev(envp);
+	if (child < 0) {
+		fprintf(stderr, "ibemu: cannot start %s in the run: %s\n", j->cmd[0],
+			g_strerror(errno));
+		return j->fail_status;
+	}
+	/* The terminal's signals reach CMD itself; the run's end ends it. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* ibemu exec [--name N] [--host H] [--] CMD...; ibemu shell [--name N] [--host H] */
+static int exec_in(int argc, char **argv, bool shell)
+{
+	struct exec_join j = { .fail_status = 1 };
+	char *sh[] = { getenv("SHELL") ? getenv("SHELL") : (char *)"/bin/sh", NULL };
+	char *cwd = g_get_current_dir();
+	int i = 1, ret;
+
 	if (cli_wants_help(argc, argv)) {
-		printf("Usage: ibemu exec [--name NAME] [--no-fast-path] [--] COMMAND [ARG...]\n"
-		       "       ibemu shell [--name NAME] [--no-fast-path]\n"
+		printf("Usage: ibemu exec [--name NAME] [--host HOST] [--no-fast-path] [--] COMMAND [ARG...]\n"
+		       "       ibemu shell [--name NAME] [--host HOST] [--no-fast-path]\n"
 		       "Run a command (or $SHELL) in a running emulator's namespaces, with its\n"
 		       "devices, sysfs and fabric; ibemu ctl works there without --name.\n"
+		       "--host HOST: on that host of a run of hosts (ibemu run --hosts); the first\n"
+		       "one without it.\n"
 		       "--no-fast-path (or IBEMU_FAST_PATH=0): programs use the FUSE files only.\n");
+		g_free(cwd);
 		return 0;
 	}
 	for (;;) {
 		if (i + 1 < argc && !strcmp(argv[i], "--name")) {
-			name = argv[i + 1];
+			j.name = argv[i + 1];
+			i += 2;
+		} else if (i + 1 < argc && !strcmp(argv[i], "--host")) {
+			j.host = argv[i + 1];
 			i += 2;
 		} else if (i < argc && !strcmp(argv[i], "--no-fast-path")) {
-			no_fast = TRUE;
+			j.no_fast = true;
 			i++;
 		} else {
 			break;
@@ -111,71 +241,16 @@ static int exec_in(int argc, char **argv, bool shell)
 	}
 	if (i < argc && !strcmp(argv[i], "--"))
 		i++;
-	cmd = shell ? sh : argv + i;
-	if (!cmd[0]) {
-		fprintf(stderr, "Usage: ibemu exec [--name NAME] [--] COMMAND...\n");
+	j.cmd = shell ? sh : argv + i;
+	if (!j.cmd[0]) {
+		fprintf(stderr, "Usage: ibemu exec [--name NAME] [--host HOST] [--] COMMAND...\n");
+		g_free(cwd);
 		return 2;
 	}
-	path = emu_find_ctl(NULL, name);
-	if (!path)
-		return 1;
-	/* The run's init, once it has made its namespaces (a run just
-	 * started: asked again for at most 10 s); `ibemu start` has none
-	 * (and no namespaces). */
-	for (tries = 0; !(pid_text = ctl_ask(path, 2, pid_argv, &err)) && tries < 200; tries++) {
-		if (!strstr(err->message, CTL_INIT_STARTING))
-			break;
-		g_clear_error(&err);
-		g_usleep(50 * 1000);
-	}
-	/* Only `ibemu start` has no init: its own pid then. Any other
-	 * failure is said, never taken for that (the emulator's own
-	 * namespaces are not the run's: a slow run once gave the host's
-	 * interfaces to `ibemu exec ... ip addr`). */
-	if (!pid_text && err && strstr(err->message, CTL_NO_COMMAND)) {
-		g_clear_error(&err);
-		pid_text = ctl_ask(path, 1, pid_argv, &err);
-	}
-	if (!pid_text) {
-		fprintf(stderr, "ibemu: %s\n", err->message);
-		g_error_free(err);
-		return 1;
-	}
-	cli_export_self();	/* before /proc/self/exe is the run's view */
-	fastenv_library();
-	/* From inside that run (its $IBEMU_CTL) we are in its namespaces
-	 * already, and its init's pid is not ours to see. */
-	if (g_strcmp0(g_getenv("IBEMU_CTL"), path) &&
-	    join_namespaces(atoi(pid_text)) < 0)
-		return 1;
-	g_setenv("IBEMU_CTL", path, TRUE);
-	envp = g_get_environ();
-	fast = emu_fast_path(path);
-	if (g_file_test(fast, G_FILE_TEST_EXISTS))	/* `ibemu run`'s; not CUSE mode's */
-		envp = fastenv_apply(envp, fast, !no_fast);
-	g_free(fast);
-	if (chdir(cwd) < 0)
-		(void)chdir("/");
-	/* Only a child enters the PID namespace: run CMD there, wait. */
-	child = fork();
-	if (child == 0) {
-		if (netlink_trap_install() < 0)
-			fprintf(stderr, "ibemu: warning: no netlink trap: a kernel with ib_core may hide the emulated verbs devices\n");
-		execvpe(cmd[0], cmd, envp);
-		fprintf(stderr, "ibemu: cannot run %s: %s\n", cmd[0], g_strerror(errno));
-		_exit(127);
-	}
-	if (child < 0) {
-		fprintf(stderr, "ibemu: cannot start %s in the run: %s\n", cmd[0], g_strerror(errno));
-		return 1;
-	}
-	/* The terminal's signals reach CMD itself; the run's end ends it. */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
-	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-		;
-	g_strfreev(envp);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	j.cwd = cwd;
+	ret = exec_join(&j);
+	g_free(cwd);
+	return ret;
 }
 
 int cmd_exec(int argc, char **argv)

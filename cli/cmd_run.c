@@ -4,7 +4,7 @@
  *
  *   ibemu run [--topology FILE] [--attach NODE]... [--configured] [--seed N]
  *             [--name NAME] [--scenario FILE] [--no-fast-path] [--remote-group G]
- *             [--ipoib] [-v] [--] [COMMAND...]
+ *             [--ipoib] [--hosts HOSTS] [-v] [--] [COMMAND...]
  *   ibemu run --remote WHERE --attach NODE... [-v] [--] [COMMAND...]
  *
  * The fabric, the umad devices and the mock sysfs exist for COMMAND and its
@@ -14,7 +14,8 @@
  * With --remote the fabric is another emulator's, and this run is one
  * more host of it (fast/remote.h, docs/many-hosts.md). With --ipoib the
  * run has a network of its own with an interface per HCA port
- * (cli/ipoib.h).
+ * (cli/ipoib.h). With --hosts it is a virtual cluster: hosts with
+ * their own names, HCAs and networks (cli/vhosts.h).
  */
 #include "config.h"
 
@@ -33,6 +34,7 @@
 #include "cli/ipoib.h"
 #include "cli/nsinit.h"
 #include "cli/nsmode.h"
+#include "cli/vhosts.h"
 #include "dev/fusefs.h"
 #include "dev/sysfs.h"
 #include "fast/attach.h"
@@ -81,7 +83,8 @@ struct run {
 	struct emu_opts o;
 	gchar **cmd, **envp;
 	gboolean no_fast, ipoib;
-	gchar *remote_where, *remote_group;
+	gchar *remote_where, *remote_group, *hosts_spec;
+	struct vhosts *vh;	/* --hosts */
 	GOptionEntry *entries;
 	GOptionContext *ctx;
 	char *default_name;
@@ -107,6 +110,8 @@ static int run_parse(struct run *r, int argc, char **argv)
 		  "Do not preload the fast path's library: every program uses the FUSE files (also IBEMU_FAST_PATH=0)", NULL },
 		{ "ipoib", 0, 0, G_OPTION_ARG_NONE, &r->ipoib,
 		  "A network of the run's own: lo and an interface ib0, ib1, ... per HCA port with the port's address (nothing else reachable)", NULL },
+		{ "hosts", 0, 0, G_OPTION_ARG_STRING, &r->hosts_spec,
+		  "A virtual cluster: each [NAME=]NODE[+NODE...] a host with its own hostname, HCAs, sysfs and network; CMD runs on the first, `ibemu exec --host NAME` and `ssh NAME` on any", "HOSTS" },
 		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &r->cmd, NULL, "[--] [CMD [ARG...]]" },
 		{ NULL }
 	};
@@ -129,10 +134,23 @@ static int run_parse(struct run *r, int argc, char **argv)
 	/* The fabric, its options and the control socket are the other
 	 * emulator's. */
 	if (r->remote_where && (!emu_remote_opts_ok(&r->o) || r->o.name || r->remote_group ||
-				r->ipoib)) {
+				r->ipoib || r->hosts_spec)) {
 		fprintf(stderr, "ibemu run: --remote takes only --attach, -v, --no-fast-path "
 			"and a command (the fabric is the other emulator's)\n");
 		return 2;
+	}
+	if (r->hosts_spec) {
+		if (r->o.attach) {
+			fprintf(stderr, "ibemu run: --hosts names every host's CAs: no --attach with it\n");
+			return 2;
+		}
+		if (!(r->vh = vhosts_parse(r->hosts_spec, &err))) {
+			fprintf(stderr, "ibemu run: %s\n", err->message);
+			g_error_free(err);
+			return 2;
+		}
+		/* The first host is the run's own. */
+		r->o.attach = g_strdupv(vhosts_first_nodes(r->vh));
 	}
 	return 0;
 }
@@ -205,6 +223,10 @@ static int run_mount(struct run *r)
 	if (ns_mount(r->fs, true, &err) < 0)
 		goto fail;
 	if (!r->rem) {
+		if (r->vh && vhosts_setup(r->vh, r->att, r->e.hw, r->fast_sock, &r->e.env, &err) < 0)
+			goto fail;
+		if (r->vh)
+			r->envp = vhosts_path(r->envp);
 		r->envp = fastenv_apply(r->envp, r->fast_sock, !r->no_fast);
 		return 0;
 	}
@@ -227,6 +249,8 @@ static gboolean on_init_ready(gint fd, GIOCondition cond, gpointer data)
 	struct run *r = data;
 
 	(void)cond;
+	if (r->vh)	/* its keepers said who they are before it said ready */
+		vhosts_ready(r->vh);
 	r->e.env.init_pid = r->rs.child;
 	close(fd);
 	return G_SOURCE_REMOVE;
@@ -243,11 +267,13 @@ static int run_command(struct run *r)
 
 	emu_start_scenario(&r->e);
 	rs->loop = g_main_loop_new(NULL, FALSE);
-	if (r->ipoib)
+	if (r->ipoib && !r->vh)	/* --hosts: each host has its network */
 		net = ipoib_plan(r->e.hw);
 	rs->child = nsinit_spawn(r->cmd && r->cmd[0] ? r->cmd : default_cmd, r->envp,
-				 net, &ready, &err);
+				 net, r->vh ? vhosts_plan(r->vh) : NULL, &ready, &err);
 	ipoib_plan_free(net);
+	if (r->vh)
+		vhosts_spawned(r->vh);
 	if (rs->child < 0) {
 		fprintf(stderr, "ibemu: %s\n", err->message);
 		g_error_free(err);
@@ -273,6 +299,7 @@ static int run_command(struct run *r)
 static void run_free(struct run *r)
 {
 	fastpath_free(r->fast);	/* before its hosts: their channels end them */
+	vhosts_free(r->vh);	/* the run's hosts' trees, before their devices */
 	attach_owner_free(r->att);
 	g_free(r->fast_sock);
 	fusefs_free(r->fs);
@@ -291,6 +318,7 @@ static void run_free(struct run *r)
 	g_strfreev(r->cmd);
 	g_free(r->remote_where);
 	g_free(r->remote_group);
+	g_free(r->hosts_spec);
 }
 
 int cmd_run(int argc, char **argv)

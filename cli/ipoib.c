@@ -8,10 +8,12 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/if_addr.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <linux/veth.h>
 #include <net/if.h>
 #include <sched.h>
 #include <stdint.h>
@@ -33,9 +35,12 @@
 #define IPOIB_MTU		2044
 #define IPOIB_PREFIX4		16
 #define IPOIB_PREFIX6		64
+/* run --hosts: the switch every host's interfaces are cabled to. */
+#define IPOIB_BRIDGE		"ibfabric"
 
 struct ipoib_if {
 	char name[IFNAMSIZ];
+	char peer[IFNAMSIZ];	/* run --hosts: its veth's other end */
 	uint32_t ip4;		/* host order; 0: none */
 	uint64_t guid;
 };
@@ -47,6 +52,11 @@ struct ipoib_plan {
 
 struct ipoib_plan *ipoib_plan(const struct host *h)
 {
+	return ipoib_plan_host(h, -1);
+}
+
+struct ipoib_plan *ipoib_plan_host(const struct host *h, int index)
+{
 	struct ipoib_plan *p;
 	unsigned i, n = 0;
 
@@ -57,12 +67,24 @@ struct ipoib_plan *ipoib_plan(const struct host *h)
 		if (node_is_switch(port->node))
 			continue;
 		snprintf(p->ifs[n].name, IFNAMSIZ, "ib%u", n);
+		if (index >= 0)
+			snprintf(p->ifs[n].peer, IFNAMSIZ, "h%dp%u", index, n);
 		p->ifs[n].ip4 = port_ip4(port);
 		p->ifs[n].guid = port->guid;
 		n++;
 	}
 	p->n = n;
 	return p;
+}
+
+uint32_t ipoib_plan_ip4(const struct ipoib_plan *p)
+{
+	unsigned k;
+
+	for (k = 0; k < p->n; k++)
+		if (p->ifs[k].ip4)
+			return p->ifs[k].ip4;
+	return 0;
 }
 
 void ipoib_plan_free(struct ipoib_plan *p)
@@ -78,7 +100,7 @@ struct nlreq {
 
 static void *nl_tail(struct nlreq *r)
 {
-	return (char *)&r->h + NLMSG_ALIGN(r->h.nlmsg_len);
+	return (char *)r + NLMSG_ALIGN(r->h.nlmsg_len);	/* h is at offset 0 */
 }
 
 static struct rtattr *nl_put(struct nlreq *r, unsigned short type, const void *data, size_t len)
@@ -128,27 +150,16 @@ static int nl_talk(int fd, struct nlreq *r)
 	return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
 }
 
-/* A link named @name of @kind with IPoIB's MTU and no IPv6 address of the
- * kernel's making (the link-local one is the port's: add_addr6). */
-static int new_link(int fd, const char *name, const char *kind)
+/* No IPv6 address of the kernel's making on @name (the link-local one
+ * is the port's: add_addr6). A new link takes IFLA_AF_SPEC only as a
+ * change; without IPv6 in the kernel it fails, and there is nothing to do. */
+static void no_addr_gen(int fd, const char *name)
 {
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
-	struct nlreq r;
-	struct rtattr *info, *spec, *in6;
-	uint32_t mtu = IPOIB_MTU;
 	uint8_t gen = IN6_ADDR_GEN_MODE_NONE;
-	int ret;
+	struct nlreq r;
+	struct rtattr *spec, *in6;
 
-	nl_start(&r, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, &ifi, sizeof(ifi));
-	nl_put(&r, IFLA_IFNAME, name, strlen(name) + 1);
-	nl_put(&r, IFLA_MTU, &mtu, sizeof(mtu));
-	info = nl_put(&r, IFLA_LINKINFO, NULL, 0);
-	nl_put(&r, IFLA_INFO_KIND, kind, strlen(kind));
-	nl_end(&r, info);
-	if ((ret = nl_talk(fd, &r)) < 0)
-		return ret;
-	/* A second request: a new link takes IFLA_AF_SPEC only as a change.
-	 * Without IPv6 in the kernel it fails, and there is nothing to do. */
 	nl_start(&r, RTM_NEWLINK, 0, &ifi, sizeof(ifi));
 	nl_put(&r, IFLA_IFNAME, name, strlen(name) + 1);
 	spec = nl_put(&r, IFLA_AF_SPEC, NULL, 0);
@@ -157,6 +168,39 @@ static int new_link(int fd, const char *name, const char *kind)
 	nl_end(&r, in6);
 	nl_end(&r, spec);
 	(void)nl_talk(fd, &r);
+}
+
+/*
+ * A link named @name of @kind with IPoIB's MTU. A veth's other end is
+ * @peer, made in the network namespace @peer_ns (an fd of it).
+ */
+static int new_link(int fd, const char *name, const char *kind, const char *peer, int peer_ns)
+{
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
+	struct nlreq r;
+	struct rtattr *info, *data, *end;
+	uint32_t mtu = IPOIB_MTU, nsfd = (uint32_t)peer_ns;
+	int ret;
+
+	nl_start(&r, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, &ifi, sizeof(ifi));
+	nl_put(&r, IFLA_IFNAME, name, strlen(name) + 1);
+	nl_put(&r, IFLA_MTU, &mtu, sizeof(mtu));
+	info = nl_put(&r, IFLA_LINKINFO, NULL, 0);
+	nl_put(&r, IFLA_INFO_KIND, kind, strlen(kind));
+	if (peer) {
+		/* veth(4): the peer's ifinfomsg, then its own attributes. */
+		data = nl_put(&r, IFLA_INFO_DATA, NULL, 0);
+		end = nl_put(&r, VETH_INFO_PEER, &ifi, sizeof(ifi));
+		nl_put(&r, IFLA_IFNAME, peer, strlen(peer) + 1);
+		nl_put(&r, IFLA_MTU, &mtu, sizeof(mtu));
+		nl_put(&r, IFLA_NET_NS_FD, &nsfd, sizeof(nsfd));
+		nl_end(&r, end);
+		nl_end(&r, data);
+	}
+	nl_end(&r, info);
+	if ((ret = nl_talk(fd, &r)) < 0)
+		return ret;
+	no_addr_gen(fd, name);
 	return 0;
 }
 
@@ -198,21 +242,53 @@ static int link_up(int sock, const char *name, int *ifindex)
 	return 0;
 }
 
-static int make_if(int nl, int sock, const struct ipoib_if *i, const char **what)
+/* run --hosts: @peer, a veth's end in the run's network, joins its
+ * bridge and comes up (netlink socket @nl is of that network). */
+static int peer_to_bridge(int nl, const char *peer, int bridge)
+{
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_flags = IFF_UP,
+				 .ifi_change = IFF_UP };
+	uint32_t master = (uint32_t)bridge;
+	struct nlreq r;
+
+	no_addr_gen(nl, peer);
+	nl_start(&r, RTM_NEWLINK, 0, &ifi, sizeof(ifi));
+	nl_put(&r, IFLA_IFNAME, peer, strlen(peer) + 1);
+	nl_put(&r, IFLA_MASTER, &master, sizeof(master));
+	return nl_talk(nl, &r);
+}
+
+/* Where a host's interfaces are cabled (run --hosts): the run's network
+ * (an fd of it, a netlink socket in it) and its bridge's index. */
+struct cable {
+	int ns, nl, bridge;
+};
+
+static int make_if(int nl, int sock, const struct ipoib_if *i, const struct cable *c,
+		   const char **what)
 {
 	uint32_t a4 = htobe32(i->ip4);
 	uint64_t guid = htobe64(i->guid);
 	uint8_t a6[16] = { 0xfe, 0x80 };
 	int ret, ifindex;
 
-	/* dummy where the kernel has it; a bridge with no ports (never
-	 * forwards anything) where it does not. */
+	/* A host's: a veth to the run's bridge. Otherwise dummy where the
+	 * kernel has it; a bridge with no ports (never forwards anything)
+	 * where it does not. */
 	*what = "create the interfaces";
-	ret = new_link(nl, i->name, "dummy");
-	if (ret == -EOPNOTSUPP || ret == -ENOENT)
-		ret = new_link(nl, i->name, "bridge");
-	if (ret < 0)
-		return ret;
+	if (c) {
+		if ((ret = new_link(nl, i->name, "veth", i->peer, c->ns)) < 0)
+			return ret;
+		*what = "join the interfaces to the run's bridge";
+		if ((ret = peer_to_bridge(c->nl, i->peer, c->bridge)) < 0)
+			return ret;
+	} else {
+		ret = new_link(nl, i->name, "dummy", NULL, -1);
+		if (ret == -EOPNOTSUPP || ret == -ENOENT)
+			ret = new_link(nl, i->name, "bridge", NULL, -1);
+		if (ret < 0)
+			return ret;
+	}
 	*what = "bring the interfaces up";
 	if ((ret = link_up(sock, i->name, &ifindex)) < 0)
 		return ret;
@@ -256,7 +332,10 @@ static int net_sysfs(const char *scratch, const char **what)
 	return ret;
 }
 
-int ipoib_apply(const struct ipoib_plan *p, const char *scratch, const char **what)
+/* A new network namespace with lo up, the interfaces of @p (cabled by
+ * @c, or not), and (with @scratch) /sys/class/net showing them. */
+static int apply(const struct ipoib_plan *p, const struct cable *c, const char *scratch,
+		 const char **what)
 {
 	int nl, sock, ret = 0;
 	unsigned k;
@@ -274,14 +353,57 @@ int ipoib_apply(const struct ipoib_plan *p, const char *scratch, const char **wh
 	*what = "bring lo up";
 	if ((ret = link_up(sock, "lo", NULL)) < 0)
 		goto out;
-	for (k = 0; k < p->n && !ret; k++)
-		ret = make_if(nl, sock, &p->ifs[k], what);
-	if (!ret)
+	for (k = 0; p && k < p->n && !ret; k++)
+		ret = make_if(nl, sock, &p->ifs[k], c, what);
+	if (!ret && scratch)
 		ret = net_sysfs(scratch, what);
 out:
 	if (nl >= 0)
 		close(nl);
 	if (sock >= 0)
 		close(sock);
+	return ret;
+}
+
+int ipoib_apply(const struct ipoib_plan *p, const char *scratch, const char **what)
+{
+	return apply(p, NULL, scratch, what);
+}
+
+int ipoib_fabric(int *bridge, const char **what)
+{
+	int sock, ret;
+
+	if ((ret = apply(NULL, NULL, NULL, what)) < 0)
+		return ret;
+	*what = "make the run's bridge";
+	if ((sock = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE)) < 0)
+		return -errno;
+	ret = new_link(sock, IPOIB_BRIDGE, "bridge", NULL, -1);
+	close(sock);
+	if (ret < 0)
+		return ret;
+	if ((sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
+		return -errno;
+	ret = link_up(sock, IPOIB_BRIDGE, bridge);
+	close(sock);
+	return ret;
+}
+
+int ipoib_apply_host(const struct ipoib_plan *p, int bridge, const char *scratch,
+		     const char **what)
+{
+	struct cable c = { .bridge = bridge };
+	int ret;
+
+	/* Both of the run's network, opened before we leave it. */
+	*what = "open the run's network";
+	c.ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	c.nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	ret = c.ns < 0 || c.nl < 0 ? -errno : apply(p, &c, scratch, what);
+	if (c.ns >= 0)
+		close(c.ns);
+	if (c.nl >= 0)
+		close(c.nl);
 	return ret;
 }

@@ -21,12 +21,19 @@
 #ifndef IBEMU_CLI_IPOIB_H
 #define IBEMU_CLI_IPOIB_H
 
+#include <stdint.h>
+
 struct host;
 struct ipoib_plan;
 
 /* The interfaces for @h's CA ports (none but lo when it has none). */
 struct ipoib_plan *ipoib_plan(const struct host *h);
 void ipoib_plan_free(struct ipoib_plan *p);
+/* run --hosts: host number @index's, each interface a veth whose other
+ * end (h<index>p<k>) is in the run's network; @index -1: as ipoib_plan. */
+struct ipoib_plan *ipoib_plan_host(const struct host *h, int index);
+/* The first IPv4 address of @p (host order), or 0. */
+uint32_t ipoib_plan_ip4(const struct ipoib_plan *p);
 
 /*
  * In a new network namespace of the caller's: lo up, the interfaces of
@@ -35,5 +42,18 @@ void ipoib_plan_free(struct ipoib_plan *p);
  * was). Returns 0, or -errno with *@what naming the step that failed.
  */
 int ipoib_apply(const struct ipoib_plan *p, const char *scratch, const char **what);
+
+/*
+ * run --hosts (docs/virtual-cluster.md): the run's network is a switch,
+ * a bridge with lo beside it and no address, made in a new network
+ * namespace by ipoib_fabric() (*@bridge its index); each host has a
+ * namespace of its own (ipoib_apply_host(), from the run's network),
+ * where its interfaces are veths cabled to that bridge. The hosts reach
+ * each other's addresses as a cluster's nodes do over IPoIB, and see no
+ * one else's interfaces. Same returns as ipoib_apply().
+ */
+int ipoib_fabric(int *bridge, const char **what);
+int ipoib_apply_host(const struct ipoib_plan *p, int bridge, const char *scratch,
+		     const char **what);
 
 #endif

@@ -26,8 +26,9 @@ static const struct cli_cmd {
 	{ "stop", "[--name N]", "stop what ibemu start started", cmd_stop },
 	{ "ctl", "[--name N] COMMAND...", "steer a running emulator (ibemu ctl help)", cmd_ctl },
 	{ "list", "", "the running emulators", cmd_list },
-	{ "exec", "[--name N] [--] CMD...", "run CMD in a running emulator's namespace", cmd_exec },
-	{ "shell", "[--name N]", "a shell in a running emulator's namespace", cmd_shell },
+	{ "exec", "[--name N] [--host H] [--] CMD...", "run CMD in a running emulator's namespace",
+	  cmd_exec },
+	{ "shell", "[--name N] [--host H]", "a shell in a running emulator's namespace", cmd_shell },
 	{ "topo", "check|dot|gen ...", "check, draw or generate topologies",
 	  cmd_topo },
 	{ "bridge", "NAME|unix:PATH", "what run --remote ssh://HOST/NAME runs on HOST",
@@ -127,6 +128,9 @@ int main(int argc, char **argv)
 
 	log_init(0);
 	g_set_print_handler(print_ascii);
+	/* The run's ssh (cmd_ssh.c) is this binary under that name. */
+	if (argc > 0 && !strcmp(strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0], "ssh"))
+		return cmd_ssh(argc, argv);
 	if (argc < 2)
 		return usage(stderr);
 	if (!strcmp(argv[1], "--version")) {

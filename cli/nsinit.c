@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli/hostns.h"
 #include "cli/ipoib.h"
 #include "cli/netlink_trap.h"
 #include "cli/nsinit.h"
@@ -44,7 +45,7 @@ static void write_str(int fd, const char *s)
 /* PID 1 of the namespace. Never returns. */
 static void run_init(char **argv, char **envp, int parent_alive, int ready,
 		     const sigset_t *orig, const struct ns_private *priv,
-		     const struct ipoib_plan *net)
+		     const struct ipoib_plan *net, struct hostns_plan *hosts)
 {
 	sigset_t all;
 	siginfo_t si;
@@ -95,6 +96,9 @@ static void run_init(char **argv, char **envp, int parent_alive, int ready,
 			write_str(STDERR_FILENO, strerror(errno));
 			write_str(STDERR_FILENO, " (pids in /proc are the host's)\n");
 		}
+		/* --hosts: their keepers, each with its namespaces (hostns.h). */
+		if (hosts && hostns_start(hosts) < 0)
+			_exit(1);
 	}
 	close(ready);	/* our namespaces are made: `ibemu exec` may join */
 	signal(SIGCHLD, SIG_DFL);
@@ -108,6 +112,13 @@ static void run_init(char **argv, char **envp, int parent_alive, int ready,
 		 * also on a kernel that has or can load ib_core. */
 		if (netlink_trap_install() < 0)
 			write_str(STDERR_FILENO, "ibemu: warning: no netlink trap: a kernel with ib_core may hide the emulated verbs devices\n");
+		/* --hosts: the command runs on the first host. */
+		if (hosts && (errno = -hostns_join(hosts->h[0].pid)) != 0) {
+			write_str(STDERR_FILENO, "ibemu: cannot join the first host's namespaces: ");
+			write_str(STDERR_FILENO, strerror(errno));
+			write_str(STDERR_FILENO, "\n");
+			_exit(127);
+		}
 		execvpe(argv[0], argv, envp);
 		write_str(STDERR_FILENO, "ibemu: cannot run ");
 		write_str(STDERR_FILENO, argv[0]);
@@ -157,8 +168,8 @@ static void run_init(char **argv, char **envp, int parent_alive, int ready,
 	}
 }
 
-pid_t nsinit_spawn(char **argv, char **envp, const struct ipoib_plan *net, int *ready,
-		   GError **err)
+pid_t nsinit_spawn(char **argv, char **envp, const struct ipoib_plan *net,
+		   struct hostns_plan *hosts, int *ready, GError **err)
 {
 	struct ns_private *priv = ns_private_plan("/proc");
 	int alive[2], made[2];
@@ -182,7 +193,7 @@ pid_t nsinit_spawn(char **argv, char **envp, const struct ipoib_plan *net, int *
 	if (pid == 0) {
 		close(alive[1]);
 		close(made[0]);
-		run_init(argv, envp, alive[0], made[1], &orig, priv, net);
+		run_init(argv, envp, alive[0], made[1], &orig, priv, net, hosts);
 	}
 	g_free(priv);
 	close(alive[0]);

@@ -18,17 +18,20 @@
 #include <glib.h>
 #include <sys/types.h>
 
+struct hostns_plan;
 struct ipoib_plan;
 
 /*
  * Start @argv (searched in PATH) with @envp under a new init; returns the
  * init's pid (a child of ours), or -1 with @err set. The caller's own PID
  * namespace does not change. With @net, the init makes the run's network
- * first (ipoib.h); if it cannot, it says why and the run exits with 1.
+ * first (ipoib.h); with @hosts, the hosts' namespaces, and the command
+ * starts on the first (hostns.h); if it cannot, it says why and the run
+ * exits with 1.
  * *@ready reads end of file once the init has made its namespaces (or
  * died): until then, joining them (`ibemu exec`) would join the caller's.
  */
-pid_t nsinit_spawn(char **argv, char **envp, const struct ipoib_plan *net, int *ready,
-		   GError **err);
+pid_t nsinit_spawn(char **argv, char **envp, const struct ipoib_plan *net,
+		   struct hostns_plan *hosts, int *ready, GError **err);
 
 #endif

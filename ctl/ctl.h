@@ -44,6 +44,7 @@ struct ctl_env {
 	GPtrArray *remotes;	/* struct ctl_remote *: hosts attached from
 				 * elsewhere (docs/many-hosts.md), kept by
 				 * fast/attach.c; NULL when none can attach */
+	GPtrArray *hosts;	/* struct ctl_host *: run --hosts; NULL: none */
 };
 
 /* A host attached to this emulator from elsewhere, for `status`. */
@@ -55,6 +56,17 @@ struct ctl_remote {
 	struct umad_host *host;	/* its umad devices and open files */
 	struct ucma *ucma;	/* its rdma_cm listeners */
 	uint64_t rtt_ns;	/* the round trip it measured to us; 0: none yet */
+	bool local;		/* a host of this run (run --hosts), not remote */
+};
+
+/* A host of `ibemu run --hosts` (docs/virtual-cluster.md), for `hosts`
+ * and `ibemu exec --host`. */
+struct ctl_host {
+	char *name;
+	char *nodes;		/* node ids, space-separated */
+	char *fast;		/* its programs' fast path socket */
+	int pid;		/* its keeper (namespaces to join); 0: not yet */
+	int ns_pid;		/* the same, in the run's PID namespace */
 };
 
 /* Run one command; its output (or error text) goes to @out. 0 or -1. */

@@ -84,6 +84,7 @@ int ctl_nodes(struct ctl_call *c);
 int ctl_port(struct ctl_call *c);
 int ctl_dump(struct ctl_call *c);
 int ctl_pid(struct ctl_call *c);
+int ctl_hosts(struct ctl_call *c);
 int ctl_seed(struct ctl_call *c);
 int ctl_events(struct ctl_call *c);
 int ctl_wait(struct ctl_call *c);

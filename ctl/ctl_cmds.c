@@ -24,6 +24,8 @@ static const struct ctl_cmd commands[] = {
 	{ "seed", NULL, "", 0, 0, NULL, false, "the seed of every random choice", ctl_seed },
 	{ "pid", NULL, "[init]", 0, 1, NULL, false,
 	  "the emulator's pid, or its run's init (ibemu exec joins it)", ctl_pid },
+	{ "hosts", NULL, "[NAME]", 0, 1, NULL, false,
+	  "the hosts of run --hosts: name, pids, fast path socket, nodes", ctl_hosts },
 	{ "events", NULL, "", 0, 0, NULL, false, "the event log: changes and fault hits", ctl_events },
 	{ "wait", "sm-up", "", 0, 0, ctl_wait_opts, false,
 	  "wait until an SM has brought the subnet up (default --timeout 60)", ctl_wait },

@@ -162,8 +162,11 @@ int ctl_status(struct ctl_call *c)
 		for (i = 0; c->env->remotes && i < c->env->remotes->len; i++) {
 			const struct ctl_remote *r = g_ptr_array_index(c->env->remotes, i);
 
-			g_string_append_printf(c->out, "remote %s: uid %u, pid %d", r->label, r->uid,
-					       r->pid);
+			if (r->local)	/* a host of this run: its keeper */
+				g_string_append_printf(c->out, "host %s: pid %d", r->label, r->pid);
+			else
+				g_string_append_printf(c->out, "remote %s: uid %u, pid %d", r->label,
+						       r->uid, r->pid);
 			if (r->rtt_ns)	/* what the link adds to each MAD's trip */
 				g_string_append_printf(c->out, ", round trip %.3f ms",
 						       (double)r->rtt_ns / 1e6);
@@ -210,6 +213,7 @@ int ctl_status(struct ctl_call *c)
 		ctl_json_uint(b, "pid", (uint64_t)r->pid);
 		ctl_json_str(b, "nodes", r->nodes);
 		ctl_json_uint(b, "round_trip_ns", r->rtt_ns);
+		ctl_json_bool(b, "local", r->local);
 		json_builder_set_member_name(b, "files");
 		json_builder_begin_array(b);
 		umad_host_foreach_file(r->host, status_file, c);
@@ -223,6 +227,51 @@ int ctl_status(struct ctl_call *c)
 	}
 	json_builder_end_array(b);
 	json_builder_end_object(b);
+	return 0;
+}
+
+/*
+ * hosts [NAME]: the hosts of `run --hosts`, one line each, tab-separated:
+ * name, keeper pid, its pid in the run's PID namespace, fast path socket,
+ * nodes (what `ibemu exec --host` needs to join one). An error while
+ * their keepers are being made, as `pid init`'s.
+ */
+int ctl_hosts(struct ctl_call *c)
+{
+	const struct ctl_env *e = c->env;
+	bool found = !c->nargs;
+	unsigned i;
+
+	if (!e->hosts || !e->hosts->len)
+		return ctl_fail(c, "this emulator has no hosts (ibemu run --hosts)");
+	if (e->init_pid < 0)
+		return ctl_fail(c, CTL_INIT_STARTING);
+	for (i = 0; !found && i < e->hosts->len; i++)
+		found = !strcmp(c->arg[0], ((const struct ctl_host *)g_ptr_array_index(e->hosts, i))->name);
+	if (!found)
+		return ctl_fail(c, "%s: no such host in this run", c->arg[0]);
+	if (c->json)
+		json_builder_begin_array(c->json);
+	for (i = 0; i < e->hosts->len; i++) {
+		const struct ctl_host *h = g_ptr_array_index(e->hosts, i);
+
+		if (c->nargs && strcmp(c->arg[0], h->name))
+			continue;
+		if (!c->json) {
+			g_string_append_printf(c->out, "%s\t%d\t%d\t%s\t%s\n", h->name, h->pid,
+					       h->ns_pid, h->fast, h->nodes);
+			continue;
+		}
+		json_builder_begin_object(c->json);
+		ctl_json_str(c->json, "name", h->name);
+		ctl_json_uint(c->json, "pid", (uint64_t)h->pid);
+		ctl_json_uint(c->json, "ns_pid", (uint64_t)h->ns_pid);
+		ctl_json_str(c->json, "fast", h->fast);
+		ctl_json_str(c->json, "nodes", h->nodes);
+		json_builder_end_object(c->json);
+	}
+	if (c->json)
+		json_builder_end_array(c->json);
 	return 0;
 }
 

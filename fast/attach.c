@@ -115,6 +115,42 @@ static int check_nodes(struct attach_owner *o, char **names, GString *out)
 	return 0;
 }
 
+/*
+ * @nodes (checked) as a host named @label: its ports, connection manager,
+ * MAD layer, verbs devices and mock sysfs, served by a fast path of its
+ * own, listening on @sock (a host of this run) or on nothing (a remote
+ * one, whose channels come through the one that attached it: FAST_ADOPT;
+ * a container may see only the one bind-mounted socket).
+ */
+static struct attachment *attachment_new(struct attach_owner *o, const char *label,
+					 char **nodes, const char *sock, GError **err)
+{
+	struct attachment *a = g_new0(struct attachment, 1);
+	unsigned i;
+
+	a->r.label = g_strdup(label);
+	a->hw = host_new(o->env->fabric, o->env->tq);
+	for (i = 0; nodes[i]; i++)
+		host_attach(a->hw, fabric_lookup(o->env->fabric, nodes[i]));
+	/* Its kernel's clients, in ib_core's order (cli/emu.c): ib_cm's
+	 * agents first, the MAD layer, the verbs devices. */
+	a->ucma = ucma_new(a->hw);
+	a->r.ucma = a->ucma;
+	a->r.host = umad_host_new(a->hw);
+	a->r.nodes = g_strjoinv(" ", nodes);
+	/* Its verbs devices and rdma_cm file: served over its channels too
+	 * (fast/fastpath_verbs.h), their port events and packets are its. */
+	a->uv = uverbs_new(a->hw);
+	a->vfs = vfs_new();
+	sysfs_build_host(a->vfs, a->r.host, a->uv, a->ucma);
+	if (!(a->fp = fastpath_new(a->r.host, sock, err))) {
+		attachment_free(a);
+		return NULL;
+	}
+	fastpath_set_vfs(a->fp, a->vfs);
+	return a;
+}
+
 static void *begin(void *ctx, int pid, unsigned uid, const char *payload, size_t n,
 		   GString *out, int *err)
 {
@@ -139,29 +175,9 @@ static void *begin(void *ctx, int pid, unsigned uid, const char *payload, size_t
 	}
 	if ((*err = check_nodes(o, words + 1, out)) < 0)
 		goto out;
-	a = g_new0(struct attachment, 1);
-	a->r.label = g_strdup(words[0]);
+	a = attachment_new(o, words[0], words + 1, NULL, NULL);
 	a->r.uid = uid;
 	a->r.pid = pid;
-	a->hw = host_new(o->env->fabric, o->env->tq);
-	for (i = 1; words[i]; i++)
-		host_attach(a->hw, fabric_lookup(o->env->fabric, words[i]));
-	/* Its kernel's clients, in ib_core's order (cli/emu.c): ib_cm's
-	 * agents first, the MAD layer, the verbs devices. */
-	a->ucma = ucma_new(a->hw);
-	a->r.ucma = a->ucma;
-	a->r.host = umad_host_new(a->hw);
-	a->r.nodes = g_strjoinv(" ", words + 1);
-	/* Its verbs devices and rdma_cm file: served over its channels too
-	 * (fast/fastpath_verbs.h), their port events and packets are its. */
-	a->uv = uverbs_new(a->hw);
-	a->vfs = vfs_new();
-	sysfs_build_host(a->vfs, a->r.host, a->uv, a->ucma);
-	/* No socket of its own, which the host might not reach (a
-	 * container sees the one bind-mounted socket): its channels come
-	 * through this one (FAST_ADOPT). */
-	a->fp = fastpath_new(a->r.host, NULL, NULL);
-	fastpath_set_vfs(a->fp, a->vfs);
 	/* `ibemu ctl` on the host steers the whole fabric: for those who
 	 * may steer it here (a group's members may attach hosts only). */
 	fastpath_set_ctl(a->fp, o->ctl, !ctl_peer_trusted(uid));
@@ -231,8 +247,53 @@ void attach_owner_free(struct attach_owner *o)
 {
 	if (!o)
 		return;
-	/* fastpath_free() ended every attachment with its channel. */
-	g_assert(o->env->remotes->len == 0);
+	while (o->env->remotes->len) {
+		struct ctl_remote *r = g_ptr_array_index(o->env->remotes, 0);
+
+		/* fastpath_free() ended every remote one with its channel. */
+		g_assert(r->local);
+		g_ptr_array_remove_index(o->env->remotes, 0);
+		attachment_free((struct attachment *)r);
+	}
 	g_clear_pointer(&o->env->remotes, g_ptr_array_unref);
 	g_free(o);
+}
+
+struct attachment *attach_local(struct attach_owner *o, const char *label, char **nodes,
+				const char *sock, GError **err)
+{
+	GString *why = g_string_new(NULL);
+	struct attachment *a = NULL;
+
+	if (check_nodes(o, nodes, why) < 0)
+		g_set_error(err, IBEMU_ERROR, EINVAL, "%s", why->str);
+	else if ((a = attachment_new(o, label, nodes, sock, err))) {
+		a->r.local = true;
+		a->r.uid = (unsigned)getuid();
+		/* Its programs run by this emulator's owner: they steer it. */
+		fastpath_set_ctl(a->fp, o->ctl, false);
+		g_ptr_array_add(o->env->remotes, &a->r);
+	}
+	g_string_free(why, TRUE);
+	return a;
+}
+
+struct vfs *attach_vfs(struct attachment *a)
+{
+	return a->vfs;
+}
+
+struct umad_host *attach_umad_host(struct attachment *a)
+{
+	return a->r.host;
+}
+
+struct host *attach_hw(struct attachment *a)
+{
+	return a->hw;
+}
+
+struct ctl_remote *attach_remote(struct attachment *a)
+{
+	return &a->r;
 }

@@ -21,7 +21,24 @@ struct attach_owner;
 struct attach_owner *attach_owner_new(struct ctl_env *env, struct fastpath *fp,
 				      struct ctl_server *ctl);
 /* After fastpath_free(@fp), which detached every remote host (their
- * files released, as on a last close). */
+ * files released, as on a last close); the run's own hosts go here. */
 void attach_owner_free(struct attach_owner *o);
+
+/*
+ * A host of this run (`ibemu run --hosts`, docs/virtual-cluster.md):
+ * @nodes, CAs that no host holds, become a host named @label as a remote
+ * one's do, listed with the remotes (local), whose programs' fast path
+ * is the socket @sock; until attach_owner_free(). NULL with @err when a
+ * node cannot be attached or the socket not made.
+ */
+struct attachment;
+struct attachment *attach_local(struct attach_owner *o, const char *label, char **nodes,
+				const char *sock, GError **err);
+/* Its mock sysfs and device files (to mount), its MAD layer, ports, and
+ * status entry. */
+struct vfs *attach_vfs(struct attachment *a);
+struct umad_host *attach_umad_host(struct attachment *a);
+struct host *attach_hw(struct attachment *a);
+struct ctl_remote *attach_remote(struct attachment *a);
 
 #endif
