@@ -203,8 +203,10 @@ void ibemu_qp_to_error(struct ibemu_qp *qp)
 	struct ibemu_rwqe r;
 	struct ibv_wc wc;
 
+	/* Ours only: ibv_qp's state is libibverbs', set by ibv_modify_qp and
+	 * ibv_query_qp (verbs.c), as an HCA's error transition leaves it.
+	 * UCX asserts it is still RTS when it flushes a failed endpoint. */
 	qp->state = IBV_QPS_ERR;
-	qp->qp.state = IBV_QPS_ERR;
 	qp->deadline_us = qp->rnr_until_us = 0;
 	memset(&wc, 0, sizeof(wc));
 	wc.status = IBV_WC_WR_FLUSH_ERR;
