@@ -39,14 +39,14 @@
  * Join the namespaces of process @pid that are not ours: its user namespace
  * (namespace mode without root), its mount namespace, its PID namespace
  * (for our children: the run's init ends them with the run, nsinit.h), its
- * network namespace (`run --ipoib`, ipoib.h) and a host's hostname
- * (`run --hosts`).
+ * network namespace (`run --ipoib`, ipoib.h) and a host's hostname and
+ * System V IPC (`run --hosts`, hostns.h).
  */
 static int join_namespaces(int pid)
 {
 	static const struct { const char *name; int type; } ns[] = {
 		{ "user", CLONE_NEWUSER }, { "mnt", CLONE_NEWNS }, { "pid", CLONE_NEWPID },
-		{ "net", CLONE_NEWNET }, { "uts", CLONE_NEWUTS },
+		{ "net", CLONE_NEWNET }, { "uts", CLONE_NEWUTS }, { "ipc", CLONE_NEWIPC },
 	};
 	int fds[G_N_ELEMENTS(ns)];
 	struct stat mine, theirs;
@@ -104,8 +104,10 @@ static char *ask_ready(const char *path, int argc, char **argv, GError **err)
  * sees it, *@fast the host's fast path socket (NULL: the run's). 0, or
  * -1 having said why.
  */
-static int find_target(const char *path, const char *host, bool inside, int *pid, char **fast)
+static int find_target(const char *path, const struct exec_join *j, bool inside, int *pid,
+		       char **fast)
 {
+	const char *host = j->host;
 	char *hosts_argv[] = { (char *)"hosts", (char *)host, NULL };
 	char *pid_argv[] = { (char *)"pid", (char *)"init", NULL };
 	GError *err = NULL;
@@ -133,7 +135,12 @@ static int find_target(const char *path, const char *host, bool inside, int *pid
 			return 0;
 	}
 	if (!text) {
-		fprintf(stderr, "ibemu: %s\n", err->message);
+		if (j->as_ssh && host)
+			fprintf(stderr, "ssh: Could not resolve hostname %s: %s\n", host,
+				strstr(err->message, "no such host") ? "no such host in this run" :
+				err->message);
+		else
+			fprintf(stderr, "ibemu: %s\n", err->message);
 		g_error_free(err);
 		return -1;
 	}
@@ -164,7 +171,7 @@ int exec_join(const struct exec_join *j)
 	/* From inside that run (its $IBEMU_CTL) we are in its user and PID
 	 * namespaces already, and its init's pid is not ours to see. */
 	inside = !g_strcmp0(g_getenv("IBEMU_CTL"), path);
-	if (find_target(path, j->host, inside, &pid, &fast) < 0)
+	if (find_target(path, j, inside, &pid, &fast) < 0)
 		return j->fail_status;
 	cli_export_self();	/* before /proc/self/exe is the run's view */
 	fastenv_library();

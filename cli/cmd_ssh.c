@@ -81,7 +81,7 @@ int cmd_ssh(int argc, char **argv)
 {
 	const struct passwd *pw = getpwuid(getuid());
 	const char *shell = pw && pw->pw_shell && *pw->pw_shell ? pw->pw_shell : "/bin/sh";
-	struct exec_join j = { .fail_status = SSH_FAIL };
+	struct exec_join j = { .fail_status = SSH_FAIL, .as_ssh = true };
 	char *host = NULL, *line, *cmd[4] = { NULL };
 	const char *at;
 	int i = 1, ret;

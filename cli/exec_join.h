@@ -16,6 +16,7 @@ struct exec_join {
 	const char *cwd;	/* where CMD starts; NULL: / */
 	bool no_fast;		/* no fast path (cli/fastenv.h) */
 	bool null_stdin;	/* CMD's stdin is /dev/null */
+	bool as_ssh;		/* an unknown host said as ssh says it */
 	int fail_status;	/* what we exit with when we cannot run CMD */
 };
 

@@ -77,7 +77,7 @@ static void keeper(const struct hostns_plan *p, unsigned k, int bridge, int read
 {
 	const struct hostns_host *h = &p->h[k];
 	struct hostns_reg reg = { .index = k, .ns_pid = getpid() };
-	const char *what = "make its mount and UTS namespaces";
+	const char *what = "make its mount, UTS and IPC namespaces";
 	sigset_t none;
 	int ret = 0, null;
 
@@ -89,7 +89,10 @@ static void keeper(const struct hostns_plan *p, unsigned k, int bridge, int read
 	signal(SIGTERM, SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (unshare(CLONE_NEWNS | CLONE_NEWUTS) < 0)
+	/* Its own System V IPC too, as another machine's: UCX takes
+	 * processes of one boot and IPC namespace for one host, and would
+	 * put them on shared memory (uct_iface_local_is_reachable). */
+	if (unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC) < 0)
 		ret = -errno;
 	if (!ret) {
 		what = "set its hostname";
@@ -186,7 +189,8 @@ static void ns_path(char *buf, pid_t pid, const char *name)
 int hostns_join(pid_t pid)
 {
 	static const struct { const char *name; int type; } ns[] = {
-		{ "mnt", CLONE_NEWNS }, { "uts", CLONE_NEWUTS }, { "net", CLONE_NEWNET },
+		{ "mnt", CLONE_NEWNS }, { "uts", CLONE_NEWUTS }, { "ipc", CLONE_NEWIPC },
+		{ "net", CLONE_NEWNET },
 	};
 	int fds[sizeof(ns) / sizeof(ns[0])];
 	char path[64], cwd[4096];

@@ -2,9 +2,9 @@
 /*
  * The hosts of `ibemu run --hosts` in the run's init (docs/virtual-cluster.md):
  * for each, a keeper process, in the run's PID namespace, that holds the
- * host's own mount, UTS and network namespaces: its hostname, only its HCAs
+ * host's own mount, UTS, IPC and network namespaces: its hostname, only its HCAs
  * in /dev/infiniband and /sys/class/infiniband*, its interfaces cabled to
- * the run's bridge (ipoib.h). The command starts in the first host's;
+ * the run's bridge (ipoib.h), System V IPC of its own. The command starts in the first host's;
  * `ibemu exec --host NAME` (and the run's ssh) join another's.
  *
  * Planned in the parent (cli/vhosts.c: it allocates and formats);
