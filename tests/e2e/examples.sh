@@ -42,6 +42,28 @@ grep -q "link down host4/1" "$WORK/art/events.txt" && pass "the event log is kep
 [ "$(tshark -r "$WORK/art/fabric.pcap" 2>/dev/null | grep -c 'SubnGet(NodeInfo)')" -ge 6 ] &&
 	pass "and a capture tshark reads" || fail "no capture of the sweep"
 grep -q "SUBNET UP" "$WORK/art/opensm.log" && pass "and opensm's log" || fail "no opensm.log"
+# The MPI step of the GitHub Actions example, as written there: its args
+# and run through the same script, from the top of the tree (Open MPI's
+# mpicc and mpirun under the generic names, as on a runner with only it).
+python3 - "$EX/ci/github-actions.yml" >"$WORK/step" <<'PY'
+import sys, yaml
+for job in yaml.safe_load(open(sys.argv[1]))["jobs"].values():
+    for step in job["steps"]:
+        w = step.get("with", {})
+        if "--hosts" in w.get("args", ""):
+            print(w["args"]); print(w["run"], end="")
+PY
+mkdir -p "$WORK/mpibin"
+ln -sf "$(command -v mpicc.openmpi)" "$WORK/mpibin/mpicc"
+ln -sf "$(command -v mpirun.openmpi)" "$WORK/mpibin/mpirun"
+(cd "$EX/.." && PATH="$WORK/mpibin:$PATH" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+	IBEMU="$IBEMU" IBEMU_OPENSM=true IBEMU_ARTIFACTS="$WORK/art-mpi" IBEMU_ARGS="$(head -1 "$WORK/step")" \
+	IBEMU_RUN="cd $WORK && $(tail -n +2 "$WORK/step" | sed "s|examples/|$EX/|")" \
+	"$EX/ci/run-on-fabric.sh") >"$WORK/out" 2>&1
+RC=$?
+expect_rc 0 "the example's MPI job over four hosts"
+expect_line "rank 3 of 4 on host4" "its ranks on the four hosts"
+expect_line "ring: token 600 after 100 laps, right" "and the token went round right"
 # action.yml runs files that exist and uses only the inputs it declares.
 python3 - "$EX/../action.yml" >"$WORK/out" 2>&1 <<'PY'
 import os, re, sys, yaml

@@ -44,6 +44,9 @@ Ca 1 "H-0002c90300001234"
 Ca 1 "other"
 NET
 cp "$EX/umad_nodeinfo.py" "$WORK/scratch/my_umad_tool.py"
+mkdir -p "$WORK/scratch/examples/ci" && cp "$EX/ci/mpi_ring.c" "$WORK/scratch/examples/ci/"
+# The virtual cluster's MPI examples, as root here (Open MPI asks).
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 osm_before=$([ -e /tmp/osm ] && echo yes)
 
 ran=0 notrun=0

@@ -50,6 +50,26 @@ as_nobody 666 "timeout 60 $WORK/ibemu run --ipoib --configured --attach host1 --
 expect_rc 0 "ibemu run --ipoib as nobody"
 expect_match "^ib1 +[A-Z]+ +10\.2\.0\.3/16" "the run's interfaces, as nobody"
 
+# --hosts as nobody: the hosts' namespaces, veths and bridge are the
+# user namespace's; a host sees its own HCA and reaches another's
+# address by name (ibv_rc_pingpong's TCP exchange, then RC through the
+# fabric).
+cat >"$WORK/hosts.sh" <<'SH'
+ssh host2 ibv_devices | grep ibemu0
+ssh host2 ibv_rc_pingpong -n 5 >/dev/null &
+n=0
+until ibv_rc_pingpong -n 5 host2 2>/dev/null | grep -q iters || [ $n -ge 50 ]; do
+	n=$((n + 1)); timeout 0.1 tail -f /dev/null	# until host2's server listens
+done
+echo "tries $n"
+wait
+SH
+chmod 644 "$WORK/hosts.sh"
+as_nobody 666 "timeout 60 $WORK/ibemu run --configured --hosts host1,host2 -- sh $WORK/hosts.sh"
+expect_rc 0 "ibemu run --hosts as nobody"
+expect_line "ibemu0          	0002c90300000103" "host2 sees its HCA, as nobody"
+expect_match "^tries ([0-9]|[1-4][0-9])$" "ibv_rc_pingpong from host1 to host2 by name, as nobody"
+
 # RLIMIT_MEMLOCK holds for a normal user, as the kernel's ib_umem_get
 # holds it without CAP_IPC_LOCK (root in the run's user namespace has no
 # such capability where the kernel looks).
