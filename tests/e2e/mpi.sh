@@ -26,26 +26,29 @@ mpicc.openmpi -O2 -o "$WORK/mpi_check_ompi" "$SRC" && mpicc.mpich -O2 -o "$WORK/
 	fail "building mpi_check"
 
 # Three jobs on one fabric (--configured: LIDs and routes without an SM).
-# Each line of the jobs' output tagged with which job it is.
+# Each line of the jobs' output tagged with which job it is; UCX logs to
+# a file per process (%h host, %p pid), not into the ranks' stdout,
+# where the launcher could mix its lines with theirs.
 cat >"$WORK/jobs.sh" <<'EOF'
 data() { ibemu ctl counters "$1" | awk '/PortXmitData|PortRcvData/ { s += $2 } END { print s * 4 }'; }
 tag() { sed "s/^/$1 /; s/^\($1 \).*\(ep_cfg\[\)/\1\2/"; }
+lanes() { cat "$W"/ucx-"$1".*.log | grep ep_cfg; }
 port=$(ibemu ctl port host2/1 | sed -n 's/.* remote \([^ ]*\).*/\1/p')
 before=$(data "$port")
 mpirun.openmpi -np 4 --host host1,host2,host3,host4 --mca pml ucx -x UCX_LOG_LEVEL=info \
-	"$W/mpi_check_ompi" >"$W/ompi.out" 2>&1
+	-x UCX_LOG_FILE="$W/ucx-ompi.%h.%p.log" "$W/mpi_check_ompi" >"$W/ompi.out" 2>&1
 echo "ompi-ucx rc $?"
 echo "pma $port: $(( $(data "$port") - before )) bytes"
-grep -E "^mpi_check|ep_cfg" "$W/ompi.out" | tag ompi-ucx
+{ grep "^mpi_check" "$W/ompi.out"; lanes ompi; } | tag ompi-ucx
 mpirun.openmpi -np 4 --host host1,host2,host3,host4 --mca pml ob1 --mca btl openib,vader,self \
 	--mca btl_openib_allow_ib 1 --mca btl_openib_warn_default_gid_prefix 0 \
 	--mca btl_base_verbose 10 "$W/mpi_check_ompi" >"$W/openib.out" 2>&1
 echo "ompi-openib rc $?"
 grep -E "^mpi_check|Using .* btl for send" "$W/openib.out" | tag ompi-openib
 mpiexec.mpich -n 4 -hosts host1,host2,host3,host4 -genv UCX_LOG_LEVEL info \
-	"$W/mpi_check_mpich" >"$W/mpich.out" 2>&1
+	-genv UCX_LOG_FILE "$W/ucx-mpich.%h.%p.log" "$W/mpi_check_mpich" >"$W/mpich.out" 2>&1
 echo "mpich rc $?"
-grep -E "^mpi_check|ep_cfg" "$W/mpich.out" | tag mpich
+{ grep "^mpi_check" "$W/mpich.out"; lanes mpich; } | tag mpich
 EOF
 ibemu_run --configured --hosts "$HOSTS" -- bash "$WORK/jobs.sh"
 expect_rc 0 "three MPI jobs on four hosts"

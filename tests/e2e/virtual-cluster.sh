@@ -67,7 +67,9 @@ wait $srv
 echo "rc_pingpong server: $(tail -1 "$W/pp.srv")"
 timeout 60 ssh host4 rping -s -a host4 -C 10 -V >"$W/rp.srv" 2>&1 &
 srv=$!
-wait_on host4 7174
+# rping listens through rdma_cm, which ibemu ctl status shows.
+n=0; until ibemu ctl status | grep -q "listening on 10.1.0.6:7174" || [ $n -ge 300 ]; do
+	n=$((n + 1)); timeout 0.1 tail -f /dev/null; done
 timeout 60 rping -c -a host4 -C 10 -V >"$W/rp.cli" 2>&1
 c=$?; wait $srv
 echo "rping: client rc $c server rc $?"
