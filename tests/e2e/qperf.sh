@@ -1,9 +1,10 @@
 #!/bin/bash
 # qperf (#38): every rc_*, uc_* and ud_* test it has, once, then
-# each RC bandwidth test 20 times in a row, none failing: rc_bw,
+# each RC bandwidth test 10 times in a row, none failing: rc_bw,
 # rc_bi_bw and rc_rdma_read_bw failed 5 of 12 runs when the daemon
-# dropped what a receiver had no room for and requesters had no window,
-# and rc_bi_bw 5 of 5 before RC requesters kept one (verbs/rc.c).
+# dropped what a receiver had no room for and requesters had no window
+# (10 rounds miss such a failure rate once in 200 suites), and rc_bi_bw
+# 5 of 5 before RC requesters kept one (verbs/rc.c).
 . "$(dirname "$0")/lib.sh"
 
 cat >"$WORK/q.sh" <<'SCRIPT'
@@ -20,7 +21,7 @@ one() {
 for t in $(qperf --help tests | awk '$1 ~ /^(rc|uc|ud|ver_rc)_/ { print $1 }'); do
 	one $t
 done
-for r in $(seq 20); do
+for r in $(seq 10); do
 	for t in rc_bw rc_bi_bw rc_rdma_read_bw rc_rdma_write_bw; do
 		one $t "round "
 	done
@@ -42,7 +43,7 @@ while IFS= read -r line; do
 done < <(grep -E '^qperf [a-z_]+ \|' "$WORK/out")
 for t in rc_bw rc_bi_bw rc_rdma_read_bw rc_rdma_write_bw; do
 	n=$(grep -cE "^qperf round $t \| 0 \| $t: bw = [0-9.]+ [MG]B/sec $" "$WORK/out")
-	[ "$n" = 20 ] && pass "qperf $t: 20 rounds in a row without an error" ||
-		fail "qperf $t: $n of 20 rounds without an error: $(grep "^qperf round $t " "$WORK/out" | grep -v "bw = " | head -2)"
+	[ "$n" = 10 ] && pass "qperf $t: 10 rounds in a row without an error" ||
+		fail "qperf $t: $n of 10 rounds without an error: $(grep "^qperf round $t " "$WORK/out" | grep -v "bw = " | head -2)"
 done
 finish
