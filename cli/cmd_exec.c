@@ -186,6 +186,9 @@ int exec_join(const struct exec_join *j)
 	if (g_file_test(fast, G_FILE_TEST_EXISTS))	/* `ibemu run`'s; not CUSE mode's */
 		envp = fastenv_apply(envp, fast, !j->no_fast);
 	g_free(fast);
+	/* execvpe() looks in our PATH, not @envp's (cmd_run.c does so too). */
+	if (g_environ_getenv(envp, "PATH"))
+		g_setenv("PATH", g_environ_getenv(envp, "PATH"), TRUE);
 	if (!j->cwd || chdir(j->cwd) < 0)
 		(void)chdir("/");
 	/* Only a child enters the PID namespace: run CMD there, wait. */
@@ -200,6 +203,7 @@ int exec_join(const struct exec_join *j)
 		_exit(127);
 	}
 	g_strfreev(envp);
+	g_free(path);
 	if (child < 0) {
 		fprintf(stderr, "ibemu: cannot start %s in the run: %s\n", j->cmd[0],
 			g_strerror(errno));

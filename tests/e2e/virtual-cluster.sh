@@ -114,6 +114,14 @@ expect_no_line "umad1" "... with host3's devices"
 touch "$WORK/done"
 wait $runpid
 
+# Runs nest: a project's `make check` that calls `ibemu run` works on a
+# host of a run (the CI action's case), and a run of hosts inside a run.
+ibemu_run --configured --hosts host1,host2 -- sh -c '
+	echo "inner on host2: $(ssh host2 ibemu run --attach host3 -- ibv_devices | awk "/ibemu0/ { print \$2 }")"'
+expect_line "inner on host2: 0002c90300000105" "ibemu run on a host: its own fabric (host3 attached)"
+ibemu_run -- ibemu run --configured --hosts host1,host2 -- ssh host2 hostname
+expect_line "host2" "ibemu run --hosts inside ibemu run"
+
 # Wrong hosts: one line each, nothing started.
 for bad in "host1,host1|host1 is named twice" "host1,leaf1|leaf1: only a CA can be attached" \
 	   "host1,nosuch|nosuch: no such node in the topology" "x_y=host2|'x_y' is no hostname" \
