@@ -122,6 +122,22 @@ expect_line "inner on host2: 0002c90300000105" "ibemu run on a host: its own fab
 ibemu_run -- ibemu run --configured --hosts host1,host2 -- ssh host2 hostname
 expect_line "host2" "ibemu run --hosts inside ibemu run"
 
+# The most hosts a run takes, 256 of a 288-HCA fat tree, within the
+# usual limit of 1024 open files (two each: its FUSE mount, its fast
+# socket); one more is refused in one line.
+"$IBEMU" topo gen fattree 24 >"$WORK/ft.net"
+grep '^Ca' "$WORK/ft.net" | sed 's/^Ca[^"]*"\([^"]*\)".*/\1/' >"$WORK/cas"
+(ulimit -n 1024 && ibemu_run --configured --topology "$WORK/ft.net" --hosts "$(head -256 "$WORK/cas" | paste -sd,)" \
+	-- sh -c 'ssh hca0256 hostname; ibemu ctl hosts | wc -l; ibemu ctl --json status | grep -o "\"open_fds\":[0-9]*"'
+ cp "$WORK/out" "$WORK/out.256"; exit $RC)
+RC=$?; cp "$WORK/out.256" "$WORK/out"
+expect_rc 0 "256 hosts, 1024 files open at most"
+expect_line "hca0256" "the 256th host answers ssh"
+expect_match "^256$" "ctl hosts lists 256"
+ibemu_run --topology "$WORK/ft.net" --hosts "$(head -257 "$WORK/cas" | paste -sd,)" -- true
+[ $RC = 2 ] && grep -q "too many hosts: 1 to 256 are possible" "$WORK/log" && pass "257 hosts: refused in one line" ||
+	fail "257 hosts: rc $RC"
+
 # Wrong hosts: one line each, nothing started.
 for bad in "host1,host1|host1 is named twice" "host1,leaf1|leaf1: only a CA can be attached" \
 	   "host1,nosuch|nosuch: no such node in the topology" "x_y=host2|'x_y' is no hostname" \
