@@ -47,5 +47,17 @@ if [ -x "$(dirname "$IBEMU")/verbs/libibemu-rdmav34.so" ]; then
 	expect_match "^rc_pingpong 64 B: median [0-9.]+ us/iter$" "RC latency"
 	expect_match "^ud_pingpong 64 B: median [0-9.]+ us/iter$" "UD latency"
 	expect_match "^rc_pingpong 64 KiB: median [0-9.]+ Mbit/s$" "RC bandwidth"
+	timeout 120 bash "$BENCH/verbs-vs-tcp.sh" 1 1 >"$WORK/out" 2>&1
+	RC=$?
+	expect_rc 0 "verbs-vs-tcp.sh runs"
+	for t in rc_lat rc_rdma_write_lat ud_lat; do
+		expect_match "^$t +[0-9.]+ us +[0-9.]+ us +[0-9.]+$" "$t against a socket's, with the ratio"
+	done
+	for t in rc_bw rc_rdma_write_bw rc_rdma_read_bw; do
+		expect_match "^$t +[0-9.]+ MB/s +[0-9.]+ MB/s +[0-9.]+$" "$t against tcp_bw, with the ratio"
+	done
+	expect_match "^ib_write_bw 64 KiB: median [0-9.]+ Gbit/s$" "ib_write_bw"
+	expect_match "^ibv_rc_pingpong 64 B -e: median [0-9.]+ us/iter$" "ibv_rc_pingpong -e"
+	expect_match "^ucx_perftest am_lat rc_verbs: median [0-9.]+ us$" "ucx_perftest am_lat"
 fi
 finish
