@@ -29,12 +29,31 @@ struct fast_verbs {
 
 static gboolean on_room(gint fd, GIOCondition cond, gpointer data);
 
+/*
+ * Files whose push() was asked for while another ran: reading a context's
+ * queue gives its held-back senders their credit (kernel/uverbs_data.c),
+ * which queues a record for them and calls their push() from inside the
+ * first one's read, into the one buffer. They wait here until it is done.
+ * (A sender's push run there overwrote the receiver's datagram: one in
+ * each flow-controlled flood was lost.)
+ */
+static GPtrArray *deferred;
+static bool pushing;
+
 /* Move what is queued to the data socket, as room allows. */
 static void push(void *data)
 {
 	static uint8_t buf[FAST_INLINE_MAX];
 	struct fast_verbs *fv = data;
 
+	if (pushing) {
+		if (!deferred)
+			deferred = g_ptr_array_new();
+		if (!g_ptr_array_find(deferred, fv, NULL))
+			g_ptr_array_add(deferred, fv);
+		return;
+	}
+	pushing = true;
 	for (;;) {
 		if (!fv->pend) {
 			ssize_t n = fv->ctx ? uverbs_ctx_read(fv->ctx, buf, sizeof(buf)) :
@@ -42,7 +61,7 @@ static void push(void *data)
 				    ucma_read_event(fv->cm, buf, sizeof(buf));
 
 			if (n <= 0)	/* -EAGAIN: nothing queued */
-				return;
+				break;
 			fv->pend = g_memdup2(buf, (gsize)n);
 			fv->pend_len = (size_t)n;
 		}
@@ -50,12 +69,16 @@ static void push(void *data)
 		    errno == EAGAIN) {
 			if (!fv->out_watch)
 				fv->out_watch = g_unix_fd_add(fv->data, G_IO_OUT, on_room, fv);
-			return;
+			break;
 		}
 		/* Sent, or the host closed its end (its channel's close
 		 * follows): either way it is gone from here. */
 		g_clear_pointer(&fv->pend, g_free);
 	}
+	pushing = false;
+	/* Nothing is freed while a push runs: those waiting are alive. */
+	while (deferred && deferred->len)
+		push(g_ptr_array_steal_index(deferred, 0));
 }
 
 static gboolean on_room(gint fd, GIOCondition cond, gpointer data)
@@ -178,6 +201,8 @@ void fast_verbs_free(struct fast_verbs *fv)
 {
 	if (!fv)
 		return;
+	if (deferred)
+		g_ptr_array_remove(deferred, fv);
 	if (fv->out_watch)
 		g_source_remove(fv->out_watch);
 	if (fv->ctx)
