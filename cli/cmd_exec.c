@@ -179,10 +179,14 @@ int exec_join(const struct exec_join *j)
 		return j->fail_status;
 	envp = j->envp ? g_strdupv(j->envp) : g_get_environ();
 	envp = g_environ_setenv(envp, "IBEMU_CTL", path, TRUE);
-	if (fast)	/* a host's: the run's ssh first on PATH (vhosts.h) */
+	if (fast) {	/* a host's: the run's ssh first on PATH, and its socket
+			 * where every host's programs look for theirs (vhosts.h) */
 		envp = vhosts_path(envp);
-	else
+		g_free(fast);
+		fast = g_strdup(VHOSTS_FAST);
+	} else {
 		fast = emu_fast_path(path);
+	}
 	if (g_file_test(fast, G_FILE_TEST_EXISTS))	/* `ibemu run`'s; not CUSE mode's */
 		envp = fastenv_apply(envp, fast, !j->no_fast);
 	g_free(fast);

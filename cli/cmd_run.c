@@ -227,7 +227,7 @@ static int run_mount(struct run *r)
 			goto fail;
 		if (r->vh)
 			r->envp = vhosts_path(r->envp);
-		r->envp = fastenv_apply(r->envp, r->fast_sock, !r->no_fast);
+		r->envp = fastenv_apply(r->envp, r->vh ? VHOSTS_FAST : r->fast_sock, !r->no_fast);
 		return 0;
 	}
 	if (remote_listen(r->rem, REMOTE_FAST_SOCK, &err) < 0)

@@ -24,8 +24,9 @@ struct ipoib_plan;
 #define HOSTNS_CDEVS	33
 
 /* Its tree's directories and where they go (dev/ on /dev/infiniband,
- * infiniband/ on /sys/class/infiniband, ...). */
-#define HOSTNS_BINDS	5
+ * infiniband/ on /sys/class/infiniband, ...), and its fast path socket
+ * on the path every host's programs name (vhosts.h). */
+#define HOSTNS_BINDS	6
 
 struct hostns_host {
 	char name[HOSTNS_NAME + 1];

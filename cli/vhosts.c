@@ -27,7 +27,7 @@ static const char *const tree_binds[][2] = {
 	{ "infiniband_verbs", "/sys/class/infiniband_verbs" },
 	{ "infiniband_ucma", "/sys/class/infiniband_ucma" },
 };
-G_STATIC_ASSERT(G_N_ELEMENTS(tree_binds) == HOSTNS_BINDS);
+G_STATIC_ASSERT(G_N_ELEMENTS(tree_binds) + 1 == HOSTNS_BINDS);	/* and the socket */
 
 struct vhost {
 	struct ctl_host c;		/* name, nodes, fast, pids */
@@ -152,10 +152,13 @@ static bool plan_host(struct vhosts *vh, unsigned k, struct host *hw, GError **e
 
 	g_strlcpy(p->name, h->c.name, sizeof(p->name));
 	p->net = ipoib_plan_host(hw, (int)k);
+	g_strlcpy(p->bind[p->nbind][0], h->c.fast, HOSTNS_PATH);
+	g_strlcpy(p->bind[p->nbind][1], VHOSTS_FAST, HOSTNS_PATH);
+	p->nbind++;
 	if (!h->att)
-		return true;	/* the run's own: in place already */
+		return true;	/* the run's own: its tree in place already */
 	g_strlcpy(p->tree, h->tree, sizeof(p->tree));
-	for (i = 0; i < HOSTNS_BINDS; i++) {
+	for (i = 0; i < G_N_ELEMENTS(tree_binds); i++) {
 		if (!vfs_child(attach_vfs(h->att)->root, tree_binds[i][0]))
 			continue;
 		g_snprintf(p->bind[p->nbind][0], HOSTNS_PATH, "%s/%s", h->tree, tree_binds[i][0]);
@@ -226,6 +229,9 @@ int vhosts_setup(struct vhosts *vh, struct attach_owner *att, struct host *hw,
 		return -1;
 	}
 	g_free(ssh);
+	/* Where each host's socket is bound (hostns.c): a file to bind on. */
+	if (!g_file_set_contents(VHOSTS_FAST, "", 0, err))
+		return -1;
 	vh->h[0].c.fast = g_strdup(fast_sock);
 	for (k = 1; k < vh->n; k++)
 		if (!setup_host(vh, k, att, err))

@@ -21,6 +21,12 @@
 /* Where a run keeps the hosts' trees, sockets, scratch and ssh. */
 #define VHOSTS_DIR	"/dev/.ibemu"
 #define VHOSTS_BIN	VHOSTS_DIR "/bin"
+/* Each host's fast path socket, bound here in its mount namespace: the
+ * $IBEMU_FAST of every program on every host. One path for all, as
+ * launchers pass their environment on to the ranks they start (MPICH's
+ * hydra passes all of it): a host's own socket named there would be
+ * another host's on the next. */
+#define VHOSTS_FAST	VHOSTS_DIR "/fast/self"
 /* At most this many hosts in a run (one keeper process each). */
 #define VHOSTS_MAX	256
 

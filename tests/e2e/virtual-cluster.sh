@@ -23,6 +23,9 @@ EOF
 cat >"$WORK/view.sh" <<'EOF'
 for h in host1 host2 host3 host4; do ssh "$h" sh "$W/view1.sh"; done
 echo "ssh to no host: $(ssh -x nosuch true 2>&1; echo "rc $?")"
+# A launcher passes its environment on (MPICH's hydra all of it): a
+# program on host2 with host1's $IBEMU_FAST still reaches host2's HCA.
+echo "umad on host2 with host1's environment: $(ssh host2 "IBEMU_FAST=$IBEMU_FAST ibaddr")"
 echo "exec: $(ibemu exec --host host3 -- hostname)"
 echo "exec first: $(ibemu exec -- hostname)"
 ibemu ctl hosts | cut -f1,4,5
@@ -45,6 +48,7 @@ expect_line "host4: uverbs0 character special file" "uverbs0 is a character devi
 	pass "four IPC namespaces (UCX takes each host for a machine of its own)" || fail "IPC namespaces"
 expect_line "ssh to no host: ssh: Could not resolve hostname nosuch: no such host in this run" "ssh to no host says so"
 expect_line "rc 255" "... with ssh's status"
+expect_match "^umad on host2 with host1's environment: GID fe80::2:c903:0:104 " "a program on host2 with host1's environment reaches host2's HCA"
 expect_line "exec: host3" "ibemu exec --host inside the run"
 expect_line "exec first: host1" "ibemu exec without --host: the first host"
 expect_match "^host4	/dev/.ibemu/fast/host4	host4$" "ctl hosts: host4, its fast socket and node"
