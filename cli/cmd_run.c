@@ -219,6 +219,9 @@ static int run_mount(struct run *r)
 		r->vfs = vfs_new();
 		sysfs_build_host(r->vfs, r->e.host, r->e.uverbs, r->e.ucma);
 		r->fs = fusefs_new(r->vfs, r->e.host);
+		/* The verbs files by their paths too: the provider's data
+		 * path (verbs/fastchan.c). */
+		fastpath_set_vfs(r->fast, r->vfs);
 	}
 	if (ns_mount(r->fs, true, &err) < 0)
 		goto fail;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "kernel/ucma.h"
 #include "kernel/uverbs.h"
 #include "lib/log.h"
+#include "lib/verbs_ring.h"
 #include "lib/verbs_wire.h"
 
 struct fast_verbs {
@@ -24,7 +26,10 @@ struct fast_verbs {
 	guint out_watch;		/* while the socket has no room */
 	uint8_t *pend;			/* a datagram waiting for room (then no
 					 * other is taken: the order holds) */
-	size_t pend_len;
+	size_t pend_len, pend_off;	/* pend_off: what of it is in the ring */
+	struct verbs_ring *ring;	/* FAST_VRING's, or NULL */
+	uint64_t head;			/* ours of ring->head */
+	guint in_watch;			/* the provider's wake-ups (ring) */
 };
 
 static gboolean on_room(gint fd, GIOCondition cond, gpointer data);
@@ -39,6 +44,51 @@ static gboolean on_room(gint fd, GIOCondition cond, gpointer data);
  */
 static GPtrArray *deferred;
 static bool pushing;
+
+/*
+ * Ring mode: as much of pend as fits goes into the ring, record by record
+ * (lib/verbs_ring.h). False when a record did not fit: want_room is set
+ * and the provider's byte on the data socket will bring us back.
+ */
+static bool to_ring(struct fast_verbs *fv)
+{
+	struct verbs_ring *r = fv->ring;
+	bool ok = true;
+
+	while (fv->pend_off + sizeof(struct verbs_wire_rec) <= fv->pend_len) {
+		struct verbs_wire_rec rec;
+		uint32_t skip;
+
+		memcpy(&rec, fv->pend + fv->pend_off, sizeof(rec));
+		if (rec.len < sizeof(rec) || rec.len > fv->pend_len - fv->pend_off)
+			break;	/* uverbs_ctx_read's records are whole: not here */
+		skip = verbs_ring_skip(fv->head, rec.len);
+		if (fv->head + skip + rec.len - verbs_ring_load(&r->tail) > VERBS_RING_DATA) {
+			/* Full: ask for a byte when there is room, then look
+			 * once more (it may have come between). */
+			__atomic_store_n(&r->want_room, 1, __ATOMIC_SEQ_CST);
+			if (fv->head + skip + rec.len - verbs_ring_load(&r->tail) > VERBS_RING_DATA) {
+				ok = false;
+				break;
+			}
+			__atomic_store_n(&r->want_room, 0, __ATOMIC_SEQ_CST);
+		}
+		if (skip >= sizeof(rec)) {
+			struct verbs_wire_rec pad = { .type = VERBS_REC_PAD, .len = skip };
+
+			memcpy(&r->data[fv->head % VERBS_RING_DATA], &pad, sizeof(pad));
+		}
+		fv->head += skip;
+		memcpy(&r->data[fv->head % VERBS_RING_DATA], fv->pend + fv->pend_off, rec.len);
+		fv->head += rec.len;
+		fv->pend_off += rec.len;
+		verbs_ring_store(&r->head, fv->head);
+	}
+	/* The provider's reader waits on the socket: wake it. */
+	if (__atomic_exchange_n(&r->sleeping, 0, __ATOMIC_SEQ_CST))
+		(void)send(fv->data, "w", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	return ok;
+}
 
 /* Move what is queued to the data socket, as room allows. */
 static void push(void *data)
@@ -64,9 +114,13 @@ static void push(void *data)
 				break;
 			fv->pend = g_memdup2(buf, (gsize)n);
 			fv->pend_len = (size_t)n;
+			fv->pend_off = 0;
 		}
-		if (send(fv->data, fv->pend, fv->pend_len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 &&
-		    errno == EAGAIN) {
+		if (fv->ring) {
+			if (!to_ring(fv))
+				break;	/* the provider's byte brings us back */
+		} else if (send(fv->data, fv->pend, fv->pend_len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 &&
+			   errno == EAGAIN) {
 			if (!fv->out_watch)
 				fv->out_watch = g_unix_fd_add(fv->data, G_IO_OUT, on_room, fv);
 			break;
@@ -90,6 +144,50 @@ static gboolean on_room(gint fd, GIOCondition cond, gpointer data)
 	fv->out_watch = 0;
 	push(fv);
 	return G_SOURCE_REMOVE;
+}
+
+/* Ring mode: the provider made room (a byte on the data socket). */
+static gboolean on_wake(gint fd, GIOCondition cond, gpointer data)
+{
+	struct fast_verbs *fv = data;
+	char b[64];
+
+	if (cond & (G_IO_HUP | G_IO_ERR)) {	/* its channel's close follows */
+		fv->in_watch = 0;
+		return G_SOURCE_REMOVE;
+	}
+	while (recv(fd, b, sizeof(b), MSG_DONTWAIT) > 0)
+		;
+	__atomic_store_n(&fv->ring->want_room, 0, __ATOMIC_SEQ_CST);
+	push(fv);
+	return G_SOURCE_CONTINUE;
+}
+
+int fast_verbs_ring(struct fast_verbs *fv, int *memfd)
+{
+	void *m;
+
+	*memfd = -1;
+	if (!fv->ctx)
+		return -EINVAL;
+	if (fv->ring)
+		return -EBUSY;
+	if ((*memfd = memfd_create("ibemu-verbs-ring", MFD_CLOEXEC)) < 0)
+		return -errno;
+	if (ftruncate(*memfd, VERBS_RING_BYTES) < 0 ||
+	    (m = mmap(NULL, VERBS_RING_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, *memfd, 0)) ==
+	    MAP_FAILED) {
+		int e = errno;
+
+		close(*memfd);
+		*memfd = -1;
+		return -e;
+	}
+	fv->ring = m;
+	/* What was sent on the socket before stays there, read first: the
+	 * provider reads the socket until it has the answer to this. */
+	fv->in_watch = g_unix_fd_add(fv->data, G_IO_IN | G_IO_HUP | G_IO_ERR, on_wake, fv);
+	return 0;
 }
 
 struct fast_verbs *fast_verbs_open(struct vnode *v, int *client_fd)
@@ -203,6 +301,10 @@ void fast_verbs_free(struct fast_verbs *fv)
 		return;
 	if (deferred)
 		g_ptr_array_remove(deferred, fv);
+	if (fv->in_watch)
+		g_source_remove(fv->in_watch);
+	if (fv->ring)
+		munmap(fv->ring, VERBS_RING_BYTES);
 	if (fv->out_watch)
 		g_source_remove(fv->out_watch);
 	if (fv->ctx)

@@ -33,6 +33,9 @@ struct fast_verbs *fast_verbs_open(struct vnode *v, int *client_fd);
 #define FAST_VERBS_OUT_MAX	1072	/* struct ucma_wire_cmd's room */
 int64_t fast_verbs_request(struct fast_verbs *fv, const struct fast_req *rq,
 			   const uint8_t *payload, size_t n, void *out, uint32_t *out_len);
+/* FAST_VRING: a command file's ring (lib/verbs_ring.h), its memfd in
+ * *@memfd (the caller passes and closes it); 0 or -errno. */
+int fast_verbs_ring(struct fast_verbs *fv, int *memfd);
 /* The channel closed: the file's last close. */
 void fast_verbs_free(struct fast_verbs *fv);
 

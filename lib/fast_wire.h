@@ -79,6 +79,11 @@ enum fast_op {
 	FAST_PUSH = 14,	/* on a file's channel, after its reader took a
 			 * FAST_F_HELD mark off the data socket: answered 0
 			 * once what waited has gone in (as room allows) */
+	FAST_VRING = 15,	/* on a verbs command file's channel: the answer
+				 * passes a memfd of VERBS_RING_BYTES, a struct
+				 * verbs_ring (lib/verbs_ring.h) both ends map;
+				 * what is queued for the file goes there from
+				 * then on. EOPNOTSUPP on an adopted channel */
 };
 
 #define FAST_F_MEMFD	0x1	/* the payload is in the memfd passed beside */

@@ -63,6 +63,7 @@ static void ibemu_free_context(struct ibv_context *ibctx)
 	struct ibemu_context *ctx = to_ctx(ibctx);
 
 	ibemu_threads_stop(ctx);
+	ibemu_fast_close(ctx);
 	ibemu_chans_free(ctx);
 	verbs_uninit_context(&ctx->vctx);
 	free(ctx);
@@ -121,6 +122,7 @@ static struct verbs_context *ibemu_alloc_context(struct ibv_device *ibdev, int c
 		return NULL;
 	pthread_mutex_init(&ctx->lock, NULL);
 	pthread_mutex_init(&ctx->chan_lock, NULL);
+	ctx->fast_chan = ctx->fast_data = -1;
 	/*
 	 * The command fd is the host's /dev/full in namespace mode: put the
 	 * daemon's command file over it, in both modes, so that what
@@ -136,6 +138,8 @@ static struct verbs_context *ibemu_alloc_context(struct ibv_device *ibdev, int c
 	ctx->vctx.context.async_fd = open_at_dev(ibdev, VERBS_WIRE_EVENTS, O_RDONLY);
 	if (ctx->vctx.context.async_fd < 0)
 		goto fail_errno;
+	/* Packets over the fast socket where there is one (fastchan.c). */
+	ibemu_fast_open(ctx, ibdev->dev_path);
 	/* Completion vectors are the data path's; one, as the smallest HCA. */
 	ctx->vctx.context.num_comp_vectors = 1;
 	errno = ibemu_threads_start(ctx);

@@ -54,8 +54,8 @@ struct ibemu_context {
 	/* Packets waiting for one VERBS_IOC_SEND to the daemon (thread.c);
 	 * tx_held: the daemon holds this context back (a receiver is full),
 	 * since held_since_us; tx_lost: answers lost meanwhile. */
-	struct verbs_ioc_send *out;
-	size_t out_len;
+	struct verbs_ioc_send *out;	/* data: out_max bytes */
+	size_t out_len, out_max;
 	bool tx_held;
 	uint64_t held_since_us;
 	uint64_t tx_lost;
@@ -65,8 +65,16 @@ struct ibemu_context {
 	 * the reader thread makes them without the data path's lock. */
 	pthread_mutex_t chan_lock;
 	struct ibemu_chan *chans;
-	/* Threads (thread.c). */
-	pthread_t reader, timer;
+	/* The fast path's channel and data socket, or -1 (fastchan.c);
+	 * fast_lock holds a request to its answer. */
+	int fast_chan, fast_data;
+	pthread_mutex_t fast_lock;
+	/* Its receive ring (lib/verbs_ring.h), or NULL; polls: empty CQ
+	 * polls so far, which the fast reader watches (thread.c). */
+	struct verbs_ring *ring;
+	unsigned long polls;
+	/* Threads (thread.c); fast_reader reads fast_data. */
+	pthread_t reader, timer, fast_reader;
 	bool threads;
 	pthread_cond_t timer_cond;	/* with lock: a deadline changed */
 	bool stopping;
@@ -77,6 +85,21 @@ static inline struct ibemu_context *to_ctx(struct ibv_context *c)
 {
 	return (struct ibemu_context *)((char *)c - offsetof(struct ibemu_context, vctx.context));
 }
+
+/* The most a FAST_WRITE of packet records carries (a datagram of the
+ * fast path holds FAST_INLINE_MAX with its request). */
+#define FAST_SEND_MAX	(4 * VERBS_IOC_SEND_MAX)
+
+/* fastchan.c: the data path over $IBEMU_FAST. Open: 0, or -1 when the
+ * context keeps to its FUSE file; ibemu_fast_ioc is ibemu_ioc's there
+ * (VERBS_IOC_SEND and the QP ioctls). */
+int ibemu_fast_open(struct ibemu_context *ctx, const char *dev_path);
+void ibemu_fast_close(struct ibemu_context *ctx);
+int ibemu_fast_ioc(struct ibemu_context *ctx, unsigned long cmd, void *arg);
+/* Take the records the ring holds (under ctx->lock): false when none. */
+bool ibemu_ring_take(struct ibemu_context *ctx);
+/* Records from the daemon, @n bytes of them (thread.c), under ctx->lock. */
+void ibemu_on_records(struct ibemu_context *ctx, const char *buf, ssize_t n);
 
 /* Read the daemon file @name of @c's device into @buf (NUL-terminated):
  * 0, or an errno (ENOENT when it does not exist). */

@@ -13,13 +13,18 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/fast_wire.h"
+#include "lib/verbs_ring.h"
 #include "verbs/provider.h"
 
 /* A read of at most this much: one FUSE request (its max_read is more),
@@ -36,6 +41,10 @@ uint64_t ibemu_now_us(void)
 
 int ibemu_ioc(struct ibemu_context *ctx, unsigned long cmd, void *arg)
 {
+	/* Packets and QPs over the fast path when the context has it; the
+	 * FUSE file's own (an upcall's end, a wake-up) stay there. */
+	if (ctx->fast_chan >= 0 && (cmd == VERBS_IOC_SEND || verbs_ioc_is_qp((unsigned)cmd)))
+		return ibemu_fast_ioc(ctx, cmd, arg);
 	return ioctl(ctx->vctx.context.cmd_fd, cmd, arg);
 }
 
@@ -88,9 +97,9 @@ bool ibemu_send_pkt(struct ibemu_context *ctx, const struct verbs_wire_pkt *hdr,
 	struct verbs_wire_pkt h = *hdr;
 	char *at;
 
-	if (ctx->out_len + len > VERBS_IOC_SEND_MAX)
+	if (ctx->out_len + len > ctx->out_max)
 		ibemu_flush(ctx);
-	if (ctx->out_len + len > VERBS_IOC_SEND_MAX) {
+	if (ctx->out_len + len > ctx->out_max) {
 		/* Held back and full: a request waits in its send queue
 		 * (false); an answer (an ACK, a READ response) is lost, as
 		 * on a congested link, and the requester's timer asks
@@ -133,6 +142,48 @@ static void on_upcall(struct ibemu_context *ctx, const struct verbs_wire_upcall 
 		fprintf(stderr, "libibemu: cannot end upcall %u: %s\n", up->id, strerror(errno));
 }
 
+/* @n bytes of whole records from the daemon, under ctx->lock; a record
+ * of a type not known here (a ring's PAD) is passed over. */
+void ibemu_on_records(struct ibemu_context *ctx, const char *buf, ssize_t n)
+{
+	bool credit = false;
+	ssize_t off;
+
+	for (off = 0; off + (ssize_t)sizeof(struct verbs_wire_rec) <= n; ) {
+		struct verbs_wire_rec rec;
+
+		memcpy(&rec, buf + off, sizeof(rec));
+		if (rec.len < sizeof(rec) || rec.len > (size_t)(n - off))
+			break;
+		if (rec.type == VERBS_REC_PKT && rec.len >= sizeof(struct verbs_wire_pkt)) {
+			struct verbs_wire_pkt p;
+
+			memcpy(&p, buf + off, sizeof(p));
+			if (p.len <= rec.len - sizeof(p))
+				on_packet(ctx, &p, buf + off + sizeof(p));
+		} else if (rec.type == VERBS_REC_CREDIT) {
+			credit = true;
+		} else if (rec.type == VERBS_REC_UPCALL &&
+			   rec.len >= sizeof(struct verbs_wire_upcall)) {
+			struct verbs_wire_upcall up;
+
+			memcpy(&up, buf + off, sizeof(up));
+			/* Not under the lock: the writer waiting for this
+			 * may hold the file's lock others wait for. */
+			ibemu_flush(ctx);
+			pthread_mutex_unlock(&ctx->lock);
+			on_upcall(ctx, &up);
+			pthread_mutex_lock(&ctx->lock);
+		}
+		off += rec.len;
+	}
+	if (credit)
+		tx_resume(ctx);
+	ibemu_flush(ctx);
+}
+
+/* The FUSE file's reader; the fast path's (fast_reader) when the
+ * context has one: then only upcalls come here. */
 static void *reader(void *arg)
 {
 	struct ibemu_context *ctx = arg;
@@ -140,8 +191,7 @@ static void *reader(void *arg)
 	int fd = ctx->vctx.context.cmd_fd;
 
 	while (buf) {
-		ssize_t n = read(fd, buf, IN_MAX), off;
-		bool credit = false;
+		ssize_t n = read(fd, buf, IN_MAX);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -153,40 +203,83 @@ static void *reader(void *arg)
 			break;
 		}
 		pthread_mutex_lock(&ctx->lock);
-		for (off = 0; off + (ssize_t)sizeof(struct verbs_wire_rec) <= n; ) {
-			struct verbs_wire_rec rec;
-
-			memcpy(&rec, buf + off, sizeof(rec));
-			if (rec.len < sizeof(rec) || rec.len > (size_t)(n - off))
-				break;
-			if (rec.type == VERBS_REC_PKT && rec.len >= sizeof(struct verbs_wire_pkt)) {
-				struct verbs_wire_pkt p;
-
-				memcpy(&p, buf + off, sizeof(p));
-				if (p.len <= rec.len - sizeof(p))
-					on_packet(ctx, &p, buf + off + sizeof(p));
-			} else if (rec.type == VERBS_REC_CREDIT) {
-				credit = true;
-			} else if (rec.type == VERBS_REC_UPCALL &&
-				   rec.len >= sizeof(struct verbs_wire_upcall)) {
-				struct verbs_wire_upcall up;
-
-				memcpy(&up, buf + off, sizeof(up));
-				/* Not under the lock: the writer waiting for this
-				 * may hold the file's lock others wait for. */
-				ibemu_flush(ctx);
-				pthread_mutex_unlock(&ctx->lock);
-				on_upcall(ctx, &up);
-				pthread_mutex_lock(&ctx->lock);
-			}
-			off += rec.len;
-		}
-		if (credit)
-			tx_resume(ctx);
-		ibemu_flush(ctx);
+		ibemu_on_records(ctx, buf, n);
 		pthread_mutex_unlock(&ctx->lock);
 		if (ctx->stopping)
 			break;
+	}
+	free(buf);
+	return NULL;
+}
+
+/*
+ * While the program polls its CQs, it takes what the ring brings itself
+ * (cq.c): the fast reader then looks only every POLLER_LOOK_MS, and asks
+ * the daemon for no wake-up, whose byte would wake it for nothing. Once
+ * the program stops polling (it waits on a completion channel, or does
+ * something else), the reader sets the ring's sleeping flag and waits for
+ * the daemon's byte. docs/verbs.md "Data path" says who looks when.
+ */
+#define POLLER_LOOK_MS	1
+
+/* Wait at most @ms (-1: for ever) for the data socket: a wake-up byte,
+ * or records sent on it before the ring (or without one). False when
+ * the daemon is gone. */
+static bool wait_socket(struct ibemu_context *ctx, char *buf, int ms)
+{
+	struct pollfd p = { .fd = ctx->fast_data, .events = POLLIN };
+	ssize_t n;
+
+	if (poll(&p, 1, ms) <= 0)
+		return true;	/* timed out, or a signal */
+	while ((n = recv(ctx->fast_data, buf, IN_MAX, MSG_DONTWAIT)) > 0) {
+		if (n == 1)
+			continue;	/* a wake-up */
+		pthread_mutex_lock(&ctx->lock);
+		ibemu_on_records(ctx, buf, n);
+		pthread_mutex_unlock(&ctx->lock);
+	}
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		if (!ctx->stopping)
+			fprintf(stderr, "libibemu: the ibemu daemon's fast socket failed: %s\n",
+				n < 0 ? strerror(errno) : "end of file");
+		return false;
+	}
+	return true;
+}
+
+/* The fast path's reader: the ring, or the data socket's datagrams. */
+static void *fast_reader(void *arg)
+{
+	struct ibemu_context *ctx = arg;
+	char *buf = malloc(IN_MAX);
+	unsigned long polls = 0;
+	bool took;
+
+	while (buf && !ctx->stopping) {
+		if (!ctx->ring) {
+			if (!wait_socket(ctx, buf, -1))
+				break;
+			continue;
+		}
+		pthread_mutex_lock(&ctx->lock);
+		took = ibemu_ring_take(ctx);
+		pthread_mutex_unlock(&ctx->lock);
+		if (took)
+			continue;
+		if (__atomic_load_n(&ctx->polls, __ATOMIC_RELAXED) != polls) {
+			polls = __atomic_load_n(&ctx->polls, __ATOMIC_RELAXED);
+			if (!wait_socket(ctx, buf, POLLER_LOOK_MS))
+				break;
+			continue;
+		}
+		/* Sleep: say so, then look once more (the daemon may have
+		 * written before it saw the flag). */
+		__atomic_store_n(&ctx->ring->sleeping, 1, __ATOMIC_SEQ_CST);
+		if (verbs_ring_load(&ctx->ring->head) == __atomic_load_n(&ctx->ring->tail, __ATOMIC_SEQ_CST) &&
+		    !wait_socket(ctx, buf, -1))
+			break;
+		__atomic_store_n(&ctx->ring->sleeping, 0, __ATOMIC_SEQ_CST);
 	}
 	free(buf);
 	return NULL;
@@ -241,7 +334,10 @@ int ibemu_threads_start(struct ibemu_context *ctx)
 	pthread_condattr_t ca;
 	int err;
 
-	ctx->out = malloc(sizeof(*ctx->out));
+	/* A FAST_WRITE takes four times what an ioctl's struct holds:
+	 * a quarter of the round trips for a stream (fastchan.c). */
+	ctx->out_max = ctx->fast_chan >= 0 ? FAST_SEND_MAX : VERBS_IOC_SEND_MAX;
+	ctx->out = malloc(offsetof(struct verbs_ioc_send, data) + ctx->out_max);
 	if (!ctx->out)
 		return ENOMEM;
 	pthread_condattr_init(&ca);
@@ -252,6 +348,14 @@ int ibemu_threads_start(struct ibemu_context *ctx)
 	if (err)
 		return err;
 	err = pthread_create(&ctx->timer, NULL, timer, ctx);
+	if (!err && ctx->fast_data >= 0 &&
+	    (err = pthread_create(&ctx->fast_reader, NULL, fast_reader, ctx))) {
+		pthread_mutex_lock(&ctx->lock);
+		ctx->stopping = true;
+		pthread_cond_signal(&ctx->timer_cond);
+		pthread_mutex_unlock(&ctx->lock);
+		pthread_join(ctx->timer, NULL);
+	}
 	if (err) {
 		ctx->stopping = true;
 		ibemu_ioc(ctx, VERBS_IOC_WAKE, NULL);
@@ -271,8 +375,13 @@ void ibemu_threads_stop(struct ibemu_context *ctx)
 	pthread_cond_signal(&ctx->timer_cond);
 	pthread_mutex_unlock(&ctx->lock);
 	ibemu_ioc(ctx, VERBS_IOC_WAKE, NULL);
+	/* The fast reader's recv() ends at the shutdown. */
+	if (ctx->fast_data >= 0)
+		shutdown(ctx->fast_data, SHUT_RDWR);
 	pthread_join(ctx->reader, NULL);
 	pthread_join(ctx->timer, NULL);
+	if (ctx->fast_data >= 0)
+		pthread_join(ctx->fast_reader, NULL);
 	ctx->threads = false;
 	free(ctx->out);
 	ctx->out = NULL;

@@ -50,7 +50,7 @@ wait_listen() {
 # client on ibemu0 (the ibverbs-utils pingpongs' -d, -p, host); prints
 # "PROGRAM ARGS: client RC server RC" and each side's last line.
 # The runs share the host's loopback, and `make -j` runs tests at once:
-# each test has ports of its own (verbs-data 18600-18605, many-hosts-verbs
+# each test has ports of its own (verbs-data 18600-18607, verbs 18608, many-hosts-verbs
 # 18611-18612, capture 18621, bench/verbs-pingpong.sh 18701 on,
 # sysfs-counters 19100). Two tests on one port connect to each other.
 pingpong() {
