@@ -8,13 +8,13 @@
  * FAST_IOCTL on that channel, and what the daemon queues for it comes as
  * records in a ring both map (lib/verbs_ring.h): a program that polls
  * its CQ takes them itself (ibemu_ring_take), a thread of ours when it
- * does not. No FUSE request either way: a Unix socket's round trip
- * instead of the FUSE device's for what goes out, a load for what comes
- * in. The FUSE file
- * stays the command fd, for what libibverbs writes there itself
- * (CREATE_COMP_CHANNEL) and its upcalls. Without $IBEMU_FAST, with
- * IBEMU_FAST_PATH=0, or when the socket does not answer, everything goes
- * through the FUSE file as before.
+ * does not (an attached host's channel has no ring: they come as
+ * datagrams on the data socket). No FUSE request either way: a Unix
+ * socket's round trip instead of the FUSE device's for what goes out, a
+ * load for what comes in. The FUSE file stays the command fd, for what
+ * libibverbs writes there itself (CREATE_COMP_CHANNEL) and its upcalls.
+ * Without $IBEMU_FAST, with IBEMU_FAST_PATH=0, or when the socket does
+ * not answer, everything goes through the FUSE file as before.
  */
 #include "config.h"
 
@@ -56,22 +56,23 @@ static int64_t ask(struct ibemu_context *ctx, uint32_t op, uint64_t arg, const v
 	struct msghdr r = { .msg_iov = riov, .msg_iovlen = out_max ? 2 : 1 };
 	union fd_cmsg u;
 	ssize_t got;
+	int e = 0;
 
 	pthread_mutex_lock(&ctx->fast_lock);
-	if (sendmsg(ctx->fast_chan, &m, MSG_NOSIGNAL) < 0) {
-		pthread_mutex_unlock(&ctx->fast_lock);
-		return -errno;
+	while ((got = sendmsg(ctx->fast_chan, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	if (got >= 0) {
+		if (fd)
+			fd_pass_room(&r, &u);
+		while ((got = recvmsg(ctx->fast_chan, &r, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+			;
 	}
-	if (fd)
-		fd_pass_room(&r, &u);
-	do
-		got = recvmsg(ctx->fast_chan, &r, MSG_CMSG_CLOEXEC);
-	while (got < 0 && errno == EINTR);
+	e = got < 0 ? errno : EIO;
 	pthread_mutex_unlock(&ctx->fast_lock);
 	if (fd)
 		*fd = got > 0 ? fd_pass_take(&r) : -1;
 	if (got < (ssize_t)sizeof(rp))
-		return got < 0 ? -errno : -EIO;	/* the daemon is gone */
+		return -e;	/* the daemon is gone */
 	return rp.ret;
 }
 
