@@ -172,9 +172,14 @@ int fast_verbs_ring(struct fast_verbs *fv, int *memfd)
 		return -EINVAL;
 	if (fv->ring)
 		return -EBUSY;
-	if ((*memfd = memfd_create("ibemu-verbs-ring", MFD_CLOEXEC)) < 0)
+	if ((*memfd = memfd_create("ibemu-verbs-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING)) < 0)
 		return -errno;
+	/* Sealed at its size, as the umad slot (fastslot.c): a client that
+	 * shrank it would turn our next write into SIGBUS. What it writes
+	 * in it (tail, flags, records) can cost only its own packets:
+	 * every offset here is from head, which is ours. */
 	if (ftruncate(*memfd, VERBS_RING_BYTES) < 0 ||
+	    fcntl(*memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0 ||
 	    (m = mmap(NULL, VERBS_RING_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, *memfd, 0)) ==
 	    MAP_FAILED) {
 		int e = errno;

@@ -9,7 +9,7 @@
 #   file given the number: its bytes reach it, not the fabric;
 # - a vfork child's close leaves the parent's fd working;
 # - the slot the emulator maps cannot be shrunk or grown by the client
-#   (once: SIGBUS killed the emulator);
+#   (once: SIGBUS killed the emulator), nor a verbs context's ring;
 # - a request with two fds beside it leaks neither, 1,000 times over;
 # - 80 messages of 16 MiB to a file that reads none: 64 are kept (the
 #   1 GiB limit on unread bytes per file), on the fast path as over FUSE;
@@ -53,7 +53,7 @@ expect_line "vfork: the parent's fd works after the child closed its copy (fast)
 # from outside the run (it has a pid namespace of its own).
 cat >"$WORK/raw.py" <<'PY'
 import array, mmap, os, socket, struct, subprocess, sys, time
-from fast_proto import ATTACH, OPEN, REQ, RING, SLOT, ask, chan
+from fast_proto import ATTACH, OPEN, REQ, RING, SLOT, VRING, ask, chan
 work = sys.argv[1]
 def step(name):
     open(os.path.join(work, name), "w").close()
@@ -68,6 +68,17 @@ for what, size in (("shrink", 0), ("grow", 1 << 20)):
         print("slot %s: done" % what)
     except OSError as e:
         print("slot %s: %s" % (what, os.strerror(e.errno)))
+# A verbs context's receive ring (lib/verbs_ring.h): sealed the same way.
+v = chan()
+ret, vdata = ask(v, OPEN, 2, b"infiniband_verbs/uverbs0/ibemu_cmd")
+ret, ring = ask(v, VRING)
+print("verbs ring: ret %d, memfd %s" % (ret, ring is not None))
+for what, size in (("shrink", 0), ("grow", 1 << 22)):
+    try:
+        os.ftruncate(ring, size)
+        print("ring %s: done" % what)
+    except OSError as e:
+        print("ring %s: %s" % (what, os.strerror(e.errno)))
 m = mmap.mmap(memfd, 4096)
 m[0:4] = struct.pack("=I", 1)
 s.send(struct.pack(REQ, 1, RING, 0, 0, 0))
@@ -99,6 +110,9 @@ wait $RUN; RC=$?
 expect_rc 0 "the raw client ran"
 expect_line "slot shrink: Operation not permitted" "the slot's memfd cannot shrink (sealed)"
 expect_line "slot grow: Operation not permitted" "nor grow"
+expect_line "verbs ring: ret 0, memfd True" "a verbs context's ring, by FAST_VRING"
+expect_line "ring shrink: Operation not permitted" "its memfd cannot shrink (sealed)"
+expect_line "ring grow: Operation not permitted" "nor grow"
 expect_line "ctl status after the ring: rc 0" "the emulator answers after the client rang"
 [ "$after" = "$before" ] && pass "1,000 requests with two fds each: the emulator's fds $before -> $after" ||
 	fail "the emulator's fds went $before -> $after"
