@@ -163,6 +163,15 @@ static gboolean on_wake(gint fd, GIOCondition cond, gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
+/*
+ * Rings at most, 128 MiB of them: beyond the 256 MiB that contexts may
+ * hold queued (kernel/uverbs_data.c), this is what their packets may
+ * take in the emulator. A context past it is served as an attached
+ * host's is, on its data socket (README "Limits").
+ */
+#define RINGS_MAX	256
+static unsigned rings;
+
 int fast_verbs_ring(struct fast_verbs *fv, int *memfd)
 {
 	void *m;
@@ -172,6 +181,8 @@ int fast_verbs_ring(struct fast_verbs *fv, int *memfd)
 		return -EINVAL;
 	if (fv->ring)
 		return -EBUSY;
+	if (rings >= RINGS_MAX)
+		return -ENOSPC;
 	if ((*memfd = memfd_create("ibemu-verbs-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING)) < 0)
 		return -errno;
 	/* Sealed at its size, as the umad slot (fastslot.c): a client that
@@ -189,6 +200,7 @@ int fast_verbs_ring(struct fast_verbs *fv, int *memfd)
 		return -e;
 	}
 	fv->ring = m;
+	rings++;
 	/* What was sent on the socket before stays there, read first: the
 	 * provider reads the socket until it has the answer to this. */
 	fv->in_watch = g_unix_fd_add(fv->data, G_IO_IN | G_IO_HUP | G_IO_ERR, on_wake, fv);
@@ -308,8 +320,10 @@ void fast_verbs_free(struct fast_verbs *fv)
 		g_ptr_array_remove(deferred, fv);
 	if (fv->in_watch)
 		g_source_remove(fv->in_watch);
-	if (fv->ring)
+	if (fv->ring) {
 		munmap(fv->ring, VERBS_RING_BYTES);
+		rings--;
+	}
 	if (fv->out_watch)
 		g_source_remove(fv->out_watch);
 	if (fv->ctx)
