@@ -61,24 +61,22 @@ def step(name):
         time.sleep(0.01)     # polling a file the test writes, with its own deadline
 s = chan()
 ret, data = ask(s, OPEN, 2, b"umad0")
+def resize(name, fd, grown):
+    """Shrink, then grow, a memfd the emulator maps: each says what came."""
+    for what, size in (("shrink", 0), ("grow", grown)):
+        try:
+            os.ftruncate(fd, size)
+            print("%s %s: done" % (name, what))
+        except OSError as e:
+            print("%s %s: %s" % (name, what, os.strerror(e.errno)))
 ret, memfd = ask(s, SLOT)
-for what, size in (("shrink", 0), ("grow", 1 << 20)):
-    try:
-        os.ftruncate(memfd, size)
-        print("slot %s: done" % what)
-    except OSError as e:
-        print("slot %s: %s" % (what, os.strerror(e.errno)))
+resize("slot", memfd, 1 << 20)
 # A verbs context's receive ring (lib/verbs_ring.h): sealed the same way.
 v = chan()
 ret, vdata = ask(v, OPEN, 2, b"infiniband_verbs/uverbs0/ibemu_cmd")
 ret, ring = ask(v, VRING)
 print("verbs ring: ret %d, memfd %s" % (ret, ring is not None))
-for what, size in (("shrink", 0), ("grow", 1 << 22)):
-    try:
-        os.ftruncate(ring, size)
-        print("ring %s: done" % what)
-    except OSError as e:
-        print("ring %s: %s" % (what, os.strerror(e.errno)))
+resize("ring", ring, 1 << 22)
 m = mmap.mmap(memfd, 4096)
 m[0:4] = struct.pack("=I", 1)
 s.send(struct.pack(REQ, 1, RING, 0, 0, 0))

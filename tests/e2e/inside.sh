@@ -9,13 +9,24 @@ log_count() {
 	echo "${n:-0}"
 }
 
-# wait_log FILE PATTERN [N]: until PATTERN appears N (default 1) times
-wait_log() {
+# wait_until COMMAND...: until COMMAND (a function, too) succeeds,
+# polled every 0.1 s, 30 s at most
+wait_until() {
 	local n=0
-	until [ "$(log_count "$1" "$2")" -ge "${3:-1}" ] || [ $n -ge 300 ]; do
+	until "$@" || [ $n -ge 300 ]; do
 		n=$((n + 1))
 		timeout 0.1 tail -f /dev/null
 	done
+}
+
+# logged FILE PATTERN N: PATTERN appears N times or more
+logged() {
+	[ "$(log_count "$1" "$2")" -ge "$3" ]
+}
+
+# wait_log FILE PATTERN [N]: until PATTERN appears N (default 1) times
+wait_log() {
+	wait_until logged "$1" "$2" "${3:-1}"
 }
 
 # start_opensm [OPENSM ARGS...]: opensm logging to $W/opensm.log, its pid
@@ -37,13 +48,14 @@ stop_opensm() {
 	wait $osm
 }
 
+# listening PORT: something listens on TCP PORT here
+listening() {
+	ss -ltn "sport = :$1" | grep -q LISTEN
+}
+
 # wait_listen PORT: until something listens on TCP PORT here
 wait_listen() {
-	local n=0
-	until ss -ltn "sport = :$1" | grep -q LISTEN || [ $n -ge 300 ]; do
-		n=$((n + 1))
-		timeout 0.1 tail -f /dev/null
-	done
+	wait_until listening "$1"
 }
 
 # pingpong PORT PROGRAM [ARGS...]: PROGRAM's server on ibemu1 and its

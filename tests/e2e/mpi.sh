@@ -108,10 +108,11 @@ expect_line "the other cable carried data" "traffic took the other cable"
 # host3's only cable cut: no path is left, RC runs out of retries (UCX's
 # timeout shortened, 100 ms x 3), UCX says so and the job ends in error.
 cat >"$WORK/dead.sh" <<'EOF'
+. "$INSIDE"
 mpirun.openmpi -np 4 --host host1,host2,host3,host4 --mca pml ucx -x UCX_RC_TIMEOUT=100ms \
 	-x UCX_RC_RETRY_COUNT=3 "$W/mpi_check_ompi" 10 >"$W/job.out" 2>&1 &
 job=$!
-n=0; until grep -q "ping-pong 65536" "$W/job.out" || [ $n -ge 300 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null; done
+wait_log "$W/job.out" "ping-pong 65536"
 ibemu ctl link down host3/1
 wait $job
 echo "job rc $?"

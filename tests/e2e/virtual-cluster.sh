@@ -60,8 +60,8 @@ expect_match "^host host2: pid [0-9]+: host2$" "ctl status lists the hosts"
 cat >"$WORK/traffic.sh" <<'EOF'
 . "$INSIDE"
 start_opensm
-listening() { ssh "$1" ss -ltn "sport = :$2" | grep -q LISTEN; }
-wait_on() { local n=0; until listening "$1" "$2" || [ $n -ge 300 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null; done; }
+# wait_on HOST PORT: until something listens on TCP PORT on HOST
+wait_on() { wait_until ssh "$1" ". $INSIDE; listening $2"; }
 echo "host4 port: $(ssh host4 ibstat | grep -E 'State|Base lid' | tr -s ' \t' ' ' | tr '\n' ' ')"
 timeout 60 ibemu exec --host host3 -- ibv_rc_pingpong -n 20 >"$W/pp.srv" 2>&1 &
 srv=$!
@@ -72,8 +72,8 @@ echo "rc_pingpong server: $(tail -1 "$W/pp.srv")"
 timeout 60 ssh host4 rping -s -a host4 -C 10 -V >"$W/rp.srv" 2>&1 &
 srv=$!
 # rping listens through rdma_cm, which ibemu ctl status shows.
-n=0; until ibemu ctl status | grep -q "listening on 10.1.0.6:7174" || [ $n -ge 300 ]; do
-	n=$((n + 1)); timeout 0.1 tail -f /dev/null; done
+cm_listening() { ibemu ctl status | grep -q "listening on $1"; }
+wait_until cm_listening 10.1.0.6:7174
 timeout 60 rping -c -a host4 -C 10 -V >"$W/rp.cli" 2>&1
 c=$?; wait $srv
 echo "rping: client rc $c server rc $?"
