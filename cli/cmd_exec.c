@@ -101,11 +101,10 @@ static char *ask_ready(const char *path, int argc, char **argv, GError **err)
 /*
  * Where to join: a host of the run (@host, or the first when the run has
  * hosts and @host is NULL), or the run's init. *@pid as this process
- * sees it, *@fast the host's fast path socket (NULL: the run's). 0, or
- * -1 having said why.
+ * sees it; *@on_host whether it is a host's. 0, or -1 having said why.
  */
 static int find_target(const char *path, const struct exec_join *j, bool inside, int *pid,
-		       char **fast)
+		       bool *on_host)
 {
 	const char *host = j->host;
 	char *hosts_argv[] = { (char *)"hosts", (char *)host, NULL };
@@ -113,6 +112,7 @@ static int find_target(const char *path, const struct exec_join *j, bool inside,
 	GError *err = NULL;
 	char *text, **f;
 
+	*on_host = false;
 	text = ask_ready(path, host ? 2 : 1, hosts_argv, &err);
 	if (!text && !host && strstr(err->message, "has no hosts")) {
 		g_clear_error(&err);
@@ -126,13 +126,11 @@ static int find_target(const char *path, const struct exec_join *j, bool inside,
 			g_clear_error(&err);
 			text = ctl_ask(path, 1, pid_argv, &err);
 		}
-		if (text)
+		if (text) {
 			*pid = atoi(text);
-		*fast = NULL;
-		g_free(text);
-		text = NULL;
-		if (!err)
+			g_free(text);
 			return 0;
+		}
 	}
 	if (!text) {
 		if (j->as_ssh && host)
@@ -154,16 +152,16 @@ static int find_target(const char *path, const struct exec_join *j, bool inside,
 	}
 	/* From inside the run the pids of its PID namespace are ours. */
 	*pid = atoi(inside ? f[2] : f[1]);
-	*fast = g_strdup(f[3]);
+	*on_host = true;
 	g_strfreev(f);
 	return 0;
 }
 
 int exec_join(const struct exec_join *j)
 {
-	char *path, *fast = NULL, **envp;
+	char *path, *fast, **envp;
 	int pid = 0, status, null;
-	bool inside;
+	bool inside, on_host;
 	pid_t child;
 
 	if (!(path = emu_find_ctl(NULL, j->name)))
@@ -171,28 +169,23 @@ int exec_join(const struct exec_join *j)
 	/* From inside that run (its $IBEMU_CTL) we are in its user and PID
 	 * namespaces already, and its init's pid is not ours to see. */
 	inside = !g_strcmp0(g_getenv("IBEMU_CTL"), path);
-	if (find_target(path, j, inside, &pid, &fast) < 0)
+	if (find_target(path, j, inside, &pid, &on_host) < 0)
 		return j->fail_status;
 	cli_export_self();	/* before /proc/self/exe is the run's view */
 	fastenv_library();
-	if ((!inside || fast) && join_namespaces(pid) < 0)
+	if ((!inside || on_host) && join_namespaces(pid) < 0)
 		return j->fail_status;
 	envp = j->envp ? g_strdupv(j->envp) : g_get_environ();
 	envp = g_environ_setenv(envp, "IBEMU_CTL", path, TRUE);
-	if (fast) {	/* a host's: the run's ssh first on PATH, and its socket
-			 * where every host's programs look for theirs (vhosts.h) */
+	/* A host's: the run's ssh first on PATH, and its socket where every
+	 * host's programs look for theirs (vhosts.h). */
+	if (on_host)
 		envp = vhosts_path(envp);
-		g_free(fast);
-		fast = g_strdup(VHOSTS_FAST);
-	} else {
-		fast = emu_fast_path(path);
-	}
+	fast = on_host ? g_strdup(VHOSTS_FAST) : emu_fast_path(path);
 	if (g_file_test(fast, G_FILE_TEST_EXISTS))	/* `ibemu run`'s; not CUSE mode's */
 		envp = fastenv_apply(envp, fast, !j->no_fast);
 	g_free(fast);
-	/* execvpe() looks in our PATH, not @envp's (cmd_run.c does so too). */
-	if (g_environ_getenv(envp, "PATH"))
-		g_setenv("PATH", g_environ_getenv(envp, "PATH"), TRUE);
+	cli_path_of(envp);
 	if (!j->cwd || chdir(j->cwd) < 0)
 		(void)chdir("/");
 	/* Only a child enters the PID namespace: run CMD there, wait. */

@@ -272,10 +272,7 @@ static int run_command(struct run *r)
 	rs->loop = g_main_loop_new(NULL, FALSE);
 	if (r->ipoib && !r->vh)	/* --hosts: each host has its network */
 		net = ipoib_plan(r->e.hw);
-	/* execvpe() looks in our PATH, not @envp's: the command is found
-	 * where it will look (--hosts puts the run's ssh first). */
-	if (g_environ_getenv(r->envp, "PATH"))
-		g_setenv("PATH", g_environ_getenv(r->envp, "PATH"), TRUE);
+	cli_path_of(r->envp);	/* --hosts puts the run's ssh first */
 	rs->child = nsinit_spawn(r->cmd && r->cmd[0] ? r->cmd : default_cmd, r->envp,
 				 net, r->vh ? vhosts_plan(r->vh) : NULL, &ready, &err);
 	ipoib_plan_free(net);

@@ -49,9 +49,8 @@ static bool kept(const char *var)
 	for (i = 0; names[i]; i++)
 		if (strlen(names[i]) == n && !strncmp(var, names[i], n))
 			return true;
-	/* The locale, and ibemu's own (IBEMU_FAST is the host's, set anew). */
-	return !strncmp(var, "LC_", 3) || (!strncmp(var, "IBEMU", 5) &&
-					   strncmp(var, "IBEMU_FAST=", 11));
+	/* The locale, and ibemu's own (exec_join sets IBEMU_FAST anew). */
+	return !strncmp(var, "LC_", 3) || !strncmp(var, "IBEMU", 5);
 }
 
 static char **login_env(const struct passwd *pw)

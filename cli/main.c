@@ -105,6 +105,14 @@ void cli_export_self(void)
 	g_free(dir);
 }
 
+void cli_path_of(char **envp)
+{
+	const char *path = g_environ_getenv(envp, "PATH");
+
+	if (path)
+		g_setenv("PATH", path, TRUE);
+}
+
 /* GLib writes --help through g_print, which converts to the locale's
  * charset: under LANG=C its "[OPTION" + U+2026 + "]" comes out as "[OPTION?]". Our
  * help is ASCII whatever the locale. */
