@@ -180,6 +180,12 @@ static int run_owner(struct run *r)
 	if ((ret = emu_setup(&r->e, &r->o, r->default_name)) != 0)
 		return ret;
 	r->e.env.mode = "namespace";
+	/* Starting: the control socket answers from here on (the FUSE
+	 * mounts serve it on the loop), and `pid init` must say the init is
+	 * on its way, not that there is none (`ibemu start`'s 0): `ibemu
+	 * exec` then joined the emulator's own namespaces, the machine's
+	 * network among them. */
+	r->e.env.init_pid = -1;
 	r->envp = g_environ_setenv(g_get_environ(), "IBEMU_CTL", r->e.ctl_sock, TRUE);
 	/* A run inside this one keeps its sockets beside ours: inside a
 	 * user namespace the default directory is root's (ctl/sockname.h). */
@@ -283,7 +289,6 @@ static int run_command(struct run *r)
 		g_error_free(err);
 		return 127;
 	}
-	r->e.env.init_pid = -1;
 	g_unix_fd_add(ready, G_IO_IN | G_IO_HUP | G_IO_ERR, on_init_ready, r);
 	g_child_watch_add(rs->child, on_child_exit, rs);
 	if (r->rem)

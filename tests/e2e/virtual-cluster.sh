@@ -142,6 +142,28 @@ ibemu_run --topology "$WORK/ft.net" --hosts "$(head -257 "$WORK/cas" | paste -sd
 [ $RC = 2 ] && grep -q "too many hosts: 1 to 256 are possible" "$WORK/log" && pass "257 hosts: refused in one line" ||
 	fail "257 hosts: rc $RC"
 
+# While a run starts (256 hosts: two seconds of it), `ctl pid init`
+# says its init is on its way, never that there is none (`ibemu
+# start`'s answer), which made `ibemu exec` join the emulator's own
+# namespaces: an exec into an --ipoib run once saw the machine's network.
+timeout 60 "$IBEMU" run --name "vc-start-$$" --configured --topology "$WORK/ft.net" \
+	--hosts "$(head -256 "$WORK/cas" | paste -sd,)" -- sh -c \
+	'n=0; until [ -e "$W/started" ] || [ $n -ge 300 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null; done' \
+	>"$WORK/run.out" 2>&1 &
+runpid=$!
+# Asked without a pause: the window was a few milliseconds wide.
+: >"$WORK/answers"
+for n in $(seq 3000); do
+	"$IBEMU" ctl --name "vc-start-$$" pid init >>"$WORK/answers" 2>&1 && break
+done
+touch "$WORK/started"
+wait $runpid
+grep -q "error: the run's init is still making its namespaces" "$WORK/answers" &&
+	pass "a starting run's pid init: the init is on its way" || fail "no answer while starting: $(sort "$WORK/answers" | uniq -c)"
+grep -q "runs no command" "$WORK/answers" &&
+	fail "a starting run said it runs no command: $(sort "$WORK/answers" | uniq -c)" ||
+	pass "... never that it runs none"
+
 # Wrong hosts: one line each, nothing started.
 for bad in "host1,host1|host1 is named twice" "host1,leaf1|leaf1: only a CA can be attached" \
 	   "host1,nosuch|nosuch: no such node in the topology" "x_y=host2|'x_y' is no hostname" \
