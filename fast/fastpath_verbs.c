@@ -26,7 +26,7 @@ struct fast_verbs {
 	guint out_watch;		/* while the socket has no room */
 	uint8_t *pend;			/* a datagram waiting for room (then no
 					 * other is taken: the order holds) */
-	size_t pend_len, pend_off;	/* pend_off: what of it is in the ring */
+	size_t pend_len, pend_off;	/* pend_off: what of it went into the ring */
 	struct verbs_ring *ring;	/* FAST_VRING's, or NULL */
 	uint64_t head;			/* ours of ring->head */
 	guint in_watch;			/* the provider's wake-ups (ring) */
@@ -46,21 +46,22 @@ static GPtrArray *deferred;
 static bool pushing;
 
 /*
- * Ring mode: as much of pend as fits goes into the ring, record by record
- * (lib/verbs_ring.h). False when a record did not fit: want_room is set
- * and the provider's byte on the data socket will bring us back.
+ * Ring mode: the records of @b (@len bytes) from *@off on go into the
+ * ring (lib/verbs_ring.h), as many as fit; *@off moves past them. False
+ * when one did not fit: want_room is set and the provider's byte on the
+ * data socket will bring us back.
  */
-static bool to_ring(struct fast_verbs *fv)
+static bool to_ring(struct fast_verbs *fv, const uint8_t *b, size_t len, size_t *off)
 {
 	struct verbs_ring *r = fv->ring;
 	bool ok = true;
 
-	while (fv->pend_off + sizeof(struct verbs_wire_rec) <= fv->pend_len) {
+	while (*off + sizeof(struct verbs_wire_rec) <= len) {
 		struct verbs_wire_rec rec;
 		uint32_t skip;
 
-		memcpy(&rec, fv->pend + fv->pend_off, sizeof(rec));
-		if (rec.len < sizeof(rec) || rec.len > fv->pend_len - fv->pend_off)
+		memcpy(&rec, b + *off, sizeof(rec));
+		if (rec.len < sizeof(rec) || rec.len > len - *off)
 			break;	/* uverbs_ctx_read's records are whole: not here */
 		skip = verbs_ring_skip(fv->head, rec.len);
 		if (fv->head + skip + rec.len - verbs_ring_load(&r->tail) > VERBS_RING_DATA) {
@@ -79,9 +80,9 @@ static bool to_ring(struct fast_verbs *fv)
 			memcpy(&r->data[fv->head % VERBS_RING_DATA], &pad, sizeof(pad));
 		}
 		fv->head += skip;
-		memcpy(&r->data[fv->head % VERBS_RING_DATA], fv->pend + fv->pend_off, rec.len);
+		memcpy(&r->data[fv->head % VERBS_RING_DATA], b + *off, rec.len);
 		fv->head += rec.len;
-		fv->pend_off += rec.len;
+		*off += rec.len;
 		verbs_ring_store(&r->head, fv->head);
 	}
 	/* The provider's reader waits on the socket: wake it. */
@@ -109,15 +110,22 @@ static void push(void *data)
 			ssize_t n = fv->ctx ? uverbs_ctx_read(fv->ctx, buf, sizeof(buf)) :
 				    fv->ev ? uverbs_events_read(fv->ev, buf, sizeof(struct verbs_wire_event)) :
 				    ucma_read_event(fv->cm, buf, sizeof(buf));
+			size_t off = 0;
 
 			if (n <= 0)	/* -EAGAIN: nothing queued */
 				break;
-			fv->pend = g_memdup2(buf, (gsize)n);
-			fv->pend_len = (size_t)n;
+			/* Into the ring straight from here; only what does
+			 * not fit waits in pend. */
+			if (fv->ring && to_ring(fv, buf, (size_t)n, &off))
+				continue;
+			fv->pend = g_memdup2(buf + off, (gsize)((size_t)n - off));
+			fv->pend_len = (size_t)n - off;
 			fv->pend_off = 0;
+			if (fv->ring)
+				break;	/* the provider's byte brings us back */
 		}
 		if (fv->ring) {
-			if (!to_ring(fv))
+			if (!to_ring(fv, fv->pend, fv->pend_len, &fv->pend_off))
 				break;	/* the provider's byte brings us back */
 		} else if (send(fv->data, fv->pend, fv->pend_len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 &&
 			   errno == EAGAIN) {
@@ -156,9 +164,9 @@ static gboolean on_wake(gint fd, GIOCondition cond, gpointer data)
 		fv->in_watch = 0;
 		return G_SOURCE_REMOVE;
 	}
+	/* The provider took want_room back before it sent the byte. */
 	while (recv(fd, b, sizeof(b), MSG_DONTWAIT) > 0)
 		;
-	__atomic_store_n(&fv->ring->want_room, 0, __ATOMIC_SEQ_CST);
 	push(fv);
 	return G_SOURCE_CONTINUE;
 }
