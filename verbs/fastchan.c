@@ -33,6 +33,8 @@
 #include "lib/verbs_ring.h"
 #include "verbs/provider.h"
 
+_Static_assert(FAST_SEND_MAX <= FAST_INLINE_MAX, "a FAST_WRITE of packets fits a request");
+
 /* Is the fast path there and not turned off? */
 static const char *fast_socket(void)
 {

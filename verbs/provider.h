@@ -86,8 +86,8 @@ static inline struct ibemu_context *to_ctx(struct ibv_context *c)
 	return (struct ibemu_context *)((char *)c - offsetof(struct ibemu_context, vctx.context));
 }
 
-/* The most a FAST_WRITE of packet records carries (a datagram of the
- * fast path holds FAST_INLINE_MAX with its request). */
+/* The most a FAST_WRITE of packet records carries (a request's payload
+ * is at most FAST_INLINE_MAX: fastchan.c asserts it). */
 #define FAST_SEND_MAX	(4 * VERBS_IOC_SEND_MAX)
 
 /* fastchan.c: the data path over $IBEMU_FAST. Open: 0, or -1 when the

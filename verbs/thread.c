@@ -23,7 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/fast_wire.h"
 #include "lib/verbs_ring.h"
 #include "verbs/provider.h"
 
