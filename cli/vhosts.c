@@ -15,6 +15,7 @@
 #include "cli/vhosts.h"
 #include "dev/fusefs.h"
 #include "dev/vfs.h"
+#include "fabric/port.h"
 #include "fast/attach.h"
 #include "kernel/host.h"
 #include "lib/log.h"
@@ -132,8 +133,7 @@ static bool write_hosts_file(struct vhosts *vh, GError **err)
 		uint32_t a = ipoib_plan_ip4(vh->plan->h[k].net);
 
 		if (a)
-			g_string_append_printf(s, "%u.%u.%u.%u\t%s\n", a >> 24, (a >> 16) & 255,
-					       (a >> 8) & 255, a & 255, vh->h[k].c.name);
+			g_string_append_printf(s, IP4_FMT "\t%s\n", IP4_PARTS(a), vh->h[k].c.name);
 	}
 	vh->hosts_file = g_build_filename(VHOSTS_DIR, "etc-hosts", NULL);
 	ok = g_file_set_contents(vh->hosts_file, s->str, (gssize)s->len, err);

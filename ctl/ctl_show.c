@@ -341,8 +341,7 @@ int ctl_port(struct ctl_call *c)
 		return -1;
 	/* The address rdma_cm gives the port (CA and router ports). */
 	a = port_ip4(p);
-	g_snprintf(addr, sizeof(addr), "%u.%u.%u.%u", a >> 24, a >> 16 & 0xff, a >> 8 & 0xff,
-		   a & 0xff);
+	g_snprintf(addr, sizeof(addr), IP4_FMT, IP4_PARTS(a));
 	ip = port_mgmt(p);
 	g_snprintf(guid, sizeof(guid), "0x%016" G_GINT64_MODIFIER "x", p->guid);
 	g_snprintf(name, sizeof(name), "%s/%u", p->node->id, p->num);

@@ -31,6 +31,10 @@ void port_cable_set(struct port *p, bool up);
  * 1. 0 for a switch port (no IPoIB there).
  */
 uint32_t port_ip4(const struct port *p);
+/* A host-order IPv4 address for printf: IP4_FMT takes IP4_PARTS(a). */
+#define IP4_FMT		"%u.%u.%u.%u"
+#define IP4_PARTS(a)	(unsigned)((a) >> 24), (unsigned)((a) >> 16 & 0xff), \
+			(unsigned)((a) >> 8 & 0xff), (unsigned)((a) & 0xff)
 /* The CA port that has @addr, or NULL. */
 struct port *fabric_port_by_ip4(struct fabric *f, uint32_t addr);
 /* Whether a port may have @addr: not 0, loopback (127/8), multicast

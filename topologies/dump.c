@@ -47,9 +47,7 @@ void topo_dump(struct fabric *f, GString *out)
 					       p->remote->num, width_lanes(p->width_active),
 					       port_speed_name(p));
 			if (p->ip4)
-				g_string_append_printf(out, " addr=%u.%u.%u.%u", p->ip4 >> 24,
-						       p->ip4 >> 16 & 0xff, p->ip4 >> 8 & 0xff,
-						       p->ip4 & 0xff);
+				g_string_append_printf(out, " addr=" IP4_FMT, IP4_PARTS(p->ip4));
 			if (!sw)
 				g_string_append_printf(out, "\t# lid %u lmc %u", p->lid, p->lmc);
 			g_string_append_c(out, '\n');

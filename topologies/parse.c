@@ -837,9 +837,9 @@ static bool check_addrs(struct parser *ps, GError **err)
 				continue;
 			}
 			where = g_hash_table_lookup(ps->addr_where, p);
-			g_set_error(err, TOPO_ERROR, 1, "%s: addr=%u.%u.%u.%u is \"%s\"[%u]'s too",
+			g_set_error(err, TOPO_ERROR, 1, "%s: addr=" IP4_FMT " is \"%s\"[%u]'s too",
 				    where ? where : (char *)g_hash_table_lookup(ps->addr_where, o),
-				    a >> 24, a >> 16 & 0xff, a >> 8 & 0xff, a & 0xff,
+				    IP4_PARTS(a),
 				    (where ? o : p)->node->id, (where ? o : p)->num);
 			ok = false;
 		}
