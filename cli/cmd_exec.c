@@ -114,7 +114,7 @@ static int find_target(const char *path, const struct exec_join *j, bool inside,
 
 	*on_host = false;
 	text = ask_ready(path, host ? 2 : 1, hosts_argv, &err);
-	if (!text && !host && strstr(err->message, "has no hosts")) {
+	if (!text && !host && strstr(err->message, CTL_NO_HOSTS)) {
 		g_clear_error(&err);
 		/* Only `ibemu start` has no init: its own pid then. Any
 		 * other failure is said, never taken for that (the
@@ -135,7 +135,7 @@ static int find_target(const char *path, const struct exec_join *j, bool inside,
 	if (!text) {
 		if (j->as_ssh && host)
 			fprintf(stderr, "ssh: Could not resolve hostname %s: %s\n", host,
-				strstr(err->message, "no such host") ? "no such host in this run" :
+				strstr(err->message, CTL_NO_SUCH_HOST) ? CTL_NO_SUCH_HOST :
 				err->message);
 		else
 			fprintf(stderr, "ibemu: %s\n", err->message);

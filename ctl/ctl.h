@@ -25,6 +25,10 @@ struct umad_host;
 #define CTL_INIT_STARTING	"the run's init is still making its namespaces"
 /* ... and `ibemu start`'s answer: no init, no namespaces to join. */
 #define CTL_NO_COMMAND		"this emulator runs no command (ibemu start)"
+/* What `hosts` says of an emulator without (run --hosts), and of a name
+ * that is none of them: `ibemu exec` and the run's ssh tell them apart. */
+#define CTL_NO_HOSTS		"this emulator has no hosts (ibemu run --hosts)"
+#define CTL_NO_SUCH_HOST	"no such host in this run"
 
 struct ctl_env {
 	struct fabric *fabric;

@@ -242,14 +242,16 @@ int ctl_hosts(struct ctl_call *c)
 	bool found = !c->nargs;
 	unsigned i;
 
-	if (!e->hosts || !e->hosts->len)
-		return ctl_fail(c, "this emulator has no hosts (ibemu run --hosts)");
+	/* Starting first: a run's hosts are made after its control socket
+	 * answers, and `ibemu exec` asks again while it is starting. */
 	if (e->init_pid < 0)
 		return ctl_fail(c, CTL_INIT_STARTING);
+	if (!e->hosts || !e->hosts->len)
+		return ctl_fail(c, CTL_NO_HOSTS);
 	for (i = 0; !found && i < e->hosts->len; i++)
 		found = !strcmp(c->arg[0], ((const struct ctl_host *)g_ptr_array_index(e->hosts, i))->name);
 	if (!found)
-		return ctl_fail(c, "%s: no such host in this run", c->arg[0]);
+		return ctl_fail(c, "%s: " CTL_NO_SUCH_HOST, c->arg[0]);
 	if (c->json)
 		json_builder_begin_array(c->json);
 	for (i = 0; i < e->hosts->len; i++) {

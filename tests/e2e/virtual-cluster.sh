@@ -146,6 +146,7 @@ ibemu_run --topology "$WORK/ft.net" --hosts "$(head -257 "$WORK/cas" | paste -sd
 # says its init is on its way, never that there is none (`ibemu
 # start`'s answer), which made `ibemu exec` join the emulator's own
 # namespaces: an exec into an --ipoib run once saw the machine's network.
+# (`ctl hosts` likewise: tests/unit/test_ctl_hosts.c.)
 timeout 60 "$IBEMU" run --name "vc-start-$$" --configured --topology "$WORK/ft.net" \
 	--hosts "$(head -256 "$WORK/cas" | paste -sd,)" -- sh -c \
 	'n=0; until [ -e "$W/started" ] || [ $n -ge 300 ]; do n=$((n + 1)); timeout 0.1 tail -f /dev/null; done' \
