@@ -369,6 +369,10 @@ int ctl_run(struct ctl_env *env, char **argv, GString *out)
 	}
 	if (json)
 		c.json = json_builder_new();
+	/* Packets past the packet engine (fabric.h's shortcut) stop before
+	 * a command changes what they rely on, and counters show them. */
+	if (env->fabric)
+		fabric_changed(env->fabric);
 	ret = c.cmd->fn(&c);
 	if (ret == 0 && c.json) {
 		JsonGenerator *gen = json_generator_new();

@@ -155,6 +155,10 @@ int ctl_status(struct ctl_call *c)
 					       G_GUINT64_FORMAT " packets dropped for want of room\n",
 					       uverbs_rx_bytes_all(), uverbs_held_back(),
 					       uverbs_dropped_all());
+		if (f->direct_packets)
+			g_string_append_printf(c->out, "verbs direct path: %" G_GUINT64_FORMAT
+					       " packets past the daemon, counted on their ports\n",
+					       f->direct_packets);
 		if (c->env->host)
 			umad_host_foreach_file(c->env->host, status_file, c);
 		if (c->env->ucma)
@@ -192,6 +196,7 @@ int ctl_status(struct ctl_call *c)
 	ctl_json_uint(b, "verbs_queued_bytes", uverbs_rx_bytes_all());
 	ctl_json_uint(b, "verbs_held_back", uverbs_held_back());
 	ctl_json_uint(b, "verbs_dropped", uverbs_dropped_all());
+	ctl_json_uint(b, "verbs_direct_packets", f->direct_packets);
 	json_builder_set_member_name(b, "files");
 	json_builder_begin_array(b);
 	if (c->env->host)

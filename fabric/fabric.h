@@ -211,6 +211,19 @@ struct fabric_tap {
 	void *ctx;
 };
 
+/*
+ * A way past the packet engine for data packets (fast/fastpath_direct.c,
+ * docs/verbs.md "The direct path"), which holds only while nothing on
+ * their way changes: @revoke is called before anything a path depends on
+ * changes (an SMP Set, a port's change, a control command, a QP's), and
+ * @sync before the PMA counters are read, to bring in what went that way.
+ */
+struct fabric_shortcut {
+	void (*revoke)(void *ctx);
+	void (*sync)(void *ctx);
+	void *ctx;
+};
+
 struct fabric {
 	GPtrArray *nodes;	/* struct node *, owned */
 	GHashTable *by_id;	/* id -> node */
@@ -226,6 +239,8 @@ struct fabric {
 	/* When an SMA last took a Set (tq's clock, us; 0: never): an SM's
 	 * sweep ends with Sets after the ports go Active (`ctl wait sm-up`). */
 	uint64_t last_smp_set_us;
+	struct fabric_shortcut shortcut;	/* fns NULL: none */
+	uint64_t direct_packets;	/* what went that way (in delivered too) */
 };
 
 /* An empty fabric; its owner sets f->tq before anything is delayed. */
@@ -283,5 +298,22 @@ void fabric_count(struct fabric *f, struct fabric_counts *c);
 /* route.c: inject a MAD, or a data packet (pkt->data), from @port as the
  * host attached there sends it. */
 void fabric_send(struct fabric *f, struct port *port, const struct mad_pkt *pkt);
+
+/* The shortcut's (struct fabric_shortcut): something it relies on is
+ * about to change; the PMA counters are about to be read. */
+void fabric_changed(struct fabric *f);
+void fabric_sync(struct fabric *f);
+/* Whether every data packet would go its way untouched: no fault rule,
+ * no capture, nothing held back or in flight. */
+bool fabric_quiet(const struct fabric *f);
+/*
+ * The way a unicast data packet with @pkey from CA port @from to @dlid
+ * would take now, as fabric_send() would carry it: NULL, with the ports
+ * it leaves by in @out (*@n of at most @max: the CA's, then each
+ * switch's) and the CA port that takes it in *@dest; or why it would not
+ * arrive (a link down, no LFT entry, a P_Key the port refuses).
+ */
+const char *fabric_data_path(struct fabric *f, struct port *from, uint16_t dlid, uint16_t pkey,
+			     struct port **out, unsigned max, unsigned *n, struct port **dest);
 
 #endif

@@ -101,8 +101,13 @@ const struct counter_field *counter_field_find(const char *name)
 void pma_count(struct port *out, struct port *in, unsigned packets,
 	       unsigned dwords, unsigned sl, bool multicast)
 {
+	pma_count_words(out, in, packets, (uint64_t)packets * dwords, sl, multicast);
+}
+
+void pma_count_words(struct port *out, struct port *in, uint64_t packets, uint64_t words,
+		     unsigned sl, bool multicast)
+{
 	struct port_counters *o = &out->counters, *i = &in->counters;
-	uint64_t words = (uint64_t)packets * dwords;
 
 	o->xmit_data_sl[sl & 15] = (uint32_t)sat(o->xmit_data_sl[sl & 15] + words, 32);
 	i->rcv_data_sl[sl & 15] = (uint32_t)sat(i->rcv_data_sl[sl & 15] + words, 32);
@@ -340,6 +345,7 @@ bool pma_query(struct port *p, uint16_t attr, enum MAD_FIELDS field, uint64_t *v
 	req[MAD_OFF(method)] = UMAD_METHOD_GET;
 	mad_set_attr_id(req, attr);
 	mad_set_field(req + PMA_DATA, 0, IB_PC_PORT_SELECT_F, p->num);
+	fabric_sync(p->node->fabric);	/* what went past the engine */
 	pma_process(p->node, p, req, resp);
 	if (mad_status(resp))
 		return false;

@@ -28,6 +28,9 @@ bool pma_query(struct port *p, uint16_t attr, enum MAD_FIELDS field, uint64_t *v
 /* Count @packets of @dwords 32-bit words on SL @sl leaving @out for @in. */
 void pma_count(struct port *out, struct port *in, unsigned packets,
 	       unsigned dwords, unsigned sl, bool multicast);
+/* The same, of @words in all (packets of different sizes). */
+void pma_count_words(struct port *out, struct port *in, uint64_t packets, uint64_t words,
+		     unsigned sl, bool multicast);
 
 /*
  * The counters of PortCounters (IBA Table 247), in CounterSelect bit

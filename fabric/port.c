@@ -60,6 +60,7 @@ void port_changed(struct port *p, unsigned what)
 {
 	struct port *target = port_mgmt(p);
 
+	fabric_changed(p->node->fabric);
 	if (target->upper.changed)
 		target->upper.changed(target->upper.ctx, target, what);
 }

@@ -390,6 +390,7 @@ static void local_receive(struct fabric *f, struct port *in, struct mad_pkt *p,
 	/* PerfMgt Get/Set are answered by firmware (docs/umad.md §4.6 step 3). */
 	if (mad_class(p->mad) == UMAD_CLASS_PERF_MGMT &&
 	    (method == UMAD_METHOD_GET || method == UMAD_METHOD_SET)) {
+		fabric_sync(f);	/* what went past the engine counts too */
 		pma_process(n, in, p->mad, resp);
 		f->delivered++;
 		respond(f, in, p, resp, by_lid);
@@ -582,4 +583,81 @@ void fabric_send(struct fabric *f, struct port *port, const struct mad_pkt *pkt)
 		lid_send(f, port, &p);
 	}
 	fabric_drain(f);
+}
+
+/* ---- the shortcut's view (fabric.h) ---------------------------------------- */
+
+void fabric_changed(struct fabric *f)
+{
+	if (f->shortcut.revoke)
+		f->shortcut.revoke(f->shortcut.ctx);
+}
+
+void fabric_sync(struct fabric *f)
+{
+	if (f->shortcut.sync)
+		f->shortcut.sync(f->shortcut.ctx);
+}
+
+bool fabric_quiet(const struct fabric *f)
+{
+	return !f->faults.rules->len && !f->tap.fn && !f->delayed && !f->events.length;
+}
+
+/* transmit()'s checks for a data packet leaving by @out. */
+static const char *data_link(const struct port *out)
+{
+	const struct port *r = out->remote;
+
+	if (!r || out->phys_state != PHYS_LINKUP || r->phys_state != PHYS_LINKUP)
+		return "no link";
+	if (out->state != PORT_ACTIVE || r->state < PORT_ARMED)
+		return "port not active";
+	if (r->node->off)
+		return "node powered off";
+	return NULL;
+}
+
+const char *fabric_data_path(struct fabric *f, struct port *from, uint16_t dlid, uint16_t pkey,
+			     struct port **out, unsigned max, unsigned *n, struct port **dest)
+{
+	struct port *at = from;
+	const char *why;
+
+	(void)f;
+	*n = 0;
+	if (from->node->off || node_is_switch(from->node))
+		return "not a powered CA port";
+	if (verbs_lid_is_mcast(dlid))
+		return "multicast";
+	/* lid_send(): an HCA's loopback goes back in at the same port. */
+	if (!port_owns_lid(from, dlid)) {
+		for (;;) {
+			struct node *sw;
+			unsigned o;
+
+			if (*n >= max || *n >= MAX_HOPS)
+				return "hop limit";
+			if ((why = data_link(at)))
+				return why;
+			out[(*n)++] = at;
+			at = at->remote;
+			sw = at->node;
+			if (!node_is_switch(sw))
+				break;
+			/* switch_route() */
+			if (port_owns_lid(&sw->ports[0], dlid))
+				return "data for a switch";
+			o = dlid < sw->sw->lft_len ? sw->sw->lft[dlid] : 0xff;
+			if (o == 0 || o > sw->nports)
+				return "no LFT entry";
+			at = &sw->ports[o];
+		}
+		if (!port_owns_lid(at, dlid))
+			return "not our LID";
+	}
+	if (!port_pkey_accepts(at, pkey))
+		return "P_Key not in the port's table";
+	*dest = at;
+	return NULL;
 }

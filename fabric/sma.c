@@ -694,6 +694,7 @@ enum sma_result sma_process(struct node *n, struct port *in,
 	else if (method == UMAD_METHOD_SET) {
 		if (n->fabric->tq)
 			n->fabric->last_smp_set_us = timerq_now(n->fabric->tq);
+		fabric_changed(n->fabric);	/* routes, states, P_Keys */
 		status = a->set(&c);
 		if (status == ST_OK)
 			status = a->get(&c);

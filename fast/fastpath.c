@@ -29,6 +29,7 @@
 #include "lib/fast_wire.h"
 #include "lib/fd_pass.h"
 #include "lib/listener.h"
+#include "lib/verbs_inbox.h"
 #include "lib/log.h"
 
 static void chan_free(struct fast_chan *ch)
@@ -241,6 +242,19 @@ void fp_do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int memfd
 		fp_reply(ch, ret, NULL, 0, ring_fd);
 		if (ring_fd >= 0)
 			close(ring_fd);
+		return;
+	}
+	if ((c.rq.op == FAST_VDIRECT || c.rq.op == FAST_VINBOX) && ch->verbs) {
+		uint8_t out[sizeof(struct verbs_direct_grant)];
+		uint32_t out_len = 0;
+		int fd = -1;
+		/* Memory of this machine's, as the ring. */
+		int64_t ret = ch->adopted ? -EOPNOTSUPP :
+			      c.rq.op == FAST_VDIRECT ?
+			      fast_direct_grant(ch->verbs, c.msg, c.n, out, &out_len) :
+			      fast_direct_inbox_fd(ch->verbs, c.rq.arg, c.msg, c.n, &fd);
+
+		fp_reply(ch, ret, out, out_len, fd);	/* the fd stays the inbox's */
 		return;
 	}
 	if (op->file_op && ch->verbs) {

@@ -12,25 +12,12 @@
 #include <glib-unix.h>
 
 #include "fast/fastpath_verbs.h"
+#include "fast/fastpath_verbs_priv.h"
 #include "kernel/ucma.h"
 #include "kernel/uverbs.h"
 #include "lib/log.h"
 #include "lib/verbs_ring.h"
 #include "lib/verbs_wire.h"
-
-struct fast_verbs {
-	struct uverbs_ctx *ctx;		/* a command file's, or */
-	struct uverbs_events *ev;	/* an event file's, or */
-	struct ucma_file *cm;		/* the rdma_cm file's */
-	int data;			/* our end of the data socket */
-	guint out_watch;		/* while the socket has no room */
-	uint8_t *pend;			/* a datagram waiting for room (then no
-					 * other is taken: the order holds) */
-	size_t pend_len, pend_off;	/* pend_off: what of it went into the ring */
-	struct verbs_ring *ring;	/* FAST_VRING's, or NULL */
-	uint64_t head;			/* ours of ring->head */
-	guint in_watch;			/* the provider's wake-ups (ring) */
-};
 
 static gboolean on_room(gint fd, GIOCondition cond, gpointer data);
 
@@ -234,6 +221,7 @@ struct fast_verbs *fast_verbs_open(struct vnode *v, int *client_fd)
 	if (v->kind == VN_VCMD) {
 		fv->ctx = uverbs_ctx_open(v->ctx);
 		uverbs_ctx_set_wakeup(fv->ctx, push, fv);
+		uverbs_ctx_set_owner(fv->ctx, fv);	/* the direct path's */
 	} else if (v->kind == VN_UCMA) {
 		fv->cm = ucma_open(v->ctx);
 		ucma_set_wakeup(fv->cm, push, fv);
@@ -326,6 +314,7 @@ void fast_verbs_free(struct fast_verbs *fv)
 		return;
 	if (deferred)
 		g_ptr_array_remove(deferred, fv);
+	fast_direct_forget(fv);	/* before its context: nothing refers to it */
 	if (fv->in_watch)
 		g_source_remove(fv->in_watch);
 	if (fv->ring) {

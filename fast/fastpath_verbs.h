@@ -36,6 +36,14 @@ int64_t fast_verbs_request(struct fast_verbs *fv, const struct fast_req *rq,
 /* FAST_VRING: a command file's ring (lib/verbs_ring.h), its memfd in
  * *@memfd (the caller passes and closes it); 0 or -errno. */
 int fast_verbs_ring(struct fast_verbs *fv, int *memfd);
+/* FAST_VDIRECT and FAST_VINBOX (fastpath_direct.c, lib/verbs_inbox.h): a
+ * grant for packets like the header in @payload, a struct
+ * verbs_direct_grant in @out; an inbox's memfd or eventfd (@which 0, 1)
+ * in *@fd, which stays the inbox's (the caller passes it, not closes). */
+int64_t fast_direct_grant(struct fast_verbs *fv, const uint8_t *payload, size_t n, void *out,
+			  uint32_t *out_len);
+int fast_direct_inbox_fd(struct fast_verbs *fv, uint64_t which, const uint8_t *payload, size_t n,
+			 int *fd);
 /* The channel closed: the file's last close. */
 void fast_verbs_free(struct fast_verbs *fv);
 

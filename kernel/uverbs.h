@@ -58,6 +58,9 @@ ssize_t uverbs_events_read(struct uverbs_events *ev, void *buf, size_t count);
  * closing it frees both, so a crashed process's QPs vanish with it.
  */
 struct uverbs_ctx;
+struct verbs_wire_pkt;
+struct fabric;
+struct port;
 
 struct uverbs_ctx *uverbs_ctx_open(struct uverbs_dev *d);
 void uverbs_ctx_close(struct uverbs_ctx *c);
@@ -81,5 +84,30 @@ ssize_t uverbs_ctx_read(struct uverbs_ctx *c, void *buf, size_t count);
 void uverbs_ctx_queue(struct uverbs_ctx *c, const void *rec, size_t len);
 /* VERBS_IOC_QP_*: 0 or -errno; @arg is the command's struct, in and out. */
 int uverbs_ctx_ioctl(struct uverbs_ctx *c, unsigned cmd, void *arg);
+/* Whose the context is (the fast path's file), for the direct path. */
+void uverbs_ctx_set_owner(struct uverbs_ctx *c, void *owner);
+void *uverbs_ctx_owner(const struct uverbs_ctx *c);
+struct fabric *uverbs_ctx_fabric(const struct uverbs_ctx *c);
+
+/*
+ * The direct path (docs/verbs.md): whether packets like @w, a record as
+ * context @c sends it, may go from @c straight to the context that owns
+ * their destination QP, as the fabric would carry them now (every check
+ * of uverbs_ctx_write, the packet engine's and uverbs_on_data's). NULL,
+ * with that context and the way in @r; or why not. Unicast LID-routed
+ * RC, UC and UD packets only, from a context not held back, to one with
+ * nothing queued here, on a quiet fabric (fabric_quiet()).
+ */
+#define UVERBS_DIRECT_HOPS	64
+struct uverbs_direct {
+	struct uverbs_ctx *to;
+	uint8_t rx_port, sl;		/* where it arrives; its SL */
+	uint16_t rx_pkey_index;		/* the arrival port's index of its P_Key */
+	uint16_t slid, pkey;		/* as the sending port sets them */
+	unsigned nhops;
+	struct port *hops[UVERBS_DIRECT_HOPS];	/* the ports it leaves by */
+};
+const char *uverbs_direct_route(struct uverbs_ctx *c, const struct verbs_wire_pkt *w,
+				struct uverbs_direct *r);
 
 #endif

@@ -64,6 +64,7 @@ struct uverbs_ctx {
 	struct uverbs_ctx *blocked_on;	/* the full receiver it waits for */
 	int64_t drained_us;	/* when it last read, or its queue began (from empty) */
 	int64_t hoq_us;		/* HOQLife in front of it (last arrival); -1: for ever */
+	void *owner;		/* uverbs_ctx_set_owner's */
 };
 
 void uverbs_qps_init(struct uverbs_dev *d)
@@ -252,6 +253,7 @@ void uverbs_ctx_close(struct uverbs_ctx *c)
 
 	if (!c)
 		return;
+	fabric_changed(uverbs_ctx_fabric(c));	/* direct paths to and from it */
 	for (l = c->qps; l; l = l->next) {
 		struct uverbs_qp *q = l->data;
 
@@ -269,6 +271,21 @@ void uverbs_ctx_close(struct uverbs_ctx *c)
 	 * lists: a dead process's queues should not stay in our RSS. */
 	malloc_trim(0);
 #endif
+}
+
+void uverbs_ctx_set_owner(struct uverbs_ctx *c, void *owner)
+{
+	c->owner = owner;
+}
+
+void *uverbs_ctx_owner(const struct uverbs_ctx *c)
+{
+	return c->owner;
+}
+
+struct fabric *uverbs_ctx_fabric(const struct uverbs_ctx *c)
+{
+	return host_fabric(c->dev->uv->hw);
 }
 
 void uverbs_ctx_set_wakeup(struct uverbs_ctx *c, void (*fn)(void *), void *ctx)
@@ -410,6 +427,52 @@ ssize_t uverbs_ctx_write(struct uverbs_ctx *c, const void *buf, size_t count)
 	return (ssize_t)count;
 }
 
+/* ---- the direct path ----------------------------------------------------- */
+
+const char *uverbs_direct_route(struct uverbs_ctx *c, const struct verbs_wire_pkt *w,
+				struct uverbs_direct *r)
+{
+	struct fabric *f = uverbs_ctx_fabric(c);
+	struct node *n = c->dev->node;
+	struct port *port, *dest;
+	struct uverbs_dev *d;
+	struct uverbs_qp *q;
+	uint16_t mask;
+	const char *why;
+
+	if (w->port < 1 || w->port > n->nports || !owned_qp(c, w->sqpn) ||
+	    w->pkey_index >= n->ports[w->port].npkeys)
+		return "not a packet this context may send";
+	if (w->flags & VERBS_PKT_GRH)
+		return "a GRH";
+	if (c->blocked_on)
+		return "held back";
+	if (!fabric_quiet(f))
+		return "a fault rule, a capture, or packets held or in flight";
+	port = &n->ports[w->port];
+	mask = (uint16_t)((1u << port->lmc) - 1);
+	r->slid = (uint16_t)((port->lid & ~mask) | (w->slid & mask));
+	r->pkey = port->pkeys[w->pkey_index];
+	if ((why = fabric_data_path(f, port, w->dlid, r->pkey, r->hops, UVERBS_DIRECT_HOPS,
+				    &r->nhops, &dest)))
+		return why;
+	/* uverbs_on_data() and uverbs_qp_deliver() at the far end */
+	if (!dest->upper.data || !(d = uverbs_dev_anywhere(dest->node)))
+		return "no verbs device there";
+	q = g_hash_table_lookup(d->qps, GUINT_TO_POINTER(w->dqpn));
+	if (!q || (q->port && q->port != dest->num))
+		return "no such QP";
+	if (q->type == QPT_UD && w->qkey != q->qkey)
+		return "a Q_Key the QP refuses";
+	if (q->owner->rx.length)
+		return "the receiver has packets queued";
+	r->to = q->owner;
+	r->rx_port = dest->num;
+	r->rx_pkey_index = pkey_index_of(dest, r->pkey);
+	r->sl = w->sl;
+	return NULL;
+}
+
 /* ---- QP numbers ---------------------------------------------------------- */
 
 static int qp_create(struct uverbs_ctx *c, struct verbs_ioc_qp *a)
@@ -453,6 +516,8 @@ int uverbs_ctx_ioctl(struct uverbs_ctx *c, unsigned cmd, void *arg)
 		return uverbs_mcast_attach(c->dev, q, arg);
 	if (cmd == VERBS_IOC_MCAST_DETACH)
 		return uverbs_mcast_detach(c->dev, q, arg);
+	/* What a direct path to or from it was checked against changes. */
+	fabric_changed(uverbs_ctx_fabric(c));
 	if (cmd == VERBS_IOC_QP_SET) {
 		if (a->port > c->dev->node->nports)
 			return -EINVAL;

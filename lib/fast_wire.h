@@ -84,6 +84,15 @@ enum fast_op {
 				 * verbs_ring (lib/verbs_ring.h) both ends map;
 				 * what is queued for the file goes there from
 				 * then on. EOPNOTSUPP on an adopted channel */
+	FAST_VDIRECT = 16,	/* on a verbs command file's channel: payload a
+				 * struct verbs_wire_pkt, the header of packets
+				 * the file would send; out: a struct
+				 * verbs_direct_grant to write them into the
+				 * receiver's inbox (lib/verbs_inbox.h). EAGAIN:
+				 * not now (they go to the emulator) */
+	FAST_VINBOX = 17,	/* payload: a grant's peer id (0: the file's own
+				 * inbox); the answer passes its memfd (arg 0)
+				 * or its eventfd (arg 1) */
 };
 
 #define FAST_F_MEMFD	0x1	/* the payload is in the memfd passed beside */

@@ -109,6 +109,9 @@ enum verbs_rec_type {
 	/* The receiver a refused VERBS_IOC_SEND (EAGAIN) waited for has
 	 * room again: send (kernel/uverbs_data.c, flow control). */
 	VERBS_REC_CREDIT = VERBS_REC_MAGIC | 4,
+	/* (5 is a ring's PAD, lib/verbs_ring.h.) Senders have been given
+	 * this context's inbox (lib/verbs_inbox.h): map it (FAST_VINBOX). */
+	VERBS_REC_INBOX = VERBS_REC_MAGIC | 6,
 };
 
 struct verbs_wire_rec {

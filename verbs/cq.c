@@ -181,7 +181,8 @@ int ibemu_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 		 * the fast reader, seeing us poll, leaves it to us. */
 		__atomic_store_n(&ctx->polls, ctx->polls + 1, __ATOMIC_RELAXED);
 		if (verbs_ring_load(&ctx->ring->head) !=
-		    __atomic_load_n(&ctx->ring->tail, __ATOMIC_RELAXED)) {
+		    __atomic_load_n(&ctx->ring->tail, __ATOMIC_RELAXED) ||
+		    ibemu_inbox_pending(ctx)) {
 			pthread_mutex_lock(&ctx->lock);
 			ibemu_ring_take(ctx);
 			pthread_mutex_unlock(&ctx->lock);

@@ -45,10 +45,8 @@ static const char *fast_socket(void)
 	return path;
 }
 
-/* One request and its answer on the channel: ret, or -errno; @out gets
- * at most @out_max bytes of the answer's output, *@fd a passed fd. */
-static int64_t ask(struct ibemu_context *ctx, uint32_t op, uint64_t arg, const void *in,
-		   size_t n, void *out, size_t out_max, int *fd)
+int64_t ibemu_fast_ask(struct ibemu_context *ctx, uint32_t op, uint64_t arg, const void *in,
+		       size_t n, void *out, size_t out_max, int *fd)
 {
 	struct fast_req rq = { .version = FAST_VERSION, .op = op, .arg = arg };
 	struct fast_reply rp;
@@ -97,7 +95,7 @@ int ibemu_fast_open(struct ibemu_context *ctx, const char *dev_path)
 		return -1;
 	pthread_mutex_init(&ctx->fast_lock, NULL);
 	if (connect(ctx->fast_chan, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    (ret = ask(ctx, FAST_OPEN, 0, path, strlen(path), NULL, 0, &data)) < 0 || data < 0) {
+	    (ret = ibemu_fast_ask(ctx, FAST_OPEN, 0, path, strlen(path), NULL, 0, &data)) < 0 || data < 0) {
 		/* An emulator without it (or whose socket is gone): FUSE. */
 		close(ctx->fast_chan);
 		if (data >= 0)
@@ -109,7 +107,7 @@ int ibemu_fast_open(struct ibemu_context *ctx, const char *dev_path)
 	ctx->fast_data = data;
 	/* The ring; without it (an attached host's channel, adopted by
 	 * another machine's emulator) records come on the data socket. */
-	if (ask(ctx, FAST_VRING, 0, NULL, 0, NULL, 0, &data) == 0 && data >= 0) {
+	if (ibemu_fast_ask(ctx, FAST_VRING, 0, NULL, 0, NULL, 0, &data) == 0 && data >= 0) {
 		void *m = mmap(NULL, VERBS_RING_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, data, 0);
 
 		if (m != MAP_FAILED)
@@ -124,9 +122,13 @@ bool ibemu_ring_take(struct ibemu_context *ctx)
 {
 	struct verbs_ring *r = ctx->ring;
 	uint64_t tail = r->tail, head = verbs_ring_load(&r->head);
+	/* The inbox first, then the records the ring held before it: one
+	 * a sender gave the daemon after its grant ended follows what it
+	 * wrote in the inbox before (direct.c). */
+	bool took = ibemu_inbox_take(ctx);
 
 	if (tail == head)
-		return false;
+		return took;
 	/* Whole records up to head or the end of the data, then from the
 	 * start (what lies past the last record there is a PAD record, or
 	 * a gap too small for one, which on_records passes over). */
@@ -149,6 +151,7 @@ void ibemu_fast_close(struct ibemu_context *ctx)
 	if (ctx->fast_chan < 0)
 		return;
 	/* The daemon's file goes with the channel: its QP numbers too. */
+	ibemu_direct_close(ctx);
 	if (ctx->ring)
 		munmap(ctx->ring, VERBS_RING_BYTES);
 	ctx->ring = NULL;
@@ -165,10 +168,10 @@ int ibemu_fast_ioc(struct ibemu_context *ctx, unsigned long cmd, void *arg)
 	if (cmd == VERBS_IOC_SEND) {
 		const struct verbs_ioc_send *s = arg;
 
-		ret = ask(ctx, FAST_WRITE, s->len, s->data, s->len, NULL, 0, NULL);
+		ret = ibemu_fast_ask(ctx, FAST_WRITE, s->len, s->data, s->len, NULL, 0, NULL);
 	} else {
 		/* A QP's: its struct there and back (fast_verbs_request). */
-		ret = ask(ctx, FAST_IOCTL, cmd, arg, _IOC_SIZE(cmd), arg, _IOC_SIZE(cmd), NULL);
+		ret = ibemu_fast_ask(ctx, FAST_IOCTL, cmd, arg, _IOC_SIZE(cmd), arg, _IOC_SIZE(cmd), NULL);
 	}
 	if (ret < 0) {
 		errno = (int)-ret;

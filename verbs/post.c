@@ -69,7 +69,7 @@ static bool ud_send(struct ibemu_qp *qp, struct ibemu_swqe *w)
 			h.sgid_index = w->ah.grh.sgid_index;
 			memcpy(h.dgid, w->ah.grh.dgid.raw, 16);
 		}
-		if (!ibemu_send_pkt(ctx, &h, buf))
+		if (!ibemu_send_pkt(qp, &h, buf))
 			return false;
 		qp->sq_psn = (qp->sq_psn + 1) & PSN_MASK;
 	}

@@ -14,6 +14,7 @@
 
 #include <pthread.h>
 
+#include "lib/verbs_inbox.h"
 #include "lib/verbs_wire.h"
 #include "verbs/abi.h"
 
@@ -73,6 +74,16 @@ struct ibemu_context {
 	 * polls so far, which the fast reader watches (thread.c). */
 	struct verbs_ring *ring;
 	unsigned long polls;
+	/* The direct path (direct.c, lib/verbs_inbox.h): this context's
+	 * inbox (NULL until a sender was given it) and its eventfd; the
+	 * inboxes of others it writes into. Under lock. */
+	struct verbs_inbox *inbox;
+	int inbox_bell;
+	struct ibemu_peer {
+		uint64_t id;		/* the daemon's; 0: a free slot */
+		struct verbs_inbox *map;
+		int bell;
+	} peers[32];
 	/* Threads (thread.c); fast_reader reads fast_data. */
 	pthread_t reader, timer, fast_reader;
 	bool threads;
@@ -98,6 +109,19 @@ void ibemu_fast_close(struct ibemu_context *ctx);
 int ibemu_fast_ioc(struct ibemu_context *ctx, unsigned long cmd, void *arg);
 /* Take the records the ring holds (under ctx->lock): false when none. */
 bool ibemu_ring_take(struct ibemu_context *ctx);
+/* One request and its answer on the channel (a FAST_* op): its return, or
+ * -errno; @out gets at most @out_max bytes of the answer, *@fd a passed
+ * fd (or -1) when @fd is not NULL. */
+int64_t ibemu_fast_ask(struct ibemu_context *ctx, uint32_t op, uint64_t arg, const void *in,
+		       size_t n, void *out, size_t out_max, int *fd);
+
+/* direct.c: the direct path. Whether inbox records wait (a load or two);
+ * take them (under lock; false when none); map the inbox when the daemon
+ * says senders have it (VERBS_REC_INBOX); let every mapping go. */
+bool ibemu_inbox_pending(const struct ibemu_context *ctx);
+bool ibemu_inbox_take(struct ibemu_context *ctx);
+void ibemu_inbox_map(struct ibemu_context *ctx);
+void ibemu_direct_close(struct ibemu_context *ctx);
 /* Records from the daemon, @n bytes of them (thread.c), under ctx->lock. */
 void ibemu_on_records(struct ibemu_context *ctx, const char *buf, ssize_t n);
 
@@ -271,6 +295,17 @@ struct ibemu_wr_ex {
 	void *inline_buf;	/* wr_set_inline_data*'s copy, or NULL */
 };
 
+/* A QP's grant for the direct path (direct.c): for packets whose header
+ * is like @key, into @sub of @peer's inbox; none while @sub is NULL, and
+ * none asked for before @retry_us. */
+struct ibemu_dtx {
+	struct verbs_wire_pkt key;
+	struct verbs_direct_grant g;
+	struct ibemu_peer *peer;
+	struct verbs_sub *sub;
+	uint64_t retry_us, backoff_us;
+};
+
 struct ibemu_qp {
 	union {
 		struct ibv_qp qp;
@@ -321,6 +356,7 @@ struct ibemu_qp {
 	 * to be answered with, not done again (IBA 9.4.5, 9.9.2.1). */
 	struct { uint32_t psn; bool valid; uint64_t orig; } atomic_done[IBEMU_MAX_RD_ATOM];
 	unsigned atomic_next;
+	struct ibemu_dtx dtx;	/* the direct path */
 };
 
 /* RDMA READ and the atomics: their responses carry data, and at most
@@ -454,9 +490,13 @@ void ibemu_ud_receive(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const
 uint64_t ibemu_now_us(void);
 /* Send what @qp's send queue holds that may go (post.c: UD; rc.c). */
 void ibemu_send_pending(struct ibemu_qp *qp);
-/* Queue a packet for the daemon (flushed by ibemu_flush). */
-bool ibemu_send_pkt(struct ibemu_context *ctx, const struct verbs_wire_pkt *hdr,
+/* Send a packet of @qp's: into the receiver's inbox when @qp has a
+ * grant (direct.c), else queued for the daemon (flushed by ibemu_flush). */
+bool ibemu_send_pkt(struct ibemu_qp *qp, const struct verbs_wire_pkt *hdr,
 		    const void *payload);
+/* direct.c: true when the packet went into the receiver's inbox. */
+bool ibemu_direct_send(struct ibemu_qp *qp, const struct verbs_wire_pkt *hdr,
+		       const void *payload);
 void ibemu_flush(struct ibemu_context *ctx);
 /* Tell the timer thread a deadline moved. */
 void ibemu_kick_timer(struct ibemu_context *ctx);

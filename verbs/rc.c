@@ -157,7 +157,7 @@ static bool send_request(struct ibemu_qp *qp, const struct ibemu_swqe *w,
 		h->opcode += OP_XRC_FIRST;
 		h->xrc_srqn = w->remote_srqn;
 	}
-	return ibemu_send_pkt(qp->ctx, h, payload);
+	return ibemu_send_pkt(qp, h, payload);
 }
 
 /* Packet @i of send WR @w on the wire: false when it does not take it
@@ -510,7 +510,7 @@ static void ack_packet(struct ibemu_qp *qp, unsigned opcode, uint32_t psn, unsig
 	h.psn = psn & PSN_MASK;
 	h.aeth = (uint32_t)syndrome << 24 | (qp->msn & PSN_MASK);
 	h.swap_add = orig;
-	ibemu_send_pkt(qp->ctx, &h, NULL);
+	ibemu_send_pkt(qp, &h, NULL);
 }
 
 static void send_ack(struct ibemu_qp *qp, uint32_t psn, unsigned syndrome)
@@ -556,7 +556,7 @@ static bool read_reply(struct ibemu_qp *qp, const struct verbs_wire_pkt *p)
 		h.len = (uint32_t)(p->dma_len - off < mtu ? p->dma_len - off : mtu);
 		h.aeth = (uint32_t)AETH_ACK << 24 | (qp->msn & PSN_MASK);
 		ibemu_dma_read(qp->ctx->payload, host + off, h.len);
-		ibemu_send_pkt(qp->ctx, &h, qp->ctx->payload);
+		ibemu_send_pkt(qp, &h, qp->ctx->payload);
 	}
 	return true;
 }

@@ -89,12 +89,16 @@ static void tx_resume(struct ibemu_context *ctx)
 		ibemu_send_pending(qp);
 }
 
-bool ibemu_send_pkt(struct ibemu_context *ctx, const struct verbs_wire_pkt *hdr,
+bool ibemu_send_pkt(struct ibemu_qp *qp, const struct verbs_wire_pkt *hdr,
 		    const void *payload)
 {
+	struct ibemu_context *ctx = qp->ctx;
 	size_t len = sizeof(*hdr) + hdr->len;
 	struct verbs_wire_pkt h = *hdr;
 	char *at;
+
+	if (ibemu_direct_send(qp, hdr, payload))
+		return true;
 
 	if (ctx->out_len + len > ctx->out_max)
 		ibemu_flush(ctx);
@@ -162,6 +166,8 @@ void ibemu_on_records(struct ibemu_context *ctx, const char *buf, ssize_t n)
 				on_packet(ctx, &p, buf + off + sizeof(p));
 		} else if (rec.type == VERBS_REC_CREDIT) {
 			credit = true;
+		} else if (rec.type == VERBS_REC_INBOX) {
+			ibemu_inbox_map(ctx);
 		} else if (rec.type == VERBS_REC_UPCALL &&
 			   rec.len >= sizeof(struct verbs_wire_upcall)) {
 			struct verbs_wire_upcall up;
@@ -226,11 +232,17 @@ static void *reader(void *arg)
  * the daemon is gone. */
 static bool wait_socket(struct ibemu_context *ctx, char *buf, int ms)
 {
-	struct pollfd p = { .fd = ctx->fast_data, .events = POLLIN };
+	struct verbs_inbox *ib = __atomic_load_n(&ctx->inbox, __ATOMIC_ACQUIRE);
+	struct pollfd p[2] = { { .fd = ctx->fast_data, .events = POLLIN },
+			       { .fd = ib ? ctx->inbox_bell : -1, .events = POLLIN } };
+	uint64_t rung;
 	ssize_t n;
 
-	if (poll(&p, 1, ms) <= 0)
+	if (poll(p, 2, ms) <= 0)
 		return true;	/* timed out, or a signal */
+	/* A sender's bell (direct.c): the inbox has records. */
+	if (p[1].revents)	/* (or read by another look first) */
+		(void)!read(ctx->inbox_bell, &rung, sizeof(rung));
 	while ((n = recv(ctx->fast_data, buf, IN_MAX, MSG_DONTWAIT)) > 0) {
 		if (n == 1)
 			continue;	/* a wake-up */
@@ -253,6 +265,7 @@ static void *fast_reader(void *arg)
 	struct ibemu_context *ctx = arg;
 	char *buf = malloc(IN_MAX);
 	unsigned long polls = 0;
+	struct verbs_inbox *ib;
 	bool took;
 
 	while (buf && !ctx->stopping) {
@@ -274,11 +287,16 @@ static void *fast_reader(void *arg)
 		}
 		/* Sleep: say so, then look once more (the daemon may have
 		 * written before it saw the flag). */
+		ib = __atomic_load_n(&ctx->inbox, __ATOMIC_ACQUIRE);
 		__atomic_store_n(&ctx->ring->sleeping, 1, __ATOMIC_SEQ_CST);
+		if (ib)	/* senders of the direct path ring its bell */
+			__atomic_store_n(&ib->sleeping, 1, __ATOMIC_SEQ_CST);
 		if (verbs_ring_load(&ctx->ring->head) == __atomic_load_n(&ctx->ring->tail, __ATOMIC_SEQ_CST) &&
-		    !wait_socket(ctx, buf, -1))
+		    !ibemu_inbox_pending(ctx) && !wait_socket(ctx, buf, -1))
 			break;
 		__atomic_store_n(&ctx->ring->sleeping, 0, __ATOMIC_SEQ_CST);
+		if (ib)
+			__atomic_store_n(&ib->sleeping, 0, __ATOMIC_SEQ_CST);
 	}
 	free(buf);
 	return NULL;

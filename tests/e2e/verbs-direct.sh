@@ -1,0 +1,123 @@
+#!/bin/bash
+# The verbs direct path (docs/verbs.md "The direct path"): between two
+# attached CAs two switch hops apart (host1 = ibemu0, host3 = ibemu1),
+# packets go from one context's memory into the other's inbox past the
+# daemon, and the fabric stays the authority: the PMA counters of the
+# ports on the way count them exactly; a capture, a fault rule or a link
+# taken down in the middle of a stream takes the short way back at once
+# and sees, drops or stops what follows, with nothing lost or reordered
+# (every byte checked in order); IBEMU_DIRECT=0 keeps to the daemon.
+. "$(dirname "$0")/lib.sh"
+export IBEMU W="$WORK" RC_TOOL="$TOOLS/verbs_rc"
+
+cat >"$WORK/direct.sh" <<'SCRIPT'
+set -u
+. "$INSIDE"
+direct() { "$IBEMU" ctl status --json | sed -n 's/.*"verbs_direct_packets" *: *\([0-9]*\).*/\1/p'; }
+grown() { [ "$(direct)" -gt "$1" ]; }
+L2=$(ibswitches | awk '/leaf switch 2/ {for (i = 1; i <= NF; i++) if ($i == "lid") print $(i + 1)}')
+L3=$(ibstat ibemu1 1 | awk '/Base lid/ {print $3}')
+count() { perfquery -x "$L2" 1 | awk -F. '/^'"$1"':/ {print $NF}'; }
+
+ibv_rc_pingpong -n 1000 -c -p 18611 -d ibemu1 >"$W/srv" 2>&1 &
+s=$!
+wait_listen 18611
+ibv_rc_pingpong -n 1000 -c -p 18611 -d ibemu0 localhost >"$W/cli" 2>&1
+c=$?
+wait $s
+echo "rc_pingpong: client $c server $?"
+echo "rc_pingpong direct: $(direct)"
+ibv_rc_pingpong -e -n 1000 -c -p 18612 -d ibemu1 >"$W/srv" 2>&1 &
+s=$!
+wait_listen 18612
+d0=$(direct)
+ibv_rc_pingpong -e -n 1000 -c -p 18612 -d ibemu0 localhost >"$W/cli" 2>&1
+c=$?
+wait $s
+echo "rc_pingpong -e: client $c server $?"
+echo "rc_pingpong -e direct: $(( $(direct) - d0 ))"
+
+# Exactly what the stream sends, on the port that delivers to host3.
+d0=$(count PortXmitData) p0=$(count PortXmitPkts) x0=$(direct)
+"$RC_TOOL" ibemu0 ibemu1 stream 10 4096 14
+echo "leaf2/1 xmit: $(( $(count PortXmitData) - d0 )) words $(( $(count PortXmitPkts) - p0 )) packets"
+echo "stream direct: $(( $(direct) - x0 ))"
+"$RC_TOOL" ibemu0 ibemu1 ud 200 0 | sed 's/^/direct ud: /'
+
+# A capture started in the middle of a stream sees the rest of it.
+x0=$(direct)
+"$RC_TOOL" ibemu0 ibemu1 stream 4000 4096 14 >"$W/s1" &
+st=$!
+wait_until grown "$x0"
+"$IBEMU" ctl capture start "$W/mid.pcap" >/dev/null
+x1=$(direct)
+wait $st
+"$IBEMU" ctl capture stop | sed 's/^/capture: /'
+sed 's/^/capture stream: /' "$W/s1"
+echo "direct during the capture: $(( $(direct) - x1 ))"
+echo "tshark RC packets: $(tshark -r "$W/mid.pcap" 2>/dev/null | grep -c 'RC ')"
+
+# A drop rule added in the middle of a stream drops from then on, until
+# it goes: RC delivers every message, in order, by retransmission.
+hits() { "$IBEMU" ctl fault list | grep -q 'hits [1-9]'; }
+x0=$(direct)
+"$RC_TOOL" ibemu0 ibemu1 stream 100000 1024 14 >"$W/s2" &
+st=$!
+wait_until grown "$x0"
+"$IBEMU" ctl fault add drop --class data --node leaf2 --dlid "$L3" --prob 0.3 >/dev/null
+wait_until hits
+"$IBEMU" ctl fault list | sed 's/^/rule: /'
+"$IBEMU" ctl fault del 1 >/dev/null
+x1=$(direct)
+wait $st
+sed 's/^/rule stream: /' "$W/s2"
+echo "direct after the rule went: $(( $(direct) - x1 ))"
+
+# The only link to host3 goes down in the middle of a stream: it stops.
+x0=$(direct)
+"$RC_TOOL" ibemu0 ibemu1 stream 100000 4096 14 >"$W/s3" &
+st=$!
+wait_until grown "$x0"
+"$IBEMU" ctl link down host3/1 >/dev/null
+wait $st
+sed 's/^/link stream: /' "$W/s3"
+SCRIPT
+# at_least WHAT MIN TEXT: the number the script said after "WHAT: " is
+# MIN or more (TEXT, with N for it, is the check's name)
+at_least() {
+	local n
+	n=$(sed -n "s/^$1: \([0-9]*\)\$/\1/p" "$WORK/out")
+	[ -n "$n" ] && [ "$n" -ge "$2" ] && pass "${3//N/$n}" ||
+		fail "${3//N/${n:-no}} (want $2 or more)"
+}
+
+ibemu_run -c -a host1 -a host3 -- bash "$WORK/direct.sh"
+expect_rc 0 "the run"
+expect_line "rc_pingpong: client 0 server 0" "ibv_rc_pingpong, data checked"
+at_least "rc_pingpong direct" 2000 "its N packets went the direct path (2000 messages and more)"
+expect_line "rc_pingpong -e: client 0 server 0" "ibv_rc_pingpong -e (completion channels)"
+at_least "rc_pingpong -e direct" 2000 "and -e's N packets too: senders ring a sleeping reader"
+# 10 messages of 4096 bytes at MTU 1024: 40 packets of 8+12+1024+4+2 bytes,
+# 263 words each (IBA 7.7, 9.2).
+expect_line "leaf2/1 xmit: 10520 words 40 packets" \
+	"perfquery on the switch port to host3: exactly the stream's packets and words"
+at_least "stream direct" 40 "which went the direct path (N packets with the ACKs)"
+expect_line "direct ud: ud sent 200 received 200" "UD the direct way: nothing lost"
+expect_line "capture stream: stream 4000 ok" "a capture started mid-stream: every message, in order"
+expect_line "direct during the capture: 0" "no packet went past the capture"
+at_least "tshark RC packets" 1 "tshark reads the rest of the stream from the capture (N RC packets)"
+expect_match "^rule: 1 drop .*hits [1-9]" "a drop rule added mid-stream drops its packets"
+expect_line "rule stream: stream 100000 ok" "RC delivers all, in order, data checked"
+at_least "direct after the rule went" 1 "once the rule is gone the stream goes the direct way again (N)"
+expect_match "^link stream: stream: message [0-9]*: transport retry counter exceeded" \
+	"a link down mid-stream stops it"
+
+# IBEMU_DIRECT=0: the daemon carries everything.
+cat >"$WORK/off.sh" <<'SCRIPT'
+"$RC_TOOL" ibemu0 ibemu1 stream 100 4096 14
+"$IBEMU" ctl status --json | sed -n 's/.*"verbs_direct_packets" *: *\([0-9]*\).*/off: \1 direct/p'
+SCRIPT
+IBEMU_DIRECT=0 ibemu_run -c -a host1 -a host3 -- bash "$WORK/off.sh"
+expect_line "stream 100 ok" "IBEMU_DIRECT=0: the stream"
+expect_line "off: 0 direct" "went through the daemon"
+finish
