@@ -88,6 +88,7 @@ struct ibemu_context {
 	pthread_t reader, timer, fast_reader;
 	bool threads;
 	pthread_cond_t timer_cond;	/* with lock: a deadline changed */
+	uint64_t timer_until_us;	/* when the timer wakes; 0: not before told */
 	bool stopping;
 };
 
@@ -498,8 +499,8 @@ bool ibemu_send_pkt(struct ibemu_qp *qp, const struct verbs_wire_pkt *hdr,
 bool ibemu_direct_send(struct ibemu_qp *qp, const struct verbs_wire_pkt *hdr,
 		       const void *payload);
 void ibemu_flush(struct ibemu_context *ctx);
-/* Tell the timer thread a deadline moved. */
-void ibemu_kick_timer(struct ibemu_context *ctx);
+/* A deadline at @when_us was set: the timer thread hears of it if need be. */
+void ibemu_timer_at(struct ibemu_context *ctx, uint64_t when_us);
 int ibemu_threads_start(struct ibemu_context *ctx);
 void ibemu_threads_stop(struct ibemu_context *ctx);
 /* The daemon's QP numbers (VERBS_IOC_QP_*). */

@@ -142,7 +142,7 @@ static void progress(struct ibemu_qp *qp)
 	qp->rnr_left = qp->rnr_retry;
 	qp->deadline_us = qp->sq_head != qp->sq_next && timeout_us(qp) ?
 			  ibemu_now_us() + timeout_us(qp) : 0;
-	ibemu_kick_timer(qp->ctx);
+	ibemu_timer_at(qp->ctx, qp->deadline_us);
 }
 
 /* A request on the wire: UC's and XRC's opcodes are RC's moved (IBA
@@ -352,7 +352,7 @@ void ibemu_rc_send_pending(struct ibemu_qp *qp)
 		return;
 	if (was_idle && qp->sq_head != qp->sq_next) {
 		qp->deadline_us = timeout_us(qp) ? ibemu_now_us() + timeout_us(qp) : 0;
-		ibemu_kick_timer(qp->ctx);
+		ibemu_timer_at(qp->ctx, qp->deadline_us);
 	}
 }
 
@@ -468,7 +468,7 @@ static void acknowledge(struct ibemu_qp *qp, const struct verbs_wire_pkt *p)
 			qp->rnr_left--;
 		qp->deadline_us = 0;
 		qp->rnr_until_us = ibemu_now_us() + rnr_us[syn & 0x1f];
-		ibemu_kick_timer(qp->ctx);
+		ibemu_timer_at(qp->ctx, qp->rnr_until_us);
 		return;
 	case 0x60:	/* NAK */
 		ack_upto(qp, p->psn, false);
