@@ -178,9 +178,11 @@ bool ibemu_direct_send(struct ibemu_qp *qp, const struct verbs_wire_pkt *h, cons
 	if (!d->sub && !ask_grant(qp, h))
 		return false;
 	if (!same_way(&d->key, h)) {
-		/* Another destination (UD): through the daemon from here. */
+		/* Another destination (UD): through the daemon from here,
+		 * and no question a packet for a QP that sends to many. */
 		d->sub = NULL;
 		d->peer = NULL;
+		refused(d);
 		return false;
 	}
 	s = d->sub;

@@ -10,23 +10,30 @@
  * And what pinned pages do for the HCA's DMA: a page its owner unmaps (or
  * write-protects) after registering stays pinned, and the HCA still writes
  * to it or reads from it, unseen by the process. Here the pages are the
- * process's own, so the copies go through process_vm_writev/readv on
- * ourselves, which say EFAULT where memcpy would raise SIGSEGV in the
- * provider's thread: what would be written is dropped, what would be read
- * is zeros.
+ * process's own, so a copy that meets such a page must end without the
+ * SIGSEGV that would kill the process: the copies are plain ones under a
+ * guard, a SIGSEGV/SIGBUS handler that ends a copy of ours that faulted
+ * (siglongjmp) and hands every other fault to the handler that was there
+ * before (or to the default action, as if we were not there). What would
+ * be written is dropped, what would be read is zeros. (The copies went
+ * through process_vm_writev/readv on ourselves before, which say EFAULT
+ * instead: two system calls a packet, and three quarters of the CPU of a
+ * qperf rc_bw: 1.3 GB/s, 4.9 GB/s with the guard.) A program that puts
+ * its own SIGSEGV handler in after ours gets such a fault itself.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "verbs/provider.h"
@@ -116,27 +123,68 @@ void ibemu_unpin(uint64_t pages)
 	pthread_mutex_unlock(&pin_lock);
 }
 
-/* Where the system call is refused (a seccomp profile without it: ENOSYS,
- * EPERM), the copy is a plain one: the data must not be lost for it. */
+/* The copy of this thread that runs under the guard, or NULL. */
+static __thread sigjmp_buf *dma_guard;
+static struct sigaction prev_segv, prev_bus;
+static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+	const struct sigaction *prev = sig == SIGBUS ? &prev_bus : &prev_segv;
+
+	if (dma_guard)
+		siglongjmp(*dma_guard, 1);
+	/* Not ours: as if we were not there. */
+	if (prev->sa_flags & SA_SIGINFO)
+		prev->sa_sigaction(sig, si, uc);
+	else if (prev->sa_handler == SIG_DFL || prev->sa_handler == SIG_IGN)
+		sigaction(sig, prev, NULL);	/* the fault comes again, to it */
+	else
+		prev->sa_handler(sig);
+}
+
+static void guard_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_fault;
+	/* NODEFER and an empty mask: jumping out leaves the mask as it was,
+	 * so sigsetjmp need not save it (a system call a copy). */
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, &prev_segv);
+	sigaction(SIGBUS, &sa, &prev_bus);
+}
+
+/* memcpy under the guard: false when a page faulted. */
+static bool guarded_copy(void *dst, const void *src, size_t len)
+{
+	sigjmp_buf jb;
+
+	pthread_once(&guard_once, guard_install);
+	if (sigsetjmp(jb, 0)) {
+		dma_guard = NULL;
+		return false;
+	}
+	dma_guard = &jb;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);	/* set before the copy */
+	memcpy(dst, src, len);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	dma_guard = NULL;
+	return true;
+}
+
 void ibemu_dma_write(void *dst, const void *src, size_t len)
 {
-	struct iovec from = { (void *)src, len }, to = { dst, len };
-
-	if (len && process_vm_writev(getpid(), &from, 1, &to, 1, 0) < 0 && errno != EFAULT)
-		memcpy(dst, src, len);
+	if (len)
+		(void)guarded_copy(dst, src, len);	/* a fault drops it */
 }
 
 void ibemu_dma_read(void *dst, const void *src, size_t len)
 {
-	struct iovec from = { (void *)src, len }, to = { dst, len };
-	ssize_t n = len ? process_vm_readv(getpid(), &to, 1, &from, 1, 0) : 0;
-
-	if (n < 0 && errno != EFAULT) {
-		memcpy(dst, src, len);
-		return;
-	}
-	if (n < (ssize_t)len)
-		memset((char *)dst + (n > 0 ? n : 0), 0, len - (size_t)(n > 0 ? n : 0));
+	if (len && !guarded_copy(dst, src, len))
+		memset(dst, 0, len);
 }
 
 bool ibemu_dma_mapped(const void *p, size_t len)

@@ -43,6 +43,13 @@ d0=$(count PortXmitData) p0=$(count PortXmitPkts) x0=$(direct)
 echo "leaf2/1 xmit: $(( $(count PortXmitData) - d0 )) words $(( $(count PortXmitPkts) - p0 )) packets"
 echo "stream direct: $(( $(direct) - x0 ))"
 "$RC_TOOL" ibemu0 ibemu1 ud 200 0 | sed 's/^/direct ud: /'
+# The provider's copies run under a fault guard (verbs/pin.c): the
+# program's own faults stay its own.
+ulimit -c 0
+"$RC_TOOL" ibemu0 ibemu1 segv 2>/dev/null
+echo "segv: status $?"
+"$RC_TOOL" ibemu0 ibemu1 segv handler
+echo "segv handler: status $?"
 
 # Streams that run until stopped (every message checked as it comes: a
 # wrong one ends it with a line saying which), so that what follows
@@ -116,6 +123,9 @@ expect_line "leaf2/1 xmit: 10520 words 40 packets" \
 	"perfquery on the switch port to host3: exactly the stream's packets and words"
 at_least "stream direct" 40 "which went the direct path (N packets with the ACKs)"
 expect_line "direct ud: ud sent 200 received 200" "UD the direct way: nothing lost"
+expect_line "segv: status 139" "a program's own fault after our copies: killed by SIGSEGV, as without us"
+expect_line "own handler: SIGSEGV" "a handler the program put in before: it gets the fault"
+expect_line "segv handler: status 3" "and ends the program as it says"
 expect_no_line "capture stream: " "a capture started mid-stream: every message in order, data checked"
 expect_line "direct during the capture: 0" "no packet went past the capture"
 at_least "direct after the capture" 1 "once it stops, the direct way again (N)"

@@ -31,6 +31,12 @@
  *       receiver, whose next receive WR takes the next message; an RDMA
  *       READ is refused at post (EINVAL); the RC attributes are refused
  *       at modify (EINVAL): "NAME ok" each
+ *   verbs_rc A B segv [handler]
+ *       a message through (the provider's copies run under its fault
+ *       guard), then a fault of the program's own: it must end as
+ *       without the provider (killed by SIGSEGV), or, with "handler"
+ *       (installed before the devices open), in that handler, which
+ *       says "own handler: SIGSEGV" and exits 3
  *   verbs_rc A B ud N PKEY_INDEX
  *       N UD SENDs of 256 bytes from A with the P_Key at PKEY_INDEX,
  *       then waits for the receives at B for a second:
@@ -41,11 +47,14 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <sys/mman.h>
 
@@ -768,6 +777,26 @@ static int ud(struct end *a, struct end *b, int n, int pkey_index)
 	return 0;
 }
 
+static void own_handler(int sig)
+{
+	static const char say[] = "own handler: SIGSEGV\n";
+
+	if (sig == SIGSEGV && write(1, say, sizeof(say) - 1) < 0)
+		_exit(4);
+	_exit(3);
+}
+
+static int segv(struct end *a, struct end *b)
+{
+	int *volatile bad = (int *)(uintptr_t)8;
+
+	if (stream(a, b, 1, 8192, 14))
+		return 1;
+	*bad = 1;	/* the program's own fault */
+	printf("segv: the fault went unseen\n");
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	struct end a = { 0 }, b = { 0 };
@@ -777,9 +806,11 @@ int main(int argc, char **argv)
 	use_ex = !strcmp(mode, "ops-ex");
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: verbs_rc A B ops|ops-ex|uc|rnr|stream N SIZE TIMEOUT|channels N|retry TIMEOUT RETRY|ud N PKEY_INDEX\n");
+		fprintf(stderr, "usage: verbs_rc A B ops|ops-ex|uc|rnr|segv [handler]|stream N SIZE TIMEOUT|channels N|retry TIMEOUT RETRY|ud N PKEY_INDEX\n");
 		return 2;
 	}
+	if (!strcmp(mode, "segv") && argc == 5 && !strcmp(argv[4], "handler"))
+		signal(SIGSEGV, own_handler);
 	open_end(&a, argv[1], is_ud ? IBV_QPT_UD : is_uc ? IBV_QPT_UC : IBV_QPT_RC);
 	open_end(&b, argv[2], is_ud ? IBV_QPT_UD : is_uc ? IBV_QPT_UC : IBV_QPT_RC);
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -797,6 +828,8 @@ int main(int argc, char **argv)
 		return uc(&a, &b);
 	if (!strcmp(mode, "stream") && argc == 7)
 		return stream(&a, &b, atoi(argv[4]), (size_t)atoi(argv[5]), atoi(argv[6]));
+	if (!strcmp(mode, "segv"))
+		return segv(&a, &b);
 	if (!strcmp(mode, "channels") && argc == 5)
 		return channels(&a, &b, atoi(argv[4]));
 	if (!strcmp(mode, "retry") && argc == 6)

@@ -63,15 +63,16 @@ uint64_t ibemu_now_us(void)
 	return now_us;
 }
 
-void ibemu_kick_timer(struct ibemu_context *ctx)
+void ibemu_timer_at(struct ibemu_context *ctx, uint64_t when_us)
 {
 	(void)ctx;
+	(void)when_us;
 }
 
-bool ibemu_send_pkt(struct ibemu_context *ctx, const struct verbs_wire_pkt *hdr,
+bool ibemu_send_pkt(struct ibemu_qp *qp, const struct verbs_wire_pkt *hdr,
 		    const void *payload)
 {
-	struct side *s = side_of_ctx(ctx);
+	struct side *s = side_of_ctx(qp->ctx);
 	struct sent *p;
 
 	assert_true(s->nwire < WIRE_MAX);
