@@ -257,11 +257,33 @@ int ibemu_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
  * until the next ibv_req_notify_cq (IBA 11.4.2.4). */
 static void notify(struct ibemu_cq *cq)
 {
+	struct ibemu_context *ctx = to_ctx(cq->cq.context);
 	uint64_t handle = (uint64_t)(uintptr_t)&cq->cq;
 
 	cq->armed = false;
-	if (cq->chan_fd >= 0)
-		(void)!send(cq->chan_fd, &handle, sizeof(handle), MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (cq->chan_fd < 0)
+		return;
+	/* The reader sends it once it has let the lock go (thread.c). */
+	if (ctx->defer_events && ctx->n_due < IBEMU_EVENTS_DUE) {
+		ctx->due[ctx->n_due].fd = cq->chan_fd;
+		ctx->due[ctx->n_due++].handle = handle;
+		return;
+	}
+	(void)!send(cq->chan_fd, &handle, sizeof(handle), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+void ibemu_unlock_events(struct ibemu_context *ctx)
+{
+	struct ibemu_event_due due[IBEMU_EVENTS_DUE];
+	unsigned i, n = ctx->n_due;
+
+	memcpy(due, ctx->due, sizeof(due[0]) * n);
+	ctx->n_due = 0;
+	ctx->defer_events = false;
+	pthread_mutex_unlock(&ctx->lock);
+	for (i = 0; i < n; i++)
+		(void)!send(due[i].fd, &due[i].handle, sizeof(due[i].handle),
+			    MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 void ibemu_cq_add(struct ibemu_cq *cq, const struct ibv_wc *wc, bool solicited)

@@ -30,6 +30,10 @@
 /* GIDs a port has (GUIDCap; ibemu_port's gid_tbl_len). */
 #define IBEMU_GID_TBL_LEN	8
 
+/* As many completion events as a reader's look defers (cq.c); past
+ * them they go at once. */
+#define IBEMU_EVENTS_DUE	16
+
 struct ibemu_device {
 	struct verbs_device vdev;	/* first: libibverbs frees through it */
 };
@@ -87,6 +91,14 @@ struct ibemu_context {
 	/* Threads (thread.c); fast_reader reads fast_data. */
 	pthread_t reader, timer, fast_reader;
 	bool threads;
+	/* Completion events the reader sends once it let the lock go (a
+	 * program woken by one would wait for the lock at once), under lock. */
+	bool defer_events;
+	unsigned n_due;
+	struct ibemu_event_due {
+		int fd;
+		uint64_t handle;
+	} due[IBEMU_EVENTS_DUE];
 	pthread_cond_t timer_cond;	/* with lock: a deadline changed */
 	uint64_t timer_until_us;	/* when the timer wakes; 0: not before told */
 	bool stopping;
@@ -218,6 +230,9 @@ struct ibv_cq_ex *ibemu_create_cq_ex(struct ibv_context *context,
 bool ibemu_cq_take(struct ibemu_cq *cq, struct ibv_wc *wc);
 /* Add a completion (under ctx->lock); @solicited: the SE bit came. */
 void ibemu_cq_add(struct ibemu_cq *cq, const struct ibv_wc *wc, bool solicited);
+/* Unlock ctx->lock, then send the events deferred meanwhile (a reader
+ * that set defer_events under it). */
+void ibemu_unlock_events(struct ibemu_context *ctx);
 /* Make a completion channel for the upcall @up (reader thread). */
 int ibemu_chan_make(struct ibemu_context *ctx, const struct verbs_wire_upcall *up);
 void ibemu_chans_free(struct ibemu_context *ctx);

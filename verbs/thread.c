@@ -286,8 +286,9 @@ static void *fast_reader(void *arg)
 			continue;
 		}
 		pthread_mutex_lock(&ctx->lock);
+		ctx->defer_events = true;
 		took = ibemu_ring_take(ctx);
-		pthread_mutex_unlock(&ctx->lock);
+		ibemu_unlock_events(ctx);
 		if (took) {
 			took_us = ibemu_now_us();
 			continue;
