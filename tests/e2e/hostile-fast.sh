@@ -53,7 +53,7 @@ expect_line "vfork: the parent's fd works after the child closed its copy (fast)
 # from outside the run (it has a pid namespace of its own).
 cat >"$WORK/raw.py" <<'PY'
 import array, mmap, os, socket, struct, subprocess, sys, time
-from fast_proto import ATTACH, OPEN, REQ, RING, SLOT, VRING, ask, chan
+from fast_proto import ATTACH, OPEN, REQ, RING, SLOT, VDIRECT, VINBOX, VRING, ask, chan
 work = sys.argv[1]
 def step(name):
     open(os.path.join(work, name), "w").close()
@@ -77,6 +77,12 @@ ret, vdata = ask(v, OPEN, 2, b"infiniband_verbs/uverbs0/ibemu_cmd")
 ret, ring = ask(v, VRING)
 print("verbs ring: ret %d, memfd %s" % (ret, ring is not None))
 resize("ring", ring, 1 << 22)
+# The direct path's requests (lib/verbs_inbox.h) with what no provider sends.
+print("vdirect short: %d" % ask(v, VDIRECT, 0, b"abc")[0])
+print("vdirect garbage: %d" % ask(v, VDIRECT, 0, b"\xff" * 256)[0])
+print("vinbox none: %d %d" % (ask(v, VINBOX, 0, struct.pack("=Q", 0))[0],
+                              ask(v, VINBOX, 1, struct.pack("=Q", 999))[0]))
+print("vinbox bad: %d" % ask(v, VINBOX, 7, struct.pack("=Q", 0))[0])
 m = mmap.mmap(memfd, 4096)
 m[0:4] = struct.pack("=I", 1)
 s.send(struct.pack(REQ, 1, RING, 0, 0, 0))
@@ -111,6 +117,10 @@ expect_line "slot grow: Operation not permitted" "nor grow"
 expect_line "verbs ring: ret 0, memfd True" "a verbs context's ring, by FAST_VRING"
 expect_line "ring shrink: Operation not permitted" "its memfd cannot shrink (sealed)"
 expect_line "ring grow: Operation not permitted" "nor grow"
+expect_line "vdirect short: -22" "FAST_VDIRECT with less than a packet header: EINVAL"
+expect_line "vdirect garbage: -11" "with a header no context may send: EAGAIN (through the daemon)"
+expect_line "vinbox none: -2 -2" "FAST_VINBOX of no inbox, of another's it was not given: ENOENT"
+expect_line "vinbox bad: -22" "FAST_VINBOX of neither the memfd nor the eventfd: EINVAL"
 expect_line "ctl status after the ring: rc 0" "the emulator answers after the client rang"
 [ "$after" = "$before" ] && pass "1,000 requests with two fds each: the emulator's fds $before -> $after" ||
 	fail "the emulator's fds went $before -> $after"
