@@ -9,6 +9,7 @@
 # (every byte checked in order); IBEMU_DIRECT=0 keeps to the daemon.
 . "$(dirname "$0")/lib.sh"
 export IBEMU W="$WORK" RC_TOOL="$TOOLS/verbs_rc"
+unset IBEMU_FAST_PATH	# the direct path stands on the fast path (the sanitizer pass turns it off)
 
 cat >"$WORK/direct.sh" <<'SCRIPT'
 set -u
