@@ -102,8 +102,10 @@ yields=$(awk '$NF == "sched_yield" { print $4 }' "$WORK/log")
 # The data path over the fast socket (docs/verbs.md "The fast path"):
 # packets out as FAST_WRITE requests (sendmsg), in through the receive
 # ring that the polling client reads itself: no VERBS_IOC_SEND ioctl and
-# no read of the FUSE file per packet. With the fast path off, the FUSE
-# file carries them (its ioctls).
+# no read of the FUSE file per packet. With the direct path ("The direct
+# path") not even that: the packets go into the peer's inbox, no system
+# call each way. With the fast path off, the FUSE file carries them (its
+# ioctls).
 cat >"$WORK/dp.sh" <<'SH'
 ibv_ud_pingpong -d ibemu1 -p 18608 -n 200 >/dev/null 2>&1 &
 n=0; until ss -ltn "sport = :18608" | grep -q LISTEN || [ $n -ge 400 ]; do n=$((n + 1)); timeout 0.05 tail -f /dev/null; done
@@ -111,14 +113,23 @@ strace -f -c -e trace=ioctl,sendmsg,read -o "$W/dp.strace" ibv_ud_pingpong -d ib
 wait
 awk '$NF ~ /^(ioctl|sendmsg|read)$/ { print "calls", $NF, $4 }' "$W/dp.strace"
 SH
-for mode in 1 0; do
-	IBEMU_FAST_PATH=$mode ibemu_run --configured -a host1 -a host3 -- env W="$WORK" bash "$WORK/dp.sh"
+for mode in direct 1 0; do
+	if [ $mode = direct ]; then
+		IBEMU_FAST_PATH=1 ibemu_run --configured -a host1 -a host3 -- env W="$WORK" bash "$WORK/dp.sh"
+	else
+		IBEMU_DIRECT=0 IBEMU_FAST_PATH=$mode ibemu_run --configured -a host1 -a host3 -- \
+			env W="$WORK" bash "$WORK/dp.sh"
+	fi
 	expect_match "^200 iters in" "ibv_ud_pingpong, fast path $mode"
 	ioc=$(awk '$2 == "ioctl" { print $3 }' "$WORK/out"); snd=$(awk '$2 == "sendmsg" { print $3 }' "$WORK/out")
-	if [ $mode = 1 ]; then
+	if [ $mode = direct ]; then
+		[ "${snd:-0}" -lt 50 ] && [ "${ioc:-0}" -lt 20 ] &&
+			pass "direct path: ${snd:-0} sendmsg, ${ioc:-0} ioctls for 200 packets out" ||
+			fail "direct path: '$snd' sendmsg, '$ioc' ioctls for 200 packets out"
+	elif [ $mode = 1 ]; then
 		[ "${snd:-0}" -ge 200 ] && [ "${ioc:-0}" -lt 20 ] &&
-			pass "fast path: $snd sendmsg, ${ioc:-0} ioctls for 200 packets out" ||
-			fail "fast path: '$snd' sendmsg, '$ioc' ioctls"
+			pass "fast path, IBEMU_DIRECT=0: $snd sendmsg, ${ioc:-0} ioctls for 200 packets out" ||
+			fail "fast path, IBEMU_DIRECT=0: '$snd' sendmsg, '$ioc' ioctls"
 	else
 		[ "${ioc:-0}" -ge 200 ] && pass "FUSE only: $ioc ioctls for 200 packets out" ||
 			fail "FUSE only: '$ioc' ioctls"
