@@ -76,7 +76,10 @@ cm_listening() { ibemu ctl status | grep -q "listening on $1"; }
 wait_until cm_listening 10.1.0.6:7174
 timeout 60 rping -c -a host4 -C 10 -V >"$W/rp.cli" 2>&1
 c=$?; wait $srv
-echo "rping: client rc $c server rc $?"
+s=$?
+echo "rping: client rc $c server rc $s"
+# Why, when it failed: what each said last.
+[ $c$s = 00 ] || { tail -5 "$W/rp.cli" | sed 's/^/rping client: /'; tail -5 "$W/rp.srv" | sed 's/^/rping server: /'; }
 timeout 60 ssh host2 "UCX_LOG_LEVEL=info ucx_perftest -t tag_lat -n 2000" >"$W/ucx.srv" 2>&1 &
 srv=$!
 wait_on host2 13337
