@@ -31,9 +31,6 @@
 #include "lib/verbs_inbox.h"
 #include "verbs/provider.h"
 
-/* Inboxes of other contexts a context maps at once: one per receiving
- * context it talks to the short way (2 MiB of address space each). */
-#define PEERS_MAX		32
 /* After a refusal, the QP asks again no sooner than this (and twice as
  * late after each further one, to REFUSED_MAX_US): what it sends
  * meanwhile goes through the daemon. */
@@ -82,14 +79,14 @@ static struct ibemu_peer *peer_of(struct ibemu_context *ctx, uint64_t id)
 	unsigned i;
 	void *m;
 
-	for (i = 0; i < PEERS_MAX; i++) {
+	for (i = 0; i < IBEMU_PEERS_MAX; i++) {
 		p = &ctx->peers[i];
 		if (p->id == id)
 			return p;
 		if (!free_one && !p->id)
 			free_one = p;
 	}
-	for (i = 0; !free_one && i < PEERS_MAX; i++) {
+	for (i = 0; !free_one && i < IBEMU_PEERS_MAX; i++) {
 		p = &ctx->peers[i];
 		for (qp = ctx->qps; qp && qp->dtx.peer != p; qp = qp->next)
 			;
@@ -314,7 +311,7 @@ void ibemu_direct_close(struct ibemu_context *ctx)
 {
 	unsigned i;
 
-	for (i = 0; i < PEERS_MAX; i++)
+	for (i = 0; i < IBEMU_PEERS_MAX; i++)
 		if (ctx->peers[i].id) {
 			munmap(ctx->peers[i].map, VERBS_INBOX_BYTES);
 			close(ctx->peers[i].bell);

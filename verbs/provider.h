@@ -33,6 +33,10 @@
 /* As many completion events as a reader's look defers (cq.c); past
  * them they go at once. */
 #define IBEMU_EVENTS_DUE	16
+/* Inboxes of other contexts a context maps at once (direct.c): one per
+ * receiving context it talks to the short way, 2 MiB of address space
+ * each; past them it takes over one no QP writes to, or the daemon's way. */
+#define IBEMU_PEERS_MAX		32
 
 struct ibemu_device {
 	struct verbs_device vdev;	/* first: libibverbs frees through it */
@@ -87,7 +91,7 @@ struct ibemu_context {
 		uint64_t id;		/* the daemon's; 0: a free slot */
 		struct verbs_inbox *map;
 		int bell;
-	} peers[32];
+	} peers[IBEMU_PEERS_MAX];
 	/* Threads (thread.c); fast_reader reads fast_data. */
 	pthread_t reader, timer, fast_reader;
 	bool threads;
