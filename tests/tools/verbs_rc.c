@@ -31,10 +31,11 @@
  *       receiver, whose next receive WR takes the next message; an RDMA
  *       READ is refused at post (EINVAL); the RC attributes are refused
  *       at modify (EINVAL): "NAME ok" each
- *   verbs_rc A B segv [handler]
+ *   verbs_rc A B segv [handler|bare]
  *       a message through (the provider's copies run under its fault
  *       guard), then a fault of the program's own: it must end as
- *       without the provider (killed by SIGSEGV), or, with "handler"
+ *       without the provider ("bare": the same fault before any device
+ *       is open: killed by SIGSEGV, or by a sanitizer), or, with "handler"
  *       (installed before the devices open), in that handler, which
  *       says "own handler: SIGSEGV" and exits 3
  *   verbs_rc A B ud N PKEY_INDEX
@@ -806,11 +807,16 @@ int main(int argc, char **argv)
 	use_ex = !strcmp(mode, "ops-ex");
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: verbs_rc A B ops|ops-ex|uc|rnr|segv [handler]|stream N SIZE TIMEOUT|channels N|retry TIMEOUT RETRY|ud N PKEY_INDEX\n");
+		fprintf(stderr, "usage: verbs_rc A B ops|ops-ex|uc|rnr|segv [handler|bare]|stream N SIZE TIMEOUT|channels N|retry TIMEOUT RETRY|ud N PKEY_INDEX\n");
 		return 2;
 	}
 	if (!strcmp(mode, "segv") && argc == 5 && !strcmp(argv[4], "handler"))
 		signal(SIGSEGV, own_handler);
+	if (!strcmp(mode, "segv") && argc == 5 && !strcmp(argv[4], "bare")) {
+		int *volatile bad = (int *)(uintptr_t)8;
+
+		*bad = 1;	/* the same fault with no device open: how it ends */
+	}
 	open_end(&a, argv[1], is_ud ? IBV_QPT_UD : is_uc ? IBV_QPT_UC : IBV_QPT_RC);
 	open_end(&b, argv[2], is_ud ? IBV_QPT_UD : is_uc ? IBV_QPT_UC : IBV_QPT_RC);
 	setvbuf(stdout, NULL, _IOLBF, 0);
