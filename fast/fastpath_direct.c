@@ -99,12 +99,16 @@ static void take_back(struct direct_inbox *ib, struct direct_sub *s)
 		__atomic_store_n(&m->grant, 0, __ATOMIC_SEQ_CST);
 		s->grant = 0;
 		/* A sender that read the grant before we wrote it is
-		 * writing: let it finish (a closed one never will). */
-		while (s->from && __atomic_load_n(&m->busy, __ATOMIC_SEQ_CST)) {
+		 * writing: let it finish (a closed one never will). One
+		 * that stays busy (stopped there, or hostile) is waited for
+		 * once, and gets no grant again. */
+		while (s->from && !s->from->direct_stuck &&
+		       __atomic_load_n(&m->busy, __ATOMIC_SEQ_CST)) {
 			if (g_get_monotonic_time() > until) {
 				g_warning("verbs direct path: a sender stayed in the middle of a write "
-					  "for %d ms (stopped?): going on without it",
-					  BUSY_WAIT_US / 1000);
+					  "for %d ms (stopped?): going on without it, and it gets "
+					  "no grant again", BUSY_WAIT_US / 1000);
+				s->from->direct_stuck = true;
 				break;
 			}
 			sched_yield();
@@ -249,7 +253,8 @@ int64_t fast_direct_grant(struct fast_verbs *fv, const uint8_t *payload, size_t 
 		fabric = uverbs_ctx_fabric(fv->ctx);
 		fabric->shortcut = (struct fabric_shortcut){ revoke_all, sync_all, NULL };
 	}
-	if ((why = uverbs_direct_route(fv->ctx, &w, &r)))
+	why = "it stayed in the middle of a write once";
+	if (fv->direct_stuck || (why = uverbs_direct_route(fv->ctx, &w, &r)))
 		goto not_now;
 	to = uverbs_ctx_owner(r.to);
 	why = "the receiver has no ring, or has not read all it holds";

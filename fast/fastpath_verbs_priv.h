@@ -25,6 +25,7 @@ struct fast_verbs {
 	uint64_t head;			/* ours of ring->head */
 	guint in_watch;			/* the provider's wake-ups (ring) */
 	struct direct_inbox *inbox;	/* where senders write for it, or NULL */
+	bool direct_stuck;		/* stayed busy past a grant's end: no more */
 };
 
 /* fastpath_direct.c: the file closes; the direct paths to and from it go. */
