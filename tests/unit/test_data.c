@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "fabric/configure.h"
+#include "fabric/pma.h"
 #include "fabric/port.h"
 #include "lib/verbs_wire.h"
 #include "testfab.h"
@@ -146,6 +147,66 @@ static void test_rules(void **state)
 	assert_int_equal(leaf2->ports[7].counters.rcv_err + leaf2->ports[8].counters.rcv_err, 1);
 }
 
+/*
+ * The direct path's view of the engine (fabric_data_path): the way it
+ * names is the one fabric_send() takes (every port it names counts the
+ * packet it sends), and it refuses what the engine would drop.
+ */
+static void test_data_path(void **state)
+{
+	struct env *e = *state;
+	struct port *hops[8], *dest = NULL;
+	uint64_t before[8];
+	unsigned n = 0, i;
+
+	assert_null(fabric_data_path(e->f, e->from, e->to->lid, PKEY_DEFAULT, hops, 8, &n, &dest));
+	assert_ptr_equal(dest, e->to);
+	assert_int_equal(n, 3);		/* host1/1, leaf1 to leaf2, leaf2/1 */
+	assert_ptr_equal(hops[0], e->from);
+	assert_ptr_equal(hops[2], &fabric_find(e->f, "leaf2")->ports[1]);
+	for (i = 0; i < n; i++)
+		before[i] = hops[i]->counters.xmit_pkts;
+	send_data(e, 8, PKEY_DEFAULT);
+	assert_int_equal(e->got, 1);
+	for (i = 0; i < n; i++)
+		assert_int_equal(hops[i]->counters.xmit_pkts, before[i] + 1);
+	/* What the engine would drop. */
+	assert_string_equal(fabric_data_path(e->f, e->from, e->to->lid, 0x8005, hops, 8, &n, &dest),
+			    "P_Key not in the port's table");
+	assert_string_equal(fabric_data_path(e->f, e->from, 0x500, PKEY_DEFAULT, hops, 8, &n, &dest),
+			    "no LFT entry");
+	assert_string_equal(fabric_data_path(e->f, e->from, e->to->lid, PKEY_DEFAULT, hops, 2, &n,
+					     &dest), "hop limit");
+	port_set_state(e->to, PORT_INIT);
+	assert_string_equal(fabric_data_path(e->f, e->from, e->to->lid, PKEY_DEFAULT, hops, 8, &n,
+					     &dest), "port not active");
+}
+
+static unsigned revoked, synced;
+static void on_revoke(void *ctx) { (void)ctx; revoked++; }
+static void on_sync(void *ctx) { (void)ctx; synced++; }
+
+/* The shortcut hears of a port's change before it takes effect, and is
+ * asked for its counts before the PMA's are read; a rule makes the
+ * fabric not quiet. */
+static void test_shortcut_hooks(void **state)
+{
+	struct env *e = *state;
+	struct fault_rule *r = g_new(struct fault_rule, 1);
+	uint64_t v;
+
+	e->f->shortcut = (struct fabric_shortcut){ on_revoke, on_sync, NULL };
+	revoked = synced = 0;
+	assert_true(fabric_quiet(e->f));
+	port_set_state(e->to, PORT_INIT);
+	assert_true(revoked >= 1);
+	assert_true(pma_query(e->to, 0x0012, IB_PC_EXT_XMT_BYTES_F, &v));
+	assert_int_equal(synced, 1);
+	fault_rule_defaults(r);
+	fault_add(&e->f->faults, r);
+	assert_false(fabric_quiet(e->f));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -153,6 +214,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pkey_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_port_not_active, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_data_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shortcut_hooks, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
