@@ -123,8 +123,10 @@ void ibemu_unpin(uint64_t pages)
 	pthread_mutex_unlock(&pin_lock);
 }
 
-/* The copy of this thread that runs under the guard, or NULL. */
-static __thread sigjmp_buf *dma_guard;
+/* The copy of this thread that runs under the guard, or NULL. Static
+ * TLS: read in the handler, where a dlopened library's lazily made TLS
+ * block could call malloc (a thread's first look at it there). */
+static __thread sigjmp_buf *dma_guard __attribute__((tls_model("initial-exec")));
 static struct sigaction prev_segv, prev_bus;
 static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
 
