@@ -21,7 +21,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -32,6 +31,7 @@
 #include "fabric/pma.h"
 #include "fast/fastpath_verbs.h"
 #include "fast/fastpath_verbs_priv.h"
+#include "fast/fastslot.h"
 #include "kernel/uverbs.h"
 #include "lib/log.h"
 #include "lib/verbs_inbox.h"
@@ -154,8 +154,10 @@ static bool drained(const struct direct_inbox *ib, unsigned i)
 	       __atomic_load_n(&m->tail, __ATOMIC_SEQ_CST);
 }
 
-static void unbind(struct direct_sub *s)
+/* The grant of @s taken back, and its binding undone. */
+static void let_go(struct direct_inbox *ib, struct direct_sub *s)
 {
+	take_back(ib, s);
 	g_free(s->hops);
 	s->hops = NULL;
 	s->nhops = 0;
@@ -167,7 +169,7 @@ static struct direct_inbox *inbox_of(struct fast_verbs *fv)
 {
 	static const struct verbs_wire_rec rec = { VERBS_REC_INBOX, sizeof(rec) };
 	struct direct_inbox *ib;
-	void *m = MAP_FAILED;
+	void *m;
 	int memfd, bell = -1;
 
 	if (fv->inbox)
@@ -176,18 +178,15 @@ static struct direct_inbox *inbox_of(struct fast_verbs *fv)
 		inboxes = g_hash_table_new(g_int64_hash, g_int64_equal);
 	if (g_hash_table_size(inboxes) >= INBOXES_MAX)
 		return NULL;
-	/* Sealed at its size, as the ring (fastpath_verbs.c): what others
-	 * write in it can cost only its own packets. */
-	memfd = memfd_create("ibemu-verbs-inbox", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (memfd < 0 || ftruncate(memfd, VERBS_INBOX_BYTES) < 0 ||
-	    fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0 ||
-	    (m = mmap(NULL, VERBS_INBOX_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0)) ==
-	    MAP_FAILED || (bell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+	/* Sealed, as the ring: what others write in it can cost only its
+	 * own packets. */
+	if (!(m = fast_shared_map("ibemu-verbs-inbox", VERBS_INBOX_BYTES, &memfd)) ||
+	    (bell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
 		g_debug("verbs direct path: no inbox: %s", g_strerror(errno));
-		if (m != MAP_FAILED)
+		if (m) {
 			munmap(m, VERBS_INBOX_BYTES);
-		if (memfd >= 0)
 			close(memfd);
+		}
 		return NULL;
 	}
 	ib = g_new0(struct direct_inbox, 1);
@@ -319,8 +318,7 @@ static void forget_sender(struct direct_inbox *ib, struct direct_sub *s)
 	if (s->from != forgetting)
 		return;
 	s->from = NULL;		/* gone: not waited for */
-	take_back(ib, s);
-	unbind(s);
+	let_go(ib, s);
 }
 
 void fast_direct_forget(struct fast_verbs *fv)
@@ -335,12 +333,9 @@ void fast_direct_forget(struct fast_verbs *fv)
 	/* As a receiver: its inbox goes (senders keep their mapping of
 	 * the memory until they let it go; nothing they write is read). */
 	if ((ib = fv->inbox)) {
-		for (i = 0; i < VERBS_INBOX_SUBS; i++) {
-			if (ib->sub[i].from) {
-				take_back(ib, &ib->sub[i]);
-				unbind(&ib->sub[i]);
-			}
-		}
+		for (i = 0; i < VERBS_INBOX_SUBS; i++)
+			if (ib->sub[i].from)
+				let_go(ib, &ib->sub[i]);
 		g_hash_table_remove(inboxes, &ib->id);
 		munmap(ib->map, VERBS_INBOX_BYTES);
 		close(ib->memfd);

@@ -13,6 +13,7 @@
 
 #include "fast/fastpath_verbs.h"
 #include "fast/fastpath_verbs_priv.h"
+#include "fast/fastslot.h"
 #include "kernel/ucma.h"
 #include "kernel/uverbs.h"
 #include "lib/log.h"
@@ -178,22 +179,11 @@ int fast_verbs_ring(struct fast_verbs *fv, int *memfd)
 		return -EBUSY;
 	if (rings >= RINGS_MAX)
 		return -ENOSPC;
-	if ((*memfd = memfd_create("ibemu-verbs-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING)) < 0)
+	/* Sealed, as the umad slot. What the client writes in it (tail,
+	 * flags, records) can cost only its own packets: every offset here
+	 * is from head, which is ours. */
+	if (!(m = fast_shared_map("ibemu-verbs-ring", VERBS_RING_BYTES, memfd)))
 		return -errno;
-	/* Sealed at its size, as the umad slot (fastslot.c): a client that
-	 * shrank it would turn our next write into SIGBUS. What it writes
-	 * in it (tail, flags, records) can cost only its own packets:
-	 * every offset here is from head, which is ours. */
-	if (ftruncate(*memfd, VERBS_RING_BYTES) < 0 ||
-	    fcntl(*memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0 ||
-	    (m = mmap(NULL, VERBS_RING_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, *memfd, 0)) ==
-	    MAP_FAILED) {
-		int e = errno;
-
-		close(*memfd);
-		*memfd = -1;
-		return -e;
-	}
 	fv->ring = m;
 	rings++;
 	/* What was sent on the socket before stays there, read first: the

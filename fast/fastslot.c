@@ -19,30 +19,37 @@ struct fastslot {
 	uint32_t seen;		/* the last req_seq taken */
 };
 
-struct fastslot *fastslot_new(int *memfd)
+void *fast_shared_map(const char *name, size_t size, int *memfd)
 {
-	struct fastslot *s;
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	void *m;
-	int fd = memfd_create("ibemu-slot", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 
+	*memfd = -1;
 	if (fd < 0)
 		return NULL;
-	/* Sealed at its size: the client maps the same file, and one that
-	 * could shrink it would turn our next look into SIGBUS (ib_umad has
-	 * no memory a client can take away). */
-	if (ftruncate(fd, FAST_SLOT_BYTES) < 0 ||
+	/* Sealed at its size: ib_umad has no memory a client can take away. */
+	if (ftruncate(fd, (off_t)size) < 0 ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0 ||
-	    (m = mmap(NULL, FAST_SLOT_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
-		    MAP_FAILED) {
+	    (m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
 		int e = errno;
 
 		close(fd);
 		errno = e;
 		return NULL;
 	}
+	*memfd = fd;
+	return m;
+}
+
+struct fastslot *fastslot_new(int *memfd)
+{
+	struct fastslot *s;
+	void *m = fast_shared_map("ibemu-slot", FAST_SLOT_BYTES, memfd);
+
+	if (!m)
+		return NULL;
 	s = g_new0(struct fastslot, 1);
 	s->m = m;
-	*memfd = fd;
 	return s;
 }
 

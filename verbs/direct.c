@@ -69,15 +69,44 @@ static void refused(struct ibemu_dtx *d)
 	d->retry_us = ibemu_now_us() + d->backoff_us;
 }
 
+/* Map inbox @id (0: this context's own) and get its eventfd in *@bell:
+ * NULL when the daemon gives neither. */
+static struct verbs_inbox *map_inbox(struct ibemu_context *ctx, uint64_t id, int *bell)
+{
+	int memfd = -1;
+	void *m = MAP_FAILED;
+
+	*bell = -1;
+	if (ibemu_fast_ask(ctx, FAST_VINBOX, 0, &id, sizeof(id), NULL, 0, &memfd) >= 0 &&
+	    memfd >= 0 && ibemu_fast_ask(ctx, FAST_VINBOX, 1, &id, sizeof(id), NULL, 0, bell) >= 0 &&
+	    *bell >= 0)
+		m = mmap(NULL, VERBS_INBOX_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	if (memfd >= 0)
+		close(memfd);
+	if (m != MAP_FAILED)
+		return m;
+	if (*bell >= 0)
+		close(*bell);
+	*bell = -1;
+	return NULL;
+}
+
+static void unmap_peer(struct ibemu_peer *p)
+{
+	munmap(p->map, VERBS_INBOX_BYTES);
+	close(p->bell);
+	memset(p, 0, sizeof(*p));
+}
+
 /* The mapping of inbox @id, made if need be (a slot of a peer no QP
  * writes to any more is taken over when all are used). */
 static struct ibemu_peer *peer_of(struct ibemu_context *ctx, uint64_t id)
 {
 	struct ibemu_peer *p, *free_one = NULL;
+	struct verbs_inbox *m;
 	struct ibemu_qp *qp;
-	int memfd = -1, bell = -1;
 	unsigned i;
-	void *m;
+	int bell;
 
 	for (i = 0; i < IBEMU_PEERS_MAX; i++) {
 		p = &ctx->peers[i];
@@ -91,26 +120,12 @@ static struct ibemu_peer *peer_of(struct ibemu_context *ctx, uint64_t id)
 		for (qp = ctx->qps; qp && qp->dtx.peer != p; qp = qp->next)
 			;
 		if (!qp) {
-			munmap(p->map, VERBS_INBOX_BYTES);
-			close(p->bell);
-			memset(p, 0, sizeof(*p));
+			unmap_peer(p);
 			free_one = p;
 		}
 	}
-	if (!free_one)
+	if (!free_one || !(m = map_inbox(ctx, id, &bell)))
 		return NULL;
-	if (ibemu_fast_ask(ctx, FAST_VINBOX, 0, &id, sizeof(id), NULL, 0, &memfd) < 0 ||
-	    memfd < 0 || ibemu_fast_ask(ctx, FAST_VINBOX, 1, &id, sizeof(id), NULL, 0, &bell) < 0 ||
-	    bell < 0 ||
-	    (m = mmap(NULL, VERBS_INBOX_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0)) ==
-	    MAP_FAILED) {
-		if (memfd >= 0)
-			close(memfd);
-		if (bell >= 0)
-			close(bell);
-		return NULL;
-	}
-	close(memfd);
 	free_one->id = id;
 	free_one->map = m;
 	free_one->bell = bell;
@@ -284,27 +299,17 @@ bool ibemu_inbox_take(struct ibemu_context *ctx)
 
 void ibemu_inbox_map(struct ibemu_context *ctx)
 {
-	uint64_t own = 0;
-	int memfd = -1, bell = -1;
-	void *m;
+	struct verbs_inbox *m;
+	int bell;
 
 	if (ctx->inbox)
 		return;
-	if (ibemu_fast_ask(ctx, FAST_VINBOX, 0, &own, sizeof(own), NULL, 0, &memfd) < 0 ||
-	    memfd < 0 || ibemu_fast_ask(ctx, FAST_VINBOX, 1, &own, sizeof(own), NULL, 0, &bell) < 0 ||
-	    bell < 0 ||
-	    (m = mmap(NULL, VERBS_INBOX_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0)) ==
-	    MAP_FAILED) {
+	if (!(m = map_inbox(ctx, 0, &bell))) {
 		fprintf(stderr, "libibemu: cannot map this context's inbox: %s\n", strerror(errno));
-		if (memfd >= 0)
-			close(memfd);
-		if (bell >= 0)
-			close(bell);
 		return;
 	}
-	close(memfd);
 	ctx->inbox_bell = bell;
-	__atomic_store_n(&ctx->inbox, (struct verbs_inbox *)m, __ATOMIC_RELEASE);
+	__atomic_store_n(&ctx->inbox, m, __ATOMIC_RELEASE);
 }
 
 void ibemu_direct_close(struct ibemu_context *ctx)
@@ -312,11 +317,8 @@ void ibemu_direct_close(struct ibemu_context *ctx)
 	unsigned i;
 
 	for (i = 0; i < IBEMU_PEERS_MAX; i++)
-		if (ctx->peers[i].id) {
-			munmap(ctx->peers[i].map, VERBS_INBOX_BYTES);
-			close(ctx->peers[i].bell);
-		}
-	memset(ctx->peers, 0, sizeof(ctx->peers));
+		if (ctx->peers[i].id)
+			unmap_peer(&ctx->peers[i]);
 	if (ctx->inbox) {
 		munmap(ctx->inbox, VERBS_INBOX_BYTES);
 		close(ctx->inbox_bell);
