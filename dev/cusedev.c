@@ -138,6 +138,7 @@ static int cusedev_add(struct cusedevs *cd, struct vnode *v, GError **err)
 	}
 	/* Major 0: the kernel picks a free one, as for ib_umad's region. */
 	d->se = cuse_lowlevel_new(&args, &ci, &cops, d);
+	fuse_opt_free_args(&args);	/* left allocated by its option parsing */
 	g_free(devname);
 	if (!d->se || serve_attach(d->se, d->fd) < 0) {
 		g_set_error(err, IBEMU_ERROR, EIO, "cannot start the CUSE session of %s", d->path);

@@ -372,6 +372,8 @@ int fusefs_mount(struct fusefs *fs, const char *dir, GError **err)
 		return -1;
 	}
 	fs->se = fuse_session_new(&args, &ops, sizeof(ops), fs);
+	/* Its option parsing leaves args allocated (fuse_opt_parse). */
+	fuse_opt_free_args(&args);
 	if (!fs->se || serve_attach(fs->se, fs->fd) < 0) {
 		g_set_error(err, IBEMU_ERROR, EIO, "cannot start the FUSE session");
 		return -1;

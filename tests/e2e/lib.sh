@@ -56,7 +56,14 @@ vm_tier() {
 
 fail() {
 	echo "FAIL: $TESTNAME: $*"
-	echo "---- output ----"; cat "$WORK/out" 2>/dev/null | head -60
+	# All of a short output; the ends of a long one (a failing step's
+	# lines are often near its end).
+	echo "---- output ----"
+	if [ "$(wc -l 2>/dev/null <"$WORK/out" || echo 0)" -le 200 ]; then
+		cat "$WORK/out" 2>/dev/null
+	else
+		head -60 "$WORK/out"; echo "[...]"; tail -140 "$WORK/out"
+	fi
 	echo "---- ibemu log ----"; tail -30 "$WORK/log" 2>/dev/null
 	FAILS=$((FAILS + 1))
 }
@@ -120,6 +127,18 @@ expect_issm_wait() {
 }
 
 finish() {
+	# A sanitizer build's process that went wrong (an emulator, a
+	# bridge, a tool) reports it in whichever log its stderr went to,
+	# also where its exit status is not checked: any report fails.
+	local rep
+	rep=$(grep -rlaE 'ERROR: (Leak|Address)Sanitizer|runtime error:' "$WORK" 2>/dev/null | head -3)
+	if [ -n "$rep" ]; then
+		for f in $rep; do
+			echo "FAIL: $TESTNAME: a sanitizer report in ${f#$WORK/}:"
+			grep -aE -A12 'ERROR: (Leak|Address)Sanitizer|runtime error:' "$f" | head -40
+		done
+		FAILS=$((FAILS + 1))
+	fi
 	echo "$PASSES passed, $FAILS failed"
 	[ "$FAILS" -eq 0 ]
 }
