@@ -301,6 +301,7 @@ struct ibemu_swqe {
 	uint32_t read_next;	/* RDMA READ: the next response PSN expected */
 	int local_status;	/* a local WR's (mw.c), done when it went */
 	uint32_t sent_pkts;	/* of its packets on the wire (flow control) */
+	uint32_t acked_pkts;	/* of a SEND's or WRITE's, acknowledged (rc.c) */
 };
 
 struct ibemu_ah {

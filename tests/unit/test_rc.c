@@ -401,6 +401,44 @@ static void test_retry_exhausted(void **state)
 	assert_int_equal(side[1].nwc, 0);
 }
 
+/* A SEND of 32 packets that takes longer than the local ACK timeout to
+ * cross: the ACK it asks for after its 16th packet is progress, so the
+ * timer does not resend it whole; a timeout after that resends from the
+ * 17th packet only; the message lands once, whole. */
+static void test_long_message_acked_within(void **state)
+{
+	struct ibemu_qp *qp = &side[0].qp;
+	unsigned i, before;
+
+	(void)state;
+	side[1].rwqes = 1;
+	fill(side[0].mem, MEM / 2, 9);
+	post(0, IBV_WR_SEND, 0, MEM / 2, 0);
+	assert_int_equal(side[0].nwire, 32);
+	for (i = 0; i < 16; i++)
+		carry(0, NULL);
+	assert_int_equal(count_op(1, OP_RC_ACK, 0), 1);	/* asked for in the 16th */
+	now_us += 6;	/* the ACK comes late, the timeout (8 us) not yet past */
+	carry(1, NULL);
+	now_us += 4;	/* past the first deadline, not past the ACK's */
+	ibemu_rc_timer(qp, now_us);
+	assert_int_equal(side[0].nwire, 32);	/* nothing resent */
+	assert_int_equal(qp->retry_left, qp->retry_cnt);
+	now_us = qp->deadline_us;
+	ibemu_rc_timer(qp, now_us);
+	before = 32;
+	assert_int_equal(side[0].nwire, before + 16);	/* packets 17..32 again */
+	assert_int_equal(side[0].wire[before].h.psn, 16);
+	settle(NULL);
+	assert_int_equal(side[1].nwc, 1);
+	assert_int_equal(side[1].wc[0].byte_len, MEM / 2);
+	assert_memory_equal(side[1].mem + MEM / 2, side[0].mem, MEM / 2);
+	assert_int_equal(side[0].nwc, 1);
+	assert_int_equal(side[0].wc[0].status, IBV_WC_SUCCESS);
+	/* The 16 duplicates: one ACK for them, asked for by the last. */
+	assert_int_equal(count_op(1, OP_RC_ACK, 0), 1 + 1 + 1);
+}
+
 /* An RDMA WRITE to a range the key does not cover: a remote access NAK,
  * and the requester's WR fails with REM_ACCESS_ERR. */
 static void test_write_out_of_range(void **state)
@@ -422,6 +460,7 @@ int main(void)
 		cmocka_unit_test_setup(test_duplicate_read, setup),
 		cmocka_unit_test_setup(test_retry_exhausted, setup),
 		cmocka_unit_test_setup(test_write_out_of_range, setup),
+		cmocka_unit_test_setup(test_long_message_acked_within, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
