@@ -51,7 +51,7 @@ static bool to_ring(struct fast_verbs *fv, const uint8_t *b, size_t len, size_t 
 		memcpy(&rec, b + *off, sizeof(rec));
 		if (rec.len < sizeof(rec) || rec.len > len - *off)
 			break;	/* uverbs_ctx_read's records are whole: not here */
-		skip = verbs_ring_skip(fv->head, rec.len);
+		skip = verbs_ring_skip(fv->head, rec.len, VERBS_RING_DATA);
 		if (fv->head + skip + rec.len - verbs_ring_load(&r->tail) > VERBS_RING_DATA) {
 			/* Full: ask for a byte when there is room, then look
 			 * once more (it may have come between). */
@@ -62,11 +62,7 @@ static bool to_ring(struct fast_verbs *fv, const uint8_t *b, size_t len, size_t 
 			}
 			__atomic_store_n(&r->want_room, 0, __ATOMIC_SEQ_CST);
 		}
-		if (skip >= sizeof(rec)) {
-			struct verbs_wire_rec pad = { .type = VERBS_REC_PAD, .len = skip };
-
-			memcpy(&r->data[fv->head % VERBS_RING_DATA], &pad, sizeof(pad));
-		}
+		verbs_ring_pad(r->data, VERBS_RING_DATA, fv->head, skip);
 		fv->head += skip;
 		memcpy(&r->data[fv->head % VERBS_RING_DATA], b + *off, rec.len);
 		fv->head += rec.len;

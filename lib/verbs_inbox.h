@@ -75,12 +75,4 @@ struct verbs_direct_grant {
 	uint32_t reserved;
 };
 
-/* Where a record of @len bytes goes at @head: the bytes to skip first. */
-static inline uint32_t verbs_sub_skip(uint64_t head, uint32_t len)
-{
-	uint32_t at = (uint32_t)(head % VERBS_SUB_DATA);
-
-	return at + len <= VERBS_SUB_DATA ? 0 : VERBS_SUB_DATA - at;
-}
-
 #endif

@@ -26,6 +26,7 @@
 #define IBEMU_LIB_VERBS_RING_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "lib/verbs_wire.h"
 
@@ -57,14 +58,25 @@ static inline void verbs_ring_store(uint64_t *p, uint64_t v)
 	__atomic_store_n(p, v, __ATOMIC_SEQ_CST);
 }
 
-/* Where the next record of @len bytes goes at @head, given that it may
- * not wrap: the bytes to skip (a PAD record, or a gap too small for
- * one) before it. */
-static inline uint32_t verbs_ring_skip(uint64_t head, uint32_t len)
+/* Where the next record of @len bytes goes at @head in @size bytes of
+ * data (a power of two: this ring's, an inbox's sub-ring's), given that
+ * it may not wrap: the bytes to skip (a PAD record, or a gap too small
+ * for one) before it. */
+static inline uint32_t verbs_ring_skip(uint64_t head, uint32_t len, uint32_t size)
 {
-	uint32_t at = (uint32_t)(head % VERBS_RING_DATA);
+	uint32_t at = (uint32_t)(head % size);
 
-	return at + len <= VERBS_RING_DATA ? 0 : VERBS_RING_DATA - at;
+	return at + len <= size ? 0 : size - at;
+}
+
+/* The @skip bytes at @head filled: a PAD record where one fits (the
+ * reader passes over a shorter gap by itself). */
+static inline void verbs_ring_pad(uint8_t *data, uint32_t size, uint64_t head, uint32_t skip)
+{
+	struct verbs_wire_rec pad = { .type = VERBS_REC_PAD, .len = skip };
+
+	if (skip >= sizeof(pad))
+		memcpy(&data[head % size], &pad, sizeof(pad));
 }
 
 #endif

@@ -180,9 +180,7 @@ int ibemu_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 		 * ours to take, here, with a load to see that it is there;
 		 * the fast reader, seeing us poll, leaves it to us. */
 		__atomic_store_n(&ctx->polls, ctx->polls + 1, __ATOMIC_RELAXED);
-		if (verbs_ring_load(&ctx->ring->head) !=
-		    __atomic_load_n(&ctx->ring->tail, __ATOMIC_RELAXED) ||
-		    ibemu_inbox_pending(ctx)) {
+		if (ibemu_records_pending(ctx)) {
 			pthread_mutex_lock(&ctx->lock);
 			ibemu_ring_take(ctx);
 			pthread_mutex_unlock(&ctx->lock);

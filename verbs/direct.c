@@ -160,8 +160,8 @@ static bool ask_grant(struct ibemu_qp *qp, const struct verbs_wire_pkt *h)
 	return true;
 }
 
-/* Room for @len bytes at the sender's head of @s, after @skip: waited
- * for a little. */
+/* Room for @need bytes at @head, the sender's of @s: waited for a
+ * little. */
 static bool room(struct verbs_sub *s, uint64_t head, uint32_t need)
 {
 	uint64_t until = 0;
@@ -200,15 +200,11 @@ bool ibemu_direct_send(struct ibemu_qp *qp, const struct verbs_wire_pkt *h, cons
 	s = d->sub;
 	__atomic_store_n(&s->busy, 1, __ATOMIC_SEQ_CST);
 	head = __atomic_load_n(&s->head, __ATOMIC_RELAXED);
-	skip = verbs_sub_skip(head, len);
+	skip = verbs_ring_skip(head, len, VERBS_SUB_DATA);
 	ok = __atomic_load_n(&s->grant, __ATOMIC_SEQ_CST) == d->g.grant &&
 	     room(s, head, skip + len);
 	if (ok) {
-		if (skip >= sizeof(struct verbs_wire_rec)) {
-			struct verbs_wire_rec pad = { .type = VERBS_REC_PAD, .len = skip };
-
-			memcpy(&s->data[head % VERBS_SUB_DATA], &pad, sizeof(pad));
-		}
+		verbs_ring_pad(s->data, VERBS_SUB_DATA, head, skip);
 		head += skip;
 		/* As the daemon would have delivered it (uverbs_qp_deliver). */
 		w = *h;
@@ -283,16 +279,10 @@ bool ibemu_inbox_take(struct ibemu_context *ctx)
 		/* A sender's head, not ours to trust: at most a ring ahead. */
 		if (head - tail > VERBS_SUB_DATA)
 			head = tail;
-		while (tail < head) {
-			uint32_t at = (uint32_t)(tail % VERBS_SUB_DATA);
-			uint64_t chunk = head - tail < VERBS_SUB_DATA - at ? head - tail :
-					 VERBS_SUB_DATA - at;
-
-			ibemu_on_records(ctx, (const char *)&s->data[at], (ssize_t)chunk);
-			tail += chunk;
+		if (head != tail)
 			took = true;
-		}
-		__atomic_store_n(&s->tail, tail, __ATOMIC_SEQ_CST);
+		ibemu_take_span(ctx, s->data, VERBS_SUB_DATA, tail, head);
+		__atomic_store_n(&s->tail, head, __ATOMIC_SEQ_CST);
 	}
 	return took;
 }

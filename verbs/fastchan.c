@@ -118,6 +118,27 @@ int ibemu_fast_open(struct ibemu_context *ctx, const char *dev_path)
 	return 0;
 }
 
+void ibemu_take_span(struct ibemu_context *ctx, const uint8_t *data, uint32_t size,
+		     uint64_t tail, uint64_t head)
+{
+	/* Whole records up to head or the end of the data, then from the
+	 * start (what lies past the last record there is a PAD record, or
+	 * a gap too small for one, which on_records passes over). */
+	while (tail < head) {
+		uint32_t at = (uint32_t)(tail % size);
+		uint64_t chunk = head - tail < size - at ? head - tail : size - at;
+
+		ibemu_on_records(ctx, (const char *)&data[at], (ssize_t)chunk);
+		tail += chunk;
+	}
+}
+
+bool ibemu_records_pending(const struct ibemu_context *ctx)
+{
+	return verbs_ring_load(&ctx->ring->head) != verbs_ring_load(&ctx->ring->tail) ||
+	       ibemu_inbox_pending(ctx);
+}
+
 bool ibemu_ring_take(struct ibemu_context *ctx)
 {
 	struct verbs_ring *r = ctx->ring;
@@ -129,17 +150,8 @@ bool ibemu_ring_take(struct ibemu_context *ctx)
 
 	if (tail == head)
 		return took;
-	/* Whole records up to head or the end of the data, then from the
-	 * start (what lies past the last record there is a PAD record, or
-	 * a gap too small for one, which on_records passes over). */
-	while (tail < head) {
-		uint32_t at = (uint32_t)(tail % VERBS_RING_DATA);
-		uint64_t chunk = head - tail < VERBS_RING_DATA - at ? head - tail : VERBS_RING_DATA - at;
-
-		ibemu_on_records(ctx, (const char *)&r->data[at], (ssize_t)chunk);
-		tail += chunk;
-	}
-	verbs_ring_store(&r->tail, tail);
+	ibemu_take_span(ctx, r->data, VERBS_RING_DATA, tail, head);
+	verbs_ring_store(&r->tail, head);
 	/* The daemon waits for room: say there is. */
 	if (__atomic_exchange_n(&r->want_room, 0, __ATOMIC_SEQ_CST))
 		(void)send(ctx->fast_data, "r", 1, MSG_DONTWAIT | MSG_NOSIGNAL);

@@ -124,8 +124,15 @@ static inline struct ibemu_context *to_ctx(struct ibv_context *c)
 int ibemu_fast_open(struct ibemu_context *ctx, const char *dev_path);
 void ibemu_fast_close(struct ibemu_context *ctx);
 int ibemu_fast_ioc(struct ibemu_context *ctx, unsigned long cmd, void *arg);
-/* Take the records the ring holds (under ctx->lock): false when none. */
+/* Take the records the ring holds, and the inbox first (under
+ * ctx->lock): false when none. */
 bool ibemu_ring_take(struct ibemu_context *ctx);
+/* Whether the ring or the inbox holds records (a few loads). */
+bool ibemu_records_pending(const struct ibemu_context *ctx);
+/* The records from @tail to @head of a ring's @size bytes of @data (a
+ * power of two; the ring's, an inbox sub-ring's), taken (under lock). */
+void ibemu_take_span(struct ibemu_context *ctx, const uint8_t *data, uint32_t size,
+		     uint64_t tail, uint64_t head);
 /* One request and its answer on the channel (a FAST_* op): its return, or
  * -errno; @out gets at most @out_max bytes of the answer, *@fd a passed
  * fd (or -1) when @fd is not NULL. */

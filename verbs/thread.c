@@ -309,8 +309,7 @@ static void *fast_reader(void *arg)
 		__atomic_store_n(&ctx->ring->sleeping, 1, __ATOMIC_SEQ_CST);
 		if (ib)	/* senders of the direct path ring its bell */
 			__atomic_store_n(&ib->sleeping, 1, __ATOMIC_SEQ_CST);
-		if (verbs_ring_load(&ctx->ring->head) == __atomic_load_n(&ctx->ring->tail, __ATOMIC_SEQ_CST) &&
-		    !ibemu_inbox_pending(ctx) && !wait_socket(ctx, buf, -1))
+		if (!ibemu_records_pending(ctx) && !wait_socket(ctx, buf, -1))
 			break;
 		__atomic_store_n(&ctx->ring->sleeping, 0, __ATOMIC_SEQ_CST);
 		if (ib)
