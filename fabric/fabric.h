@@ -313,7 +313,7 @@ bool fabric_quiet(const struct fabric *f);
  * switch's) and the CA port that takes it in *@dest; or why it would not
  * arrive (a link down, no LFT entry, a P_Key the port refuses).
  */
-const char *fabric_data_path(struct fabric *f, struct port *from, uint16_t dlid, uint16_t pkey,
-			     struct port **out, unsigned max, unsigned *n, struct port **dest);
+const char *fabric_data_path(struct port *from, uint16_t dlid, uint16_t pkey, struct port **out,
+			     unsigned max, unsigned *n, struct port **dest);
 
 #endif

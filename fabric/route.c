@@ -113,23 +113,26 @@ static void release_reordered(struct fabric *f, struct node *n)
 }
 
 /* Put @p on the cable at @out. IBA 7.2: which states may carry what. */
+/* Why a packet (@smp: an SMP) cannot leave by @out now, or NULL. */
+static const char *link_refuses(const struct port *out, bool smp)
+{
+	const struct port *r = out->remote;
+
+	if (!r || out->phys_state != PHYS_LINKUP || r->phys_state != PHYS_LINKUP)
+		return "no link";
+	if (smp)	/* SMPs pass in Init, Armed and Active. */
+		return out->state < PORT_INIT || r->state < PORT_INIT ? "port down" : NULL;
+	return out->state != PORT_ACTIVE || r->state < PORT_ARMED ? "port not active" : NULL;
+}
+
 static void transmit(struct fabric *f, struct port *out, struct mad_pkt *p)
 {
 	struct port *r = out->remote;
 	unsigned packets = 1, dwords = MAD_PACKET_DWORDS;
+	const char *why = link_refuses(out, p->dqp == 0);
 
-	if (!r || out->phys_state != PHYS_LINKUP || r->phys_state != PHYS_LINKUP) {
-		drop(f, p, "no link", out);
-		return;
-	}
-	if (p->dqp == 0) {
-		/* SMPs pass in Init, Armed and Active. */
-		if (out->state < PORT_INIT || r->state < PORT_INIT) {
-			drop(f, p, "port down", out);
-			return;
-		}
-	} else if (out->state != PORT_ACTIVE || r->state < PORT_ARMED) {
-		drop(f, p, "port not active for non-SMP", out);
+	if (why) {
+		drop(f, p, why, out);
 		return;
 	}
 	if (!p->hops_left) {
@@ -604,27 +607,12 @@ bool fabric_quiet(const struct fabric *f)
 	return !f->faults.rules->len && !f->tap.fn && !f->delayed && !f->events.length;
 }
 
-/* transmit()'s checks for a data packet leaving by @out. */
-static const char *data_link(const struct port *out)
-{
-	const struct port *r = out->remote;
-
-	if (!r || out->phys_state != PHYS_LINKUP || r->phys_state != PHYS_LINKUP)
-		return "no link";
-	if (out->state != PORT_ACTIVE || r->state < PORT_ARMED)
-		return "port not active";
-	if (r->node->off)
-		return "node powered off";
-	return NULL;
-}
-
-const char *fabric_data_path(struct fabric *f, struct port *from, uint16_t dlid, uint16_t pkey,
-			     struct port **out, unsigned max, unsigned *n, struct port **dest)
+const char *fabric_data_path(struct port *from, uint16_t dlid, uint16_t pkey, struct port **out,
+			     unsigned max, unsigned *n, struct port **dest)
 {
 	struct port *at = from;
 	const char *why;
 
-	(void)f;
 	*n = 0;
 	if (from->node->off || node_is_switch(from->node))
 		return "not a powered CA port";
@@ -638,8 +626,11 @@ const char *fabric_data_path(struct fabric *f, struct port *from, uint16_t dlid,
 
 			if (*n >= max || *n >= MAX_HOPS)
 				return "hop limit";
-			if ((why = data_link(at)))
+			/* transmit()'s, and a powered node at the far end */
+			if ((why = link_refuses(at, false)))
 				return why;
+			if (at->remote->node->off)
+				return "node powered off";
 			out[(*n)++] = at;
 			at = at->remote;
 			sw = at->node;

@@ -151,6 +151,23 @@ void host_register_client(struct host *h, const struct host_client *c, void *ctx
 	g_array_append_val(h->clients, cl);
 }
 
+void *host_client_at(const struct port *p, const struct host_client *c)
+{
+	const struct host *h;
+	unsigned i;
+
+	if (p->upper.deliver != on_deliver)
+		return NULL;	/* not a host's port */
+	h = p->upper.ctx;
+	for (i = 0; i < h->clients->len; i++) {
+		const struct client *cl = &g_array_index(h->clients, struct client, i);
+
+		if (cl->c == c)
+			return cl->ctx;
+	}
+	return NULL;
+}
+
 void host_unregister_client(struct host *h, const struct host_client *c, void *ctx)
 {
 	unsigned i;

@@ -46,5 +46,8 @@ struct port *host_port(const struct host *h, unsigned i, const char **ca_name);
 
 void host_register_client(struct host *h, const struct host_client *c, void *ctx);
 void host_unregister_client(struct host *h, const struct host_client *c, void *ctx);
+/* The ctx client @c registered with at the host that has port @p, or
+ * NULL (no host has it, or @c is not its client). */
+void *host_client_at(const struct port *p, const struct host_client *c);
 
 #endif

@@ -50,22 +50,9 @@ static void queue_event(struct uverbs_dev *d, unsigned port, uint32_t type)
 	}
 }
 
-/* Every host's verbs devices (a run's hosts each have theirs). */
-static GList *all;
-
 struct uverbs_dev *uverbs_dev_of_node(struct uverbs *uv, const struct node *n)
 {
 	return g_hash_table_lookup(uv->by_node, n);
-}
-
-struct uverbs_dev *uverbs_dev_anywhere(const struct node *n)
-{
-	struct uverbs_dev *d = NULL;
-	GList *l;
-
-	for (l = all; l && !d; l = l->next)
-		d = uverbs_dev_of_node(l->data, n);
-	return d;
 }
 
 /*
@@ -260,13 +247,19 @@ static const struct host_client uverbs_client = {
 	.changed = on_port_changed, .data = uverbs_on_data,
 };
 
+struct uverbs_dev *uverbs_dev_at(const struct port *p)
+{
+	struct uverbs *uv = host_client_at(p, &uverbs_client);
+
+	return uv ? uverbs_dev_of_node(uv, p->node) : NULL;
+}
+
 struct uverbs *uverbs_new(struct host *h)
 {
 	struct uverbs *uv = g_new0(struct uverbs, 1);
 	unsigned k;
 
 	uv->hw = h;
-	all = g_list_prepend(all, uv);
 	uv->devs = g_ptr_array_new();
 	uv->by_node = g_hash_table_new(NULL, NULL);
 	for (k = 0; k < host_ncas(h); k++) {
@@ -296,7 +289,6 @@ void uverbs_free(struct uverbs *uv)
 
 	if (!uv)
 		return;
-	all = g_list_remove(all, uv);
 	host_unregister_client(uv->hw, &uverbs_client, uv);
 	for (i = 0; i < uv->devs->len; i++) {
 		struct uverbs_dev *d = g_ptr_array_index(uv->devs, i);

@@ -196,6 +196,14 @@ static uint16_t pkey_index_of(const struct port *p, uint16_t pkey)
  * port counts a Q_Key violation; a context that does not read loses
  * packets, not memory.
  */
+/* QP @qpn of @d, if it takes what arrives at port @in. */
+static struct uverbs_qp *qp_at(struct uverbs_dev *d, const struct port *in, uint32_t qpn)
+{
+	struct uverbs_qp *q = g_hash_table_lookup(d->qps, GUINT_TO_POINTER(qpn));
+
+	return q && (!q->port || q->port == in->num) ? q : NULL;
+}
+
 enum upper_verdict uverbs_on_data(void *ctx, struct port *in, const struct mad_pkt *p)
 {
 	struct uverbs_dev *d = uverbs_dev_of_node(ctx, in->node);
@@ -205,8 +213,7 @@ enum upper_verdict uverbs_on_data(void *ctx, struct port *in, const struct mad_p
 		return UPPER_UNCLAIMED;
 	if (verbs_lid_is_mcast(p->dlid))
 		return p->dqp == VERBS_QPN_MCAST ? uverbs_mcast_deliver(d, in, p) : UPPER_UNCLAIMED;
-	q = g_hash_table_lookup(d->qps, GUINT_TO_POINTER(p->dqp));
-	if (!q || (q->port && q->port != in->num))
+	if (!(q = qp_at(d, in, p->dqp)))
 		return UPPER_UNCLAIMED;
 	return uverbs_qp_deliver(q, in, p);
 }
@@ -453,14 +460,13 @@ const char *uverbs_direct_route(struct uverbs_ctx *c, const struct verbs_wire_pk
 	mask = (uint16_t)((1u << port->lmc) - 1);
 	r->slid = (uint16_t)((port->lid & ~mask) | (w->slid & mask));
 	r->pkey = port->pkeys[w->pkey_index];
-	if ((why = fabric_data_path(f, port, w->dlid, r->pkey, r->hops, UVERBS_DIRECT_HOPS,
-				    &r->nhops, &dest)))
+	if ((why = fabric_data_path(port, w->dlid, r->pkey, r->hops, UVERBS_DIRECT_HOPS, &r->nhops,
+				    &dest)))
 		return why;
 	/* uverbs_on_data() and uverbs_qp_deliver() at the far end */
-	if (!dest->upper.data || !(d = uverbs_dev_anywhere(dest->node)))
+	if (!(d = uverbs_dev_at(dest)))
 		return "no verbs device there";
-	q = g_hash_table_lookup(d->qps, GUINT_TO_POINTER(w->dqpn));
-	if (!q || (q->port && q->port != dest->num))
+	if (!(q = qp_at(d, dest, w->dqpn)))
 		return "no such QP";
 	if (q->type == QPT_UD && w->qkey != q->qkey)
 		return "a Q_Key the QP refuses";

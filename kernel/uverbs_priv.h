@@ -39,8 +39,9 @@ struct uverbs {
 };
 
 struct uverbs_dev *uverbs_dev_of_node(struct uverbs *uv, const struct node *n);
-/* @n's device whichever host has it, or NULL (the direct path's). */
-struct uverbs_dev *uverbs_dev_anywhere(const struct node *n);
+/* The device of port @p's CA at the host that has it, whichever host
+ * that is, or NULL (the direct path's). */
+struct uverbs_dev *uverbs_dev_at(const struct port *p);
 
 /* uverbs_data.c */
 void uverbs_qps_init(struct uverbs_dev *d);

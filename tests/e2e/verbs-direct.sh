@@ -6,7 +6,8 @@
 # ports on the way count them exactly; a capture, a fault rule or a link
 # taken down in the middle of a stream takes the short way back at once
 # and sees, drops or stops what follows, with nothing lost or reordered
-# (every byte checked in order); IBEMU_DIRECT=0 keeps to the daemon.
+# (every byte checked in order); between the hosts of `ibemu run --hosts`
+# too; IBEMU_DIRECT=0 keeps to the daemon.
 . "$(dirname "$0")/lib.sh"
 export IBEMU W="$WORK" RC_TOOL="$TOOLS/verbs_rc"
 unset IBEMU_FAST_PATH	# the direct path stands on the fast path (the sanitizer pass turns it off)
@@ -153,6 +154,23 @@ expect_line "stuck: ctl rc 0" "the emulator answers"
 n=$(grep -c "a sender stayed in the middle of a write" "$WORK/log")
 [ "$n" = 1 ] && pass "waited for once, said once, over four control commands" ||
 	fail "the stuck sender was waited for $n times, want 1"
+
+# Between the hosts of a virtual cluster (one daemon, a host each): the
+# receiver's device is the one of the host that has its port.
+cat >"$WORK/hosts.sh" <<'SCRIPT'
+. "$INSIDE"
+ssh host3 "ibv_rc_pingpong -n 500 -p 18613" >"$W/srv" 2>&1 &
+s=$!
+wait_until ssh host3 ". $INSIDE; listening 18613"
+ssh host1 "ibv_rc_pingpong -n 500 -p 18613 host3" >"$W/cli" 2>&1
+c=$?
+wait $s
+echo "hosts rc_pingpong: client $c server $?"
+"$IBEMU" ctl status --json | sed -n 's/.*"verbs_direct_packets" *: *\([0-9]*\).*/hosts direct: \1/p'
+SCRIPT
+ibemu_run --configured --hosts host1,host3 -- bash "$WORK/hosts.sh"
+expect_line "hosts rc_pingpong: client 0 server 0" "ibv_rc_pingpong from host1 to host3 of ibemu run --hosts"
+at_least "hosts direct" 1000 "its N packets went the direct path between the hosts"
 
 # IBEMU_DIRECT=0: the daemon carries everything.
 cat >"$WORK/off.sh" <<'SCRIPT'

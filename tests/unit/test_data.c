@@ -159,7 +159,7 @@ static void test_data_path(void **state)
 	uint64_t before[8];
 	unsigned n = 0, i;
 
-	assert_null(fabric_data_path(e->f, e->from, e->to->lid, PKEY_DEFAULT, hops, 8, &n, &dest));
+	assert_null(fabric_data_path(e->from, e->to->lid, PKEY_DEFAULT, hops, 8, &n, &dest));
 	assert_ptr_equal(dest, e->to);
 	assert_int_equal(n, 3);		/* host1/1, leaf1 to leaf2, leaf2/1 */
 	assert_ptr_equal(hops[0], e->from);
@@ -171,14 +171,14 @@ static void test_data_path(void **state)
 	for (i = 0; i < n; i++)
 		assert_int_equal(hops[i]->counters.xmit_pkts, before[i] + 1);
 	/* What the engine would drop. */
-	assert_string_equal(fabric_data_path(e->f, e->from, e->to->lid, 0x8005, hops, 8, &n, &dest),
+	assert_string_equal(fabric_data_path(e->from, e->to->lid, 0x8005, hops, 8, &n, &dest),
 			    "P_Key not in the port's table");
-	assert_string_equal(fabric_data_path(e->f, e->from, 0x500, PKEY_DEFAULT, hops, 8, &n, &dest),
+	assert_string_equal(fabric_data_path(e->from, 0x500, PKEY_DEFAULT, hops, 8, &n, &dest),
 			    "no LFT entry");
-	assert_string_equal(fabric_data_path(e->f, e->from, e->to->lid, PKEY_DEFAULT, hops, 2, &n,
+	assert_string_equal(fabric_data_path(e->from, e->to->lid, PKEY_DEFAULT, hops, 2, &n,
 					     &dest), "hop limit");
 	port_set_state(e->to, PORT_INIT);
-	assert_string_equal(fabric_data_path(e->f, e->from, e->to->lid, PKEY_DEFAULT, hops, 8, &n,
+	assert_string_equal(fabric_data_path(e->from, e->to->lid, PKEY_DEFAULT, hops, 8, &n,
 					     &dest), "port not active");
 }
 
