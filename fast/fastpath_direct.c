@@ -117,8 +117,9 @@ static void take_back(struct direct_inbox *ib, struct direct_sub *s)
 	fold(ib, s);
 }
 
-/* @fn on every bound sub-ring of every inbox. */
-static void each_bound(void (*fn)(struct direct_inbox *, struct direct_sub *))
+/* @fn on every sub-ring of every inbox bound to @from (NULL: to anyone). */
+static void each_bound(void (*fn)(struct direct_inbox *, struct direct_sub *),
+		       const struct fast_verbs *from)
 {
 	GHashTableIter it;
 	struct direct_inbox *ib;
@@ -129,20 +130,20 @@ static void each_bound(void (*fn)(struct direct_inbox *, struct direct_sub *))
 	g_hash_table_iter_init(&it, inboxes);
 	while (g_hash_table_iter_next(&it, NULL, (gpointer *)&ib))
 		for (i = 0; i < VERBS_INBOX_SUBS; i++)
-			if (ib->sub[i].from)
+			if (ib->sub[i].from && (!from || ib->sub[i].from == from))
 				fn(ib, &ib->sub[i]);
 }
 
 static void revoke_all(void *unused)
 {
 	(void)unused;
-	each_bound(take_back);
+	each_bound(take_back, NULL);
 }
 
 static void sync_all(void *unused)
 {
 	(void)unused;
-	each_bound(fold);
+	each_bound(fold, NULL);
 }
 
 /* Whether the receiver has read all a sub-ring holds. */
@@ -310,13 +311,8 @@ int fast_direct_inbox_fd(struct fast_verbs *fv, uint64_t which, const uint8_t *p
 	return 0;
 }
 
-/* The sender fast_direct_forget() lets go of. */
-static struct fast_verbs *forgetting;
-
 static void forget_sender(struct direct_inbox *ib, struct direct_sub *s)
 {
-	if (s->from != forgetting)
-		return;
 	s->from = NULL;		/* gone: not waited for */
 	let_go(ib, s);
 }
@@ -327,9 +323,7 @@ void fast_direct_forget(struct fast_verbs *fv)
 	unsigned i;
 
 	/* As a sender: its grants end, what it wrote stays to be read. */
-	forgetting = fv;
-	each_bound(forget_sender);
-	forgetting = NULL;
+	each_bound(forget_sender, fv);
 	/* As a receiver: its inbox goes (senders keep their mapping of
 	 * the memory until they let it go; nothing they write is read). */
 	if ((ib = fv->inbox)) {
