@@ -114,12 +114,10 @@ wait
 awk '$NF ~ /^(ioctl|sendmsg|read)$/ { print "calls", $NF, $4 }' "$W/dp.strace"
 SH
 for mode in direct 1 0; do
-	if [ $mode = direct ]; then
-		IBEMU_FAST_PATH=1 ibemu_run --configured -a host1 -a host3 -- env W="$WORK" bash "$WORK/dp.sh"
-	else
-		IBEMU_DIRECT=0 IBEMU_FAST_PATH=$mode ibemu_run --configured -a host1 -a host3 -- \
-			env W="$WORK" bash "$WORK/dp.sh"
-	fi
+	fast=$mode direct=0
+	[ $mode = direct ] && fast=1 direct=1
+	IBEMU_DIRECT=$direct IBEMU_FAST_PATH=$fast ibemu_run --configured -a host1 -a host3 -- \
+		env W="$WORK" bash "$WORK/dp.sh"
 	expect_match "^200 iters in" "ibv_ud_pingpong, fast path $mode"
 	ioc=$(awk '$2 == "ioctl" { print $3 }' "$WORK/out"); snd=$(awk '$2 == "sendmsg" { print $3 }' "$WORK/out")
 	if [ $mode = direct ]; then
