@@ -16,6 +16,7 @@
 #include <string.h>
 
 static int rank, size;
+static char outbuf[BUFSIZ];	/* stdout's, for main's setvbuf */
 
 static void fail(const char *what, long at, long got, long want)
 {
@@ -77,7 +78,13 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	setvbuf(stdout, NULL, _IOLBF, 0);	/* progress seen as it comes */
+	/*
+	 * Progress seen as it comes, a line per write(): MPICH's MPI_Init
+	 * leaves stdout unbuffered (a 1-byte buffer, which a later
+	 * setvbuf(NULL) keeps), so printf would write a line in pieces and
+	 * the launcher mix one rank's pieces with another's.
+	 */
+	setvbuf(stdout, outbuf, _IOLBF, sizeof(outbuf));
 	if (scale < 1)
 		scale = 1;
 	MPI_Get_processor_name(name, &n);
