@@ -3,6 +3,8 @@
 # routing, LFT and port programming), under ibsim (libumad2sim) and under
 # ibemu (the fast path, and FUSE only), on the same generated fabric and
 # HCA; interleaved rounds, medians.
+# Beside each, the CPU opensm's own threads had used by then: on two
+# CPUs, what the emulator's answers share the machine with.
 # Then, with that opensm still up, `saquery` of all NodeRecords (an RMPP
 # transfer of one record per node), and the peak resident memory of each
 # emulator.
@@ -23,25 +25,28 @@ gen_fabric $GEN
 # $UP_S s), then time `saquery` (NodeRecords), then stop opensm; print the
 # milliseconds from opensm's first log line to SUBNET UP, by its own
 # timestamps (a tight polling loop here would take CPU from both), those
-# of saquery (-1 if it failed) and how many records it printed: ibsim has
-# no RMPP (libumad2sim passes one 256-byte MAD), so its saquery prints the
-# first segment's record and stops, which is why its time is no measure.
+# of saquery (-1 if it failed), how many records it printed (ibsim has
+# no RMPP: libumad2sim passes one 256-byte MAD, so its saquery prints the
+# first segment's record and stops, which is why its time is no measure)
+# and the ms of CPU opensm's threads had run when SUBNET UP was seen (their
+# schedstat, read up to a 0.1 s look late, when opensm is idle).
 up_ms() {
-	local log=$1 s n osm
+	local log=$1 s n osm cpu
 	shift
 	: >"$log"
 	"$@" >/dev/null 2>&1 &
 	osm=$!
 	wait_for $((${UP_S:-300} * 10)) grep -q "SUBNET UP" "$log"
+	cpu=$(cat /proc/$osm/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%d", s / 1e6 }')
 	# "Nov 22 20:10:01 496691 [...] 0x80 -> ...": seconds of the day, µs.
 	awk '{ split($3, t, ":"); us = ((t[1] * 60 + t[2]) * 60 + t[3]) * 1e6 + $4 }
 		NR == 1 { first = us } /SUBNET UP/ { printf "%d ", (us - first) / 1000; exit }' "$log"
 	s=$(date +%s%N)
 	n=$(saquery 2>/dev/null | grep -c '^NodeRecord')
 	if [ "$n" -gt 0 ]; then
-		echo "$(( ($(date +%s%N) - s) / 1000000 )) $n"
+		echo "$(( ($(date +%s%N) - s) / 1000000 )) $n $cpu"
 	else
-		echo "-1 0"
+		echo "-1 0 $cpu"
 	fi
 	kill $osm 2>/dev/null; wait $osm 2>/dev/null
 }
@@ -65,6 +70,11 @@ done
 for f in 1 2; do
 	for how in sim emu fuse; do cut -d' ' -f$f "$W/$how.both" >"$W/$how.ms"; done
 	[ $f = 1 ] && report "ms to SUBNET UP" || report "ms for saquery NodeRecords"
+done
+for how in sim emu fuse; do
+	[ -s "$W/$how.both" ] || continue
+	echo "opensm's CPU at SUBNET UP under $how: median $(cut -d' ' -f4 "$W/$how.both" | median) ms" \
+		"(all: $(cut -d' ' -f4 "$W/$how.both" | tr '\n' ' '))"
 done
 echo "NodeRecords saquery printed (last round, of $(grep -c '^\(Ca\|Switch\)' "$W/net") nodes):" \
 	"ibsim $(tail -n1 "$W/sim.both" | cut -d' ' -f3)," \
