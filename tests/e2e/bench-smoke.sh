@@ -28,6 +28,8 @@ RC=$?
 expect_rc 0 "discover-vs-ibsim.sh runs"
 expect_match "^ratio ibemu/ibsim: [0-9.]+$" "discovery ratio"
 expect_match "^ratio ibemu FUSE only/ibsim: [0-9.]+$" "and with the FUSE files only"
+expect_match "^ibnetdiscover's own CPU under emu: median [0-9]+ ms \(all: [0-9]+ \)$" \
+	"ibnetdiscover's own CPU beside its time"
 expect_match "^peak RSS: ibsim [0-9.]+ MB, ibemu [0-9.]+ MB$" "peak RSS of both"
 
 timeout 120 bash "$BENCH/opensm-up-vs-ibsim.sh" 1 fattree 4 >"$WORK/out" 2>&1
@@ -37,6 +39,7 @@ expect_match "^ibemu  median [0-9]+ ms to SUBNET UP" "opensm to SUBNET UP under 
 expect_match "^ibsim  median [0-9]+ ms for saquery NodeRecords" "saquery NodeRecords under ibsim"
 expect_match "^ibemu  median [0-9]+ ms for saquery NodeRecords" "saquery NodeRecords under ibemu"
 expect_match "^ibemu FUSE only  median [0-9]+ ms to SUBNET UP" "and with the FUSE files only"
+expect_match "^opensm's CPU at SUBNET UP under sim: median [1-9][0-9]* ms" "opensm's CPU at SUBNET UP"
 expect_match "^NodeRecords saquery printed \(last round, of 14 nodes\): ibsim [0-9]+, ibemu 14$" \
 	"how many records each saquery printed: all of them under ibemu"
 expect_match "^peak RSS \(last round\): ibsim [0-9.]+ MB, ibemu [0-9.]+ MB$" "peak RSS of both"
