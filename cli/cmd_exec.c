@@ -13,6 +13,9 @@
  * joins the same way.
  */
 #include "config.h"
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/lsan_interface.h>
+#endif
 
 #include <errno.h>
 #include <fcntl.h>
@@ -157,6 +160,20 @@ static int find_target(const char *path, const struct exec_join *j, bool inside,
 	return 0;
 }
 
+/*
+ * In a build with the sanitizers: LeakSanitizer's check at exit stops our
+ * threads from a task it clones, which after setns() to the run's PID
+ * namespace would be born there, where our pids do not exist, and it
+ * spins for ever. So check now, in our own namespaces; the check at exit
+ * is then skipped (sanitizer/lsan_interface.h).
+ */
+static void leak_check_now(void)
+{
+#ifdef __SANITIZE_ADDRESS__
+	__lsan_do_leak_check();
+#endif
+}
+
 int exec_join(const struct exec_join *j)
 {
 	char *path, *fast, **envp;
@@ -169,12 +186,17 @@ int exec_join(const struct exec_join *j)
 	/* From inside that run (its $IBEMU_CTL) we are in its user and PID
 	 * namespaces already, and its init's pid is not ours to see. */
 	inside = !g_strcmp0(g_getenv("IBEMU_CTL"), path);
-	if (find_target(path, j, inside, &pid, &on_host) < 0)
+	if (find_target(path, j, inside, &pid, &on_host) < 0) {
+		g_free(path);
 		return j->fail_status;
+	}
+	leak_check_now();
 	cli_export_self();	/* before /proc/self/exe is the run's view */
 	fastenv_library();
-	if ((!inside || on_host) && join_namespaces(pid) < 0)
+	if ((!inside || on_host) && join_namespaces(pid) < 0) {
+		g_free(path);
 		return j->fail_status;
+	}
 	envp = j->envp ? g_strdupv(j->envp) : g_get_environ();
 	envp = g_environ_setenv(envp, "IBEMU_CTL", path, TRUE);
 	/* A host's: the run's ssh first on PATH, and its socket where every

@@ -50,15 +50,18 @@ int main(int argc, char **argv)
 		if (hops++ > 0)	/* the first element is this node */
 			mad[128 + hops - 1] = (uint8_t)atoi(tok);
 	mad[7] = hops ? hops - 1 : 0;	/* hop count */
+	free(path);
 	umad_set_addr(umad, 0xffff, 0, 0, 0);
 	if (umad_send(fd, agent, umad, 256, 1000, 2) < 0 ||
 	    umad_recv(fd, umad, &len, 5000) < 0 || umad_status(umad)) {
 		fprintf(stderr, "no answer from %s\n", argv[1]);
+		umad_free(umad);
 		return 1;
 	}
 	memcpy(&guid, mad + 64 + 12, 8);
 	printf("%s node GUID 0x%016llx, %u ports, SMP arrived on port %u\n",
 	       types[mad[64 + 2] < 4 ? mad[64 + 2] : 0],
 	       (unsigned long long)be64toh(guid), mad[64 + 3], mad[64 + 36]);
+	umad_free(umad);
 	return 0;
 }

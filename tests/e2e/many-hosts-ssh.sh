@@ -56,7 +56,7 @@ KbdInteractiveAuthentication no
 PermitRootLogin prohibit-password
 EOF
 # The sanitizer pass's options (.ci/run) reach the bridge sshd starts too.
-for v in ASAN_OPTIONS UBSAN_OPTIONS; do
+for v in ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS; do
 	[ -n "${!v:-}" ] && echo "SetEnv $v=${!v}" >>"$WORK/sshd_config"
 done
 SSH="ssh -F none -o IdentitiesOnly=yes -o GlobalKnownHostsFile=/dev/null -o UserKnownHostsFile=$WORK/known_hosts -o StrictHostKeyChecking=yes"
