@@ -112,8 +112,8 @@ static void release_reordered(struct fabric *f, struct node *n)
 	}
 }
 
-/* Put @p on the cable at @out. IBA 7.2: which states may carry what. */
-/* Why a packet (@smp: an SMP) cannot leave by @out now, or NULL. */
+/* Why a packet (@smp: an SMP) cannot leave by @out now, or NULL. IBA
+ * 7.2: which states may carry what. */
 static const char *link_refuses(const struct port *out, bool smp)
 {
 	const struct port *r = out->remote;
@@ -125,6 +125,7 @@ static const char *link_refuses(const struct port *out, bool smp)
 	return out->state != PORT_ACTIVE || r->state < PORT_ARMED ? "port not active" : NULL;
 }
 
+/* Put @p on the cable at @out. */
 static void transmit(struct fabric *f, struct port *out, struct mad_pkt *p)
 {
 	struct port *r = out->remote;

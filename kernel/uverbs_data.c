@@ -190,12 +190,6 @@ static uint16_t pkey_index_of(const struct port *p, uint16_t pkey)
 	return (uint16_t)MAX(port_pkey_find(p, pkey), 0);
 }
 
-/*
- * A data packet reached CA port @in: the destination QP's owner gets it. A
- * UD QP takes only what carries its Q_Key (IBA 10.2.4), else the
- * port counts a Q_Key violation; a context that does not read loses
- * packets, not memory.
- */
 /* QP @qpn of @d, if it takes what arrives at port @in. */
 static struct uverbs_qp *qp_at(struct uverbs_dev *d, const struct port *in, uint32_t qpn)
 {
@@ -204,6 +198,12 @@ static struct uverbs_qp *qp_at(struct uverbs_dev *d, const struct port *in, uint
 	return q && (!q->port || q->port == in->num) ? q : NULL;
 }
 
+/*
+ * A data packet reached CA port @in: the destination QP's owner gets it. A
+ * UD QP takes only what carries its Q_Key (IBA 10.2.4), else the
+ * port counts a Q_Key violation; a context that does not read loses
+ * packets, not memory.
+ */
 enum upper_verdict uverbs_on_data(void *ctx, struct port *in, const struct mad_pkt *p)
 {
 	struct uverbs_dev *d = uverbs_dev_of_node(ctx, in->node);

@@ -14,8 +14,8 @@
  * IBV_WC_RNR_RETRY_EXC_ERR; a NAK ends the QP in the error state.
  *
  * Responder: takes the packet with the expected PSN, re-acknowledges
- * duplicates that ask for an ACK (re-reads a duplicate READ), NAKs the first packet past a
- * gap, RNR-NAKs a SEND that finds no receive WR, and checks every remote
+ * duplicates that ask for an ACK (re-reads a duplicate READ), NAKs the
+ * first packet past a gap, RNR-NAKs a SEND that finds no receive WR, and checks every remote
  * access against the region's key, range and rights and the QP's.
  *
  * UC (IBA 9.8) shares the packets and the responder's checks: its SENDs
@@ -227,10 +227,9 @@ static bool send_packet(struct ibemu_qp *qp, struct ibemu_swqe *w, uint32_t i, c
 			h.dma_len = (uint32_t)w->len;
 		}
 	}
-	if ((i + 1) % ACKREQ_EVERY == 0)
+	if (last || (i + 1) % ACKREQ_EVERY == 0)
 		h.flags = VERBS_PKT_ACKREQ;
 	if (last) {
-		h.flags = VERBS_PKT_ACKREQ;
 		if (w->send_flags & IBV_SEND_SOLICITED)
 			h.flags |= VERBS_PKT_SE;
 		if (imm)
@@ -409,11 +408,12 @@ static bool ack_upto(struct ibemu_qp *qp, uint32_t psn, bool inclusive)
 		struct ibemu_swqe *w = &qp->sq[qp->sq_head];
 		int32_t d = psn_diff(w->psn + w->npkts - 1, psn);
 
-		if (d > 0 || (d == 0 && !inclusive) || ibemu_wr_is_rd_atomic(w->opcode)) {
+		if (ibemu_wr_is_rd_atomic(w->opcode))
+			break;
+		if (d > 0 || (d == 0 && !inclusive)) {
 			int32_t n = psn_diff(psn, w->psn) + inclusive;
 
-			if (!ibemu_wr_is_rd_atomic(w->opcode) && n > (int32_t)w->acked_pkts &&
-			    n <= (int32_t)w->sent_pkts) {
+			if (n > (int32_t)w->acked_pkts && n <= (int32_t)w->sent_pkts) {
 				w->acked_pkts = (uint32_t)n;
 				any = true;
 			}

@@ -36,6 +36,10 @@ wait_for() {
 	return 0	# not the status of the last pause (124)
 }
 
+# asan_no_leaks: ASAN_OPTIONS with LeakSanitizer off, for a program it
+# cannot check (under ptrace, in the VM).
+asan_no_leaks() { echo "${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"; }
+
 # vm_tier SCRIPT: tests/vm/SCRIPT IBEMU BUILDDIR SRCDIR, run inside the
 # qemu VM that boots Debian's stock kernel (tests/vm/run-in-vm: 125 with
 # the reason when the VM cannot start); its output in $WORK/out and
@@ -52,9 +56,7 @@ vm_tier() {
 	# emulator given SIGINT while loading a 2,214-node fabric was still
 	# there after the tier's 180 s wait (qemu's TCG: no usable KVM here),
 	# and not without it. The FUSE pass checks all but the CUSE code.
-	local asan=${ASAN_OPTIONS:-}
-	[ -z "$asan" ] || asan="$asan:detect_leaks=0"
-	ASAN_OPTIONS=$asan timeout 900 "$VMDIR/run-in-vm" --timeout 600 -- bash "$VMDIR/$1" "$IBEMU" \
+	ASAN_OPTIONS=$(asan_no_leaks) timeout 900 "$VMDIR/run-in-vm" --timeout 600 -- bash "$VMDIR/$1" "$IBEMU" \
 		"$(dirname "$IBEMU")" "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)" \
 		>"$WORK/out" 2>"$WORK/log"
 	RC=$?

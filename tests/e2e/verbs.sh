@@ -91,7 +91,7 @@ python3 -c 'import socket; socket.socket(16, 1, 20)' 2>&1 | grep -q "Errno 94" &
 # device they opened): 100000 empty polls make at most one system call
 # per 1024 (the provider's sched_yield now and then), not one each.
 # (LeakSanitizer cannot run under ptrace: off for the traced program.)
-ibemu_run --configured -a host1 -- env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+ibemu_run --configured -a host1 -- env ASAN_OPTIONS="$(asan_no_leaks)" \
 	strace -f -c -e trace=sched_yield,futex "$VW" idle-poll ibemu0 100000
 expect_rc 0 "idle polls under strace"
 expect_line "polled 100000, found 0" "100000 polls of an empty CQ"
