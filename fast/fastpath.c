@@ -237,7 +237,8 @@ void fp_do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int memfd
 	if (c.rq.op == FAST_VRING && ch->verbs) {
 		int ring_fd = -1;
 		/* Memory of this machine's: not for another host's channel. */
-		int ret = ch->adopted ? -EOPNOTSUPP : fast_verbs_ring(ch->verbs, &ring_fd);
+		int ret = ch->adopted ? -EOPNOTSUPP :
+			  fast_verbs_ring(ch->verbs, c.rq.arg == 1, &ring_fd);
 
 		fp_reply(ch, ret, NULL, 0, ring_fd);
 		if (ring_fd >= 0)
@@ -251,10 +252,10 @@ void fp_do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int memfd
 		/* Memory of this machine's, as the ring. */
 		int64_t ret = ch->adopted ? -EOPNOTSUPP :
 			      c.rq.op == FAST_VDIRECT ?
-			      fast_direct_grant(ch->verbs, c.msg, c.n, out, &out_len) :
+			      fast_direct_grant(ch->verbs, c.msg, c.n, out, &out_len, &fd) :
 			      fast_direct_inbox_fd(ch->verbs, c.rq.arg, c.msg, c.n, &fd);
 
-		fp_reply(ch, ret, out, out_len, fd);	/* the fd stays the inbox's */
+		fp_reply(ch, ret, out, out_len, fd);	/* the fd stays the direct path's */
 		return;
 	}
 	if (op->file_op && ch->verbs) {

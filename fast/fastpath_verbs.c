@@ -164,7 +164,7 @@ static gboolean on_wake(gint fd, GIOCondition cond, gpointer data)
 #define RINGS_MAX	256
 static unsigned rings;
 
-int fast_verbs_ring(struct fast_verbs *fv, int *memfd)
+int fast_verbs_ring(struct fast_verbs *fv, bool direct, int *memfd)
 {
 	void *m;
 
@@ -181,6 +181,7 @@ int fast_verbs_ring(struct fast_verbs *fv, int *memfd)
 	if (!(m = fast_shared_map("ibemu-verbs-ring", VERBS_RING_BYTES, memfd)))
 		return -errno;
 	fv->ring = m;
+	fv->direct_ok = direct;
 	rings++;
 	/* What was sent on the socket before stays there, read first: the
 	 * provider reads the socket until it has the answer to this. */

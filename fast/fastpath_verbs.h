@@ -15,6 +15,7 @@
 #ifndef IBEMU_FAST_FASTPATH_VERBS_H
 #define IBEMU_FAST_FASTPATH_VERBS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,14 +35,17 @@ struct fast_verbs *fast_verbs_open(struct vnode *v, int *client_fd);
 int64_t fast_verbs_request(struct fast_verbs *fv, const struct fast_req *rq,
 			   const uint8_t *payload, size_t n, void *out, uint32_t *out_len);
 /* FAST_VRING: a command file's ring (lib/verbs_ring.h), its memfd in
- * *@memfd (the caller passes and closes it); 0 or -errno. */
-int fast_verbs_ring(struct fast_verbs *fv, int *memfd);
+ * *@memfd (the caller passes and closes it); @direct: the file takes the
+ * direct path's packets too (fastpath_direct.c). 0 or -errno. */
+int fast_verbs_ring(struct fast_verbs *fv, bool direct, int *memfd);
 /* FAST_VDIRECT and FAST_VINBOX (fastpath_direct.c, lib/verbs_inbox.h): a
  * grant for packets like the header in @payload, a struct
- * verbs_direct_grant in @out; an inbox's memfd or eventfd (@which 0, 1)
- * in *@fd, which stays the inbox's (the caller passes it, not closes). */
+ * verbs_direct_grant in @out and its sub-ring's memfd in *@fd; the fd
+ * @which (VERBS_INBOX_*) that a struct verbs_inbox_ask in @payload names,
+ * in *@fd. Either fd stays the direct path's (the caller passes it, not
+ * closes). */
 int64_t fast_direct_grant(struct fast_verbs *fv, const uint8_t *payload, size_t n, void *out,
-			  uint32_t *out_len);
+			  uint32_t *out_len, int *fd);
 int fast_direct_inbox_fd(struct fast_verbs *fv, uint64_t which, const uint8_t *payload, size_t n,
 			 int *fd);
 /* The channel closed: the file's last close. */

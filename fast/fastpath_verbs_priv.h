@@ -26,6 +26,7 @@ struct fast_verbs {
 	guint in_watch;			/* the provider's wake-ups (ring) */
 	struct direct_inbox *inbox;	/* where senders write for it, or NULL */
 	bool direct_stuck;		/* stayed busy past a grant's end: no more */
+	bool direct_ok;			/* takes an inbox (FAST_VRING's arg 1) */
 };
 
 /* fastpath_direct.c: the file closes; the direct paths to and from it go. */

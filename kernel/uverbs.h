@@ -102,6 +102,7 @@ struct fabric *uverbs_ctx_fabric(const struct uverbs_ctx *c);
 struct uverbs_direct {
 	struct uverbs_ctx *to;
 	uint8_t rx_port, sl;		/* where it arrives; its SL */
+	bool ud;			/* to a UD QP: its Q_Key checked */
 	uint16_t rx_pkey_index;		/* the arrival port's index of its P_Key */
 	uint16_t slid, pkey;		/* as the sending port sets them */
 	unsigned nhops;

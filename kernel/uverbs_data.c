@@ -474,6 +474,7 @@ const char *uverbs_direct_route(struct uverbs_ctx *c, const struct verbs_wire_pk
 		return "the receiver has packets queued";
 	r->to = q->owner;
 	r->rx_port = dest->num;
+	r->ud = q->type == QPT_UD;
 	r->rx_pkey_index = pkey_index_of(dest, r->pkey);
 	r->sl = w->sl;
 	return NULL;

@@ -79,7 +79,9 @@ enum fast_op {
 	FAST_PUSH = 14,	/* on a file's channel, after its reader took a
 			 * FAST_F_HELD mark off the data socket: answered 0
 			 * once what waited has gone in (as room allows) */
-	FAST_VRING = 15,	/* on a verbs command file's channel: the answer
+	FAST_VRING = 15,	/* on a verbs command file's channel (arg 1: the
+				 * file takes the direct path's packets in an
+				 * inbox, lib/verbs_inbox.h): the answer
 				 * passes a memfd of VERBS_RING_BYTES, a struct
 				 * verbs_ring (lib/verbs_ring.h) both ends map;
 				 * what is queued for the file goes there from
@@ -87,12 +89,14 @@ enum fast_op {
 	FAST_VDIRECT = 16,	/* on a verbs command file's channel: payload a
 				 * struct verbs_wire_pkt, the header of packets
 				 * the file would send; out: a struct
-				 * verbs_direct_grant to write them into the
-				 * receiver's inbox (lib/verbs_inbox.h). EAGAIN:
-				 * not now (they go to the emulator) */
-	FAST_VINBOX = 17,	/* payload: a grant's peer id (0: the file's own
-				 * inbox); the answer passes its memfd (arg 0)
-				 * or its eventfd (arg 1) */
+				 * verbs_direct_grant, and the answer passes
+				 * the memfd of the sub-ring to write them in
+				 * (lib/verbs_inbox.h). EAGAIN: not now (they
+				 * go to the emulator) */
+	FAST_VINBOX = 17,	/* payload: a struct verbs_inbox_ask; arg: which
+				 * fd the answer passes, VERBS_INBOX_* (the
+				 * file's own binding page, an eventfd, one of
+				 * its own sub-rings) */
 };
 
 #define FAST_F_MEMFD	0x1	/* the payload is in the memfd passed beside */

@@ -1,35 +1,48 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A verbs context's inbox (docs/verbs.md "The direct path"): rings into
- * which other contexts write their packets for it themselves, past the
- * daemon, while the daemon has found nothing on their way that needs it
- * (no fault rule, no capture, links and routes as they were when it said
- * yes). One memfd the daemon makes when a first sender asks for the
- * context, mapped by the context and by each sender the daemon gives it
- * to; the context's main ring (verbs_ring.h) stays the daemon's.
+ * The direct path's shared memory (docs/verbs.md "The direct path"):
+ * sub-rings into which one sending QP writes its packets for one
+ * receiving context itself, past the daemon, while the daemon has found
+ * nothing on their way that needs it (no fault rule, no capture, links and
+ * routes as they were when it said yes).
  *
- * Each of VERBS_INBOX_SUBS sub-rings has one writer at a time: one
- * sender context, on one path (source port, destination LID, SL), which
- * the daemon binds it to. The sender writes records as the daemon would
- * have delivered them (port, slid, P_Key and its index as the receiving
- * port sees them: the daemon says them in the grant) at head, the
- * context reads them at tail, as in verbs_ring.h (indexes only grow; a
- * record never wraps; a PAD record or a short gap fills an end).
+ * Two kinds of memory, so that a sender can reach nothing but its own:
  *
- * Grants: the daemon writes @grant (nonzero: a generation of its own)
- * when it binds a sub-ring, and 0 to take it back. A sender sets @busy,
- * then reads @grant: the one it holds, it writes and counts, then clears
- * @busy; any other, it writes nothing here and asks the daemon. The
- * daemon, having cleared @grant, waits until @busy is clear: from then on
- * nothing more comes in that way, and @packets/@dwords (the sender's
- * count, which the PMA counters of every port on the path take) are
- * whole. Sequentially consistent, as verbs_ring.h's flags.
+ * - A **sub-ring** (struct verbs_sub): a memfd of its own for each grant,
+ *   mapped by the one sender it was granted to, the receiver and the
+ *   daemon. The sender writes records at head, the receiver reads them at
+ *   tail, as in verbs_ring.h (indexes only grow; a record never wraps; a
+ *   PAD record or a short gap fills an end). Everything in it is the
+ *   sender's to spoil, and spoils only its own packets.
+ * - The receiver's **binding page** (struct verbs_inbox): a memfd only the
+ *   receiving context and the daemon map. For each of VERBS_INBOX_SUBS
+ *   slots it holds the binding the daemon made (struct verbs_bind): which
+ *   sub-ring (@gen), which packets it may carry (source and destination
+ *   QP, Q_Key) and the fields the daemon would have set on them (port,
+ *   SLID, P_Key and its index, SL, DLID). The receiver takes from a
+ *   sub-ring only PKT and PAD records, only those that match its binding,
+ *   with those fields set from the binding, and only up to @limit once the
+ *   grant is taken back (@open 0); it counts what it took there, which
+ *   the daemon puts on the PMA counters of every port on the way.
  *
- * Wake-ups: the context's reader sets @sleeping before it waits; a sender
- * that finds it set clears it and writes the eventfd the daemon gave with
- * the inbox.
+ * Grants: the daemon binds a slot (a new memfd, a new @gen) and sets
+ * @open; the sub-ring's @grant tells the sender it holds it. To take it
+ * back the daemon clears @grant, waits until the sender's @busy is clear
+ * (a few microseconds; a bounded wait for one that stays), reads head
+ * into @limit and clears @open: from then on nothing the sender writes is
+ * taken. A grant is never given again on the same memfd: the next one is
+ * a new sub-ring, so what a sender wrote while it had none is never read.
+ * A slot is bound anew only when the receiver has taken all up to @limit
+ * (@taken, the receiver's own). The receiver reads a binding as a
+ * sequence lock: @gen, the fields, @gen again (the daemon clears @gen
+ * before it rewrites them).
  *
- * Header only, for both ends; all in the host's byte order.
+ * Wake-ups: the receiver's reader sets each sub-ring's @sleeping before it
+ * waits; a sender that finds its own set clears it and writes the
+ * receiver's eventfd.
+ *
+ * Sequentially consistent atomics throughout, as verbs_ring.h. Header
+ * only, for both ends; all in the host's byte order.
  */
 #ifndef IBEMU_LIB_VERBS_INBOX_H
 #define IBEMU_LIB_VERBS_INBOX_H
@@ -44,28 +57,44 @@
 struct verbs_sub {
 	uint64_t head;		/* the sender's */
 	uint8_t pad0[56];
-	uint64_t tail;		/* the receiving context's */
+	uint64_t tail;		/* the receiver's (for the sender's room) */
 	uint8_t pad1[56];
-	uint32_t grant;		/* the daemon's: 0, or the binding's generation */
+	uint32_t grant;		/* the daemon's word to the sender: 0 or its grant */
 	uint32_t busy;		/* the sender's: writing */
-	uint64_t packets, dwords;	/* the sender's: what it wrote, for the PMA */
-	uint8_t pad2[4096 - 152];
+	uint32_t sleeping;	/* the receiver's: its reader waits on its eventfd */
+	uint8_t pad2[4096 - 140];
 	uint8_t data[VERBS_SUB_DATA];
 };
 _Static_assert(sizeof(struct verbs_sub) == 4096 + VERBS_SUB_DATA, "a sub-ring's layout");
+#define VERBS_SUB_BYTES		sizeof(struct verbs_sub)
+
+struct verbs_bind {
+	uint32_t gen;		/* the daemon's: the sub-ring's; 0 while rewritten */
+	uint32_t open;		/* the daemon's: 1, all to head; 0, to @limit only */
+	uint64_t limit;		/* the daemon's: head when the grant was taken back */
+	/* The daemon's: what each record must say ... */
+	uint32_t sqpn, dqpn, qkey;
+	uint8_t ud;		/* check qkey (a UD destination) */
+	/* ... and what it sets on it, as uverbs_qp_deliver would. */
+	uint8_t port, sl, pad0;
+	uint16_t slid, dlid, pkey, pkey_index;
+	/* The receiver's: how far it took, what it took (the PMA's). */
+	uint64_t taken, packets, dwords;
+	uint8_t pad1[128 - 64];
+};
+_Static_assert(sizeof(struct verbs_bind) == 128, "a binding's layout");
 
 struct verbs_inbox {
-	uint32_t sleeping;	/* the context's reader waits on its eventfd */
-	uint32_t active;	/* the daemon's: sub-rings ever bound, a bit each */
-	uint8_t pad[4096 - 8];
-	struct verbs_sub sub[VERBS_INBOX_SUBS];
+	uint32_t active;	/* the daemon's: slots ever bound, a bit each */
+	uint8_t pad[128 - 4];
+	struct verbs_bind bind[VERBS_INBOX_SUBS];
 };
+#define VERBS_INBOX_BYTES	4096
+_Static_assert(sizeof(struct verbs_inbox) <= VERBS_INBOX_BYTES, "a binding page's layout");
 
-#define VERBS_INBOX_BYTES	sizeof(struct verbs_inbox)
-
-/* FAST_VDIRECT's answer (lib/fast_wire.h): the sub-ring @sub of inbox
- * @peer (FAST_VINBOX maps it) while its grant is @grant; the fields of
- * each record written there as the daemon would have set them. */
+/* FAST_VDIRECT's answer (lib/fast_wire.h), with the sub-ring's memfd: the
+ * slot @sub of inbox @peer while its grant is @grant; the fields of each
+ * record as the daemon would set them (the receiver sets them again). */
 struct verbs_direct_grant {
 	uint64_t peer;
 	uint32_t grant;
@@ -73,6 +102,20 @@ struct verbs_direct_grant {
 	uint16_t rx_pkey_index;
 	uint16_t slid, pkey;
 	uint32_t reserved;
+};
+
+/* FAST_VINBOX's payload and its arg: what to pass. */
+struct verbs_inbox_ask {
+	uint64_t peer;		/* VERBS_INBOX_BELL: whose (0: one's own) */
+	uint32_t gen;		/* VERBS_INBOX_SUB: the binding's */
+	uint8_t sub;
+	uint8_t pad[3];
+};
+enum {
+	VERBS_INBOX_PAGE = 0,	/* one's own binding page's memfd */
+	VERBS_INBOX_BELL = 1,	/* an eventfd: one's own, or that of a peer
+				 * one holds a binding in */
+	VERBS_INBOX_SUB = 2,	/* one's own slot @sub's sub-ring of @gen */
 };
 
 #endif

@@ -41,7 +41,7 @@
  * drops it for a receiver that reads nothing). */
 #define FULL_WAIT_US		200
 
-static bool disabled(void)
+bool ibemu_direct_off(void)
 {
 	static int off = -1;
 
@@ -69,44 +69,15 @@ static void refused(struct ibemu_dtx *d)
 	d->retry_us = ibemu_now_us() + d->backoff_us;
 }
 
-/* Map inbox @id (0: this context's own) and get its eventfd in *@bell:
- * NULL when the daemon gives neither. */
-static struct verbs_inbox *map_inbox(struct ibemu_context *ctx, uint64_t id, int *bell)
-{
-	int memfd = -1;
-	void *m = MAP_FAILED;
-
-	*bell = -1;
-	if (ibemu_fast_ask(ctx, FAST_VINBOX, 0, &id, sizeof(id), NULL, 0, &memfd) >= 0 &&
-	    memfd >= 0 && ibemu_fast_ask(ctx, FAST_VINBOX, 1, &id, sizeof(id), NULL, 0, bell) >= 0 &&
-	    *bell >= 0)
-		m = mmap(NULL, VERBS_INBOX_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
-	if (memfd >= 0)
-		close(memfd);
-	if (m != MAP_FAILED)
-		return m;
-	if (*bell >= 0)
-		close(*bell);
-	*bell = -1;
-	return NULL;
-}
-
-static void unmap_peer(struct ibemu_peer *p)
-{
-	munmap(p->map, VERBS_INBOX_BYTES);
-	close(p->bell);
-	memset(p, 0, sizeof(*p));
-}
-
-/* The mapping of inbox @id, made if need be (a slot of a peer no QP
+/* The eventfd of inbox @id, asked for if need be (a slot of a peer no QP
  * writes to any more is taken over when all are used). */
 static struct ibemu_peer *peer_of(struct ibemu_context *ctx, uint64_t id)
 {
+	struct verbs_inbox_ask a = { .peer = id };
 	struct ibemu_peer *p, *free_one = NULL;
-	struct verbs_inbox *m;
 	struct ibemu_qp *qp;
 	unsigned i;
-	int bell;
+	int bell = -1;
 
 	for (i = 0; i < IBEMU_PEERS_MAX; i++) {
 		p = &ctx->peers[i];
@@ -120,16 +91,28 @@ static struct ibemu_peer *peer_of(struct ibemu_context *ctx, uint64_t id)
 		for (qp = ctx->qps; qp && qp->dtx.peer != p; qp = qp->next)
 			;
 		if (!qp) {
-			unmap_peer(p);
+			close(p->bell);
+			memset(p, 0, sizeof(*p));
 			free_one = p;
 		}
 	}
-	if (!free_one || !(m = map_inbox(ctx, id, &bell)))
+	if (!free_one ||
+	    ibemu_fast_ask(ctx, FAST_VINBOX, VERBS_INBOX_BELL, &a, sizeof(a), NULL, 0, &bell) < 0 ||
+	    bell < 0)
 		return NULL;
 	free_one->id = id;
-	free_one->map = m;
 	free_one->bell = bell;
 	return free_one;
+}
+
+/* @d's grant let go: its sub-ring unmapped (the daemon's memfd stays
+ * until the receiver has read it). */
+static void drop(struct ibemu_dtx *d)
+{
+	if (d->sub)
+		munmap(d->sub, VERBS_SUB_BYTES);
+	d->sub = NULL;
+	d->peer = NULL;
 }
 
 /* Ask the daemon for a grant for packets like @h: true when @qp has one. */
@@ -138,24 +121,30 @@ static bool ask_grant(struct ibemu_qp *qp, const struct verbs_wire_pkt *h)
 	struct ibemu_context *ctx = qp->ctx;
 	struct ibemu_dtx *d = &qp->dtx;
 	struct verbs_direct_grant g;
-	struct ibemu_peer *p;
+	struct ibemu_peer *p = NULL;
+	void *m = MAP_FAILED;
+	int memfd = -1;
 
-	if (ctx->fast_chan < 0 || !ctx->ring || disabled() || (h->flags & VERBS_PKT_GRH) ||
+	if (ctx->fast_chan < 0 || !ctx->ring || ibemu_direct_off() || (h->flags & VERBS_PKT_GRH) ||
 	    ibemu_now_us() < d->retry_us)
 		return false;
 	/* What waits for the daemon goes first (the order of each QP). */
 	ibemu_flush(ctx);
 	if (ctx->out_len || ctx->tx_held)
 		return false;
-	if (ibemu_fast_ask(ctx, FAST_VDIRECT, 0, h, sizeof(*h), &g, sizeof(g), NULL) < 0 ||
-	    g.sub >= VERBS_INBOX_SUBS || !(p = peer_of(ctx, g.peer))) {
+	if (ibemu_fast_ask(ctx, FAST_VDIRECT, 0, h, sizeof(*h), &g, sizeof(g), &memfd) >= 0 &&
+	    memfd >= 0 && g.sub < VERBS_INBOX_SUBS && (p = peer_of(ctx, g.peer)))
+		m = mmap(NULL, VERBS_SUB_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	if (memfd >= 0)
+		close(memfd);
+	if (m == MAP_FAILED) {
 		refused(d);
 		return false;
 	}
 	d->key = *h;
 	d->g = g;
 	d->peer = p;
-	d->sub = &p->map->sub[g.sub];
+	d->sub = m;
 	d->backoff_us = 0;
 	return true;
 }
@@ -192,8 +181,7 @@ bool ibemu_direct_send(struct ibemu_qp *qp, const struct verbs_wire_pkt *h, cons
 	if (!same_way(&d->key, h)) {
 		/* Another destination (UD): through the daemon from here,
 		 * and no question a packet for a QP that sends to many. */
-		d->sub = NULL;
-		d->peer = NULL;
+		drop(d);
 		refused(d);
 		return false;
 	}
@@ -206,7 +194,8 @@ bool ibemu_direct_send(struct ibemu_qp *qp, const struct verbs_wire_pkt *h, cons
 	if (ok) {
 		verbs_ring_pad(s->data, VERBS_SUB_DATA, head, skip);
 		head += skip;
-		/* As the daemon would have delivered it (uverbs_qp_deliver). */
+		/* As the daemon would have delivered it (uverbs_qp_deliver);
+		 * the receiver sets these fields from its binding again. */
 		w = *h;
 		w.rec.type = VERBS_REC_PKT;
 		w.rec.len = len;
@@ -218,21 +207,16 @@ bool ibemu_direct_send(struct ibemu_qp *qp, const struct verbs_wire_pkt *h, cons
 		if (h->len)
 			memcpy(&s->data[head % VERBS_SUB_DATA + sizeof(w)], payload, h->len);
 		__atomic_store_n(&s->head, head + len, __ATOMIC_SEQ_CST);
-		/* transmit()'s count: the daemon puts it on every port. */
-		__atomic_store_n(&s->packets, s->packets + 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&s->dwords, s->dwords + (verbs_pkt_wire_bytes(&w) + 3) / 4,
-				 __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&s->busy, 0, __ATOMIC_SEQ_CST);
 	if (!ok) {
 		/* Taken back, or full: the daemon's way, and ask again later. */
-		d->sub = NULL;
-		d->peer = NULL;
+		drop(d);
 		refused(d);
 		return false;
 	}
-	if (__atomic_load_n(&d->peer->map->sleeping, __ATOMIC_SEQ_CST) &&
-	    __atomic_exchange_n(&d->peer->map->sleeping, 0, __ATOMIC_SEQ_CST)) {
+	if (__atomic_load_n(&s->sleeping, __ATOMIC_SEQ_CST) &&
+	    __atomic_exchange_n(&s->sleeping, 0, __ATOMIC_SEQ_CST)) {
 		uint64_t one = 1;
 
 		(void)!write(d->peer->bell, &one, sizeof(one));	/* or it is gone */
@@ -240,78 +224,274 @@ bool ibemu_direct_send(struct ibemu_qp *qp, const struct verbs_wire_pkt *h, cons
 	return true;
 }
 
+void ibemu_direct_drop(struct ibemu_qp *qp)
+{
+	drop(&qp->dtx);
+}
+
 /* ---- the receiving side -------------------------------------------------- */
+
+static struct verbs_sub *rx_sub(const struct ibemu_context *ctx, unsigned i)
+{
+	return (struct verbs_sub *)(ctx->rx_area + (size_t)i * VERBS_SUB_BYTES);
+}
+
+/* Binding @i as the daemon wrote it for sub-ring @gen, read as a sequence
+ * lock (lib/verbs_inbox.h): false while it is rewritten, or another's. */
+static bool read_bind(const struct verbs_inbox *ib, unsigned i, uint32_t gen, struct verbs_bind *o)
+{
+	const struct verbs_bind *b = &ib->bind[i];
+
+	if (!gen || __atomic_load_n(&b->gen, __ATOMIC_SEQ_CST) != gen)
+		return false;
+	/* open before limit: the daemon writes limit, then clears open */
+	o->open = __atomic_load_n(&b->open, __ATOMIC_SEQ_CST);
+	o->limit = __atomic_load_n(&b->limit, __ATOMIC_SEQ_CST);
+	o->sqpn = __atomic_load_n(&b->sqpn, __ATOMIC_RELAXED);
+	o->dqpn = __atomic_load_n(&b->dqpn, __ATOMIC_RELAXED);
+	o->qkey = __atomic_load_n(&b->qkey, __ATOMIC_RELAXED);
+	o->ud = __atomic_load_n(&b->ud, __ATOMIC_RELAXED);
+	o->port = __atomic_load_n(&b->port, __ATOMIC_RELAXED);
+	o->sl = __atomic_load_n(&b->sl, __ATOMIC_RELAXED);
+	o->slid = __atomic_load_n(&b->slid, __ATOMIC_RELAXED);
+	o->dlid = __atomic_load_n(&b->dlid, __ATOMIC_RELAXED);
+	o->pkey = __atomic_load_n(&b->pkey, __ATOMIC_RELAXED);
+	o->pkey_index = __atomic_load_n(&b->pkey_index, __ATOMIC_RELAXED);
+	return __atomic_load_n(&b->gen, __ATOMIC_SEQ_CST) == gen;
+}
+
+/* Whether a sender's record is one its binding lets through. */
+static bool allowed(const struct verbs_bind *b, const struct verbs_wire_pkt *p)
+{
+	return p->sqpn == b->sqpn && p->dqpn == b->dqpn && !(p->flags & VERBS_PKT_GRH) &&
+	       (!b->ud || p->qkey == b->qkey);
+}
+
+/*
+ * The @n bytes at @buf of a sub-ring: PKT records its binding lets
+ * through, to their QPs, with the fields the daemon would have set; PAD
+ * and anything else passed over (no credit, upcall or inbox record comes
+ * from a sender); a record that does not fit ends the piece. Counted in
+ * *@pk and *@dw as the engine counts on a port.
+ */
+static void take_records(struct ibemu_context *ctx, const struct verbs_bind *b, const char *buf,
+			 uint64_t n, uint64_t *pk, uint64_t *dw)
+{
+	uint64_t off;
+
+	for (off = 0; off + sizeof(struct verbs_wire_rec) <= n; ) {
+		struct verbs_wire_rec rec;
+		struct verbs_wire_pkt p;
+
+		memcpy(&rec, buf + off, sizeof(rec));	/* once: the sender may change it */
+		if (rec.len < sizeof(rec) || rec.len > n - off)
+			break;
+		if (rec.type == VERBS_REC_PKT && rec.len >= sizeof(p)) {
+			memcpy(&p, buf + off, sizeof(p));
+			if (p.len <= rec.len - sizeof(p) && allowed(b, &p)) {
+				p.port = b->port;
+				p.sl = b->sl;
+				p.slid = b->slid;
+				p.dlid = b->dlid;
+				p.pkey = b->pkey;
+				p.pkey_index = b->pkey_index;
+				ibemu_on_packet(ctx, &p, buf + off + sizeof(p));
+				(*pk)++;
+				*dw += (verbs_pkt_wire_bytes(&p) + 3) / 4;
+			}
+		}
+		off += rec.len;
+	}
+}
+
+/* What slot @i's sub-ring holds that its binding lets us take. */
+static bool take_sub(struct ibemu_context *ctx, unsigned i)
+{
+	struct verbs_bind *own = &ctx->inbox->bind[i], b;
+	struct verbs_sub *s = rx_sub(ctx, i);
+	uint64_t tail = ctx->rx[i].tail, head, pk = 0, dw = 0;
+
+	/* head before open: one read while the grant held was written
+	 * before it was taken back */
+	head = __atomic_load_n(&s->head, __ATOMIC_SEQ_CST);
+	if (!read_bind(ctx->inbox, i, ctx->rx[i].gen, &b))
+		return false;
+	if (!b.open && (int64_t)(head - b.limit) > 0)
+		head = b.limit;
+	/* A sender's head, not ours to trust: at most a ring ahead. */
+	if ((int64_t)(head - tail) <= 0 || head - tail > VERBS_SUB_DATA)
+		return false;
+	while (tail < head) {
+		uint32_t at = (uint32_t)(tail % VERBS_SUB_DATA);
+		uint64_t chunk = head - tail < VERBS_SUB_DATA - at ? head - tail : VERBS_SUB_DATA - at;
+
+		take_records(ctx, &b, (const char *)&s->data[at], chunk, &pk, &dw);
+		tail += chunk;
+	}
+	__atomic_store_n(&ctx->rx[i].tail, head, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->tail, head, __ATOMIC_SEQ_CST);
+	/* Ours: the daemon frees the slot, and counts, by these. */
+	__atomic_store_n(&own->packets, own->packets + pk, __ATOMIC_RELAXED);
+	__atomic_store_n(&own->dwords, own->dwords + dw, __ATOMIC_RELAXED);
+	__atomic_store_n(&own->taken, head, __ATOMIC_SEQ_CST);
+	return true;
+}
 
 bool ibemu_inbox_pending(const struct ibemu_context *ctx)
 {
-	const struct verbs_inbox *ib = ctx->inbox;
+	const struct verbs_inbox *ib = __atomic_load_n(&ctx->inbox, __ATOMIC_ACQUIRE);
 	uint32_t active;
 	unsigned i;
 
 	if (!ib)
 		return false;
 	active = __atomic_load_n(&ib->active, __ATOMIC_SEQ_CST);
-	for (i = 0; active; i++, active >>= 1)
-		if ((active & 1) && __atomic_load_n(&ib->sub[i].head, __ATOMIC_SEQ_CST) !=
-				    __atomic_load_n(&ib->sub[i].tail, __ATOMIC_RELAXED))
+	for (i = 0; active; i++, active >>= 1) {
+		uint64_t tail = __atomic_load_n(&ctx->rx[i].tail, __ATOMIC_RELAXED), head;
+
+		if (!(active & 1) || !__atomic_load_n(&ctx->rx[i].gen, __ATOMIC_RELAXED))
+			continue;
+		head = __atomic_load_n(&rx_sub(ctx, i)->head, __ATOMIC_SEQ_CST);
+		/* A hint: a grant taken back holds nothing past its limit. */
+		if (!__atomic_load_n(&ib->bind[i].open, __ATOMIC_SEQ_CST) &&
+		    tail == __atomic_load_n(&ib->bind[i].limit, __ATOMIC_SEQ_CST))
+			continue;
+		if (head != tail)
 			return true;
+	}
 	return false;
 }
 
 bool ibemu_inbox_take(struct ibemu_context *ctx)
 {
-	struct verbs_inbox *ib = ctx->inbox;
 	uint32_t active;
 	bool took = false;
 	unsigned i;
 
-	if (!ib)
+	if (!ctx->inbox)
 		return false;
-	active = __atomic_load_n(&ib->active, __ATOMIC_SEQ_CST);
-	for (i = 0; i < VERBS_INBOX_SUBS; i++) {
-		struct verbs_sub *s = &ib->sub[i];
-		uint64_t tail, head;
-
-		if (!(active >> i & 1))
-			continue;
-		tail = __atomic_load_n(&s->tail, __ATOMIC_RELAXED);
-		head = __atomic_load_n(&s->head, __ATOMIC_SEQ_CST);
-		/* A sender's head, not ours to trust: at most a ring ahead. */
-		if (head - tail > VERBS_SUB_DATA)
-			head = tail;
-		if (head != tail)
+	active = __atomic_load_n(&ctx->inbox->active, __ATOMIC_SEQ_CST);
+	for (i = 0; i < VERBS_INBOX_SUBS; i++)
+		if ((active >> i & 1) && ctx->rx[i].gen && take_sub(ctx, i))
 			took = true;
-		ibemu_take_span(ctx, s->data, VERBS_SUB_DATA, tail, head);
-		__atomic_store_n(&s->tail, head, __ATOMIC_SEQ_CST);
-	}
+	if (took)
+		ibemu_flush(ctx);	/* what the packets answered */
 	return took;
+}
+
+/* Slot @i's place made anonymous zeros again: nothing there to take. */
+static void rx_clear(struct ibemu_context *ctx, unsigned i)
+{
+	if (mmap(rx_sub(ctx, i), VERBS_SUB_BYTES, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+		fprintf(stderr, "libibemu: cannot unmap a direct path's sub-ring: %s\n",
+			strerror(errno));
+	__atomic_store_n(&ctx->rx[i].gen, 0, __ATOMIC_RELAXED);
+	ctx->rx[i].tail = 0;
+}
+
+/* Slot @i's sub-ring of binding @gen mapped in its place, and what it
+ * holds taken now, where the daemon's word of it stands among the ring's
+ * records (the order of each QP: direct.c's top). */
+static void rx_map(struct ibemu_context *ctx, unsigned i, uint32_t gen)
+{
+	struct verbs_inbox_ask a = { .gen = gen, .sub = (uint8_t)i };
+	void *m = MAP_FAILED;
+	int memfd = -1;
+
+	if (ibemu_fast_ask(ctx, FAST_VINBOX, VERBS_INBOX_SUB, &a, sizeof(a), NULL, 0, &memfd) >= 0 &&
+	    memfd >= 0)
+		m = mmap(rx_sub(ctx, i), VERBS_SUB_BYTES, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED, memfd, 0);
+	if (memfd >= 0)
+		close(memfd);
+	if (m == MAP_FAILED) {
+		rx_clear(ctx, i);	/* bound again since, or out of memory */
+		return;
+	}
+	ctx->rx[i].tail = 0;
+	__atomic_store_n(&ctx->rx[i].gen, gen, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&ctx->ring->sleeping, __ATOMIC_SEQ_CST))
+		__atomic_store_n(&rx_sub(ctx, i)->sleeping, 1, __ATOMIC_SEQ_CST);
+	take_sub(ctx, i);
+}
+
+/* The binding page and eventfd, and the place for the sub-rings. */
+static bool map_page(struct ibemu_context *ctx)
+{
+	struct verbs_inbox_ask a = { 0 };
+	void *m = MAP_FAILED, *area;
+	int memfd = -1, bell = -1;
+
+	if (ibemu_fast_ask(ctx, FAST_VINBOX, VERBS_INBOX_PAGE, &a, sizeof(a), NULL, 0, &memfd) >= 0 &&
+	    memfd >= 0 &&
+	    ibemu_fast_ask(ctx, FAST_VINBOX, VERBS_INBOX_BELL, &a, sizeof(a), NULL, 0, &bell) >= 0 &&
+	    bell >= 0)
+		m = mmap(NULL, VERBS_INBOX_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	if (memfd >= 0)
+		close(memfd);
+	area = m == MAP_FAILED ? MAP_FAILED :
+	       mmap(NULL, VERBS_INBOX_SUBS * VERBS_SUB_BYTES, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED) {
+		fprintf(stderr, "libibemu: cannot map this context's inbox: %s\n", strerror(errno));
+		if (m != MAP_FAILED)
+			munmap(m, VERBS_INBOX_BYTES);
+		if (bell >= 0)
+			close(bell);
+		return false;
+	}
+	ctx->rx_area = area;
+	ctx->inbox_bell = bell;
+	__atomic_store_n(&ctx->inbox, m, __ATOMIC_RELEASE);
+	return true;
 }
 
 void ibemu_inbox_map(struct ibemu_context *ctx)
 {
-	struct verbs_inbox *m;
-	int bell;
+	unsigned i;
 
-	if (ctx->inbox)
+	/* Kept out (FAST_VRING said so): no sender is bound here. */
+	if (ibemu_direct_off() || (!ctx->inbox && !map_page(ctx)))
 		return;
-	if (!(m = map_inbox(ctx, 0, &bell))) {
-		fprintf(stderr, "libibemu: cannot map this context's inbox: %s\n", strerror(errno));
-		return;
+	for (i = 0; i < VERBS_INBOX_SUBS; i++) {
+		uint32_t gen = __atomic_load_n(&ctx->inbox->bind[i].gen, __ATOMIC_SEQ_CST);
+
+		if (gen && gen != ctx->rx[i].gen)
+			rx_map(ctx, i, gen);
 	}
-	ctx->inbox_bell = bell;
-	__atomic_store_n(&ctx->inbox, m, __ATOMIC_RELEASE);
+}
+
+void ibemu_inbox_sleeping(struct ibemu_context *ctx, bool on)
+{
+	unsigned i;
+
+	if (!__atomic_load_n(&ctx->inbox, __ATOMIC_ACQUIRE))
+		return;
+	/* Each place is always mapped: a sub-ring, or zeros; one mapped
+	 * meanwhile gets the word from rx_map. */
+	for (i = 0; i < VERBS_INBOX_SUBS; i++)
+		__atomic_store_n(&rx_sub(ctx, i)->sleeping, on, __ATOMIC_SEQ_CST);
 }
 
 void ibemu_direct_close(struct ibemu_context *ctx)
 {
+	struct ibemu_qp *qp;
 	unsigned i;
 
+	for (qp = ctx->qps; qp; qp = qp->next)
+		drop(&qp->dtx);
 	for (i = 0; i < IBEMU_PEERS_MAX; i++)
-		if (ctx->peers[i].id)
-			unmap_peer(&ctx->peers[i]);
+		if (ctx->peers[i].id) {
+			close(ctx->peers[i].bell);
+			memset(&ctx->peers[i], 0, sizeof(ctx->peers[i]));
+		}
 	if (ctx->inbox) {
 		munmap(ctx->inbox, VERBS_INBOX_BYTES);
+		munmap(ctx->rx_area, VERBS_INBOX_SUBS * VERBS_SUB_BYTES);
 		close(ctx->inbox_bell);
 		ctx->inbox = NULL;
+		ctx->rx_area = NULL;
+		memset(ctx->rx, 0, sizeof(ctx->rx));
 	}
 }

@@ -107,7 +107,10 @@ int ibemu_fast_open(struct ibemu_context *ctx, const char *dev_path)
 	ctx->fast_data = data;
 	/* The ring; without it (an attached host's channel, adopted by
 	 * another machine's emulator) records come on the data socket. */
-	if (ibemu_fast_ask(ctx, FAST_VRING, 0, NULL, 0, NULL, 0, &data) == 0 && data >= 0) {
+	/* arg 1: the direct path's senders may write for this context
+	 * (direct.c), unless IBEMU_DIRECT=0 keeps it out. */
+	if (ibemu_fast_ask(ctx, FAST_VRING, !ibemu_direct_off(), NULL, 0, NULL, 0, &data) == 0 &&
+	    data >= 0) {
 		void *m = mmap(NULL, VERBS_RING_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, data, 0);
 
 		if (m != MAP_FAILED)

@@ -33,9 +33,9 @@
 /* As many completion events as a reader's look defers (cq.c); past
  * them they go at once. */
 #define IBEMU_EVENTS_DUE	16
-/* Inboxes of other contexts a context maps at once (direct.c): one per
- * receiving context it talks to the short way, 2 MiB of address space
- * each; past them it takes over one no QP writes to, or the daemon's way. */
+/* Receiving contexts whose eventfd a context holds at once (direct.c):
+ * one per context it talks to the short way; past them it takes over one
+ * no QP writes to, or the daemon's way. */
 #define IBEMU_PEERS_MAX		32
 
 struct ibemu_device {
@@ -83,13 +83,20 @@ struct ibemu_context {
 	struct verbs_ring *ring;
 	unsigned long polls;
 	/* The direct path (direct.c, lib/verbs_inbox.h): this context's
-	 * inbox (NULL until a sender was given it) and its eventfd; the
-	 * inboxes of others it writes into. Under lock. */
+	 * binding page (NULL until a sender was bound to it) and its
+	 * eventfd; its slots' sub-rings, each mapped at a fixed place of
+	 * @rx_area (anonymous zeros while none: a look at it unlocked is
+	 * safe), with the binding it was mapped for and how far it was
+	 * taken; the eventfds of others it writes into. Under lock. */
 	struct verbs_inbox *inbox;
 	int inbox_bell;
+	uint8_t *rx_area;
+	struct ibemu_rx_sub {
+		uint32_t gen;		/* 0: none mapped */
+		uint64_t tail;
+	} rx[VERBS_INBOX_SUBS];
 	struct ibemu_peer {
 		uint64_t id;		/* the daemon's; 0: a free slot */
-		struct verbs_inbox *map;
 		int bell;
 	} peers[IBEMU_PEERS_MAX];
 	/* Threads (thread.c); fast_reader reads fast_data. */
@@ -140,12 +147,21 @@ int64_t ibemu_fast_ask(struct ibemu_context *ctx, uint32_t op, uint64_t arg, con
 		       size_t n, void *out, size_t out_max, int *fd);
 
 /* direct.c: the direct path. Whether inbox records wait (a load or two);
- * take them (under lock; false when none); map the inbox when the daemon
- * says senders have it (VERBS_REC_INBOX); let every mapping go. */
+ * take them (under lock; false when none); map the binding page and the
+ * sub-rings the daemon bound (VERBS_REC_INBOX, under lock), taking what
+ * a new one holds at once; the reader is about to sleep (@on) or woke:
+ * each sub-ring's sleeping word (no lock); a QP's grant let go (under
+ * lock); let every mapping go. */
+bool ibemu_direct_off(void);	/* IBEMU_DIRECT=0 */
 bool ibemu_inbox_pending(const struct ibemu_context *ctx);
 bool ibemu_inbox_take(struct ibemu_context *ctx);
 void ibemu_inbox_map(struct ibemu_context *ctx);
+void ibemu_inbox_sleeping(struct ibemu_context *ctx, bool on);
+void ibemu_direct_drop(struct ibemu_qp *qp);
 void ibemu_direct_close(struct ibemu_context *ctx);
+/* One packet from the daemon or an inbox to its QP (thread.c), under lock. */
+void ibemu_on_packet(struct ibemu_context *ctx, const struct verbs_wire_pkt *p,
+		     const char *payload);
 /* Records from the daemon, @n bytes of them (thread.c), under ctx->lock. */
 void ibemu_on_records(struct ibemu_context *ctx, const char *buf, ssize_t n);
 
@@ -324,8 +340,8 @@ struct ibemu_wr_ex {
 };
 
 /* A QP's grant for the direct path (direct.c): for packets whose header
- * is like @key, into @sub of @peer's inbox; none while @sub is NULL, and
- * none asked for before @retry_us. */
+ * is like @key, into @sub (its own mapping of its sub-ring) of @peer's
+ * inbox; none while @sub is NULL, and none asked for before @retry_us. */
 struct ibemu_dtx {
 	struct verbs_wire_pkt key;
 	struct verbs_direct_grant g;

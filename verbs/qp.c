@@ -185,6 +185,7 @@ int ibemu_destroy_qp(struct ibv_qp *ibqp)
 		;
 	if (*pp)
 		*pp = qp->next;
+	ibemu_direct_drop(qp);
 	ibemu_mw_forget_qp(ctx, qp);
 	pthread_mutex_unlock(&ctx->lock);
 	for (i = 0; i < qp->sq_size; i++)

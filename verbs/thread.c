@@ -124,8 +124,8 @@ bool ibemu_send_pkt(struct ibemu_qp *qp, const struct verbs_wire_pkt *hdr,
 
 /* ---- the reader --------------------------------------------------------- */
 
-static void on_packet(struct ibemu_context *ctx, const struct verbs_wire_pkt *p,
-		      const char *payload)
+void ibemu_on_packet(struct ibemu_context *ctx, const struct verbs_wire_pkt *p,
+		     const char *payload)
 {
 	struct ibemu_qp *qp = ibemu_qp_find(ctx, p->dqpn);
 
@@ -164,7 +164,7 @@ void ibemu_on_records(struct ibemu_context *ctx, const char *buf, ssize_t n)
 
 			memcpy(&p, buf + off, sizeof(p));
 			if (p.len <= rec.len - sizeof(p))
-				on_packet(ctx, &p, buf + off + sizeof(p));
+				ibemu_on_packet(ctx, &p, buf + off + sizeof(p));
 		} else if (rec.type == VERBS_REC_CREDIT) {
 			credit = true;
 		} else if (rec.type == VERBS_REC_INBOX) {
@@ -276,7 +276,6 @@ static void *fast_reader(void *arg)
 	char *buf = malloc(IN_MAX);
 	unsigned long polls = 0;
 	uint64_t took_us = 0;
-	struct verbs_inbox *ib;
 	bool took;
 
 	while (buf && !ctx->stopping) {
@@ -305,15 +304,12 @@ static void *fast_reader(void *arg)
 		}
 		/* Sleep: say so, then look once more (the daemon may have
 		 * written before it saw the flag). */
-		ib = __atomic_load_n(&ctx->inbox, __ATOMIC_ACQUIRE);
 		__atomic_store_n(&ctx->ring->sleeping, 1, __ATOMIC_SEQ_CST);
-		if (ib)	/* senders of the direct path ring its bell */
-			__atomic_store_n(&ib->sleeping, 1, __ATOMIC_SEQ_CST);
+		ibemu_inbox_sleeping(ctx, true);	/* senders ring its bell */
 		if (!ibemu_records_pending(ctx) && !wait_socket(ctx, buf, -1))
 			break;
 		__atomic_store_n(&ctx->ring->sleeping, 0, __ATOMIC_SEQ_CST);
-		if (ib)
-			__atomic_store_n(&ib->sleeping, 0, __ATOMIC_SEQ_CST);
+		ibemu_inbox_sleeping(ctx, false);
 	}
 	free(buf);
 	return NULL;

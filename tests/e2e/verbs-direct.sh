@@ -148,7 +148,7 @@ expect_match "^link stream: stream: message [0-9]*: transport retry counter exce
 ibemu_run -c -a host1 -a host3 -- env PYTHONPATH="$(cd "$(dirname "$0")" && pwd)" \
 	python3 "$(dirname "$0")/verbs_stuck.py"
 expect_line "stuck: grant 0" "a raw client gets a grant"
-expect_line "stuck: inbox shrink: Operation not permitted" "the inbox's memfd cannot shrink (sealed)"
+expect_line "stuck: sub-ring shrink: Operation not permitted" "the sub-ring's memfd cannot shrink (sealed)"
 expect_line "stuck: again -11" "staying busy past the grant's end: no grant again (EAGAIN)"
 expect_line "stuck: ctl rc 0" "the emulator answers"
 n=$(grep -c "a sender stayed in the middle of a write" "$WORK/log")

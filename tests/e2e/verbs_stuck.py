@@ -1,43 +1,46 @@
 # A hostile sender of the direct path (tests/e2e/verbs-direct.sh): it
 # takes a grant, then stays "busy" in its sub-ring for ever
-# (lib/verbs_inbox.h: the busy word at 132 in the sub-ring's header).
+# (lib/verbs_inbox.h: the busy word at 132 in the sub-ring's header, a
+# memfd of its own that the grant's answer passes).
 # Run inside `ibemu run -c -a host1 -a host3` with this folder on
 # PYTHONPATH.
-import mmap, os, socket, struct, subprocess, sys
-from fast_proto import IOCTL, OPEN, REQ, VDIRECT, VINBOX, VRING, ask, chan
+import array, mmap, os, socket, struct, subprocess, sys
+from fast_proto import IOCTL, OPEN, REQ, VDIRECT, VRING, ask, chan
 
 def call(s, op, arg, payload):
+    """(ret, out, the fd passed back or None)"""
     s.send(struct.pack(REQ, 1, op, 0, 0, arg) + payload)
-    msg, _, _, _ = s.recvmsg(4096, socket.CMSG_SPACE(4))
+    msg, anc, _, _ = s.recvmsg(4096, socket.CMSG_SPACE(4))
     ret, out_len, _ = struct.unpack("=qII", msg[:16])
-    return ret, msg[16:16 + out_len]
+    fds = array.array("i")
+    for level, kind, data in anc:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(data[:4])
+    return ret, msg[16:16 + out_len], (fds[0] if fds else None)
 
 QP_CREATE = (3 << 30) | (16 << 16) | (0xeb << 8) | 1
 a, b = chan(), chan()
 ask(a, OPEN, 2, b"infiniband_verbs/uverbs0/ibemu_cmd")
 ask(b, OPEN, 2, b"infiniband_verbs/uverbs1/ibemu_cmd")
-ask(b, VRING)
-ret, out = call(a, IOCTL, QP_CREATE, struct.pack("=IIII", 0, 2, 0, 0))
+ask(b, VRING, 1)   # b takes the direct path's packets
+ret, out, _ = call(a, IOCTL, QP_CREATE, struct.pack("=IIII", 0, 2, 0, 0))
 sqpn = struct.unpack("=I", out[:4])[0]
-ret, out = call(b, IOCTL, QP_CREATE, struct.pack("=IIII", 0, 2, 0, 0))
+ret, out, _ = call(b, IOCTL, QP_CREATE, struct.pack("=IIII", 0, 2, 0, 0))
 dqpn = struct.unpack("=I", out[:4])[0]
 dlid = int(open("/sys/class/infiniband/ibemu1/ports/1/lid").read(), 16)
 pkt = bytearray(128)
 struct.pack_into("=BBBB", pkt, 8, 1, 0, 4, 0)      # port 1, SL 0, SEND ONLY
 struct.pack_into("=HH", pkt, 12, 0, dlid)
 struct.pack_into("=II", pkt, 20, sqpn, dqpn)
-ret, g = call(a, VDIRECT, 0, bytes(pkt))
+ret, g, memfd = call(a, VDIRECT, 0, bytes(pkt))
 print("stuck: grant %d" % ret)
-peer, grant, sub = struct.unpack("=QIB", g[:13])
-ret, memfd = ask(a, VINBOX, 0, struct.pack("=Q", peer))
 try:
     os.ftruncate(memfd, 0)
-    print("stuck: inbox shrink: done")
+    print("stuck: sub-ring shrink: done")
 except OSError as e:
-    print("stuck: inbox shrink: %s" % os.strerror(e.errno))
+    print("stuck: sub-ring shrink: %s" % os.strerror(e.errno))
 m = mmap.mmap(memfd, os.fstat(memfd).st_size)
-base = 4096 + sub * (4096 + (1 << 18))
-struct.pack_into("=I", m, base + 132, 1)             # busy, and never done
+struct.pack_into("=I", m, 132, 1)                    # busy, and never done
 for i in range(3):
     subprocess.run(["ibemu", "ctl", "status"], capture_output=True)
 print("stuck: again %d" % call(a, VDIRECT, 0, bytes(pkt))[0])
