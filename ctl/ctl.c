@@ -199,9 +199,12 @@ static uid_t outsider_uid(void)
 	return uid;
 }
 
-bool ctl_peer_trusted(uid_t uid)
+bool ctl_peer_trusted(uid_t uid, bool shared)
 {
-	return uid == geteuid() || uid == 0 || uid == outsider_uid();
+	/* Outside our user namespace every uid looks the same: root (whom
+	 * file permissions let through a socket that is ours alone), or,
+	 * on a socket a group may open, any member. */
+	return uid == geteuid() || uid == 0 || (!shared && uid == outsider_uid());
 }
 
 void ctl_server_adopt(struct ctl_server *srv, int fd)

@@ -103,7 +103,9 @@ void ctl_unlink_if_ours(const char *path);
  * -1 with @err ("cannot listen on PATH: ..."); @path must fit sun_path. */
 int ctl_listen(const char *path, int type, int backlog, GError **err);
 /* A peer of uid @uid may steer us: ours, root, or root outside our user
- * namespace (ctl.c). */
-bool ctl_peer_trusted(uid_t uid);
+ * namespace, on a socket only we may open (ctl.c); on one a group may
+ * open (@shared: --remote-group), a peer from outside our user namespace
+ * is a guest whoever it is, as the namespace hides who. */
+bool ctl_peer_trusted(uid_t uid, bool shared);
 
 #endif

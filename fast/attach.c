@@ -151,7 +151,7 @@ static struct attachment *attachment_new(struct attach_owner *o, const char *lab
 	return a;
 }
 
-static void *begin(void *ctx, int pid, unsigned uid, const char *payload, size_t n,
+static void *begin(void *ctx, int pid, unsigned uid, bool guest, const char *payload, size_t n,
 		   GString *out, int *err)
 {
 	struct attach_owner *o = ctx;
@@ -180,7 +180,7 @@ static void *begin(void *ctx, int pid, unsigned uid, const char *payload, size_t
 	a->r.pid = pid;
 	/* `ibemu ctl` on the host steers the whole fabric: for those who
 	 * may steer it here (a group's members may attach hosts only). */
-	fastpath_set_ctl(a->fp, o->ctl, !ctl_peer_trusted(uid));
+	fastpath_set_ctl(a->fp, o->ctl, guest);
 	g_ptr_array_add(o->env->remotes, &a->r);
 	g_message("remote host %s attached %s (uid %u, pid %d)", a->r.label, a->r.nodes, uid,
 		  pid);

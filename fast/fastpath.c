@@ -394,7 +394,7 @@ static void on_client(void *data, int c)
 {
 	struct fast_chan *ch = chan_add(data, c);
 
-	ch->guest = !ctl_peer_trusted(ch->uid);
+	ch->guest = !ctl_peer_trusted(ch->uid, ch->fp->shared);
 }
 
 int fastpath_open_to_group(struct fastpath *fp, const char *group, GError **err)
@@ -413,6 +413,7 @@ int fastpath_open_to_group(struct fastpath *fp, const char *group, GError **err)
 			    (unsigned)gid, g_strerror(errno));
 		return -1;
 	}
+	fp->shared = true;
 	g_message("fast socket %s: group %s (gid %u) may attach hosts", fp->path, group,
 		  (unsigned)gid);
 	return 0;

@@ -51,8 +51,8 @@ void fastpath_set_ctl(struct fastpath *fp, struct ctl_server *ctl, bool refused)
  * or NULL with -errno in *@err; either way its words (the socket's path,
  * or why not) go to @out. @end gets the handle when the channel closes.
  */
-typedef void *(*fast_host_begin_fn)(void *ctx, int pid, unsigned uid, const char *payload,
-				    size_t n, GString *out, int *err);
+typedef void *(*fast_host_begin_fn)(void *ctx, int pid, unsigned uid, bool guest,
+				    const char *payload, size_t n, GString *out, int *err);
 typedef void (*fast_host_end_fn)(void *ctx, void *handle);
 /* FAST_ADOPT on that channel: @fd is the handle's host's new channel. */
 typedef int (*fast_host_adopt_fn)(void *ctx, void *handle, int fd);

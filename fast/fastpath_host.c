@@ -133,8 +133,8 @@ void fp_do_host(struct fast_chan *ch, const char *payload, size_t n)
 	} else if (fp_chan_taken(ch)) {
 		fp_reply(ch, -EBUSY, NULL, 0, -1);
 	} else {
-		ch->hosting = ch->fp->host_begin(ch->fp->host_ctx, ch->pid, ch->uid, payload, n,
-						 out, &err);
+		ch->hosting = ch->fp->host_begin(ch->fp->host_ctx, ch->pid, ch->uid, ch->guest,
+						 payload, n, out, &err);
 		fp_reply(ch, ch->hosting ? 0 : err, out->str, (uint32_t)out->len, -1);
 	}
 	g_string_free(out, TRUE);

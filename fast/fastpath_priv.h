@@ -50,6 +50,7 @@ struct fastpath {
 	void *host_ctx;
 	struct ctl_server *ctl;	/* for FAST_CTL; NULL: not offered */
 	bool ctl_refused;	/* a guest host's channels: EACCES */
+	bool shared;		/* open to a group (--remote-group): its members are guests */
 };
 
 /*

@@ -121,8 +121,7 @@ struct ucma {
 	/* Id handles are unique across the files (MIGRATE_ID keeps them, as
 	 * the kernel's global ctx table does). */
 	uint32_t next_id;
-	GHashTable *files;	/* token -> struct ucma_file * */
-	uint64_t next_token;
+	GHashTable *files;	/* token (ucma.c's new_token) -> struct ucma_file * */
 	GHashTable *sa_queries;	/* TID's low 32 bits -> struct cma_id * */
 	uint32_t next_sa_tid;
 	uint16_t next_port;	/* the next ephemeral port */

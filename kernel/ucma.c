@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include <infiniband/verbs.h>
 
@@ -267,12 +268,29 @@ void ucma_set_wakeup(struct ucma_file *f, void (*fn)(void *), void *ctx)
 
 /* ---- the file ------------------------------------------------------- */
 
+/*
+ * A file's token: what MIGRATE_ID names it by, where the kernel takes an
+ * fd of the caller's (ucma_migrate_id's fdget). Only a holder of the file
+ * learns it (UCMA_IOC_TOKEN on it), and 64 random bits cannot be guessed:
+ * knowing it is holding the file. Unique, never 0.
+ */
+static uint64_t new_token(const struct ucma *u)
+{
+	uint64_t t = 0;
+
+	while (!t || g_hash_table_contains(u->files, &t))
+		if (getrandom(&t, sizeof(t), 0) != sizeof(t) && errno != EINTR)
+			g_error("rdma_cm: no random numbers for a file's token: %s",
+				g_strerror(errno));
+	return t;
+}
+
 struct ucma_file *ucma_open(struct ucma *u)
 {
 	struct ucma_file *f = g_new0(struct ucma_file, 1);
 
 	f->u = u;
-	f->token = ++u->next_token;
+	f->token = new_token(u);
 	g_hash_table_insert(u->files, &f->token, f);
 	f->ids = g_hash_table_new_full(NULL, NULL, NULL, free_id);
 	g_queue_init(&f->events);

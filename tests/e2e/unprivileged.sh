@@ -154,6 +154,42 @@ expect_rc 1 "refused where AppArmor restricts user namespaces"
 expect_line "ibemu: AppArmor restricts unprivileged user namespaces here (kernel.apparmor_restrict_unprivileged_userns = 1): run ibemu with sudo, or allow them: sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0: cannot create a user namespace" "says to use sudo or the sysctl, in one line"
 [ "$(wc -l <"$WORK/out")" -eq 1 ] && pass "and nothing else" || fail "more than one line"
 
+# --remote-group in a normal user's run (issue #47, 2): its user namespace
+# shows every peer from outside as the overflow uid, root and a member of
+# the group alike, so on a socket the group may open such a peer is a
+# guest: it may attach hosts, not open the owner's files or steer the
+# fabric. The owner: daemon, a member of nogroup; the member: nobody, the
+# socket bind-mounted where nobody reaches it (as in many-hosts.sh).
+mkdir -m 777 "$WORK/o"
+mkdir -m 755 "$WORK/g" && touch "$WORK/g/sock"
+unshare -m sh -c "
+	mkdir -p '$WORK/dev' && mount -t tmpfs tmpfs '$WORK/dev' &&
+	mknod '$WORK/dev/fuse' c 10 229 && chmod 666 '$WORK/dev/fuse' &&
+	mount --bind '$WORK/dev/fuse' /dev/fuse && cd / &&
+	setpriv --reuid=daemon --regid=daemon --groups=nogroup env -u XDG_RUNTIME_DIR HOME=/ \
+	timeout 60 $WORK/ibemu run --remote-group nogroup -- sh -c \
+	'echo \$IBEMU_FAST >$WORK/o/fast; until [ -e $WORK/o/done ]; do sleep 0.1; done'" \
+	>"$WORK/owner" 2>&1 &
+bg=$!
+if wait_for 30 test -s "$WORK/o/fast"; then
+	unshare --mount --propagation private sh -c "mount --bind \"\$1\" '$WORK/g/sock' &&
+		su nobody -s /bin/sh -c \"cd / && /usr/bin/python3 -S -c '
+import socket, struct, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+s.send(struct.pack(\\\"=IIIIQ\\\", 1, 1, 0, 0, 2) + b\\\"umad0\\\")  # FAST_OPEN umad0, O_RDWR
+print(\\\"member FAST_OPEN:\\\", struct.unpack(\\\"=q\\\", s.recv(64)[:8])[0])' $WORK/g/sock;
+		$WORK/ibemu ctl --socket $WORK/g/sock link down host3/1 2>&1 | sed 's/^/member: /'\"" \
+		_ "$(cat "$WORK/o/fast")" >"$WORK/out" 2>&1
+else
+	echo "no fast socket: $(cat "$WORK/owner")" >"$WORK/out"
+fi
+touch "$WORK/o/done"
+wait $bg
+expect_line "member FAST_OPEN: -13" "a member of the group may not open a normal user's umad0 (EACCES)"
+expect_match "^member: ibemu ctl: the emulator at .* refuses control to those who may only attach hosts" \
+	"nor steer that user's fabric (one line)"
+
 if [ -f "$provider" ]; then
 	as_nobody 666 "timeout 60 $WORK/ibemu run -a host1 -a host2 --configured -- sh -c \"ibv_devices; ibv_devinfo -d ibemu1\""
 	expect_rc 0 "verbs as nobody"

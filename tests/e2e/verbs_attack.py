@@ -4,9 +4,10 @@
 # every piece of memory it is given, and writes records into all of it:
 #
 # phase 1: packets with another source QP, a wrong Q_Key, a forged SLID;
-#          an UPCALL record pointing at address 0x10, CREDIT and INBOX
-#          records; counters raised by 2^40 where they once were; packets
-#          in every other sub-ring it can reach; then "MARK1".
+#          CREDIT and INBOX records; counters raised by 2^40 where they
+#          once were; "MARK1", then an UPCALL record pointing at address
+#          0x10; packets and an UPCALL in every other sub-ring it can
+#          reach.
 # phase 2 (once $W/go2 exists: the test took the link down): a packet
 #          of its own, "AFTER-DOWN", where its grant was.
 # phase 3 (once $W/go3 exists: the link is back): "SYNC" and "STOP"
@@ -129,7 +130,7 @@ for m, base, ours in subs:
         struct.pack_into("=Q", m, base + off, struct.unpack_from("=Q", m, base + off)[0] + (1 << 40))
     if ours:
         write(m, base, [pkt(b"FORGED-QP", qpn=0xabcde), pkt(b"FORGED-QKEY", qkey=0x2222),
-                        pkt(b"OWN-SLID", slid=0x999), upcall, credit, inbox, pkt(b"MARK1")])
+                        pkt(b"OWN-SLID", slid=0x999), credit, inbox, pkt(b"MARK1"), upcall])
     else:
         write(m, base, [pkt(b"OTHER-SUB", qpn=0x54321), upcall])
 ret, bell = ask(a, VINBOX, 1, struct.pack("=QIB3x", peer, 0, 0))

@@ -458,6 +458,7 @@ static void test_migrate(void **state)
 	struct rdma_ucm_cmd_hdr h = { RDMA_USER_CM_CMD_MIGRATE_ID, sizeof(m), sizeof(r) };
 	struct ucma_answer a;
 	uint32_t id = create_id(e->cli, RDMA_PS_TCP, IBV_QPT_RC, 0x77);
+	uint64_t guess;
 
 	assert_true(resolve4(e->cli, id, "10.1.0.4", "10.1.0.3", 1) > 0);
 	m = (struct rdma_ucm_migrate_id){ .response = 1, .id = id, .fd = 3 };
@@ -465,6 +466,14 @@ static void test_migrate(void **state)
 	memcpy(buf + sizeof(h), &m, sizeof(m));
 	ucma_command_from(e->srv, buf, sizeof(buf), 12345, &a);
 	assert_int_equal(a.ret, -EINVAL);	/* no such file */
+	/* Issue #47: a token is not guessed from one's own (the kernel
+	 * takes the fd itself): neighbours and near values name nothing. */
+	for (guess = ucma_file_token(e->srv) - 64; guess != ucma_file_token(e->srv) + 64; guess++) {
+		if (guess == ucma_file_token(e->srv))
+			continue;
+		ucma_command_from(e->srv, buf, sizeof(buf), guess, &a);
+		assert_int_equal(a.ret, -EINVAL);
+	}
 	ucma_command_from(e->srv, buf, sizeof(buf), ucma_file_token(e->cli), &a);
 	assert_int_equal(a.ret, sizeof(buf));
 	memcpy(&r, a.resp, sizeof(r));
