@@ -109,7 +109,9 @@ static int run_parse(struct run *r, int argc, char **argv)
 		{ "no-fast-path", 0, 0, G_OPTION_ARG_NONE, &r->no_fast,
 		  "Do not preload the fast path's library: every program uses the FUSE files (also IBEMU_FAST_PATH=0)", NULL },
 		{ "ipoib", 0, 0, G_OPTION_ARG_NONE, &r->ipoib,
-		  "A network of the run's own: lo and an interface ib0, ib1, ... per HCA port with the port's address (nothing else reachable)", NULL },
+		  "A network of the run's own: lo and an interface ib0, ib1, ... per HCA port with the port's address (nothing else reachable); the default, kept for scripts that say it", NULL },
+		{ "host-network", 0, 0, G_OPTION_ARG_NONE, &r->o.host_network,
+		  "Keep this machine's network inside the run; the ports' addresses are then loopback ones (127.PORT.N/256.N%256), which never leave the machine", NULL },
 		{ "hosts", 0, 0, G_OPTION_ARG_STRING, &r->hosts_spec,
 		  "A virtual cluster: each [NAME=]NODE[+NODE...] a host with its own hostname, HCAs, sysfs and network; CMD runs on the first, `ibemu exec --host NAME` and `ssh NAME` on any", "HOSTS" },
 		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &r->cmd, NULL, "[--] [CMD [ARG...]]" },
@@ -135,10 +137,20 @@ static int run_parse(struct run *r, int argc, char **argv)
 	 * emulator's. */
 	if (r->remote_where && (!emu_remote_opts_ok(&r->o) || r->o.name || r->remote_group ||
 				r->ipoib || r->hosts_spec)) {
-		fprintf(stderr, "ibemu run: --remote takes only --attach, -v, --no-fast-path "
-			"and a command (the fabric is the other emulator's)\n");
+		fprintf(stderr, "ibemu run: --remote takes only --attach, -v, --no-fast-path, "
+			"--host-network and a command (the fabric is the other emulator's)\n");
 		return 2;
 	}
+	if (r->o.host_network && (r->ipoib || r->hosts_spec)) {
+		fprintf(stderr, "ibemu run: --host-network keeps this machine's network: not with %s\n",
+			r->ipoib ? "--ipoib (a network of the run's own)" :
+				   "--hosts (each host has a network of its own)");
+		return 2;
+	}
+	/* A network of the run's own unless asked: no packet a program sends
+	 * to a port's address leaves through the machine's interfaces. */
+	if (!r->o.host_network && !r->hosts_spec)
+		r->ipoib = TRUE;
 	if (r->hosts_spec) {
 		if (r->o.attach) {
 			fprintf(stderr, "ibemu run: --hosts names every host's CAs: no --attach with it\n");
@@ -277,7 +289,7 @@ static int run_command(struct run *r)
 	emu_start_scenario(&r->e);
 	rs->loop = g_main_loop_new(NULL, FALSE);
 	if (r->ipoib && !r->vh)	/* --hosts: each host has its network */
-		net = ipoib_plan(r->e.hw);
+		net = ipoib_plan(r->rem ? NULL : r->e.hw);
 	cli_path_of(r->envp);	/* --hosts puts the run's ssh first */
 	rs->child = nsinit_spawn(r->cmd && r->cmd[0] ? r->cmd : default_cmd, r->envp,
 				 net, r->vh ? vhosts_plan(r->vh) : NULL, &ready, &err);

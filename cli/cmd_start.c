@@ -362,6 +362,9 @@ int cmd_start(int argc, char **argv)
 		if (!(vfs = attach_remote(&st, &so)))
 			goto out;
 	} else {
+		/* The whole machine's devices, on its network: the ports'
+		 * addresses are loopback ones, never routed off it. */
+		so.emu.host_network = TRUE;
 		if ((ret = emu_setup(&e, &so.emu, "ibemu")) != 0)
 			goto out;
 		e.env.mode = "cuse";

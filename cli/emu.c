@@ -159,7 +159,7 @@ struct fabric *emu_load_fabric(const char *topology, unsigned flags)
 	struct fabric *f;
 
 	if (!topology)
-		return topo_load_default();
+		return topo_load_default(flags);
 	f = topo_load_file(topology, flags, &err);
 	if (!f) {
 		fprintf(stderr, "ibemu: %s\n", err->message);
@@ -240,7 +240,8 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 	memset(e, 0, sizeof(*e));
 	if ((ret = emu_setup_log(o)) != 0)
 		return ret;
-	if (!(e->f = emu_load_fabric(o->topology, o->strict ? TOPO_STRICT : 0)))
+	if (!(e->f = emu_load_fabric(o->topology, (o->strict ? TOPO_STRICT : 0) |
+						    (o->host_network ? TOPO_LOOPBACK_ADDRS : 0))))
 		return 1;
 	if (o->seed_str) {
 		char *end;

@@ -20,6 +20,10 @@
 struct emu_opts {
 	gchar *topology, **attach, *name, *scenario_file, *seed_str, *log_path, *capture_path;
 	gboolean configured, verbose, strict;
+	/* The machine's network, not one of the run's own (run
+	 * --host-network, start): the ports' addresses are loopback ones
+	 * (struct fabric's loopback_addrs). */
+	gboolean host_network;
 };
 
 struct emu {

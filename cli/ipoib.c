@@ -60,8 +60,8 @@ struct ipoib_plan *ipoib_plan_host(const struct host *h, int index)
 	struct ipoib_plan *p;
 	unsigned i, n = 0;
 
-	p = g_malloc0(sizeof(*p) + host_nports(h) * sizeof(p->ifs[0]));
-	for (i = 0; i < host_nports(h); i++) {
+	p = g_malloc0(sizeof(*p) + (h ? host_nports(h) : 0) * sizeof(p->ifs[0]));
+	for (i = 0; h && i < host_nports(h); i++) {
 		struct port *port = host_port(h, i, NULL);
 
 		if (node_is_switch(port->node))

@@ -26,7 +26,8 @@
 struct host;
 struct ipoib_plan;
 
-/* The interfaces for @h's CA ports (none but lo when it has none). */
+/* The interfaces for @h's CA ports (none but lo when it has none, or @h
+ * is NULL: an attached host's, whose interfaces are not made yet). */
 struct ipoib_plan *ipoib_plan(const struct host *h);
 void ipoib_plan_free(struct ipoib_plan *p);
 /* run --hosts: host number @index's, each interface a veth whose other

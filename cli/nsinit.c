@@ -76,18 +76,18 @@ static void run_init(char **argv, char **envp, int parent_alive, int ready,
 		write_str(STDERR_FILENO, " (pids in /proc are the host's; /run, /var/log and /var/cache too)\n");
 	} else {
 		ns_private_apply(priv);
-		/* The network of --ipoib (ipoib.h), before /proc: its sysfs
+		/* The run's own network (ipoib.h), before /proc: its sysfs
 		 * passes through the same directory. */
 		if (net) {
 			const char *what = "";
 			int ret = ipoib_apply(net, "/proc", &what);
 
 			if (ret < 0) {
-				write_str(STDERR_FILENO, "ibemu: --ipoib: cannot ");
+				write_str(STDERR_FILENO, "ibemu: the run's network: cannot ");
 				write_str(STDERR_FILENO, what);
 				write_str(STDERR_FILENO, ": ");
 				write_str(STDERR_FILENO, strerror(-ret));
-				write_str(STDERR_FILENO, "\n");
+				write_str(STDERR_FILENO, " (--host-network keeps this machine's)\n");
 				_exit(1);
 			}
 		}

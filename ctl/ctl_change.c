@@ -122,6 +122,9 @@ int ctl_addr(struct ctl_call *c)
 	r = port_set_ip4(p, be32toh(a.s_addr), &o);
 	if (r == -EEXIST)
 		return ctl_fail(c, "%s is %s/%u's already", c->arg[1], o->node->id, o->num);
+	if (r < 0 && p->node->fabric->loopback_addrs)
+		return ctl_fail(c, "%s: on this machine's network (--host-network, CUSE mode) a port's "
+				"address is in 127.0.0.0/8, which never leaves it", c->arg[1]);
 	if (r < 0)
 		return ctl_fail(c, "%s: not an address a port may have (0, loopback, multicast, class E)",
 				c->arg[1]);

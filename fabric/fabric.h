@@ -241,6 +241,10 @@ struct fabric {
 	uint64_t last_smp_set_us;
 	struct fabric_shortcut shortcut;	/* fns NULL: none */
 	uint64_t direct_packets;	/* what went that way (in delivered too) */
+	/* The CA ports' addresses are on the machine's own network (run
+	 * --host-network, CUSE mode): from 127.0.0.0/8, which never leaves
+	 * it (port_ip4). Otherwise the run has a network of its own. */
+	bool loopback_addrs;
 };
 
 /* An empty fabric; its owner sets f->tq before anything is delayed. */

@@ -401,12 +401,13 @@ bool port_pkey_accepts(const struct port *p, uint16_t pkey)
 uint32_t port_ip4(const struct port *p)
 {
 	unsigned n = p->node->index + 1;
+	uint32_t net = p->node->fabric->loopback_addrs ? 127 : 10;
 
 	if (node_is_switch(p->node) || p->num == 0)
 		return 0;
 	if (p->ip4)
 		return p->ip4;
-	return 10u << 24 | (uint32_t)p->num << 16 | (n & 0xffff);
+	return net << 24 | (uint32_t)p->num << 16 | (n & 0xffff);
 }
 
 struct port *fabric_port_by_ip4(struct fabric *f, uint32_t addr)
@@ -425,16 +426,18 @@ struct port *fabric_port_by_ip4(struct fabric *f, uint32_t addr)
 	return NULL;
 }
 
-bool port_ip4_valid(uint32_t addr)
+bool port_ip4_valid(uint32_t addr, bool loopback)
 {
-	return addr != 0 && addr >> 24 != 127 && addr >> 28 != 0xe && addr >> 28 != 0xf;
+	return addr != 0 && (addr >> 24 == 127) == loopback && addr >> 28 != 0xe &&
+	       addr >> 28 != 0xf;
 }
 
 int port_set_ip4(struct port *p, uint32_t addr, struct port **other)
 {
 	struct port *o;
 
-	if (!port_ip4_valid(addr) || node_is_switch(p->node) || p->num == 0)
+	if (!port_ip4_valid(addr, p->node->fabric->loopback_addrs) || node_is_switch(p->node) ||
+	    p->num == 0)
 		return -EINVAL;
 	o = fabric_port_by_ip4(p->node->fabric, addr);
 	if (o && o != p) {

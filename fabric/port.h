@@ -28,7 +28,8 @@ void port_cable_set(struct port *p, bool up);
  * addresses to ports (docs/rdmacm.md "Addresses"): the one set in the
  * topology file or by `ibemu ctl`, else the default plan's
  * 10.<port>.<n / 256>.<n % 256>, n the node's position in the fabric from
- * 1. 0 for a switch port (no IPoIB there).
+ * 1 (127.<port>... when the fabric's loopback_addrs says its addresses are
+ * on the machine's own network). 0 for a switch port (no IPoIB there).
  */
 uint32_t port_ip4(const struct port *p);
 /* A host-order IPv4 address for printf: IP4_FMT takes IP4_PARTS(a). */
@@ -37,9 +38,11 @@ uint32_t port_ip4(const struct port *p);
 			(unsigned)((a) >> 8 & 0xff), (unsigned)((a) & 0xff)
 /* The CA port that has @addr, or NULL. */
 struct port *fabric_port_by_ip4(struct fabric *f, uint32_t addr);
-/* Whether a port may have @addr: not 0, loopback (127/8), multicast
- * (224/4) or class E and broadcast (240/4). */
-bool port_ip4_valid(uint32_t addr);
+/* Whether a port may have @addr: not 0, multicast (224/4) or class E and
+ * broadcast (240/4); loopback (127/8) exactly when @loopback (the fabric's
+ * loopback_addrs: a run on the machine's network, where only those are
+ * never routed off the machine; elsewhere the run's lo has them). */
+bool port_ip4_valid(uint32_t addr, bool loopback);
 /* 0; -EINVAL for a switch port or an address no port may have; -EEXIST
  * for one another port has (that port in *@other, if @other). */
 int port_set_ip4(struct port *p, uint32_t addr, struct port **other);

@@ -111,11 +111,13 @@ int cma_bind(struct cma_id *id, const struct sockaddr *sa, size_t len)
 		 * cma_validate_port() finds no port for it (ENODEV), where
 		 * an address no interface has is EADDRNOTAVAIL
 		 * (rdma_translate_ip). libfabric's verbs provider binds
-		 * "localhost" when given no address, and fails the same. */
-		if (sa_is_loopback(&ss))
-			return -ENODEV;
+		 * "localhost" when given no address, and fails the same.
+		 * (A port's own loopback address, on the machine's network
+		 * of run --host-network, is the port's.) */
 		if (!sa_is_any(&ss)) {
 			p = port_of_addr(id->u, &ss);
+			if (!p && sa_is_loopback(&ss))
+				return -ENODEV;
 			if (!p || !cma_host_has_port(id->u, p))
 				return -EADDRNOTAVAIL;
 		}

@@ -431,8 +431,10 @@ static bool parse_addr(struct parser *ps, struct link_decl *l, const char *val,
 	if (inet_pton(AF_INET, val, &a) != 1)
 		return fail(err, file, line, "bad address \"%s\" (addr=A.B.C.D)", val);
 	v = be32toh(a.s_addr);
-	if (!port_ip4_valid(v))
-		return fail(err, file, line, "addr=%s: not an address a port may have (0, loopback, multicast, class E)", val);
+	if (!port_ip4_valid(v, ps->f->loopback_addrs))
+		return fail(err, file, line, ps->f->loopback_addrs ?
+			    "addr=%s: on this machine's network (--host-network, CUSE mode) a port's address is in 127.0.0.0/8, which never leaves it" :
+			    "addr=%s: not an address a port may have (0, loopback, multicast, class E; loopback only with --host-network)", val);
 	p->ip4 = v;
 	g_hash_table_insert(ps->addr_where, p, g_strdup_printf("%s:%u", file, line));
 	return true;
@@ -870,6 +872,7 @@ static struct fabric *load_buffer(char *text, size_t len, const char *name, unsi
 	bool ok;
 
 	ps.addr_where = g_hash_table_new_full(NULL, NULL, NULL, g_free);
+	ps.f->loopback_addrs = flags & TOPO_LOOPBACK_ADDRS;
 	ok = parse_text(&ps, text, len, name, dir, err) && make_links(&ps, err) &&
 	     check_addrs(&ps, err);
 	if (ps.skipped > MAX_SKIP_WARNINGS)
@@ -915,11 +918,11 @@ struct fabric *topo_load_string(const char *text, const char *name, unsigned fla
 	return f;
 }
 
-struct fabric *topo_load_default(void)
+struct fabric *topo_load_default(unsigned flags)
 {
 	GError *err = NULL;
 	struct fabric *f = topo_load_string(topo_default_text, "(built-in default fabric)",
-					    TOPO_STRICT, &err);
+					    TOPO_STRICT | flags, &err);
 
 	/* The text is part of the program; a failure is a build bug. */
 	g_assert_no_error(err);

@@ -32,6 +32,9 @@ GQuark topo_error_quark(void);
 /* Lines that are no topology are skipped with a warning, or refused
  * with TOPO_STRICT. */
 #define TOPO_STRICT	1u
+/* The ports' addresses are on the machine's own network (struct fabric's
+ * loopback_addrs): addr= only in 127.0.0.0/8. */
+#define TOPO_LOOPBACK_ADDRS	2u
 struct fabric *topo_load_file(const char *path, unsigned flags, GError **err);
 /* @name is what error messages call the text. */
 struct fabric *topo_load_string(const char *text, const char *name, unsigned flags,
@@ -73,6 +76,6 @@ void topo_dot(struct fabric *f, GString *out, bool live);
 
 /* The built-in default fabric (topologies/default.net). */
 extern const char topo_default_text[];
-struct fabric *topo_load_default(void);
+struct fabric *topo_load_default(unsigned flags);
 
 #endif

@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ctl_env env = { 0 };
 	unsigned i;
 
-	env.fabric = topo_load_default();
+	env.fabric = topo_load_default(0);
 	env.tq = timerq_new(clock_now, &now);
 	env.fabric->tq = env.tq;
 	env.scenarios = g_ptr_array_new_with_free_func((GDestroyNotify)scenario_free);

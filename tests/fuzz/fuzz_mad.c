@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	f = topo_load_default();
+	f = topo_load_default(0);
 	p = &fabric_find(f, "host1")->ports[1];
 	port_attach(p, &up);
 	fabric_configure(f, p);

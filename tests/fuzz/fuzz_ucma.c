@@ -80,7 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static uint8_t buf[UCMA_WIRE_MAX];
 	struct side side[2] = { { 0 } };
 	struct ucma_answer a;
-	struct fabric *f = topo_load_default();
+	struct fabric *f = topo_load_default(0);
 	uint64_t now = 0;
 	struct timerq *tq = timerq_new(fuzz_clock, &now);
 	struct host *hw = host_new(f, tq);

@@ -99,7 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_input in = { data, size };
 	uint64_t now = 1;
-	struct fabric *f = topo_load_default();
+	struct fabric *f = topo_load_default(0);
 	struct timerq *tq = timerq_new(fuzz_clock, &now);
 	struct host *hw = host_new(f, tq);
 	struct umad_host *h;

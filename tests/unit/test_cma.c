@@ -46,7 +46,7 @@ static int setup(void **state)
 {
 	struct env *e = g_new0(struct env, 1);
 
-	e->f = topo_load_default();
+	e->f = topo_load_default(0);
 	/* As --configured: the SM LID is host1's, where no SA agent is. */
 	assert_true(fabric_configure(e->f, &fabric_find(e->f, "host1")->ports[1]) > 0);
 	e->tq = timerq_new(test_clock_now, &e->clock);

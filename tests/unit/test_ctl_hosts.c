@@ -33,7 +33,7 @@ static void expect(struct ctl_env *e, const char *cmd, const char *want)
 
 static void test_starting_run(void **state)
 {
-	struct ctl_env e = { .fabric = topo_load_default(), .init_pid = -1 };
+	struct ctl_env e = { .fabric = topo_load_default(0), .init_pid = -1 };
 
 	(void)state;
 	expect(&e, "pid init", CTL_INIT_STARTING);
@@ -44,7 +44,7 @@ static void test_starting_run(void **state)
 
 static void test_start_has_neither(void **state)
 {
-	struct ctl_env e = { .fabric = topo_load_default(), .init_pid = 0 };
+	struct ctl_env e = { .fabric = topo_load_default(0), .init_pid = 0 };
 
 	(void)state;
 	expect(&e, "pid init", CTL_NO_COMMAND);
@@ -60,7 +60,7 @@ static void test_hosts(void **state)
 		{ .name = (char *)"host2", .nodes = (char *)"host2", .fast = (char *)"/s2",
 		  .pid = 8, .ns_pid = 3 },
 	};
-	struct ctl_env e = { .fabric = topo_load_default(), .init_pid = 42,
+	struct ctl_env e = { .fabric = topo_load_default(0), .init_pid = 42,
 			     .hosts = g_ptr_array_new() };
 
 	(void)state;

@@ -34,7 +34,7 @@ static int setup(void **state)
 {
 	struct env *e = g_new0(struct env, 1);
 
-	e->f = topo_load_default();
+	e->f = topo_load_default(0);
 	assert_true(fabric_configure(e->f, NULL) > 0);
 	e->from = &fabric_find(e->f, "host1")->ports[1];
 	e->to = &fabric_find(e->f, "host3")->ports[1];

@@ -23,7 +23,7 @@ static int setup(void **state)
 {
 	struct env *e = g_new0(struct env, 1);
 
-	e->f = topo_load_default();
+	e->f = topo_load_default(0);
 	e->tq = timerq_new(test_clock_now, &e->clock);
 	e->f->tq = e->tq;
 	e->host = &fabric_find(e->f, "host1")->ports[1];

@@ -22,7 +22,7 @@ static int setup(void **state)
 {
 	struct env *e = g_new0(struct env, 1);
 
-	e->f = topo_load_default();
+	e->f = topo_load_default(0);
 	e->host = &fabric_find(e->f, "host1")->ports[1];
 	capture_attach(&e->cap, e->host);
 	*state = e;

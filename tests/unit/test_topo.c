@@ -23,7 +23,7 @@ static void expect_error(const char *text, const char *msg)
 
 static void test_default(void **state)
 {
-	struct fabric *f = topo_load_default();
+	struct fabric *f = topo_load_default(0);
 	struct fabric_counts c;
 	struct node *h1 = fabric_find(f, "host1");
 

@@ -29,7 +29,7 @@ static int setup(void **state)
 {
 	struct env *e = g_new0(struct env, 1);
 
-	e->f = topo_load_default();
+	e->f = topo_load_default(0);
 	e->tq = timerq_new(test_clock_now, &e->clock);
 	e->hw = host_new(e->f, e->tq);
 	host_attach(e->hw, fabric_find(e->f, "host1"));
