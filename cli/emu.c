@@ -269,7 +269,7 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 	fault_set_clear(&e->f->faults);
 	fault_set_init(&e->f->faults, seed);
 	if (o->verbose || e->sc)
-		fprintf(stderr, "ibemu: seed %u\n", seed);
+		fprintf(log_stream(), "ibemu: seed %u\n", seed);	/* --log's file too */
 	e->hw = host_new(e->f, e->tq);
 	e->env.fabric = e->f;
 	e->env.tq = e->tq;

@@ -190,6 +190,14 @@ static void say(const char *dir, int err)
 	const char *a = "ibemu: warning: ", *b = " stays the machine's in this run: ";
 	const char *why = strerror(err);
 
+	/* overlayfs "failed to clone lowerpath": a directory with mounts
+	 * below it (/run's), which a user namespace holds locked. Say what
+	 * that means and what to do, not "Invalid argument". */
+	if (err == EINVAL)
+		why = "the kernel lays no overlay on a directory with mounts below it in a user "
+		      "namespace: writes there (ibacm's socket, pid files) fail with EACCES; "
+		      "run ibemu as root (sudo) for a private one";
+
 	if (write(STDERR_FILENO, a, strlen(a)) < 0 || write(STDERR_FILENO, dir, strlen(dir)) < 0 ||
 	    write(STDERR_FILENO, b, strlen(b)) < 0 || write(STDERR_FILENO, why, strlen(why)) < 0 ||
 	    write(STDERR_FILENO, "\n", 1) < 0)

@@ -17,8 +17,10 @@
 #define PMA_CAP_EXT_WIDTH		0x0200
 #define PMA_CAP_XMIT_WAIT		0x1000
 
+/* A narrow counter holds what its PortCounters field can (IBA 16.1.3.5:
+ * it stops at all ones), so `ctl counters set` names that range. */
 #define NARROW(n, f, b, mf) { n, G_STRUCT_OFFSET(struct port_counters, f), false, -1, b, mf, \
-			      G_MAXUINT32 }
+			      (b) >= 32 ? G_MAXUINT32 : (1u << (b)) - 1 }
 #define WIDE(n, f, b, mf) { n, G_STRUCT_OFFSET(struct port_counters, f), true, \
 			    G_STRUCT_OFFSET(struct port_counters, base_##f), b, mf, G_MAXUINT64 }
 /* Index i is CounterSelect bit i; PortXmitWait is CounterSelect2 bit 0. */

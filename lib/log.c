@@ -45,6 +45,11 @@ bool log_tracing(void)
 	return verbosity >= 2;
 }
 
+FILE *log_stream(void)
+{
+	return log_file ? log_file : stderr;
+}
+
 int log_to_file(const char *path)
 {
 	FILE *f = fopen(path, "ae");

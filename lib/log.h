@@ -9,6 +9,7 @@
 
 #include <glib.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #define IBEMU_ERROR (ibemu_error_quark())
 GQuark ibemu_error_quark(void);
@@ -18,5 +19,7 @@ void log_init(int verbosity);
 bool log_tracing(void);
 /* Log to @path instead of stderr; -errno if it cannot be opened. */
 int log_to_file(const char *path);
+/* Where the log goes: @path's file, or stderr. */
+FILE *log_stream(void);
 
 #endif

@@ -47,7 +47,9 @@
 #ifndef IBEMU_LIB_VERBS_INBOX_H
 #define IBEMU_LIB_VERBS_INBOX_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "lib/verbs_ring.h"
 
@@ -117,5 +119,76 @@ enum {
 				 * one holds a binding in */
 	VERBS_INBOX_SUB = 2,	/* one's own slot @sub's sub-ring of @gen */
 };
+
+/* ---- the receiver's reading (verbs/direct.c; tests/fuzz/fuzz_inbox.c) ---- */
+
+/* How far a receiver at @tail may take a sub-ring whose sender says
+ * @head: to @head while the grant holds (@open), to @limit once it was
+ * taken back, and never more than a ring ahead; @tail: nothing. */
+static inline uint64_t verbs_sub_end(uint64_t tail, uint64_t head, uint32_t open, uint64_t limit)
+{
+	if (!open && (int64_t)(head - limit) > 0)
+		head = limit;
+	if ((int64_t)(head - tail) <= 0 || head - tail > VERBS_SUB_DATA)
+		return tail;
+	return head;
+}
+
+/* Whether a sender's packet is one its binding lets through. */
+static inline bool verbs_bind_allows(const struct verbs_bind *b, const struct verbs_wire_pkt *p)
+{
+	return p->sqpn == b->sqpn && p->dqpn == b->dqpn && !(p->flags & VERBS_PKT_GRH) &&
+	       (!b->ud || p->qkey == b->qkey);
+}
+
+/* A packet taken: a copy with the binding's fields set, and its payload
+ * (p->len bytes at @payload, inside the sub-ring's data). */
+typedef void verbs_sub_fn(void *ctx, const struct verbs_wire_pkt *p, const char *payload);
+
+/* @fn on each PKT record of the @n bytes at @buf that @b lets through;
+ * PAD and any other record passed over (credit, upcall and inbox records
+ * come from the daemon's ring only); a record that does not fit ends the
+ * piece. Each header is copied once: the sender may change it meanwhile. */
+static inline void verbs_sub_records(const struct verbs_bind *b, const char *buf, uint64_t n,
+				     verbs_sub_fn *fn, void *ctx)
+{
+	uint64_t off;
+
+	for (off = 0; off + sizeof(struct verbs_wire_rec) <= n; ) {
+		struct verbs_wire_rec rec;
+		struct verbs_wire_pkt p;
+
+		memcpy(&rec, buf + off, sizeof(rec));
+		if (rec.len < sizeof(rec) || rec.len > n - off)
+			break;
+		if (rec.type == VERBS_REC_PKT && rec.len >= sizeof(p)) {
+			memcpy(&p, buf + off, sizeof(p));
+			if (p.len <= rec.len - sizeof(p) && verbs_bind_allows(b, &p)) {
+				p.port = b->port;
+				p.sl = b->sl;
+				p.slid = b->slid;
+				p.dlid = b->dlid;
+				p.pkey = b->pkey;
+				p.pkey_index = b->pkey_index;
+				fn(ctx, &p, buf + off + sizeof(p));
+			}
+		}
+		off += rec.len;
+	}
+}
+
+/* The records of @data (a sub-ring's) from @tail to @end, in pieces that
+ * stop at the data's end (a record never wraps). */
+static inline void verbs_sub_walk(const struct verbs_bind *b, const uint8_t *data, uint64_t tail,
+				  uint64_t end, verbs_sub_fn *fn, void *ctx)
+{
+	while (tail < end) {
+		uint32_t at = (uint32_t)(tail % VERBS_SUB_DATA);
+		uint64_t chunk = end - tail < VERBS_SUB_DATA - at ? end - tail : VERBS_SUB_DATA - at;
+
+		verbs_sub_records(b, (const char *)&data[at], chunk, fn, ctx);
+		tail += chunk;
+	}
+}
 
 #endif

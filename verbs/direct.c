@@ -260,48 +260,19 @@ static bool read_bind(const struct verbs_inbox *ib, unsigned i, uint32_t gen, st
 	return __atomic_load_n(&b->gen, __ATOMIC_SEQ_CST) == gen;
 }
 
-/* Whether a sender's record is one its binding lets through. */
-static bool allowed(const struct verbs_bind *b, const struct verbs_wire_pkt *p)
+/* What take_sub counts of what it took, as the engine counts on a port. */
+struct taken {
+	struct ibemu_context *ctx;
+	uint64_t packets, dwords;
+};
+
+static void take_one(void *arg, const struct verbs_wire_pkt *p, const char *payload)
 {
-	return p->sqpn == b->sqpn && p->dqpn == b->dqpn && !(p->flags & VERBS_PKT_GRH) &&
-	       (!b->ud || p->qkey == b->qkey);
-}
+	struct taken *t = arg;
 
-/*
- * The @n bytes at @buf of a sub-ring: PKT records its binding lets
- * through, to their QPs, with the fields the daemon would have set; PAD
- * and anything else passed over (no credit, upcall or inbox record comes
- * from a sender); a record that does not fit ends the piece. Counted in
- * *@pk and *@dw as the engine counts on a port.
- */
-static void take_records(struct ibemu_context *ctx, const struct verbs_bind *b, const char *buf,
-			 uint64_t n, uint64_t *pk, uint64_t *dw)
-{
-	uint64_t off;
-
-	for (off = 0; off + sizeof(struct verbs_wire_rec) <= n; ) {
-		struct verbs_wire_rec rec;
-		struct verbs_wire_pkt p;
-
-		memcpy(&rec, buf + off, sizeof(rec));	/* once: the sender may change it */
-		if (rec.len < sizeof(rec) || rec.len > n - off)
-			break;
-		if (rec.type == VERBS_REC_PKT && rec.len >= sizeof(p)) {
-			memcpy(&p, buf + off, sizeof(p));
-			if (p.len <= rec.len - sizeof(p) && allowed(b, &p)) {
-				p.port = b->port;
-				p.sl = b->sl;
-				p.slid = b->slid;
-				p.dlid = b->dlid;
-				p.pkey = b->pkey;
-				p.pkey_index = b->pkey_index;
-				ibemu_on_packet(ctx, &p, buf + off + sizeof(p));
-				(*pk)++;
-				*dw += (verbs_pkt_wire_bytes(&p) + 3) / 4;
-			}
-		}
-		off += rec.len;
-	}
+	ibemu_on_packet(t->ctx, p, payload);
+	t->packets++;
+	t->dwords += (verbs_pkt_wire_bytes(p) + 3) / 4;
 }
 
 /* What slot @i's sub-ring holds that its binding lets us take. */
@@ -309,30 +280,23 @@ static bool take_sub(struct ibemu_context *ctx, unsigned i)
 {
 	struct verbs_bind *own = &ctx->inbox->bind[i], b;
 	struct verbs_sub *s = rx_sub(ctx, i);
-	uint64_t tail = ctx->rx[i].tail, head, pk = 0, dw = 0;
+	struct taken t = { ctx, 0, 0 };
+	uint64_t tail = ctx->rx[i].tail, head;
 
 	/* head before open: one read while the grant held was written
 	 * before it was taken back */
 	head = __atomic_load_n(&s->head, __ATOMIC_SEQ_CST);
 	if (!read_bind(ctx->inbox, i, ctx->rx[i].gen, &b))
 		return false;
-	if (!b.open && (int64_t)(head - b.limit) > 0)
-		head = b.limit;
-	/* A sender's head, not ours to trust: at most a ring ahead. */
-	if ((int64_t)(head - tail) <= 0 || head - tail > VERBS_SUB_DATA)
+	/* A sender's head, not ours to trust. */
+	if ((head = verbs_sub_end(tail, head, b.open, b.limit)) == tail)
 		return false;
-	while (tail < head) {
-		uint32_t at = (uint32_t)(tail % VERBS_SUB_DATA);
-		uint64_t chunk = head - tail < VERBS_SUB_DATA - at ? head - tail : VERBS_SUB_DATA - at;
-
-		take_records(ctx, &b, (const char *)&s->data[at], chunk, &pk, &dw);
-		tail += chunk;
-	}
+	verbs_sub_walk(&b, s->data, tail, head, take_one, &t);
 	__atomic_store_n(&ctx->rx[i].tail, head, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->tail, head, __ATOMIC_SEQ_CST);
 	/* Ours: the daemon frees the slot, and counts, by these. */
-	__atomic_store_n(&own->packets, own->packets + pk, __ATOMIC_RELAXED);
-	__atomic_store_n(&own->dwords, own->dwords + dw, __ATOMIC_RELAXED);
+	__atomic_store_n(&own->packets, own->packets + t.packets, __ATOMIC_RELAXED);
+	__atomic_store_n(&own->dwords, own->dwords + t.dwords, __ATOMIC_RELAXED);
 	__atomic_store_n(&own->taken, head, __ATOMIC_SEQ_CST);
 	return true;
 }

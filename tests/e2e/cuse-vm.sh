@@ -56,6 +56,7 @@ for b in 131071 131072 131073 1048576 1048577 33554432; do
 	expect_line "big: ok $b" "CUSE: $b bytes there and back in one read and one write"
 	expect_line "big server $b rc=0" "CUSE: the server read $b bytes in one read"
 done
+expect_line "host1 addr: 127.1.0.3" "CUSE mode: a port's address is a loopback one (never routed off the machine)"
 expect_line "rping: ping data: rdma-ping-4" "CUSE mode: rping between host1 and host3, data verified"
 expect_line "rping server rc=0" "and its server"
 expect_line "opensm 648: SUBNET UP" "opensm on the 648-HCA fat tree through CUSE"

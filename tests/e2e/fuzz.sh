@@ -15,7 +15,7 @@ expect_rc 0 "the fuzz targets build"
 "$SRC/tests/fuzz/run.sh" "$FUZZ" --time 5 >"$WORK/out" 2>&1
 RC=$?
 expect_rc 0 "no crash, leak or sanitizer report"
-for t in topo mad umad ctl verbs mux ucma; do
+for t in topo mad umad ctl verbs mux ucma inbox; do
 	expect_match "^$t: [0-9]{4,} runs, no crash" "fuzz_$t ran thousands of inputs"
 done
 # Each of its inputs sets up sockets and a main loop: hundreds in 5 s.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# `ibemu run --ipoib`: a network of the run's own with an interface per HCA
+# `ibemu run` (--ipoib, the default): a network of the run's own with an interface per HCA
 # port carrying the port's address (cli/ipoib.h), so that libfabric's verbs
 # provider, which finds RDMA devices through interfaces, sees the emulated
 # HCAs: fi_info lists MSG endpoints, verbs;ofi_rxm takes an address, and
@@ -19,21 +19,24 @@ expect_match "^ib2 +[A-Z]+ +10\.1\.0\.4/16 fe80::2:c903:0:104/64 *$" "ib2: host2
 expect_line "ib0 ib1 ib2 lo " "/sys/class/net is the run's"
 expect_line "2044" "IPoIB's datagram MTU"
 
-# Without --ipoib the run shares the machine's network, as before.
+# The default is the same network; --host-network shares the machine's.
 ibemu_run "${RUN[@]}" -- sh -c 'ls /sys/class/net | tr "\n" " "; echo'
-expect_rc 0 "ibemu run without --ipoib"
-expect_line "$(ls /sys/class/net | tr '\n' ' ')" "the machine's interfaces without --ipoib"
+expect_rc 0 "ibemu run"
+expect_line "ib0 ib1 ib2 lo " "the run's own interfaces by default"
+ibemu_run --host-network "${RUN[@]}" -- sh -c 'ls /sys/class/net | tr "\n" " "; echo'
+expect_rc 0 "ibemu run --host-network"
+expect_line "$(ls /sys/class/net | tr '\n' ' ')" "the machine's interfaces with --host-network"
 
 # libfabric's verbs provider maps each interface address to its HCA with
-# rdma_bind_addr (vrb_getifaddrs) and says so in its log; without --ipoib
-# it finds none. MSG endpoints and verbs;ofi_rxm given an address.
+# rdma_bind_addr (vrb_getifaddrs) and says so in its log; with
+# --host-network it finds none. MSG endpoints and verbs;ofi_rxm given an address.
 cat >"$WORK/fi.sh" <<'EOF'
 FI_LOG_LEVEL=info fi_info -p verbs 2>&1 | sed -n 's/.*verbs_devs_print():[0-9]*<info> *//p' | tr -d '\t'
 fi_info -p verbs | grep -E "domain|type" | paste - - | sed 's/[[:space:]]\+/ /g'
 echo "rxm: $(fi_info -p 'verbs;ofi_rxm' -s 10.1.0.4 | awk '/domain:/ { print $2 }' | sort -u)"
 EOF
-ibemu_run "${RUN[@]}" -- sh "$WORK/fi.sh"
-expect_no_line "#1 ibemu0 - IPoIB addresses:" "no IPoIB address without --ipoib"
+ibemu_run --host-network "${RUN[@]}" -- sh "$WORK/fi.sh"
+expect_no_line "#1 ibemu0 - IPoIB addresses:" "no IPoIB address with --host-network"
 ibemu_run --ipoib "${RUN[@]}" -- sh "$WORK/fi.sh"
 expect_rc 0 "fi_info with --ipoib"
 expect_line "#1 ibemu0 - IPoIB addresses:" "libfabric finds ibemu0's interfaces"

@@ -95,7 +95,9 @@ LID2=$(ctl port host2/1 | sed -n 's/.* lid \([0-9]*\) .*/\1/p')
 LID3=$(ctl port host3/1 | sed -n 's/.* lid \([0-9]*\) .*/\1/p')
 
 # Host B, attached over ssh. It waits (b-go) while A's side is looked at.
-in_b timeout 120 "$IBEMU" run -v --remote "$WHERE" --attach host2 -- bash -c '
+# --host-network: a second attach from inside it reaches A's sshd (an
+# attached host's run has a network of its own otherwise, lo only).
+in_b timeout 120 "$IBEMU" run -v --remote "$WHERE" --attach host2 --host-network -- bash -c '
 ibstat ibemu0 1 | sed -n "s/^[[:space:]]*\(State\|Base lid\|Port GUID\): /ibstat \1: /p"
 saquery | grep -c "NodeRecord dump" | sed "s/^/records: /"
 ibnetdiscover -l | sort >"$0/b-nodes"

@@ -13,7 +13,9 @@ unset IBEMU_FAST_PATH
 A="e2e-mhv-$$"
 export W="$WORK"
 # A: opensm; an RC server with events (-e) and a UD server on host1.
-"$IBEMU" run -v --name "$A" -- bash -c '
+# Both runs keep the machine's network: the pingpongs exchange their
+# addresses over its loopback (each run has a network of its own else).
+"$IBEMU" run -v --name "$A" --host-network -- bash -c '
 . "$INSIDE"
 start_opensm
 timeout 60 ibv_rc_pingpong -d ibemu0 -g 0 -e -n 20 -p 18611 >"$W/a-rc" 2>&1 &
@@ -45,7 +47,7 @@ expect_line "comp channel command: Operation not supported" \
 expect_line "upcall done: Inappropriate ioctl for device" "so is VERBS_IOC_UPCALL_DONE"
 expect_line "open attribute: No such file or directory" "an attribute is no file to open"
 
-(ibemu_run --remote "$A" --attach host2 -- bash -c '
+(ibemu_run --remote "$A" --attach host2 --host-network -- bash -c '
 . "$INSIDE"
 ls -l /dev/infiniband/uverbs0 | cut -c1 | sed "s/^/uverbs0 type: /"
 cat /sys/class/infiniband_verbs/uverbs0/ibdev | sed "s/^/ibdev: /"

@@ -23,7 +23,9 @@ perfquery -x 1 1 >/dev/null	# LID-routed to leaf1, out of port 1 as well
 perfquery -x 3 1 | sed -n 's/^PortXmitData:\.*/pma-data /p; s/^PortXmitPkts:\.*/pma-pkts /p'
 echo "sysfs-data $(cat $C/port_xmit_data)"
 echo "sysfs-pkts $(cat $C/port_xmit_packets)"
-ibemu ctl counters host1/1 set SymbolErrorCounter 70000 >/dev/null
+ibemu ctl counters host1/1 set SymbolErrorCounter 70000 2>&1 | sed 's/^/too big: /'
+ibemu ctl counters host1/1 set SymbolErrorCounter 65000 >/dev/null
+ibemu ctl counters host1/1 bump SymbolErrorCounter 10000 >/dev/null
 ibemu ctl counters host1/1 set LinkDownedCounter 3 >/dev/null
 echo "symbol_error $(cat $C/symbol_error)"
 echo "link_downed $(cat $C/link_downed)"
@@ -47,6 +49,8 @@ if [ -n "$pkts" ] && [ "$pkts" = "$(sed -n 's/^pma-pkts //p' "$WORK/out")" ] &&
 	pass "sysfs port_xmit_packets/data ($pkts, $data words) = perfquery -x"
 else fail "sysfs and perfquery -x differ"; fi
 expect_line "symbol_error 65535" "symbol_error saturates at 16 bits as PortCounters"
+expect_line '"70000" is not SymbolErrorCounter (0 to 65535)' \
+	"ctl counters set names a 16-bit counter's own range (issue #47)"
 expect_line "link_downed 3" "injected link_downed shows"
 expect_line 'node_scrape_collector_success{collector="infiniband"} 1' "node_exporter's infiniband collector succeeds"
 expect_line "node_infiniband_port_packets_transmitted_total{device=\"ibemu0\",port=\"1\"} $pkts" "node_exporter: packets sent on ibemu0 port 1"

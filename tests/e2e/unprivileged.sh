@@ -43,6 +43,14 @@ expect_rc 0 "ibemu run as nobody"
 expect_line "root" "root inside the user namespace"
 expect_line "ibemu0" "ibstat sees the device"
 expect_line "Node Description:.....................host3 HCA-1" "SMPs go through the fabric"
+# Where /run has mounts below it, the user namespace holds them locked:
+# no overlay there (issue #47). One line says what fails and what to do.
+if grep -q ' /run/' /proc/self/mountinfo; then
+	expect_line "ibemu: warning: /run stays the machine's in this run: the kernel lays no overlay on a directory with mounts below it in a user namespace: writes there (ibacm's socket, pid files) fail with EACCES; run ibemu as root (sudo) for a private one" \
+		"a normal user's /run, with mounts below it: one line says what fails and what to do"
+else
+	expect_no_line "stays the machine's" "a normal user's /run, with no mounts below it: private"
+fi
 
 # --ipoib as nobody: the network namespace is the user namespace's, and
 # so are the interfaces and the sysfs that shows them.

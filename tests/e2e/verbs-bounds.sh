@@ -11,7 +11,7 @@ export VW="$TOOLS/verbs_watch" W="$WORK"
 
 cat >"$WORK/flood.sh" <<'SCRIPT'
 # status FIELD: a number of `ibemu ctl status --json`
-status() { ibemu ctl status --json | python3 -c "import json, sys; print(json.load(sys.stdin)['$1'])"; }
+status() { ibemu ctl status --json | sed -n 's/^{[^[]*"'"$1"'":\([0-9]*\).*/\1/p'; }
 rss() { echo $(( $(status rss_kb) / 1024 )); }
 queued() { echo $(( $(status verbs_queued_bytes) / 1048576 )); }
 echo "rss before: $(rss)"
@@ -71,7 +71,7 @@ n=$(grep -c "packets dropped so far" "$WORK/log")
 # nothing: 12,000 UD packets to its 3 QPs (12,288 receive WRs), of which
 # the daemon takes 8,192 and a batch while it is stopped.
 cat >"$WORK/catch.sh" <<'SCRIPT'
-status() { ibemu ctl status --json | python3 -c "import json, sys; print(json.load(sys.stdin)['$1'])"; }
+status() { ibemu ctl status --json | sed -n 's/^{[^[]*"'"$1"'":\([0-9]*\).*/\1/p'; }
 "$VW" catch ibemu1 0x77 3 12000 >"$W/catch.out" &
 cp=$!
 n=0

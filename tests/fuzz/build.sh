@@ -8,7 +8,7 @@
 set -eu
 SRC=$(cd "$1" && pwd) BUILD=$(cd "$2" && pwd) OUT=$3
 CC=${FUZZ_CC:-clang}
-TARGETS="topo mad umad ctl fast verbs mux ucma"
+TARGETS="topo mad umad ctl fast verbs mux ucma inbox"
 command -v "$CC" >/dev/null || { echo "build.sh: $CC not found (apt-get install clang)" >&2; exit 1; }
 mkdir -p "$OUT/obj"
 OUT=$(cd "$OUT" && pwd)

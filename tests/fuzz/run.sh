@@ -14,7 +14,7 @@ case "${1:-}" in
 --runs) LIMIT=-runs=$2; shift 2 ;;
 esac
 HERE=$(cd "$(dirname "$0")" && pwd)
-TARGETS=${*:-topo mad umad ctl fast verbs mux ucma}
+TARGETS=${*:-topo mad umad ctl fast verbs mux ucma inbox}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 rc=0

@@ -24,8 +24,9 @@ ip link set lo up
 echo "== owner"
 # A: host1, opensm, an ibping server and, once the SM has given host1 its
 # LID, an RC pingpong server (with a completion channel), until the test
-# is done.
-"$IBEMU" run --name A --log "$W/a.log" -v -- bash -c "$(declare -f wait_for)
+# is done. --host-network: B's pingpong, outside the run, reaches it over
+# the machine's loopback.
+"$IBEMU" run --name A --log "$W/a.log" -v --host-network -- bash -c "$(declare -f wait_for)
 	OSM_CACHE_DIR=$W opensm -d2 -f $W/osm.log >/dev/null 2>&1 &
 	ibping -S -C ibemu0 >/dev/null 2>&1 &
 	wait_for 240 grep -q 'SUBNET UP' $W/osm.log &&
