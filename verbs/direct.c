@@ -6,8 +6,12 @@
  * context's inbox itself, and the receiver takes them there as it takes
  * its ring: no daemon, no system call, no other thread between a post and
  * the peer's poll. The daemon keeps the authority: it grants a sub-ring
- * for one path (FAST_VDIRECT) and takes every grant back before anything
- * on the way changes; a QP without one sends through it, as before.
+ * (a memfd of that grant's own) for one QP's packets on one path
+ * (FAST_VDIRECT) and takes every grant back before anything on the way
+ * changes; a QP without one sends through it, as before. The receiver
+ * trusts only its binding page, which no sender maps: it takes from a
+ * sub-ring the packets its binding lets through, with the binding's
+ * fields, up to the limit of a grant taken back (lib/verbs_inbox.h).
  *
  * Order, for each QP: a grant is asked for only when nothing of the
  * context's waits for the daemon (and the daemon gives one only when the
