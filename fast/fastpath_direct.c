@@ -27,7 +27,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -50,9 +49,6 @@
  */
 #define INBOXES_MAX	64
 #define SUBS_MAX	256
-/* How long taking a grant back waits for a sender in the middle of a
- * write (a few microseconds, unless it was stopped there). */
-#define BUSY_WAIT_US	(100 * 1000)
 
 struct direct_sub {
 	struct fast_verbs *from;	/* the sender it was granted to, or NULL */
@@ -107,33 +103,22 @@ static void fold(struct direct_inbox *ib, struct direct_sub *s)
 }
 
 /* Take the grant of @s back: nothing its sender writes after this is
- * taken (the receiver reads to @limit only). */
+ * taken (the receiver reads to the limit only). No wait for the sender:
+ * one in the middle of a write finds out from the sub-ring's limit
+ * whether its record made it (lib/verbs_inbox.h), so one stopped there,
+ * or hostile, holds nobody up. */
 static void take_back(struct direct_inbox *ib, struct direct_sub *s)
 {
 	struct verbs_bind *b = bind_of(ib, s);
-	int64_t until = g_get_monotonic_time() + BUSY_WAIT_US;
 
 	if (s->open) {
 		__atomic_store_n(&s->map->grant, 0, __ATOMIC_SEQ_CST);
-		/* A sender that read the grant before we wrote it is
-		 * writing: let it finish (a closed one never will). One
-		 * that stays busy (stopped there, or hostile) is waited for
-		 * once, and gets no grant again; what it writes later is
-		 * past the limit. */
-		while (s->from && !s->from->direct_stuck &&
-		       __atomic_load_n(&s->map->busy, __ATOMIC_SEQ_CST)) {
-			if (g_get_monotonic_time() > until) {
-				g_warning("verbs direct path: a sender stayed in the middle of a write "
-					  "for %d ms (stopped?): going on without it, and it gets "
-					  "no grant again", BUSY_WAIT_US / 1000);
-				s->from->direct_stuck = true;
-				break;
-			}
-			sched_yield();
-		}
 		s->limit = __atomic_load_n(&s->map->head, __ATOMIC_SEQ_CST);
+		/* The receiver's word, then the sender's. */
 		__atomic_store_n(&b->limit, s->limit, __ATOMIC_SEQ_CST);
 		__atomic_store_n(&b->open, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&s->map->limit, s->limit, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&s->map->closed, 1, __ATOMIC_SEQ_CST);
 		s->open = false;
 	}
 	fold(ib, s);
@@ -327,8 +312,7 @@ int64_t fast_direct_grant(struct fast_verbs *fv, const uint8_t *payload, size_t 
 		fabric = uverbs_ctx_fabric(fv->ctx);
 		fabric->shortcut = (struct fabric_shortcut){ revoke_all, sync_all, NULL };
 	}
-	why = "it stayed in the middle of a write once";
-	if (fv->direct_stuck || (why = uverbs_direct_route(fv->ctx, &w, &r)))
+	if ((why = uverbs_direct_route(fv->ctx, &w, &r)))
 		goto not_now;
 	to = uverbs_ctx_owner(r.to);
 	why = "the receiver keeps out (IBEMU_DIRECT=0), or has no ring";
@@ -410,7 +394,7 @@ int fast_direct_inbox_fd(struct fast_verbs *fv, uint64_t which, const uint8_t *p
 
 static void forget_sender(struct direct_inbox *ib, struct direct_sub *s)
 {
-	s->from = NULL;		/* gone: not waited for */
+	s->from = NULL;
 	take_back(ib, s);	/* what it wrote stays to be read */
 }
 

@@ -25,7 +25,6 @@ struct fast_verbs {
 	uint64_t head;			/* ours of ring->head */
 	guint in_watch;			/* the provider's wake-ups (ring) */
 	struct direct_inbox *inbox;	/* where senders write for it, or NULL */
-	bool direct_stuck;		/* stayed busy past a grant's end: no more */
 	bool direct_ok;			/* takes an inbox (FAST_VRING's arg 1) */
 };
 

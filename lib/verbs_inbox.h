@@ -27,10 +27,14 @@
  *
  * Grants: the daemon binds a slot (a new memfd, a new @gen) and sets
  * @open; the sub-ring's @grant tells the sender it holds it. To take it
- * back the daemon clears @grant, waits until the sender's @busy is clear
- * (a few microseconds; a bounded wait for one that stays), reads head
- * into @limit and clears @open: from then on nothing the sender writes is
- * taken. A grant is never given again on the same memfd: the next one is
+ * back the daemon clears @grant, then reads head into the binding's @limit
+ * and clears @open: from then on nothing the sender writes is taken. It
+ * waits for no sender: it also writes the limit in the sub-ring and sets
+ * @closed, and a sender that finds @grant cleared after it moved head on
+ * (a store and a load against the daemon's store and load, sequentially
+ * consistent: one of the two sees the other) learns there whether its
+ * record is within the limit, and sends it through the daemon if not.
+ * A grant is never given again on the same memfd: the next one is
  * a new sub-ring, so what a sender wrote while it had none is never read.
  * A slot is bound anew only when the receiver has taken all up to @limit
  * (@taken, the receiver's own). The receiver reads a binding as a
@@ -62,9 +66,11 @@ struct verbs_sub {
 	uint64_t tail;		/* the receiver's (for the sender's room) */
 	uint8_t pad1[56];
 	uint32_t grant;		/* the daemon's word to the sender: 0 or its grant */
-	uint32_t busy;		/* the sender's: writing */
+	uint32_t closed;	/* the daemon's: taken back, @limit set */
 	uint32_t sleeping;	/* the receiver's: its reader waits on its eventfd */
-	uint8_t pad2[4096 - 140];
+	uint32_t pad2;
+	uint64_t limit;		/* the daemon's: what the receiver takes, at most */
+	uint8_t pad3[4096 - 152];
 	uint8_t data[VERBS_SUB_DATA];
 };
 _Static_assert(sizeof(struct verbs_sub) == 4096 + VERBS_SUB_DATA, "a sub-ring's layout");

@@ -190,7 +190,6 @@ bool ibemu_direct_send(struct ibemu_qp *qp, const struct verbs_wire_pkt *h, cons
 		return false;
 	}
 	s = d->sub;
-	__atomic_store_n(&s->busy, 1, __ATOMIC_SEQ_CST);
 	head = __atomic_load_n(&s->head, __ATOMIC_RELAXED);
 	skip = verbs_ring_skip(head, len, VERBS_SUB_DATA);
 	ok = __atomic_load_n(&s->grant, __ATOMIC_SEQ_CST) == d->g.grant &&
@@ -211,8 +210,17 @@ bool ibemu_direct_send(struct ibemu_qp *qp, const struct verbs_wire_pkt *h, cons
 		if (h->len)
 			memcpy(&s->data[head % VERBS_SUB_DATA + sizeof(w)], payload, h->len);
 		__atomic_store_n(&s->head, head + len, __ATOMIC_SEQ_CST);
+		/* Taken back meanwhile? The daemon cleared the grant, then
+		 * read head into the limit: within it, the receiver takes
+		 * it; past it, it goes through the daemon (and the order
+		 * holds: the receiver takes the sub-ring first). The daemon
+		 * sets closed at once after. */
+		if (__atomic_load_n(&s->grant, __ATOMIC_SEQ_CST) != d->g.grant) {
+			while (!__atomic_load_n(&s->closed, __ATOMIC_SEQ_CST))
+				sched_yield();
+			ok = (int64_t)(__atomic_load_n(&s->limit, __ATOMIC_SEQ_CST) - (head + len)) >= 0;
+		}
 	}
-	__atomic_store_n(&s->busy, 0, __ATOMIC_SEQ_CST);
 	if (!ok) {
 		/* Taken back, or full: the daemon's way, and ask again later. */
 		drop(d);

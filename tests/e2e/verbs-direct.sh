@@ -142,18 +142,18 @@ at_least "direct after the rule went" 1 "once the rule is gone the stream goes t
 expect_match "^link stream: stream: message [0-9]*: transport retry counter exceeded" \
 	"a link down mid-stream stops it"
 
-# A sender that stays in the middle of a write (stopped there, or
-# hostile) is waited for once, 100 ms, and gets no grant again: the
-# daemon is not held at every change. Its inbox's memfd is sealed.
+# A sender that writes what it likes over the daemon's words in its
+# sub-ring (as one stopped in the middle of a write, or hostile): the
+# daemon waits for nobody when it takes grants back, so control commands
+# go on and the sender may have a grant again. Its memfd is sealed.
 ibemu_run -c -a host1 -a host3 -- env PYTHONPATH="$(cd "$(dirname "$0")" && pwd)" \
 	python3 "$(dirname "$0")/verbs_stuck.py"
 expect_line "stuck: grant 0" "a raw client gets a grant"
 expect_line "stuck: sub-ring shrink: Operation not permitted" "the sub-ring's memfd cannot shrink (sealed)"
-expect_line "stuck: again -11" "staying busy past the grant's end: no grant again (EAGAIN)"
+expect_line "stuck: again 0" "its grant taken back three times over its words: a grant again"
 expect_line "stuck: ctl rc 0" "the emulator answers"
-n=$(grep -c "a sender stayed in the middle of a write" "$WORK/log")
-[ "$n" = 1 ] && pass "waited for once, said once, over four control commands" ||
-	fail "the stuck sender was waited for $n times, want 1"
+grep -q "in the middle of a write" "$WORK/log" && fail "a sender was waited for" ||
+	pass "nobody was waited for (nothing said of it in the log)"
 
 # Between the hosts of a virtual cluster (one daemon, a host each): the
 # receiver's device is the one of the host that has its port.
