@@ -21,8 +21,9 @@ def chan():
     return s
 
 
-def ask(s, op, arg=0, payload=b"", version=1):
-    """One request and its answer: (ret, the fd passed back or None)."""
+def call(s, op, arg=0, payload=b"", version=1):
+    """One request and its answer: (ret, its out bytes, the fd passed back
+    or None)."""
     s.send(struct.pack(REQ, version, op, 0, 0, arg) + payload)
     msg, anc, _, _ = s.recvmsg(4096, socket.CMSG_SPACE(4))
     ret, out_len, _ = struct.unpack("=qII", msg[:16])
@@ -30,7 +31,13 @@ def ask(s, op, arg=0, payload=b"", version=1):
     for level, kind, data in anc:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
             fds.frombytes(data[:4])
-    return ret, (fds[0] if fds else None)
+    return ret, msg[16:16 + out_len], (fds[0] if fds else None)
+
+
+def ask(s, op, arg=0, payload=b"", version=1):
+    """One request and its answer: (ret, the fd passed back or None)."""
+    ret, _, fd = call(s, op, arg, payload, version)
+    return ret, fd
 
 
 def attach(fd):

@@ -22,8 +22,8 @@
 # is at 0, its data at 4096 (lib/verbs_inbox.h). Before the sub-rings had
 # memfds of their own, one memfd held 8 of them after a 4096-byte header,
 # each with its packets and dwords counts at 136 and 144: both are tried.
-import array, mmap, os, socket, struct, sys, time
-from fast_proto import IOCTL, OPEN, REQ, VDIRECT, VINBOX, WRITE, ask, chan
+import mmap, os, struct, sys, time
+from fast_proto import IOCTL, OPEN, VDIRECT, VINBOX, WRITE, ask, call, chan
 
 MAGIC = 0x49420000
 PKT, UPCALL, CREDIT, PAD, INBOX = (MAGIC | n for n in (1, 2, 4, 5, 6))
@@ -35,17 +35,6 @@ SUB_DATA = 1 << 18
 vlid, vqpn, grant_seconds = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
 W = os.environ["W"]
 
-
-def call(s, op, arg, payload):
-    """(ret, out, the fd passed back or None)"""
-    s.send(struct.pack(REQ, 1, op, 0, 0, arg) + payload)
-    msg, anc, _, _ = s.recvmsg(4096, socket.CMSG_SPACE(4))
-    ret, out_len, _ = struct.unpack("=qII", msg[:16])
-    fds = array.array("i")
-    for level, kind, data in anc:
-        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            fds.frombytes(data[:4])
-    return ret, msg[16:16 + out_len], (fds[0] if fds else None)
 
 
 def say(text):

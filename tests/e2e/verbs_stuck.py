@@ -8,19 +8,8 @@
 # ring, as a receiver does).
 # Run inside `ibemu run -c -a host1 -a host3` with this folder on
 # PYTHONPATH.
-import array, mmap, os, socket, struct, subprocess, sys
-from fast_proto import IOCTL, OPEN, REQ, VDIRECT, VRING, ask, chan
-
-def call(s, op, arg, payload):
-    """(ret, out, the fd passed back or None)"""
-    s.send(struct.pack(REQ, 1, op, 0, 0, arg) + payload)
-    msg, anc, _, _ = s.recvmsg(4096, socket.CMSG_SPACE(4))
-    ret, out_len, _ = struct.unpack("=qII", msg[:16])
-    fds = array.array("i")
-    for level, kind, data in anc:
-        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            fds.frombytes(data[:4])
-    return ret, msg[16:16 + out_len], (fds[0] if fds else None)
+import mmap, os, struct, subprocess
+from fast_proto import IOCTL, OPEN, VDIRECT, VRING, ask, call, chan
 
 QP_CREATE = (3 << 30) | (16 << 16) | (0xeb << 8) | 1
 a, b = chan(), chan()
