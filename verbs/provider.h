@@ -68,6 +68,7 @@ struct ibemu_context {
 	bool tx_held;
 	uint64_t held_since_us;
 	uint64_t tx_lost;
+	bool said_refused;	/* "refused" said once: a program that closed our fds */
 	/* One packet's payload as it is gathered from memory (post.c, rc.c). */
 	char payload[VERBS_PKT_MAX_PAYLOAD];
 	/* Completion channels this process has (cq.c), under chan_lock:

@@ -71,9 +71,14 @@ void ibemu_flush(struct ibemu_context *ctx)
 			return;
 		}
 		/* A packet the daemon refuses is lost on the wire: RC
-		 * resends, UD does not; a refusal is a bug here: say it. */
-		fprintf(stderr, "libibemu: the ibemu daemon refused %zu bytes of packets: %s\n",
-			ctx->out_len, strerror(errno));
+		 * resends, UD does not; a refusal is a bug here: say it,
+		 * once (a program that closed our fds would be told at
+		 * every batch). */
+		if (!ctx->said_refused)
+			fprintf(stderr, "libibemu: the ibemu daemon refused %zu bytes of packets: %s%s\n",
+				ctx->out_len, strerror(errno),
+				errno == EBADF ? " (the program closed the device's files)" : "");
+		ctx->said_refused = true;
 	}
 	ctx->out_len = 0;
 }
@@ -188,6 +193,17 @@ void ibemu_on_records(struct ibemu_context *ctx, const char *buf, ssize_t n)
 	ibemu_flush(ctx);
 }
 
+/* A blocking call that ibemu_threads_stop may cancel: the threads are
+ * cancelled there only while in one (a program that closed our fds
+ * leaves them waiting on files no wake-up reaches), never while they hold
+ * a lock. */
+#define CANCELLABLE(call) ({ \
+	int old_; \
+	pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old_); \
+	__typeof__(call) r_ = (call); \
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old_); \
+	r_; })
+
 /* The FUSE file's reader; the fast path's (fast_reader) when the
  * context has one: then only upcalls come here. */
 static void *reader(void *arg)
@@ -196,8 +212,10 @@ static void *reader(void *arg)
 	char *buf = malloc(IN_MAX);
 	int fd = ctx->vctx.context.cmd_fd;
 
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	pthread_cleanup_push(free, buf);
 	while (buf) {
-		ssize_t n = read(fd, buf, IN_MAX);
+		ssize_t n = CANCELLABLE(read(fd, buf, IN_MAX));
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -214,7 +232,7 @@ static void *reader(void *arg)
 		if (ctx->stopping)
 			break;
 	}
-	free(buf);
+	pthread_cleanup_pop(1);	/* free(buf) */
 	return NULL;
 }
 
@@ -248,7 +266,7 @@ static bool wait_socket(struct ibemu_context *ctx, char *buf, int ms)
 	uint64_t rung;
 	ssize_t n;
 
-	if (poll(p, 2, ms) <= 0)
+	if (CANCELLABLE(poll(p, 2, ms)) <= 0)
 		return true;	/* timed out, or a signal */
 	/* A sender's bell (direct.c): the inbox has records. */
 	if (p[1].revents)	/* (or read by another look first) */
@@ -270,15 +288,13 @@ static bool wait_socket(struct ibemu_context *ctx, char *buf, int ms)
 }
 
 /* The fast path's reader: the ring, or the data socket's datagrams. */
-static void *fast_reader(void *arg)
+static void fast_read(struct ibemu_context *ctx, char *buf)
 {
-	struct ibemu_context *ctx = arg;
-	char *buf = malloc(IN_MAX);
 	unsigned long polls = 0;
 	uint64_t took_us = 0;
 	bool took;
 
-	while (buf && !ctx->stopping) {
+	while (!ctx->stopping) {
 		if (!ctx->ring) {
 			if (!wait_socket(ctx, buf, -1))
 				break;
@@ -311,7 +327,17 @@ static void *fast_reader(void *arg)
 		__atomic_store_n(&ctx->ring->sleeping, 0, __ATOMIC_SEQ_CST);
 		ibemu_inbox_sleeping(ctx, false);
 	}
-	free(buf);
+}
+
+static void *fast_reader(void *arg)
+{
+	char *buf = malloc(IN_MAX);
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	pthread_cleanup_push(free, buf);
+	if (buf)
+		fast_read(arg, buf);
+	pthread_cleanup_pop(1);	/* free(buf) */
 	return NULL;
 }
 
@@ -413,10 +439,14 @@ void ibemu_threads_stop(struct ibemu_context *ctx)
 	ctx->stopping = true;
 	pthread_cond_signal(&ctx->timer_cond);
 	pthread_mutex_unlock(&ctx->lock);
-	ibemu_ioc(ctx, VERBS_IOC_WAKE, NULL);
-	/* The fast reader's recv() ends at the shutdown. */
-	if (ctx->fast_data >= 0)
-		shutdown(ctx->fast_data, SHUT_RDWR);
+	/* The reader's read() ends at the wake-up record, the fast reader's
+	 * poll() at the shutdown. Where the program closed our fds (or put
+	 * others in their place) neither reaches them: they are cancelled,
+	 * which they allow only there. */
+	if (ibemu_ioc(ctx, VERBS_IOC_WAKE, NULL) < 0)
+		pthread_cancel(ctx->reader);
+	if (ctx->fast_data >= 0 && shutdown(ctx->fast_data, SHUT_RDWR) < 0)
+		pthread_cancel(ctx->fast_reader);
 	pthread_join(ctx->reader, NULL);
 	pthread_join(ctx->timer, NULL);
 	if (ctx->fast_data >= 0)

@@ -214,4 +214,15 @@ expect_match "ibemu2[[:space:]]+" "ibv_devices lists ibemu2"
 expect_line "port 1 active_width same 1X" "1X"
 expect_line "port 1 active_width same 12X" "12X"
 expect_line "port 1 active_speed same 25.0 Gbps" "EDR (an extended speed)"
+
+# A program that closes every fd from 3 up (the provider's too), then
+# sends 20 batches and closes its device (issue #47): one line says so,
+# and ibv_close_device returns, with the fast path and without.
+for fp in 1 0; do
+	IBEMU_FAST_PATH=$fp ibemu_run --configured -a host1 -- \
+		env IBEMU_DIRECT=0 timeout 20 "$TOOLS/verbs_closefds" ibemu0
+	expect_line "closefds: ibv_close_device returned" "fast path $fp: ibv_close_device returns after close_range"
+	n=$(grep -c "refused" "$WORK/log")
+	[ "$n" = 1 ] && pass "fast path $fp: one line for 20 batches" || fail "fast path $fp: $n lines"
+done
 finish
