@@ -226,7 +226,7 @@ static bool same_key(const struct verbs_wire_pkt *a, const struct verbs_wire_pkt
 /* A new sub-ring in slot @s for @from's packets like @w, on the way @r:
  * its binding written in the receiver's page, the receiver told. */
 static bool bind_sub(struct direct_inbox *ib, struct direct_sub *s, struct fast_verbs *from,
-		 const struct verbs_wire_pkt *w, const struct uverbs_direct *r)
+		     const struct verbs_wire_pkt *w, const struct uverbs_direct *r)
 {
 	static const struct verbs_wire_rec rec = { VERBS_REC_INBOX, sizeof(rec) };
 	struct verbs_bind *b = bind_of(ib, s);

@@ -106,8 +106,8 @@ int ibemu_fast_open(struct ibemu_context *ctx, const char *dev_path)
 	}
 	ctx->fast_data = data;
 	/* The ring; without it (an attached host's channel, adopted by
-	 * another machine's emulator) records come on the data socket. */
-	/* arg 1: the direct path's senders may write for this context
+	 * another machine's emulator) records come on the data socket.
+	 * arg 1: the direct path's senders may write for this context too
 	 * (direct.c), unless IBEMU_DIRECT=0 keeps it out. */
 	if (ibemu_fast_ask(ctx, FAST_VRING, !ibemu_direct_off(), NULL, 0, NULL, 0, &data) == 0 &&
 	    data >= 0) {
