@@ -232,11 +232,11 @@ static int run_mount(struct run *r)
 	if (ns_enter(&err) < 0)
 		goto fail;
 	if (r->rem) {
-		r->fs = fusefs_new(remote_vfs(r->rem), NULL);
+		r->fs = fusefs_new(remote_vfs(r->rem));
 	} else {
 		r->vfs = vfs_new();
 		sysfs_build_host(r->vfs, r->e.host, r->e.uverbs, r->e.ucma);
-		r->fs = fusefs_new(r->vfs, r->e.host);
+		r->fs = fusefs_new(r->vfs);
 		/* The verbs files by their paths too: the provider's data
 		 * path (verbs/fastchan.c). */
 		fastpath_set_vfs(r->fast, r->vfs);

@@ -261,8 +261,8 @@ static int devices_serve(struct devices *d, struct vfs *vfs, struct umad_host *h
 	struct vnode *devdir = vfs_child(vfs->root, "dev");
 	GError *err = NULL;
 
-	d->fs = fusefs_new(vfs, host);
-	d->cd = cusedevs_new(host);
+	d->fs = fusefs_new(vfs);
+	d->cd = cusedevs_new();
 	if ((devdir && cusedevs_add_dir(d->cd, devdir, &err) < 0) ||
 	    cusedevs_wait(d->cd, DEVICES_TIMEOUT_MS, so->mode, so->gid, &err) < 0 ||
 	    host_mount(d->fs, &err) < 0) {

@@ -194,7 +194,7 @@ static bool setup_host(struct vhosts *vh, unsigned k, struct attach_owner *att, 
 		return false;
 	}
 	h->tree = g_strdup_printf(VHOSTS_DIR "/hosts/%s", h->c.name);
-	h->fs = fusefs_new(attach_vfs(h->att), attach_umad_host(h->att));
+	h->fs = fusefs_new(attach_vfs(h->att));
 	if (g_mkdir_with_parents(h->tree, 0755) < 0 || fusefs_mount(h->fs, h->tree, err) < 0) {
 		if (err && !*err)
 			g_set_error(err, IBEMU_ERROR, errno, "--hosts: cannot make %s: %s", h->tree,

@@ -148,11 +148,11 @@ static int cusedev_add(struct cusedevs *cd, struct vnode *v, GError **err)
 	return 0;
 }
 
-struct cusedevs *cusedevs_new(struct umad_host *host)
+struct cusedevs *cusedevs_new(void)
 {
 	struct cusedevs *cd = g_new0(struct cusedevs, 1);
 
-	cd->df = devfiles_new(host);
+	cd->df = devfiles_new();
 	cd->devs = g_ptr_array_new_with_free_func((GDestroyNotify)cusedev_free);
 	return cd;
 }
@@ -164,9 +164,7 @@ int cusedevs_add_dir(struct cusedevs *cd, struct vnode *dir, GError **err)
 	for (i = 0; i < dir->children->len; i++) {
 		struct vnode *v = g_ptr_array_index(dir->children, i);
 
-		if ((v->kind == VN_UMAD || v->kind == VN_ISSM || v->kind == VN_VCMD ||
-		     v->kind == VN_UMAD_FWD || v->kind == VN_ISSM_FWD || v->kind == VN_VCMD_FWD) &&
-		    cusedev_add(cd, v, err) < 0)
+		if (v->kind == VN_FILE && v->ops->chardev && cusedev_add(cd, v, err) < 0)
 			return -1;
 	}
 	return 0;
@@ -216,7 +214,7 @@ int cusedevs_wait(struct cusedevs *cd, unsigned timeout_ms, int mode, gid_t gid,
 
 		/* uverbs devices are everyone's, as rdma-core's udev rules
 		 * make them: opening one grants nothing by itself. */
-		if (d->v->kind == VN_VCMD || d->v->kind == VN_VCMD_FWD) {
+		if (d->v->ops->everyone) {
 			if (chmod(d->path, 0666) < 0) {
 				g_set_error(err, IBEMU_ERROR, errno, "cannot set the mode of %s: %s",
 					    d->path, g_strerror(errno));

@@ -16,11 +16,11 @@
 #include "dev/vfs.h"
 
 struct cusedevs;
-struct umad_host;
 
-struct cusedevs *cusedevs_new(struct umad_host *host);
-/* Register one device per VN_UMAD/VN_ISSM/VN_VCMD child of @dir, and per
- * VN_UMAD_FWD/VN_ISSM_FWD/VN_VCMD_FWD (an attached host's: `start --remote`). */
+struct cusedevs *cusedevs_new(void);
+/* Register one device per device file of @dir whose kind is a character
+ * device (kfile_ops.chardev: umadN, issmN, uverbsN), this emulator's or an
+ * attached host's (`start --remote`). */
 int cusedevs_add_dir(struct cusedevs *cd, struct vnode *dir, GError **err);
 /* Run the main loop until every device node exists under /dev (the kernel
  * makes them after CUSE_INIT), at most @timeout_ms; then give them @mode

@@ -1,15 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The umad and issm file operations, shared by both front-ends: namespace
- * mode's FUSE files (fusefs.c) and CUSE mode's character devices
- * (cusedev.c). Each takes the libfuse request and the device's vnode and
- * answers it, now or later: blocking reads and issm opens are parked until
- * a packet, a close or a FUSE_INTERRUPT (docs/fuse-cuse.md).
- *
- * VN_UMAD: open, read, write, ioctl, poll, release over kernel/umad.h.
- * VN_ISSM: open (one holder at a time, others block) and release; read and
- * write give EINVAL, as the kernel's issm fops (docs/umad.md §7).
- * VN_VCMD, VN_VEVENTS: the verbs files (devfile_verbs.c, docs/verbs.md).
+ * The device files of both front-ends: namespace mode's FUSE files
+ * (fusefs.c) and CUSE mode's character devices (cusedev.c). Each call
+ * takes the libfuse request and a VN_FILE vnode and answers it over the
+ * vnode's table (kernel/kfile.h), now or later: blocking reads and opens
+ * the table holds (an issm's) are parked until something comes, a close
+ * or a FUSE_INTERRUPT (docs/fuse-cuse.md). Any kind, any device: this
+ * emulator's, or another's forwarded (fast/remote_*.c).
  */
 #ifndef IBEMU_DEV_DEVFILE_H
 #define IBEMU_DEV_DEVFILE_H
@@ -17,13 +14,11 @@
 #include <fuse_lowlevel.h>
 
 #include "dev/vfs.h"
-#include "kernel/umad.h"
 
-/* The requests parked across all devices of one front-end, whose issm
- * files are @host's (NULL: none of this emulator's, as a remote host's). */
+/* The requests parked across all devices of one front-end. */
 struct devfiles;
 
-struct devfiles *devfiles_new(struct umad_host *host);
+struct devfiles *devfiles_new(void);
 void devfiles_free(struct devfiles *df);
 
 /*

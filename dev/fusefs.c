@@ -27,7 +27,6 @@
 
 struct fusefs {
 	struct vfs *vfs;
-	struct umad_host *host;
 	struct fuse_session *se;
 	struct fuse_buf buf;
 	int fd;
@@ -58,20 +57,13 @@ static void fill_attr(const struct vnode *v, struct stat *st)
 		st->st_nlink = 1;
 		st->st_size = 4096;	/* as sysfs reports */
 		break;
-	case VN_UMAD:
-	case VN_ISSM:
-	case VN_UMAD_FWD:
-	case VN_ISSM_FWD:
+	case VN_FILE:
 		/* ib_umad makes umadN and issmN root's, 0600 (user_mad.c
 		 * umad_devnode); the mount is private, its users are this
-		 * user (root inside a user namespace). */
-		st->st_mode = S_IFREG | 0600;
-		st->st_nlink = 1;
-		break;
-	default:
-		/* The verbs files: everyone's, as rdma-core's udev rules make
+		 * user (root inside a user namespace). The verbs files are
+		 * everyone's, as rdma-core's udev rules make
 		 * /dev/infiniband/uverbsN. */
-		st->st_mode = S_IFREG | 0666;
+		st->st_mode = S_IFREG | (v->ops->everyone ? 0666 : 0600);
 		st->st_nlink = 1;
 		break;
 	}
@@ -336,14 +328,13 @@ static gboolean on_fuse_fd(gint fd, GIOCondition cond, gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-struct fusefs *fusefs_new(struct vfs *vfs, struct umad_host *host)
+struct fusefs *fusefs_new(struct vfs *vfs)
 {
 	struct fusefs *fs = g_new0(struct fusefs, 1);
 
 	fs->vfs = vfs;
-	fs->host = host;
 	fs->fd = -1;
-	fs->df = devfiles_new(host);
+	fs->df = devfiles_new();
 	devfiles_set_reply_open(fs->df, reply_device_open, fs);
 	return fs;
 }

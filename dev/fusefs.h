@@ -17,7 +17,7 @@
 
 struct fusefs;
 
-struct fusefs *fusefs_new(struct vfs *vfs, struct umad_host *host);
+struct fusefs *fusefs_new(struct vfs *vfs);
 /* Mount on @dir (an existing directory) and serve from the main loop. */
 int fusefs_mount(struct fusefs *fs, const char *dir, GError **err);
 void fusefs_free(struct fusefs *fs);

@@ -290,12 +290,12 @@ void sysfs_build(struct vfs *vfs, struct vnode *ib, struct vnode *mad,
 		vfs_attr(vfs, dir, "ibdev", show_ibdev, d, 0);
 		vfs_attr(vfs, dir, "port", show_dev_port, d, 0);
 		vfs_attr(vfs, dir, "dev", show_devno, d, 0);
-		vfs_node(vfs, dev, name, VN_UMAD, d);
+		vfs_file(vfs, dev, name, &umad_fops, d);
 		snprintf(name, sizeof(name), "issm%u", i);
 		dir = vfs_dir(vfs, mad, name);
 		vfs_attr(vfs, dir, "ibdev", show_ibdev, d, 0);
 		vfs_attr(vfs, dir, "port", show_dev_port, d, 0);
 		vfs_attr(vfs, dir, "dev", show_devno, d, 64);
-		vfs_node(vfs, dev, name, VN_ISSM, d);
+		vfs_file(vfs, dev, name, &issm_fops, d);
 	}
 }

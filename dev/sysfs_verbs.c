@@ -96,9 +96,9 @@ void sysfs_build_verbs(struct vfs *vfs, struct vnode *verbs, struct vnode *dev,
 			snprintf(pname, sizeof(pname), VERBS_WIRE_PORT "%u", p);
 			vfs_attr(vfs, dir, pname, show_port, d, p);
 		}
-		vfs_node(vfs, dir, VERBS_WIRE_EVENTS, VN_VEVENTS, d);
-		vfs_node(vfs, dir, VERBS_WIRE_CMD, VN_VCMD, d);
-		vfs_node(vfs, dev, name, VN_VCMD, d);
+		vfs_file(vfs, dir, VERBS_WIRE_EVENTS, &uverbs_events_fops, d);
+		vfs_file(vfs, dir, VERBS_WIRE_CMD, &uverbs_cmd_fops, uverbs_dev_ctx_node(d));
+		vfs_file(vfs, dev, name, &uverbs_cmd_fops, uverbs_dev_ctx_node(d));
 	}
 }
 
@@ -118,7 +118,7 @@ void sysfs_build_host(struct vfs *vfs, struct umad_host *host, struct uverbs *uv
 		struct vnode *dir = vfs_dir(vfs, root, "infiniband_ucma");
 
 		vfs_attr(vfs, dir, "abi_version", show_abi, NULL, UCMA_ABI_VERSION);
-		vfs_node(vfs, dir, UCMA_WIRE_CMD, VN_UCMA, ucma);
-		vfs_node(vfs, dev, "rdma_cm", VN_UCMA, ucma);
+		vfs_file(vfs, dir, UCMA_WIRE_CMD, &ucma_fops, ucma);
+		vfs_file(vfs, dev, "rdma_cm", &ucma_fops, ucma);
 	}
 }

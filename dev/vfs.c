@@ -68,12 +68,13 @@ struct vnode *vfs_attr(struct vfs *vfs, struct vnode *parent, const char *name,
 	return v;
 }
 
-struct vnode *vfs_node(struct vfs *vfs, struct vnode *parent, const char *name,
-		       enum vnode_kind kind, void *ctx)
+struct vnode *vfs_file(struct vfs *vfs, struct vnode *parent, const char *name,
+		       const struct kfile_ops *ops, void *dev)
 {
-	struct vnode *v = add(vfs, parent, name, kind);
+	struct vnode *v = add(vfs, parent, name, VN_FILE);
 
-	v->ctx = ctx;
+	v->ops = ops;
+	v->ctx = dev;
 	return v;
 }
 

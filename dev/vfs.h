@@ -10,12 +10,11 @@
 #include <glib.h>
 #include <stdint.h>
 
-/* Directories, attribute files, and the device files of devfile.h: umad,
- * issm, the verbs command file and the verbs async event file; then the
- * same files another emulator serves (their ctx a struct umad_fwd,
- * issm_fwd or verbs_fwd); last, the rdma_cm command file (a struct ucma). */
-enum vnode_kind { VN_DIR, VN_ATTR, VN_UMAD, VN_ISSM, VN_VCMD, VN_VEVENTS, VN_UMAD_FWD,
-		  VN_ISSM_FWD, VN_VCMD_FWD, VN_VEVENTS_FWD, VN_UCMA, VN_UCMA_FWD };
+#include "kernel/kfile.h"
+
+/* Directories, attribute files, and device files (devfile.h): a kind's
+ * table and its device (kernel/kfile.h), whoever serves it. */
+enum vnode_kind { VN_DIR, VN_ATTR, VN_FILE };
 
 struct vnode;
 typedef char *(*vnode_show)(const struct vnode *v);
@@ -28,6 +27,7 @@ struct vnode {
 	GPtrArray *children;	/* VN_DIR only */
 	vnode_show show;	/* VN_ATTR: returns g_malloc'd text, or NULL: the
 				 * read fails with EINVAL, as a kernel show's error */
+	const struct kfile_ops *ops;	/* VN_FILE: its kind; ctx is its device */
 	void *ctx;
 	unsigned arg;
 };
@@ -42,8 +42,9 @@ void vfs_free(struct vfs *vfs);
 struct vnode *vfs_dir(struct vfs *vfs, struct vnode *parent, const char *name);
 struct vnode *vfs_attr(struct vfs *vfs, struct vnode *parent, const char *name,
 		       vnode_show show, void *ctx, unsigned arg);
-struct vnode *vfs_node(struct vfs *vfs, struct vnode *parent, const char *name,
-		       enum vnode_kind kind, void *ctx);
+/* A device file: @ops's kind, of device @dev. */
+struct vnode *vfs_file(struct vfs *vfs, struct vnode *parent, const char *name,
+		       const struct kfile_ops *ops, void *dev);
 struct vnode *vfs_get(struct vfs *vfs, uint64_t ino);
 struct vnode *vfs_child(const struct vnode *dir, const char *name);
 /* Resolve "a/b/c" below @from; NULL if absent. */

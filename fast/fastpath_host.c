@@ -59,22 +59,40 @@ void fp_do_open_verbs(struct fast_chan *ch, const char *path, size_t n)
 /* @v and what is below it; the verbs files (and the class that holds
  * them) only for an asker that mirrors them (FAST_LIST_VERBS), the rdma_cm
  * file and its class likewise (FAST_LIST_UCMA). */
-static void list_tree(const struct vnode *v, const char *path, uint64_t what, GString *out)
+static char kind_of(const struct vnode *v)
 {
-	static const char kind[] = { [VN_DIR] = 'd', [VN_ATTR] = 'f', [VN_UMAD] = 'u',
-				     [VN_ISSM] = 'i', [VN_VCMD] = 'c', [VN_VEVENTS] = 'e',
-				     [VN_UCMA] = 'm' };
+	static const struct {
+		const struct kfile_ops *ops;
+		char kind;
+	} files[] = { { &umad_fops, 'u' }, { &issm_fops, 'i' }, { &uverbs_cmd_fops, 'c' },
+		      { &uverbs_events_fops, 'e' }, { &ucma_fops, 'm' } };
 	unsigned i;
 
-	if (v->kind >= G_N_ELEMENTS(kind) || !kind[v->kind])	/* another emulator's */
+	if (v->kind != VN_FILE)
+		return v->kind == VN_DIR ? 'd' : 'f';
+	/* Another emulator's file (its table a forwarder's) is not ours to offer. */
+	if (v->ops == &uverbs_cmd_fops && ((const struct kfile_node *)v->ctx)->ops != &uverbs_ctx_fops)
+		return 0;
+	for (i = 0; i < G_N_ELEMENTS(files); i++)
+		if (files[i].ops == v->ops)
+			return files[i].kind;
+	return 0;
+}
+
+static void list_tree(const struct vnode *v, const char *path, uint64_t what, GString *out)
+{
+	char kind = kind_of(v);
+	unsigned i;
+
+	if (!kind)
 		return;
-	if (!(what & FAST_LIST_VERBS) && (v->kind == VN_VCMD || v->kind == VN_VEVENTS ||
+	if (!(what & FAST_LIST_VERBS) && (kind == 'c' || kind == 'e' ||
 					  !strcmp(path, "infiniband_verbs")))
 		return;
-	if (!(what & FAST_LIST_UCMA) && (v->kind == VN_UCMA || !strcmp(path, "infiniband_ucma")))
+	if (!(what & FAST_LIST_UCMA) && (kind == 'm' || !strcmp(path, "infiniband_ucma")))
 		return;
 	if (*path)
-		g_string_append_printf(out, "%c %s\n", kind[v->kind], path);
+		g_string_append_printf(out, "%c %s\n", kind, path);
 	for (i = 0; v->kind == VN_DIR && i < v->children->len; i++) {
 		const struct vnode *c = g_ptr_array_index(v->children, i);
 		char *sub = *path ? g_strdup_printf("%s/%s", path, c->name) : g_strdup(c->name);

@@ -194,7 +194,11 @@ struct fast_verbs *fast_verbs_open(struct vnode *v, int *client_fd)
 	struct fast_verbs *fv;
 	int sv[2];
 
-	if (v->kind != VN_VCMD && v->kind != VN_VEVENTS && v->kind != VN_UCMA) {
+	const struct kfile_node *lower = v->ops == &uverbs_cmd_fops ? v->ctx : NULL;
+
+	/* This emulator's files only: a context, events, rdma_cm. */
+	if (v->kind != VN_FILE || (lower && lower->ops != &uverbs_ctx_fops) ||
+	    (!lower && v->ops != &uverbs_events_fops && v->ops != &ucma_fops)) {
 		*client_fd = -ENOENT;
 		return NULL;
 	}
@@ -205,11 +209,11 @@ struct fast_verbs *fast_verbs_open(struct vnode *v, int *client_fd)
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	fv = g_new0(struct fast_verbs, 1);
 	fv->data = sv[0];
-	if (v->kind == VN_VCMD) {
-		fv->ctx = uverbs_ctx_open(v->ctx);
+	if (lower) {
+		fv->ctx = uverbs_ctx_open(lower->dev);
 		uverbs_ctx_set_wakeup(fv->ctx, push, fv);
 		uverbs_ctx_set_owner(fv->ctx, fv);	/* the direct path's */
-	} else if (v->kind == VN_UCMA) {
+	} else if (v->ops == &ucma_fops) {
 		fv->cm = ucma_open(v->ctx);
 		ucma_set_wakeup(fv->cm, push, fv);
 	} else {

@@ -39,10 +39,7 @@ struct remote {
 	struct listener listener;
 	struct vfs *vfs;
 	GPtrArray *paths;	/* the attributes' paths, by vnode arg */
-	GPtrArray *umads;	/* struct umad_fwd *, the mirror's umad files */
-	GPtrArray *issms;	/* struct issm_fwd *, its issm files */
-	GPtrArray *verbs;	/* struct verbs_fwd *, its verbs files */
-	GPtrArray *ucmas;	/* struct ucma_fwd *, its rdma_cm files */
+	GPtrArray *devs;	/* struct remote_dev *, the mirror's device files */
 	struct remote_ssh *ssh;	/* ssh:// only: ssh and the carrier */
 	uint64_t rtt_ns;	/* the last FAST_PING's round trip */
 	guint ping;
@@ -234,6 +231,36 @@ static bool is_uverbs_dev(const char *path, unsigned *k)
 	       !path[end];
 }
 
+/*
+ * A device file of the mirror, each call forwarded to the emulator
+ * (remote_priv.h): umad (the library goes straight there), issm (an SM
+ * here holds it there), rdma_cm, a verbs event file, and a verbs command
+ * file, whose upcalls stay here (uverbs_cmd_fops over the context).
+ */
+static void add_file(struct remote *r, struct vnode *parent, const char *base, char kind,
+		     const char *path)
+{
+	static const struct {
+		char kind;
+		const struct kfile_ops *ops;
+		bool by_path;	/* named there by its sysfs path, else its name */
+	} kinds[] = { { 'u', &remote_umad_fops, false }, { 'i', &remote_issm_fops, false },
+		      { 'm', &remote_ucma_fops, true }, { 'c', &remote_verbs_fops, true },
+		      { 'e', &remote_verbs_fops, true } };
+	struct remote_dev *d;
+	unsigned i;
+
+	for (i = 0; kinds[i].kind != kind; i++)
+		;
+	d = remote_dev_new(r, kinds[i].ops, kinds[i].by_path ? path : base);
+	d->events = kind == 'e';
+	g_ptr_array_add(r->devs, d);
+	if (kind == 'c')
+		vfs_file(r->vfs, parent, base, &uverbs_cmd_fops, &d->node);
+	else
+		vfs_file(r->vfs, parent, base, kinds[i].ops, d);
+}
+
 /* Build the mirror from FAST_SYSFS_LIST's lines ("d a/b", "f a/b/c", ...);
  * parents come before their children. */
 static int build_mirror(struct remote *r, const char *listing)
@@ -265,27 +292,8 @@ static int build_mirror(struct remote *r, const char *listing)
 		} else if (l[0] == 'f') {
 			g_ptr_array_add(r->paths, g_strdup(l + 2));
 			vfs_attr(r->vfs, parent, base, show_remote, r, r->paths->len - 1);
-		} else if (l[0] == 'u') {
-			/* Served by devfile.c, each call forwarded
-			 * (remote_umad.c); the library goes straight there. */
-			g_ptr_array_add(r->umads, remote_umad_dev_new(r, base));
-			vfs_node(r->vfs, parent, base, VN_UMAD_FWD,
-				 g_ptr_array_index(r->umads, r->umads->len - 1));
-		} else if (l[0] == 'i') {
-			/* An SM here holds it there (remote_issm.c). */
-			g_ptr_array_add(r->issms, remote_issm_dev_new(r, base));
-			vfs_node(r->vfs, parent, base, VN_ISSM_FWD,
-				 g_ptr_array_index(r->issms, r->issms->len - 1));
-		} else if (l[0] == 'm') {
-			/* The rdma_cm file (remote_ucma.c). */
-			g_ptr_array_add(r->ucmas, remote_ucma_dev_new(r, l + 2));
-			vfs_node(r->vfs, parent, base, VN_UCMA_FWD,
-				 g_ptr_array_index(r->ucmas, r->ucmas->len - 1));
-		} else if (l[0] == 'c' || l[0] == 'e') {
-			/* A verbs command or event file (remote_verbs.c). */
-			g_ptr_array_add(r->verbs, remote_verbs_dev_new(r, l + 2));
-			vfs_node(r->vfs, parent, base, l[0] == 'c' ? VN_VCMD_FWD : VN_VEVENTS_FWD,
-				 g_ptr_array_index(r->verbs, r->verbs->len - 1));
+		} else if (strchr("uimce", l[0])) {
+			add_file(r, parent, base, l[0], l + 2);
 		} else {
 			ret = -EPROTO;
 		}
@@ -349,10 +357,7 @@ struct remote *remote_attach(const char *where, char **nodes, GError **err)
 
 	r->host_ch = r->sysfs_ch = r->listen = -1;
 	r->paths = g_ptr_array_new_with_free_func(g_free);
-	r->umads = g_ptr_array_new_with_free_func(remote_umad_dev_free);
-	r->issms = g_ptr_array_new_with_free_func(remote_issm_dev_free);
-	r->verbs = g_ptr_array_new_with_free_func(remote_verbs_dev_free);
-	r->ucmas = g_ptr_array_new_with_free_func(remote_ucma_dev_free);
+	r->devs = g_ptr_array_new_with_free_func(remote_dev_free);
 	if (!nodes || !nodes[0]) {
 		g_set_error(err, IBEMU_ERROR, EINVAL, "--remote needs --attach NODE: which HCAs are this host's");
 		goto fail;
@@ -458,12 +463,8 @@ void remote_gone(struct remote *r)
 {
 	unsigned i;
 
-	for (i = 0; i < r->umads->len; i++)
-		remote_umad_dev_gone(g_ptr_array_index(r->umads, i));
-	for (i = 0; i < r->verbs->len; i++)
-		remote_verbs_dev_gone(g_ptr_array_index(r->verbs, i));
-	for (i = 0; i < r->ucmas->len; i++)
-		remote_ucma_dev_gone(g_ptr_array_index(r->ucmas, i));
+	for (i = 0; i < r->devs->len; i++)
+		remote_dev_gone(g_ptr_array_index(r->devs, i));
 }
 
 void remote_free(struct remote *r)
@@ -485,9 +486,6 @@ void remote_free(struct remote *r)
 	remote_ssh_end(r->ssh);	/* once its channels are closed */
 	vfs_free(r->vfs);
 	g_ptr_array_free(r->paths, TRUE);
-	g_ptr_array_free(r->umads, TRUE);
-	g_ptr_array_free(r->issms, TRUE);
-	g_ptr_array_free(r->verbs, TRUE);
-	g_ptr_array_free(r->ucmas, TRUE);
+	g_ptr_array_free(r->devs, TRUE);
 	g_free(r);
 }

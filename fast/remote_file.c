@@ -63,16 +63,15 @@ void remote_file_read_done(struct remote_file *f, size_t n)
 		watch_data(f);
 }
 
-int remote_file_open(struct remote *r, GQueue *files, struct remote_file *f, const char *name,
-		     int flags, remote_take_fn take)
+int remote_file_open(struct remote_dev *d, struct remote_file *f, int flags, remote_take_fn take)
 {
 	int ch, data = -1;
 	int64_t ret;
 
-	if ((ch = remote_adopted_channel(r)) < 0)
+	if ((ch = remote_adopted_channel(d->r)) < 0)
 		return -EIO;
-	ret = remote_ask(ch, FAST_OPEN, 0, (uint64_t)flags, name, strlen(name), -1, NULL, NULL,
-			 &data, REMOTE_ANSWER_TIMEOUT_MS);
+	ret = remote_ask(ch, FAST_OPEN, 0, (uint64_t)flags, d->name, strlen(d->name), -1, NULL,
+			 NULL, &data, REMOTE_ANSWER_TIMEOUT_MS);
 	if (ret < 0 || data < 0) {
 		close(ch);
 		if (data >= 0)
@@ -85,9 +84,9 @@ int remote_file_open(struct remote *r, GQueue *files, struct remote_file *f, con
 	f->data = data;
 	f->take = take;
 	g_queue_init(&f->q);
-	f->files = files;
+	f->files = &d->files;
 	f->link.data = f;
-	g_queue_push_tail_link(files, &f->link);
+	g_queue_push_tail_link(&d->files, &f->link);
 	return 0;
 }
 
@@ -112,11 +111,24 @@ int64_t remote_file_ask(struct remote_file *f, uint32_t op, uint32_t flags, uint
 	return ret == -ETIMEDOUT ? -EIO : ret;
 }
 
-void remote_files_gone(GQueue *files)
+struct remote_dev *remote_dev_new(struct remote *r, const struct kfile_ops *ops,
+				  const char *name)
+{
+	struct remote_dev *d = g_new0(struct remote_dev, 1);
+
+	d->node = (struct kfile_node){ ops, d };
+	d->r = r;
+	d->name = g_strdup(name);
+	g_queue_init(&d->files);
+	g_queue_init(&d->asks);
+	return d;
+}
+
+void remote_dev_gone(struct remote_dev *d)
 {
 	GList *l, *next;
 
-	for (l = files->head; l; l = next) {
+	for (l = d->files.head; l; l = next) {
 		struct remote_file *f = l->data;
 
 		next = l->next;	/* a woken reader's reply cannot close it */
@@ -129,11 +141,15 @@ void remote_files_gone(GQueue *files)
 	}
 }
 
-void remote_files_orphan(GQueue *files)
+void remote_dev_free(void *data)
 {
+	struct remote_dev *d = data;
 	GList *l;
 
 	/* Files the front-end still holds outlive their device (at exit only). */
-	for (l = files->head; l; l = l->next)
+	for (l = d->files.head; l; l = l->next)
 		((struct remote_file *)l->data)->files = NULL;
+	remote_issm_orphan(d);
+	g_free(d->name);
+	g_free(d);
 }

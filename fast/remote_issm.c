@@ -7,7 +7,7 @@
  * issm file; the emulator holds the port's issm while the channel lives
  * and answers a blocking open only once the holder lets go, so the answer
  * is awaited on our event loop, never in a blocking call
- * (dev/umad_backend.h struct issm_fwd; docs/many-hosts.md).
+ * (kernel/kfile.h KFILE_LATER; docs/many-hosts.md).
  */
 #include "config.h"
 
@@ -22,24 +22,20 @@
 #include "fast/remote_priv.h"
 #include "lib/fast_wire.h"
 
-struct issm_dev_fwd {
-	struct issm_fwd fwd;	/* first: what the vnode names */
-	struct remote *r;
-	char name[32];		/* the emulator's, "issm0" */
-};
-
-/* An open: asked, then held. */
+/* An open: asked, then held (the open file). */
 struct issm_ask {
+	struct remote_dev *d;	/* NULL once the device is freed (at exit) */
 	int chan;
 	guint watch;
-	void (*done)(void *ctx, void *holding, int err);
-	void *ctx;
+	struct kfile_wait *w;	/* while asked */
 };
 
 static void ask_free(struct issm_ask *a)
 {
 	if (a->watch)
 		g_source_remove(a->watch);
+	if (a->d)
+		g_queue_remove(&a->d->asks, a);
 	close(a->chan);	/* the emulator lets go, or stops waiting */
 	g_free(a);
 }
@@ -47,6 +43,7 @@ static void ask_free(struct issm_ask *a)
 static gboolean on_answer(gint fd, GIOCondition cond, gpointer data)
 {
 	struct issm_ask *a = data;
+	struct kfile_wait *w = a->w;
 	struct fast_reply rep;
 	ssize_t n = recv(fd, &rep, sizeof(rep), MSG_DONTWAIT);
 
@@ -54,44 +51,64 @@ static gboolean on_answer(gint fd, GIOCondition cond, gpointer data)
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return G_SOURCE_CONTINUE;
 	a->watch = 0;
+	a->w = NULL;
 	if (n != (ssize_t)sizeof(rep) || rep.ret > 0)	/* gone, or not its words */
 		rep.ret = -EIO;
 	if (rep.ret < 0) {
-		a->done(a->ctx, NULL, (int)rep.ret);
 		ask_free(a);
+		w->done(w, rep.ret, NULL);
 	} else {
-		a->done(a->ctx, a, 0);	/* held until release() */
+		w->done(w, 0, a);	/* held until release() */
 	}
 	return G_SOURCE_REMOVE;
 }
 
-static void *issm_open(struct issm_fwd *f, int flags,
-		       void (*done)(void *ctx, void *holding, int err), void *ctx)
+/* Asked on the event loop, never in a blocking call: the answer to a
+ * blocking open comes only once the holder there lets go. */
+static int issm_open(void *dev, const struct kfile_opener *who, struct kfile_wait *w,
+		     void **file)
 {
-	struct issm_dev_fwd *d = (struct issm_dev_fwd *)f;
+	struct remote_dev *d = dev;
 	struct issm_ask *a;
 	int ch = remote_adopted_channel(d->r);
 
-	if (ch < 0) {
-		errno = -ch;
-		return NULL;
-	}
-	if (remote_send(ch, FAST_OPEN, 0, (uint64_t)flags, d->name, strlen(d->name), -1) < 0) {
-		errno = EIO;	/* the emulator is gone */
+	(void)file;
+	if (ch < 0)
+		return ch;
+	if (remote_send(ch, FAST_OPEN, 0, (uint64_t)who->flags, d->name, strlen(d->name), -1) < 0) {
 		close(ch);
-		return NULL;
+		return -EIO;	/* the emulator is gone */
 	}
 	a = g_new0(struct issm_ask, 1);
+	a->d = d;
 	a->chan = ch;
-	a->done = done;
-	a->ctx = ctx;
+	a->w = w;
 	a->watch = g_unix_fd_add(ch, G_IO_IN | G_IO_HUP | G_IO_ERR, on_answer, a);
-	return a;
+	g_queue_push_tail(&d->asks, a);
+	return KFILE_LATER;
 }
 
-static void issm_cancel(void *pending)
+static void issm_cancel(void *dev, struct kfile_wait *w)
 {
-	ask_free(pending);
+	struct remote_dev *d = dev;
+	GList *l;
+
+	for (l = d->asks.head; l; l = l->next) {
+		struct issm_ask *a = l->data;
+
+		if (a->w == w) {
+			ask_free(a);
+			return;
+		}
+	}
+}
+
+void remote_issm_orphan(struct remote_dev *d)
+{
+	struct issm_ask *a;
+
+	while ((a = g_queue_pop_head(&d->asks)))
+		a->d = NULL;
 }
 
 static void issm_release(void *holding)
@@ -99,19 +116,10 @@ static void issm_release(void *holding)
 	ask_free(holding);
 }
 
-struct issm_fwd *remote_issm_dev_new(struct remote *r, const char *name)
-{
-	struct issm_dev_fwd *d = g_new0(struct issm_dev_fwd, 1);
-
-	d->fwd.open = issm_open;
-	d->fwd.cancel = issm_cancel;
-	d->fwd.release = issm_release;
-	d->r = r;
-	g_strlcpy(d->name, name, sizeof(d->name));
-	return &d->fwd;
-}
-
-void remote_issm_dev_free(void *fwd)
-{
-	g_free(fwd);
-}
+const struct kfile_ops remote_issm_fops = {
+	.name = "issm",
+	.chardev = true,
+	.open = issm_open,
+	.cancel = issm_cancel,
+	.release = issm_release,
+};

@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#include "dev/umad_backend.h"
 #include "fast/remote.h"
+#include "kernel/kfile.h"
 
 /* An emulator that does not answer within this is taken as gone. */
 #define REMOTE_ANSWER_TIMEOUT_MS	10000
@@ -54,11 +54,11 @@ struct remote_file {
 	void *wake_ctx;
 };
 
-/* Open @name (a device, or a verbs file's path) at the emulator, on a
- * channel of its own, into @f, listed in @files, its datagrams taken by
- * @take: 0, or -ENODEV (none there), -EIO (the emulator is gone). */
-int remote_file_open(struct remote *r, GQueue *files, struct remote_file *f, const char *name,
-		     int flags, remote_take_fn take);
+/* Open @d's file at the emulator, on a channel of its own, into @f,
+ * listed in d->files, its datagrams taken by @take: 0, or -ENODEV (none
+ * there), -EIO (the emulator is gone). */
+struct remote_dev;
+int remote_file_open(struct remote_dev *d, struct remote_file *f, int flags, remote_take_fn take);
 /* Call @fn(@ctx) whenever something is taken (or the end comes), from now. */
 void remote_file_set_wakeup(struct remote_file *f, void (*fn)(void *), void *ctx);
 /* Something to read, or the end to say. */
@@ -73,30 +73,34 @@ void remote_file_close(struct remote_file *f, GDestroyNotify free_item);
  * removed device: EIO. */
 int64_t remote_file_ask(struct remote_file *f, uint32_t op, uint32_t flags, uint64_t arg,
 			const void *in, size_t n, int fd, char **out, size_t *out_len);
-/* Every file of @files sees the emulator gone now (remote_gone()). */
-void remote_files_gone(GQueue *files);
-/* Their device is freed: they name no list any more. */
-void remote_files_orphan(GQueue *files);
 
-/* remote_umad.c: the backend of the mirror's umad files (VN_UMAD_FWD),
- * named @name ("umad0") at the emulator; freed by remote_umad_dev_free. */
-struct umad_fwd *remote_umad_dev_new(struct remote *r, const char *name);
-void remote_umad_dev_free(void *fwd);
+/*
+ * A device file of the mirror's that another emulator serves: what its
+ * vnode names (kernel/kfile.h), with the table of its kind's forwarder
+ * (remote_umad.c, remote_issm.c, remote_verbs.c, remote_ucma.c). @name is
+ * what FAST_OPEN names there: a device ("umad0", "issm0"), or a file's
+ * path in the emulator's sysfs (fast/fastpath_verbs.h).
+ */
+struct remote_dev {
+	struct kfile_node node;	/* { its table, itself }: a command file's lower half */
+	struct remote *r;
+	char *name;
+	GQueue files;		/* struct remote_file *, open */
+	GQueue asks;		/* remote_issm.c's opens, asked or held */
+	bool events;		/* remote_verbs.c: an async event file */
+};
+
+struct remote_dev *remote_dev_new(struct remote *r, const struct kfile_ops *ops,
+				  const char *name);
+void remote_dev_free(void *d);
 /* Its open files see the emulator gone now (remote_gone()). */
-void remote_umad_dev_gone(struct umad_fwd *fwd);
-/* remote_issm.c: the same for its issm files (VN_ISSM_FWD), "issm0". */
-struct issm_fwd *remote_issm_dev_new(struct remote *r, const char *name);
-void remote_issm_dev_free(void *fwd);
-/* remote_verbs.c: the same for a verbs command or event file (VN_VCMD_FWD,
- * VN_VEVENTS_FWD), at @path in the emulator's sysfs. */
-struct verbs_fwd;
-struct verbs_fwd *remote_verbs_dev_new(struct remote *r, const char *path);
-void remote_verbs_dev_free(void *fwd);
-void remote_verbs_dev_gone(struct verbs_fwd *fwd);
-/* remote_ucma.c: the same for the rdma_cm file (VN_UCMA_FWD), at @path. */
-struct ucma_fwd;
-struct ucma_fwd *remote_ucma_dev_new(struct remote *r, const char *path);
-void remote_ucma_dev_free(void *fwd);
-void remote_ucma_dev_gone(struct ucma_fwd *fwd);
+void remote_dev_gone(struct remote_dev *d);
+/* Its issm opens, still held by the front-end, outlive it (at exit). */
+void remote_issm_orphan(struct remote_dev *d);
+
+/* The forwarders: their device is a struct remote_dev. A verbs command
+ * file is uverbs_cmd_fops over remote_verbs_fops (&d->node). */
+extern const struct kfile_ops remote_umad_fops, remote_issm_fops, remote_verbs_fops,
+	remote_ucma_fops;
 
 #endif

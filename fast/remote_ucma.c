@@ -4,8 +4,8 @@
  * class/infiniband_ucma/ibemu_cmd and dev/rdma_cm of its mirror, so that
  * librdmacm here reaches the connection manager of the attached HCAs,
  * which lives in the emulator we are attached to, beside their ports
- * (fast/attach.c). devfile_ucma.c serves it on this backend
- * (dev/ucma_backend.h): each open is a channel there (FAST_ADOPT) on which
+ * (fast/attach.c). devfile.c serves it by this table (kernel/kfile.h):
+ * each open is a channel there (FAST_ADOPT) on which
  * FAST_OPEN names the file by its path (fast/fastpath_verbs.h); commands
  * and tokens are ioctl requests, events come on the data socket one a
  * datagram and are taken into a queue here as they come.
@@ -14,21 +14,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include <rdma/rdma_user_cm.h>
 
-#include "dev/ucma_backend.h"
 #include "fast/remote_priv.h"
 #include "lib/fast_wire.h"
-
-struct ucma_dev_fwd {
-	struct ucma_fwd fwd;	/* first: what the vnode names */
-	struct remote *r;
-	char *path;		/* the file's, in the emulator's sysfs */
-	GQueue files;		/* struct remote_file *, open */
-};
+#include "lib/ucma_wire.h"
 
 /* remote_take_fn: one event off the data socket. The emulator's own bound
  * on a file's events (UCMA_EVENTS_MAX) holds what it sends; what we hold
@@ -49,18 +43,20 @@ static bool take(struct remote_file *f)
 	return true;
 }
 
-static void *fwd_open(void *dev)
+static int fwd_open(void *dev, const struct kfile_opener *who, struct kfile_wait *w,
+		    void **file)
 {
-	struct ucma_dev_fwd *d = dev;
 	struct remote_file *f = g_new0(struct remote_file, 1);
-	int r = remote_file_open(d->r, &d->files, f, d->path, O_RDWR, take);
+	int r = remote_file_open(dev, f, O_RDWR, take);
 
+	(void)who;
+	(void)w;
 	if (r < 0) {
 		g_free(f);
-		errno = -r;
-		return NULL;
+		return r;
 	}
-	return f;
+	*file = f;
+	return 0;
 }
 
 static void fwd_release(void *f)
@@ -74,18 +70,19 @@ static void fwd_set_wakeup(void *f, void (*fn)(void *), void *ctx)
 	remote_file_set_wakeup(f, fn, ctx);
 }
 
-static bool fwd_readable(const void *f)
+static unsigned fwd_poll(const void *f)
 {
-	return remote_file_readable(f);
+	return POLLOUT | POLLWRNORM | (remote_file_readable(f) ? POLLIN | POLLRDNORM : 0);
 }
 
 /* ucma_read_event's rules: one event, EINVAL for a smaller buffer; EIO
  * once the emulator is gone and nothing is left. */
-static ssize_t fwd_read_event(void *file, void *buf, size_t count)
+static ssize_t fwd_read(void *file, void *buf, size_t count, size_t *filled)
 {
 	struct remote_file *f = file;
 	void *ev;
 
+	*filled = 0;
 	if (!f->q.length)
 		return f->gone ? -EIO : -EAGAIN;
 	if (count < sizeof(struct rdma_ucm_event_resp))
@@ -97,66 +94,41 @@ static ssize_t fwd_read_event(void *file, void *buf, size_t count)
 	return sizeof(struct rdma_ucm_event_resp);
 }
 
-static int fwd_command(void *f, struct ucma_wire_cmd *w)
+static size_t fwd_read_len(const void *f)
+{
+	(void)f;
+	return sizeof(struct rdma_ucm_event_resp);
+}
+
+/* UCMA_IOC_CMD and UCMA_IOC_TOKEN: their struct there and back. */
+static int fwd_ioctl(void *f, unsigned cmd, void *arg, size_t *out_len)
 {
 	char *out = NULL;
-	size_t got = 0;
-	int64_t ret = remote_file_ask(f, FAST_IOCTL, 0, UCMA_IOC_CMD, w, sizeof(*w), -1, &out,
-				      &got);
+	size_t got = 0, in = cmd == UCMA_IOC_CMD ? sizeof(struct ucma_wire_cmd) : 0;
+	int64_t ret;
 
-	if (ret == 0 && got == sizeof(*w))
-		memcpy(w, out, got);
-	else if (ret == 0)
+	*out_len = 0;
+	if (cmd != UCMA_IOC_CMD && cmd != UCMA_IOC_TOKEN)
+		return -ENOTTY;
+	ret = remote_file_ask(f, FAST_IOCTL, 0, cmd, arg, in, -1, &out, &got);
+	if (ret == 0 && got == _IOC_SIZE(cmd)) {
+		memcpy(arg, out, got);
+		*out_len = got;
+	} else if (ret == 0) {
 		ret = -EIO;
+	}
 	g_free(out);
 	return (int)ret;
 }
 
-static int fwd_token(void *f, uint64_t *token)
-{
-	char *out = NULL;
-	size_t got = 0;
-	int64_t ret = remote_file_ask(f, FAST_IOCTL, 0, UCMA_IOC_TOKEN, NULL, 0, -1, &out, &got);
-
-	if (ret == 0 && got == sizeof(*token))
-		memcpy(token, out, got);
-	else if (ret == 0)
-		ret = -EIO;
-	g_free(out);
-	return (int)ret;
-}
-
-static const struct ucma_backend fwd_backend = {
+const struct kfile_ops remote_ucma_fops = {
+	.name = "rdma_cm",
+	.everyone = true,
 	.open = fwd_open,
 	.release = fwd_release,
+	.read = fwd_read,
+	.read_len = fwd_read_len,
+	.ioctl = fwd_ioctl,
+	.poll = fwd_poll,
 	.set_wakeup = fwd_set_wakeup,
-	.readable = fwd_readable,
-	.read_event = fwd_read_event,
-	.command = fwd_command,
-	.token = fwd_token,
 };
-
-struct ucma_fwd *remote_ucma_dev_new(struct remote *r, const char *path)
-{
-	struct ucma_dev_fwd *d = g_new0(struct ucma_dev_fwd, 1);
-
-	d->fwd.be = &fwd_backend;
-	d->fwd.dev = d;
-	d->r = r;
-	d->path = g_strdup(path);
-	return &d->fwd;
-}
-
-void remote_ucma_dev_gone(struct ucma_fwd *fwd)
-{
-	remote_files_gone(&((struct ucma_dev_fwd *)fwd)->files);
-}
-
-void remote_ucma_dev_free(void *fwd)
-{
-	struct ucma_dev_fwd *d = fwd;	/* fwd is the first member */
-
-	remote_files_orphan(&d->files);
-	g_free(d->path);
-	g_free(d);
-}

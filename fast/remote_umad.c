@@ -3,8 +3,8 @@
  * The umad files of an attached host (`run --remote`) for the programs the
  * fast path's library is not in: static ones, Go, Python opening the
  * files itself, anything run with IBEMU_FAST_PATH=0. devfile.c serves them
- * from our FUSE mount as it serves an emulator's own files, on this
- * backend (dev/umad_backend.h): each open is a file of the emulator we
+ * from our FUSE mount as it serves an emulator's own files, by this table
+ * (kernel/kfile.h): each open is a file of the emulator we
  * are attached to, opened over its fast path (an adopted channel and
  * FAST_OPEN, docs/fast-path.md); writes and ioctls are requests on that
  * channel, answered by its umad core; packets are taken from the data
@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -31,12 +32,6 @@
 #define UMAD_MAGIC	0x1b	/* IB_IOCTL_MAGIC */
 #define ENABLE_PKEY	0x1b03	/* _IO(IB_IOCTL_MAGIC, 3) */
 #define IOCTL_ARG_MAX	64
-struct umad_dev_fwd {
-	struct umad_fwd fwd;	/* first: what the vnode names */
-	struct remote *r;
-	char name[32];		/* the emulator's, "umad0" */
-	GQueue files;		/* struct remote_file * of struct fwd_file, open */
-};
 
 struct pkt {
 	struct fast_pkt h;
@@ -109,21 +104,20 @@ static bool take(struct remote_file *f)
 	return true;
 }
 
-static void *fwd_open(void *dev, int pid, const char *path)
+static int fwd_open(void *dev, const struct kfile_opener *who, struct kfile_wait *w, void **file)
 {
-	struct umad_dev_fwd *d = dev;
 	struct fwd_file *f = g_new0(struct fwd_file, 1);
-	int r = remote_file_open(d->r, &d->files, &f->rf, d->name, O_RDWR, take);
+	int r = remote_file_open(dev, &f->rf, O_RDWR, take);
 
-	(void)pid;
-	(void)path;
+	(void)who;
+	(void)w;
 	if (r < 0) {
 		g_free(f);
-		errno = -r;
-		return NULL;
+		return r;
 	}
 	f->hdr_size = HDR_OLD;
-	return f;
+	*file = f;
+	return 0;
 }
 
 static void fwd_set_wakeup(void *file, void (*fn)(void *), void *ctx)
@@ -131,17 +125,9 @@ static void fwd_set_wakeup(void *file, void (*fn)(void *), void *ctx)
 	remote_file_set_wakeup(file, fn, ctx);	/* rf is the first member */
 }
 
-static bool fwd_readable(const void *file)
+static unsigned fwd_poll(const void *file)
 {
-	return remote_file_readable(file);
-}
-
-static size_t fwd_next_len(const void *file)
-{
-	const struct fwd_file *f = file;
-	const struct pkt *p = f->rf.q.head ? f->rf.q.head->data : NULL;
-
-	return p ? p->h.len : 0;
+	return POLLOUT | POLLWRNORM | (remote_file_readable(file) ? POLLIN | POLLRDNORM : 0);
 }
 
 static unsigned fwd_hdr_size(const void *file)
@@ -152,35 +138,48 @@ static unsigned fwd_hdr_size(const void *file)
 	return p ? p->h.hdr_size : f->hdr_size;
 }
 
+/* What the next read writes at most: the head packet. */
+static size_t fwd_read_len(const void *file)
+{
+	const struct fwd_file *f = file;
+	const struct pkt *p = f->rf.q.head ? f->rf.q.head->data : NULL;
+
+	return p ? p->h.len : 0;
+}
+
 /* umad_read's rules on the head packet, whose header the emulator made
  * (its length field already says what a whole read needs). */
-static ssize_t fwd_read(void *file, void *buf, size_t count)
+static ssize_t fwd_read(void *file, void *buf, size_t count, size_t *filled)
 {
 	struct fwd_file *f = file;
 	struct pkt *p = g_queue_peek_head(&f->rf.q);
 	size_t copy;
 	int64_t r;
 
+	*filled = 0;
 	if (count < fwd_hdr_size(f))
 		return -EINVAL;
 	if (!p)
 		return f->rf.gone ? -EIO : -EAGAIN;
 	r = fast_pkt_read(&p->h, count, &copy);
 	memcpy(buf, p->bytes, copy);
-	if (r < 0)
+	if (r < 0) {
+		*filled = copy;
 		return (ssize_t)r;	/* ENOSPC leaves it at the head */
+	}
 	g_queue_pop_head(&f->rf.q);
 	remote_file_read_done(&f->rf, p->h.len);
 	g_free(p);
 	return (ssize_t)r;
 }
 
-static ssize_t fwd_write(void *file, const void *buf, size_t count)
+static ssize_t fwd_write(void *file, const void *buf, size_t count, struct kfile_wait *w)
 {
 	struct fwd_file *f = file;
 	int64_t ret;
 	int memfd;
 
+	(void)w;
 	if (count <= FAST_INLINE_MAX)
 		return (ssize_t)remote_file_ask(&f->rf, FAST_WRITE, 0, count, buf, count, -1, NULL, NULL);
 	/* A long RMPP message: in a memfd beside the request. */
@@ -228,39 +227,16 @@ static void fwd_release(void *file)
 	g_free(f);
 }
 
-static const struct umad_backend fwd_backend = {
+const struct kfile_ops remote_umad_fops = {
+	.name = "umad",
+	.chardev = true,
 	.open = fwd_open,
-	.set_wakeup = fwd_set_wakeup,
-	.readable = fwd_readable,
-	.next_len = fwd_next_len,
-	.hdr_size = fwd_hdr_size,
+	.release = fwd_release,
 	.read = fwd_read,
+	.read_len = fwd_read_len,
 	.write = fwd_write,
 	.check_write_size = fwd_check_write_size,
 	.ioctl = fwd_ioctl,
-	.release = fwd_release,
+	.poll = fwd_poll,
+	.set_wakeup = fwd_set_wakeup,
 };
-
-struct umad_fwd *remote_umad_dev_new(struct remote *r, const char *name)
-{
-	struct umad_dev_fwd *d = g_new0(struct umad_dev_fwd, 1);
-
-	d->fwd.be = &fwd_backend;
-	d->fwd.dev = d;
-	d->r = r;
-	snprintf(d->name, sizeof(d->name), "%s", name);
-	return &d->fwd;
-}
-
-void remote_umad_dev_gone(struct umad_fwd *fwd)
-{
-	remote_files_gone(&((struct umad_dev_fwd *)fwd)->files);
-}
-
-void remote_umad_dev_free(void *fwd)
-{
-	struct umad_dev_fwd *d = fwd;	/* fwd is the first member */
-
-	remote_files_orphan(&d->files);
-	g_free(d);
-}

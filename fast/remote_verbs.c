@@ -3,34 +3,28 @@
  * The verbs files of an attached host (`run --remote`, `start --remote`):
  * its `uverbsN` devices, so that libibverbs and the ibemu provider here
  * see the attached HCAs (docs/many-hosts.md "Verbs on an attached host").
- * devfile_verbs.c serves them as it serves an emulator's own, on this
- * backend (dev/verbs_backend.h): each open of a command or event file is
+ * devfile.c serves them as it serves an emulator's own, by this table
+ * (kernel/kfile.h; a command file is uverbs_cmd_fops over it): each open of
+ * a context or event file is
  * a channel of the emulator we are attached to (FAST_ADOPT) on which
  * FAST_OPEN names the file by its sysfs path (fast/fastpath_verbs.h);
  * packet records and QP ioctls are requests there, answered by its verbs
  * devices; what it queues comes on the data socket and is taken into a
  * queue here as it comes. A completion channel's upcall and a wake-up
- * stay here: only a process of this host can be given the channel's file
- * descriptor (docs/verbs.md "Completion channels").
+ * stay here, in uverbs_cmd_fops: only a process of this host can be given
+ * the channel's file descriptor (docs/verbs.md "Completion channels").
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 
-#include "dev/verbs_backend.h"
 #include "fast/remote_priv.h"
 #include "lib/fast_wire.h"
 #include "lib/verbs_wire.h"
-
-struct verbs_dev_fwd {
-	struct verbs_fwd fwd;	/* first: what the vnode names */
-	struct remote *r;
-	char *path;		/* the file's, in the emulator's sysfs */
-	GQueue files;		/* struct remote_file * of struct vfile, open */
-};
 
 /* An open command file (a context) or event file. */
 struct vfile {
@@ -86,19 +80,22 @@ static bool take(struct remote_file *rf)
 	return true;
 }
 
-static void *file_open(void *dev, bool events)
+static int file_open(void *dev, const struct kfile_opener *who, struct kfile_wait *w,
+		     void **file)
 {
-	struct verbs_dev_fwd *d = dev;
+	struct remote_dev *d = dev;
 	struct vfile *f = g_new0(struct vfile, 1);
-	int r = remote_file_open(d->r, &d->files, &f->rf, d->path, O_RDWR, take);
+	int r = remote_file_open(d, &f->rf, O_RDWR, take);
 
+	(void)who;
+	(void)w;
 	if (r < 0) {
 		g_free(f);
-		errno = -r;
-		return NULL;
+		return r;
 	}
-	f->events = events;
-	return f;
+	f->events = d->events;
+	*file = f;
+	return 0;
 }
 
 static void file_close(void *file)
@@ -114,21 +111,25 @@ static void set_wakeup(void *file, void (*fn)(void *), void *ctx)
 	remote_file_set_wakeup(file, fn, ctx);	/* rf is the first member */
 }
 
-static bool readable(const void *file)
+static unsigned file_poll(const void *file)
 {
-	return remote_file_readable(file);
+	const struct vfile *f = file;
+	unsigned in = remote_file_readable(&f->rf) ? POLLIN | POLLRDNORM : 0;
+
+	return f->events ? in : POLLOUT | POLLWRNORM | in;
 }
 
 /* uverbs_ctx_read's rules (as many whole records as fit, EINVAL when the
  * next does not), or uverbs_events_read's (one event); EIO once the
  * emulator is gone and nothing is left, as ib_uverbs' files of a removed
  * device. */
-static ssize_t file_read(void *file, void *buf, size_t count)
+static ssize_t file_read(void *file, void *buf, size_t count, size_t *filled)
 {
 	struct vfile *f = file;
 	size_t got = 0;
 	GBytes *b;
 
+	*filled = 0;
 	if (!f->rf.q.length)
 		return f->rf.gone ? -EIO : -EAGAIN;
 	while ((b = g_queue_peek_head(&f->rf.q)) && g_bytes_get_size(b) <= count - got) {
@@ -142,83 +143,49 @@ static ssize_t file_read(void *file, void *buf, size_t count)
 	return got ? (ssize_t)got : -EINVAL;
 }
 
-static void *ctx_open(void *dev) { return file_open(dev, false); }
-
-static ssize_t ctx_write(void *file, const void *buf, size_t count)
+/* Packet records (uverbs_ctx_fops's write); the event file has none. */
+static ssize_t file_write(void *file, const void *buf, size_t count, struct kfile_wait *w)
 {
 	struct vfile *f = file;
 
+	(void)w;
+	if (f->events)
+		return -EINVAL;
 	if (count > FAST_INLINE_MAX)	/* the provider sends at most 16 KiB */
 		return -EINVAL;
 	return (ssize_t)remote_file_ask(&f->rf, FAST_WRITE, 0, count, buf, count, -1, NULL, NULL);
 }
 
-/* A record of the front-end's own: an upcall, a wake-up. */
-static void ctx_queue(void *file, const void *rec, size_t len)
-{
-	struct vfile *f = file;
-
-	push(&f->rf, rec, len);
-	if (f->rf.wake)
-		f->rf.wake(f->rf.wake_ctx);
-}
-
 /* The QP ioctls (verbs_ioc_is_qp): the struct there and back. */
-static int ctx_ioctl(void *file, unsigned cmd, void *arg)
+static int file_ioctl(void *file, unsigned cmd, void *arg, size_t *out_len)
 {
 	struct vfile *f = file;
 	char *out = NULL;
 	size_t got = 0;
-	int64_t ret = remote_file_ask(&f->rf, FAST_IOCTL, 0, cmd, arg, _IOC_SIZE(cmd), -1, &out,
-				      &got);
+	int64_t ret;
 
-	if (ret == 0 && got == _IOC_SIZE(cmd))
+	*out_len = 0;
+	if (f->events || !verbs_ioc_is_qp(cmd))
+		return -ENOTTY;
+	ret = remote_file_ask(&f->rf, FAST_IOCTL, 0, cmd, arg, _IOC_SIZE(cmd), -1, &out, &got);
+	if (ret == 0 && got == _IOC_SIZE(cmd)) {
 		memcpy(arg, out, got);
-	else if (ret == 0)
+		*out_len = got;
+	} else if (ret == 0) {
 		ret = -EIO;
+	}
 	g_free(out);
 	return (int)ret;
 }
 
-static void *events_open(void *dev) { return file_open(dev, true); }
-
-static const struct verbs_backend fwd_backend = {
-	.ctx_open = ctx_open,
-	.ctx_close = file_close,
-	.ctx_set_wakeup = set_wakeup,
-	.ctx_readable = readable,
-	.ctx_write = ctx_write,
-	.ctx_read = file_read,
-	.ctx_queue = ctx_queue,
-	.ctx_ioctl = ctx_ioctl,
-	.events_open = events_open,
-	.events_close = file_close,
-	.events_set_wakeup = set_wakeup,
-	.events_readable = readable,
-	.events_read = file_read,
+const struct kfile_ops remote_verbs_fops = {
+	.name = "uverbs_events",	/* a context's is only ever below uverbs_cmd_fops */
+	.everyone = true,
+	.open = file_open,
+	.release = file_close,
+	.read = file_read,
+	.write = file_write,
+	.ioctl = file_ioctl,
+	.poll = file_poll,
+	.set_wakeup = set_wakeup,
 };
-
-struct verbs_fwd *remote_verbs_dev_new(struct remote *r, const char *path)
-{
-	struct verbs_dev_fwd *d = g_new0(struct verbs_dev_fwd, 1);
-
-	d->fwd.be = &fwd_backend;
-	d->fwd.dev = d;
-	d->r = r;
-	d->path = g_strdup(path);
-	return &d->fwd;
-}
-
-void remote_verbs_dev_gone(struct verbs_fwd *fwd)
-{
-	remote_files_gone(&((struct verbs_dev_fwd *)fwd)->files);
-}
-
-void remote_verbs_dev_free(void *fwd)
-{
-	struct verbs_dev_fwd *d = fwd;	/* fwd is the first member */
-
-	remote_files_orphan(&d->files);
-	g_free(d->path);
-	g_free(d);
-}

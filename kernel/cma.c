@@ -355,27 +355,6 @@ int cma_listen(struct cma_id *id, unsigned backlog)
 	return 0;
 }
 
-void ucma_foreach_listener(struct ucma *u, ucma_listener_fn fn, void *ctx)
-{
-	GList *l;
-
-	for (l = g_list_last(u->listeners); l; l = l->prev) {
-		const struct cma_id *o = l->data;
-		char addr[INET6_ADDRSTRLEN] = "?";
-
-		if (o->src.ss_family == AF_INET)
-			inet_ntop(AF_INET, &((const struct sockaddr_in *)&o->src)->sin_addr, addr,
-				  sizeof(addr));
-		else if (o->src.ss_family == AF_INET6)
-			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)&o->src)->sin6_addr, addr,
-				  sizeof(addr));
-		else if (o->src.ss_family == AF_IB)
-			g_strlcpy(addr, "ib", sizeof(addr));
-		fn(ctx, addr, sa_port(&o->src), o->ps == RDMA_PS_TCP ? "tcp" :
-			o->ps == RDMA_PS_UDP ? "udp" : o->ps == RDMA_PS_IB ? "ib" : "ipoib");
-	}
-}
-
 static struct cma_id *find_listener(struct ucma *u, struct port *port, uint16_t ps,
 				    uint16_t tcp)
 {
@@ -449,12 +428,12 @@ static void take_req(struct ucma *u, struct port *port, const struct mad_pkt *pk
 		reject_req(u, port, pkt, CM_REJ_INVALID_SERVICE_ID);
 		return;
 	}
-	if (l->pending >= l->backlog || !(c = ucma_new_conn_id(l))) {
+	if (l->pending >= l->backlog || !(c = l->handler->new_conn_id(l))) {
 		reject_req(u, port, pkt, CM_REJ_CONSUMER_DEFINED);
 		return;
 	}
 	if (!get_cma_hdr(m + CM_REQ_PRIVATE, (uint16_t)sid, c)) {
-		ucma_drop_id(c);
+		c->handler->drop_id(c);
 		reject_req(u, port, pkt, CM_REJ_CONSUMER_DEFINED);
 		return;
 	}
@@ -495,8 +474,8 @@ static void take_req(struct ucma *u, struct port *port, const struct mad_pkt *pk
 	memcpy(ev.param.conn.private_data, m + CM_REQ_PRIVATE + CMA_HDR_SIZE,
 	       CM_REQ_PRIVATE_LEN - CMA_HDR_SIZE);
 	l->pending++;
-	if (!ucma_event(c, UCMA_EV_CONNECT_REQUEST, 0, &ev)) {
-		ucma_drop_id(c);
+	if (!cma_event(c, UCMA_EV_CONNECT_REQUEST, 0, &ev)) {
+		c->handler->drop_id(c);
 		reject_req(u, port, pkt, CM_REJ_CONSUMER_DEFINED);
 	}
 }
@@ -508,10 +487,10 @@ static void take_sidr_req(struct ucma *u, struct port *port, const struct mad_pk
 	struct rdma_ucm_event_resp ev = { 0 };
 	struct cma_id *l = find_listener(u, port, (uint16_t)(sid >> 16), (uint16_t)sid), *c;
 
-	if (!l || l->pending >= l->backlog || !(c = ucma_new_conn_id(l)))
+	if (!l || l->pending >= l->backlog || !(c = l->handler->new_conn_id(l)))
 		return;	/* the requester times out (SIDR has no REJ) */
 	if (!get_cma_hdr(m + CM_SIDR_REQ_PRIVATE, (uint16_t)sid, c)) {
-		ucma_drop_id(c);
+		c->handler->drop_id(c);
 		return;
 	}
 	c->port = port;
@@ -533,8 +512,8 @@ static void take_sidr_req(struct ucma *u, struct port *port, const struct mad_pk
 	/* The TID the SIDR_REP must carry. */
 	memcpy(c->msg, m, MAD_SIZE);
 	l->pending++;
-	if (!ucma_event(c, UCMA_EV_CONNECT_REQUEST, 0, &ev))
-		ucma_drop_id(c);
+	if (!cma_event(c, UCMA_EV_CONNECT_REQUEST, 0, &ev))
+		c->handler->drop_id(c);
 }
 
 static void leave_listener(struct cma_id *id)
@@ -630,7 +609,7 @@ static void timewait_over(struct timer *t, void *ctx)
 	struct cma_id *id = ctx;
 
 	(void)t;
-	ucma_event(id, UCMA_EV_TIMEWAIT_EXIT, 0, NULL);
+	cma_event(id, UCMA_EV_TIMEWAIT_EXIT, 0, NULL);
 }
 
 /* The connection is over: DISCONNECTED now, TIMEWAIT_EXIT once the
@@ -640,7 +619,7 @@ static void disconnected(struct cma_id *id)
 	cma_disarm(id);
 	forget_comm_id(id);
 	id->state = CMA_DISCONNECTED;
-	ucma_event(id, UCMA_EV_DISCONNECTED, 0, NULL);
+	cma_event(id, UCMA_EV_DISCONNECTED, 0, NULL);
 	timer_init(&id->timewait, timewait_over, id);
 	timerq_arm(cma_tq(id->u), &id->timewait, cm_timeout_us(id));
 }
@@ -668,7 +647,7 @@ void cma_destroy(struct cma_id *id)
 {
 	MAD_BUF(m);
 
-	ucma_free_mcs(id);
+	id->handler->free_mcs(id);
 	cma_addr_destroy(id);
 	if (id->timewait.fn)
 		timerq_cancel(cma_tq(id->u), &id->timewait);
@@ -724,7 +703,7 @@ static void id_timer(struct timer *t, void *ctx)
 		/* IB_CM_REQ_ERROR, IB_CM_REP_ERROR, SIDR timeout. */
 		forget_comm_id(id);
 		id->state = CMA_DISCONNECTED;
-		ucma_event(id, UCMA_EV_UNREACHABLE, -ETIMEDOUT, NULL);
+		cma_event(id, UCMA_EV_UNREACHABLE, -ETIMEDOUT, NULL);
 		break;
 	case CMA_DREQ_SENT:
 		disconnected(id);	/* IB_CM_DREQ_ERROR */
@@ -776,7 +755,7 @@ static void take_rep(struct ucma *u, const uint8_t *m)
 	ev.param.conn.srq = (uint8_t)cm_get(m, CM_REP_SRQ);
 	ev.param.conn.private_data_len = CM_REP_PRIVATE_LEN;
 	memcpy(ev.param.conn.private_data, m + CM_REP_PRIVATE, CM_REP_PRIVATE_LEN);
-	ucma_event(id, UCMA_EV_CONNECT_RESPONSE, 0, &ev);
+	cma_event(id, UCMA_EV_CONNECT_RESPONSE, 0, &ev);
 }
 
 static void take_rtu(struct ucma *u, const uint8_t *m)
@@ -791,7 +770,7 @@ static void take_rtu(struct ucma *u, const uint8_t *m)
 	id->state = CMA_ESTABLISHED;
 	ev.param.conn.private_data_len = CM_RTU_PRIVATE_LEN;
 	memcpy(ev.param.conn.private_data, m + CM_RTU_PRIVATE, CM_RTU_PRIVATE_LEN);
-	ucma_event(id, UCMA_EV_ESTABLISHED, 0, &ev);
+	cma_event(id, UCMA_EV_ESTABLISHED, 0, &ev);
 }
 
 static void take_rej(struct ucma *u, const uint8_t *m)
@@ -808,7 +787,7 @@ static void take_rej(struct ucma *u, const uint8_t *m)
 	id->state = CMA_DISCONNECTED;
 	ev.param.conn.private_data_len = CM_REJ_PRIVATE_LEN;
 	memcpy(ev.param.conn.private_data, m + CM_REJ_PRIVATE, CM_REJ_PRIVATE_LEN);
-	ucma_event(id, UCMA_EV_REJECTED, (int)cm_get(m, CM_REJ_REASON), &ev);
+	cma_event(id, UCMA_EV_REJECTED, (int)cm_get(m, CM_REJ_REASON), &ev);
 }
 
 static void take_dreq(struct ucma *u, struct port *port, const struct mad_pkt *pkt)
@@ -862,7 +841,7 @@ static void take_sidr_rep(struct ucma *u, const uint8_t *m)
 	forget_comm_id(id);
 	if (cm_get(m, CM_SIDR_REP_STATUS)) {
 		id->state = CMA_DISCONNECTED;
-		ucma_event(id, UCMA_EV_UNREACHABLE, -ECONNREFUSED, NULL);
+		cma_event(id, UCMA_EV_UNREACHABLE, -ECONNREFUSED, NULL);
 		return;
 	}
 	id->state = CMA_ESTABLISHED;
@@ -875,7 +854,7 @@ static void take_sidr_rep(struct ucma *u, const uint8_t *m)
 	ev.param.ud.ah_attr.port_num = id->port->num;
 	ev.param.ud.private_data_len = CM_SIDR_REP_PRIVATE_LEN;
 	memcpy(ev.param.ud.private_data, m + CM_SIDR_REP_PRIVATE, CM_SIDR_REP_PRIVATE_LEN);
-	ucma_event(id, UCMA_EV_ESTABLISHED, 0, &ev);
+	cma_event(id, UCMA_EV_ESTABLISHED, 0, &ev);
 }
 
 enum upper_verdict cma_deliver(struct ucma *u, struct port *port, const struct mad_pkt *pkt)

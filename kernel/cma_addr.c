@@ -204,7 +204,7 @@ int cma_resolve_addr(struct cma_id *id, const struct sockaddr *src, size_t src_l
 	}
 	lp = id->port ? id->port : cma_pick_port(id, dp);
 	if (!lp || lp->state != PORT_ACTIVE) {
-		ucma_event(id, UCMA_EV_ADDR_ERROR, -ENETUNREACH, NULL);
+		cma_event(id, UCMA_EV_ADDR_ERROR, -ENETUNREACH, NULL);
 		return 0;
 	}
 	if (sa_is_any(&id->src)) {
@@ -215,7 +215,7 @@ int cma_resolve_addr(struct cma_id *id, const struct sockaddr *src, size_t src_l
 	id->port = lp;
 	id->remote = dp;
 	id->state = CMA_ADDR_RESOLVED;
-	ucma_event(id, UCMA_EV_ADDR_RESOLVED, 0, NULL);
+	cma_event(id, UCMA_EV_ADDR_RESOLVED, 0, NULL);
 	return 0;
 }
 
@@ -258,13 +258,13 @@ static void route_done(struct cma_id *id)
 {
 	id->has_path = true;
 	id->state = CMA_ROUTE_RESOLVED;
-	ucma_event(id, UCMA_EV_ROUTE_RESOLVED, 0, NULL);
+	cma_event(id, UCMA_EV_ROUTE_RESOLVED, 0, NULL);
 }
 
 static void route_failed(struct cma_id *id, int status)
 {
 	id->state = CMA_ADDR_RESOLVED;
-	ucma_event(id, UCMA_EV_ROUTE_ERROR, status, NULL);
+	cma_event(id, UCMA_EV_ROUTE_ERROR, status, NULL);
 }
 
 static void forget_query(struct cma_id *id)
@@ -364,7 +364,7 @@ void cma_addr_timeout(struct cma_id *id)
 		return;
 	}
 	id->wait = PENDING_NONE;
-	ucma_event(id, UCMA_EV_ADDR_ERROR, -ETIMEDOUT, NULL);
+	cma_event(id, UCMA_EV_ADDR_ERROR, -ETIMEDOUT, NULL);
 }
 
 /* The path to the resolved destination: asked of the SA at the port's SM

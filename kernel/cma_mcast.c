@@ -133,7 +133,7 @@ static void join_failed(struct cma_mc *mc, int status)
 {
 	struct rdma_ucm_event_resp ev = { 0 };
 
-	ucma_mc_event(mc, UCMA_EV_MULTICAST_ERROR, status, &ev);
+	cma_mc_event(mc, UCMA_EV_MULTICAST_ERROR, status, &ev);
 }
 
 static void join_timeout(struct timer *t, void *ctx)
@@ -227,7 +227,7 @@ bool cma_mc_sa_answer(struct ucma *u, const struct mad_pkt *pkt)
 	ah->static_rate = (uint8_t)mad_get_field(rec, 0, IB_SA_MCM_RATE_F);
 	ah->is_global = 1;
 	ah->port_num = mc->port->num;
-	ucma_mc_event(mc, UCMA_EV_MULTICAST_JOIN, 0, &ev);
+	cma_mc_event(mc, UCMA_EV_MULTICAST_JOIN, 0, &ev);
 	return true;
 }
 

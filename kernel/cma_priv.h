@@ -62,7 +62,30 @@ struct cma_path {
 	uint8_t sl, mtu, rate, packet_life;
 };
 
+struct cma_id;
+struct cma_mc;
+
+/*
+ * What the connection manager tells the user of an id (kernel/ucma.c),
+ * set when the id is made, as the kernel's rdma_create_user_id(
+ * ucma_event_handler, ...): cma*.c never name their user.
+ */
+struct cma_handler {
+	/* Queue @event for @id (of its join @mc, unless NULL): false when
+	 * its user cannot take it (a request is then refused). */
+	bool (*event)(struct cma_id *id, struct cma_mc *mc, uint32_t event, int status,
+		      const struct rdma_ucm_event_resp *param);
+	/* A new id for a connection request to @listener; NULL past the
+	 * user's bound. */
+	struct cma_id *(*new_conn_id)(struct cma_id *listener);
+	/* Destroy an id the user never saw (its request could not be given). */
+	void (*drop_id)(struct cma_id *id);
+	/* Every multicast join of @id goes (left at the SA, events dropped). */
+	void (*free_mcs)(struct cma_id *id);
+};
+
 struct cma_id {
+	const struct cma_handler *handler;
 	struct ucma_file *file;
 	struct ucma *u;
 	uint32_t id;		/* the handle librdmacm names it by */
@@ -130,20 +153,19 @@ struct ucma {
 	uint32_t next_mc_tid;
 };
 
-/* kernel/ucma.c: queue an event for @id's file (dropped past the bound:
- * returns false). @uid_of: the listener for a CONNECT_REQUEST. */
-bool ucma_event(struct cma_id *id, uint32_t event, int status,
-		const struct rdma_ucm_event_resp *param);
-/* Every multicast join of @id goes (left at the SA, events dropped). */
-void ucma_free_mcs(struct cma_id *id);
-/* Queue a multicast join's event: its uid and handle, and counted as its. */
-bool ucma_mc_event(struct cma_mc *mc, uint32_t event, int status,
-		   const struct rdma_ucm_event_resp *param);
-/* A new id in @file for a connection request to @listener. NULL past
- * UCMA_IDS_MAX. */
-struct cma_id *ucma_new_conn_id(struct cma_id *listener);
-/* Destroy an id the user never saw (its request could not be given). */
-void ucma_drop_id(struct cma_id *id);
+/* Tell @id's user of @event (struct cma_handler). */
+static inline bool cma_event(struct cma_id *id, uint32_t event, int status,
+			     const struct rdma_ucm_event_resp *param)
+{
+	return id->handler->event(id, NULL, event, status, param);
+}
+
+/* ... of its multicast join @mc's: its uid and handle, counted as its. */
+static inline bool cma_mc_event(struct cma_mc *mc, uint32_t event, int status,
+				const struct rdma_ucm_event_resp *param)
+{
+	return mc->id->handler->event(mc->id, mc, event, status, param);
+}
 
 /* What an id's timer waits for. */
 enum cma_wait { PENDING_NONE, PENDING_ADDR_ERROR, PENDING_SA, PENDING_MAD };

@@ -76,6 +76,8 @@ static void free_id(void *data)
 	g_free(id);
 }
 
+static const struct cma_handler ucma_handler;
+
 static struct cma_id *alloc_id(struct ucma_file *f)
 {
 	struct cma_id *id;
@@ -83,6 +85,7 @@ static struct cma_id *alloc_id(struct ucma_file *f)
 	if (g_hash_table_size(f->ids) >= UCMA_IDS_MAX)
 		return NULL;
 	id = g_new0(struct cma_id, 1);
+	id->handler = &ucma_handler;
 	id->file = f;
 	id->u = f->u;
 	/* 2^32 handles: a file that makes one a microsecond wraps in an
@@ -112,6 +115,8 @@ static void drop_events(struct cma_id *id, const struct cma_mc *mc)
 	}
 }
 
+static void destroy_id(struct cma_id *id);
+
 /* A connection request's id whose event was never read goes with its
  * listener, as the kernel's ucma_cleanup_ctx_events destroys them. */
 static void drop_requests_of(struct cma_id *listener)
@@ -123,7 +128,7 @@ static void drop_requests_of(struct cma_id *listener)
 		struct cma_event *e = l->data;
 
 		if (e->resp.event == UCMA_EV_CONNECT_REQUEST && e->id->listener == listener)
-			ucma_drop_id(e->id);
+			destroy_id(e->id);
 		l = next;
 	}
 }
@@ -139,7 +144,7 @@ static void free_mc(struct cma_mc *mc)
 }
 
 /* Every join of @id goes (cma_leave_mc_groups). */
-void ucma_free_mcs(struct cma_id *id)
+static void free_mcs(struct cma_id *id)
 {
 	while (id->mcs)
 		free_mc(id->mcs->data);
@@ -161,12 +166,7 @@ static void destroy_id(struct cma_id *id)
 	g_hash_table_remove(id->file->ids, GUINT_TO_POINTER(id->id));
 }
 
-void ucma_drop_id(struct cma_id *id)
-{
-	destroy_id(id);
-}
-
-struct cma_id *ucma_new_conn_id(struct cma_id *listener)
+static struct cma_id *new_conn_id(struct cma_id *listener)
 {
 	struct cma_id *id = alloc_id(listener->file);
 
@@ -179,21 +179,6 @@ struct cma_id *ucma_new_conn_id(struct cma_id *listener)
 }
 
 /* ---- events --------------------------------------------------------- */
-
-static bool queue_event(struct cma_id *id, struct cma_mc *mc, uint32_t event, int status,
-			const struct rdma_ucm_event_resp *param);
-
-bool ucma_event(struct cma_id *id, uint32_t event, int status,
-		const struct rdma_ucm_event_resp *param)
-{
-	return queue_event(id, NULL, event, status, param);
-}
-
-bool ucma_mc_event(struct cma_mc *mc, uint32_t event, int status,
-		   const struct rdma_ucm_event_resp *param)
-{
-	return queue_event(mc->id, mc, event, status, param);
-}
 
 /* The event is whole before it is queued: the wake-up may hand it to a
  * waiting reader at once. */
@@ -230,6 +215,36 @@ static bool queue_event(struct cma_id *id, struct cma_mc *mc, uint32_t event, in
 	if (f->wakeup)
 		f->wakeup(f->wakeup_ctx);
 	return true;
+}
+
+/* How the connection manager reaches us (kernel/cma_priv.h), as the
+ * kernel's ucma_event_handler. */
+static const struct cma_handler ucma_handler = {
+	.event = queue_event,
+	.new_conn_id = new_conn_id,
+	.drop_id = destroy_id,
+	.free_mcs = free_mcs,
+};
+
+void ucma_foreach_listener(struct ucma *u, ucma_listener_fn fn, void *ctx)
+{
+	GList *l;
+
+	for (l = g_list_last(u->listeners); l; l = l->prev) {
+		const struct cma_id *o = l->data;
+		char addr[INET6_ADDRSTRLEN] = "?";
+
+		if (o->src.ss_family == AF_INET)
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)&o->src)->sin_addr, addr,
+				  sizeof(addr));
+		else if (o->src.ss_family == AF_INET6)
+			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)&o->src)->sin6_addr, addr,
+				  sizeof(addr));
+		else if (o->src.ss_family == AF_IB)
+			g_strlcpy(addr, "ib", sizeof(addr));
+		fn(ctx, addr, sa_port(&o->src), o->ps == RDMA_PS_TCP ? "tcp" :
+			o->ps == RDMA_PS_UDP ? "udp" : o->ps == RDMA_PS_IB ? "ib" : "ipoib");
+	}
 }
 
 bool ucma_readable(const struct ucma_file *f)

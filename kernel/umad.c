@@ -13,6 +13,7 @@
 #include "fabric/smi.h"
 #include "kernel/agent.h"
 #include "kernel/host.h"
+#include "kernel/kfile.h"
 #include "kernel/rmpp.h"
 #include "kernel/umad.h"
 #include "kernel/umad_abi.h"
@@ -42,6 +43,7 @@ struct umad_dev {
 	char *ca_name;
 	struct agent_table *agents;
 	bool sm_held;
+	GQueue issm_waiters;	/* struct kfile_wait *: blocking issm opens */
 };
 
 struct umad_file {
@@ -152,6 +154,7 @@ void umad_host_free(struct umad_host *h)
 		struct umad_dev *d = g_ptr_array_index(h->devs, i);
 
 		agent_table_free(d->agents);
+		g_queue_clear(&d->issm_waiters);	/* at exit: none is answered */
 		g_free(d->ca_name);
 		g_free(d);
 	}
@@ -189,13 +192,31 @@ int umad_issm_open(struct umad_dev *d)
 void umad_issm_close(struct umad_dev *d)
 {
 	GArray *w = d->host->issm_watch;
+	struct kfile_wait *next;
 	unsigned i;
 
 	d->sm_held = false;
 	port_set_cap_bits(d->port, 0, CAP_IS_SM);
+	/* The first open waiting takes it, as the kernel's down() in
+	 * ib_umad_sm_open wakes one sleeper. */
+	if ((next = g_queue_pop_head(&d->issm_waiters))) {
+		umad_issm_open(d);
+		next->done(next, 0, d);
+		return;
+	}
 	/* The first to take it again ends the round: the others find it held. */
 	for (i = 0; i < w->len && !d->sm_held; i++)
 		g_array_index(w, struct issm_watch, i).fn(g_array_index(w, struct issm_watch, i).ctx, d);
+}
+
+void umad_issm_wait(struct umad_dev *d, struct kfile_wait *w)
+{
+	g_queue_push_tail(&d->issm_waiters, w);
+}
+
+void umad_issm_unwait(struct umad_dev *d, struct kfile_wait *w)
+{
+	g_queue_remove(&d->issm_waiters, w);
 }
 
 void umad_host_watch_issm(struct umad_host *h, umad_issm_freed_fn fn, void *ctx)

@@ -101,6 +101,11 @@ unsigned umad_hdr_size(const struct umad_file *file);
 int umad_issm_open(struct umad_dev *d);
 void umad_issm_close(struct umad_dev *d);
 bool umad_issm_held(const struct umad_dev *d);
+/* A blocking open of @d's issm waits: @w is answered (0, @d) when the
+ * holder lets go, first come first served, unless taken back first. */
+struct kfile_wait;
+void umad_issm_wait(struct umad_dev *d, struct kfile_wait *w);
+void umad_issm_unwait(struct umad_dev *d, struct kfile_wait *w);
 /*
  * Call @fn(@ctx, d) after each umad_issm_close(d) of @h's devices: each
  * front-end (FUSE or CUSE files, the fast path) whose opens wait for the

@@ -141,6 +141,11 @@ ssize_t uverbs_events_read(struct uverbs_events *ev, void *buf, size_t count)
 	return sizeof(*rec);
 }
 
+struct kfile_node *uverbs_dev_ctx_node(struct uverbs_dev *d)
+{
+	return &d->ctx_node;
+}
+
 /* ---- attributes -------------------------------------------------------- */
 
 /* The limits (ibv_device_attr) are lib/verbs_wire.h's VERBS_MAX_*. */
@@ -275,6 +280,7 @@ struct uverbs *uverbs_new(struct host *h)
 		d->ca_name = name;
 		d->node = n;
 		d->last_state = g_new0(uint8_t, n->nports + 1);
+		d->ctx_node = (struct kfile_node){ &uverbs_ctx_fops, d };
 		uverbs_qps_init(d);
 		g_ptr_array_add(uv->devs, d);
 		g_hash_table_insert(uv->by_node, n, d);

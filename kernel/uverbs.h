@@ -35,6 +35,9 @@ struct uverbs_dev *uverbs_dev(struct uverbs *uv, unsigned index);
 unsigned uverbs_dev_index(const struct uverbs_dev *d);	/* N in uverbsN */
 const char *uverbs_dev_ca_name(const struct uverbs_dev *d);
 struct node *uverbs_dev_node(const struct uverbs_dev *d);
+/* Its command file's lower half: { uverbs_ctx_fops, @d } (kernel/kfile.h),
+ * what sysfs names under uverbs_cmd_fops. */
+struct kfile_node *uverbs_dev_ctx_node(struct uverbs_dev *d);
 
 /* The attribute files' text (g_malloc'd). */
 char *uverbs_device_text(const struct uverbs_dev *d);

@@ -6,6 +6,7 @@
 #ifndef IBEMU_KERNEL_UVERBS_PRIV_H
 #define IBEMU_KERNEL_UVERBS_PRIV_H
 
+#include "kernel/kfile.h"
 #include "kernel/uverbs.h"
 #include "lib/verbs_wire.h"
 
@@ -20,6 +21,7 @@ struct uverbs_dev {
 	uint32_t next_qpn;
 	GPtrArray *mcast;	/* struct uverbs_mcast *: attachments, owned */
 	GHashTable *mcast_groups;	/* GBytes MGID -> unsigned attachments */
+	struct kfile_node ctx_node;	/* its contexts: uverbs_ctx_fops */
 };
 
 /* The verbs QP types the data path carries (enum ibv_qp_type). */

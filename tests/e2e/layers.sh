@@ -45,16 +45,37 @@ for f in "$SRC"/preload/*.[ch]; do
 done
 [ -e "$SRC/preload/wrap.c" ] && [ -z "$pbad" ] && pass "the preloaded library includes only lib/ and preload/" ||
 	fail "preload includes:${pbad:- no preload/wrap.c}"
-# A function (its definition starts the line), a table or a macro.
+# A function's definition (its name starts a line whose declaration
+# reaches a '{' before any ';': not a prototype), a table or a macro.
+defined() {
+	awk -v name="$2" '
+		!open && ($0 ~ "^#define " name "([^A-Za-z_0-9]|$)") { found = 1; exit }
+		!open && ($0 ~ "^([A-Za-z].*[ *])?" name "(\\(|\\[\\] =)") { open = 1 }
+		open && /\{/ { found = 1; exit }
+		open && /;/ { open = 0 }
+		END { exit !found }' "$1" 2>/dev/null
+}
 refs=0
 stale=""
 while IFS=: read -r file name; do
 	refs=$((refs + 1))
-	grep -qE "^([A-Za-z].*[ *])?$name(\(|\[\] =)|^#define $name\b" "$SRC/$file" 2>/dev/null ||
-		stale="$stale $file:$name"
+	defined "$SRC/$file" "$name" || stale="$stale $file:$name"
 done < <(grep -ohE '[a-z_]+/[a-z_0-9]+\.[ch]:[A-Za-z_0-9]+' "$SRC/README.md" "$SRC"/docs/*.md | sort -u)
 [ "$refs" -gt 20 ] && [ -z "$stale" ] && pass "the $refs file:name references in README and docs/ are there" ||
 	fail "docs point at what is not there (of $refs):${stale:- too few references found}"
+# Every product source is on the map: the README's Layout names it (a
+# header x.h beside its x.c is that file's interface, named with it).
+layout=$(sed -n '/^Dependencies point one way/,/^| `examples\/`/p' "$SRC/README.md")
+unnamed=""
+named=0
+for f in $(cd "$SRC" && git ls-files $ORDER verbs preload 2>/dev/null | grep -E '\.(c|h|in)$'); do
+	named=$((named + 1))
+	base=${f##*/}
+	case $base in *.h) [ -e "$SRC/${f%.h}.c" ] && base=${base%.h}.c ;; esac
+	grep -qF "\`$base\`" <<<"$layout" || unnamed="$unnamed $f"
+done
+[ "$named" -gt 100 ] && [ -z "$unnamed" ] && pass "the README's Layout names all $named sources" ||
+	fail "the README's Layout does not name:${unnamed:- (no sources listed by git)}"
 [ "$checked" -gt 50 ] && pass "read $checked sources" || fail "only $checked sources found"
 [ -z "$bad" ] && pass "no layer includes one above it" || fail "includes against the layers:$bad"
 finish

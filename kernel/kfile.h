@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One kind of device file, as the kernel's struct file_operations: the
+ * module that owns the kind defines its table (kernel/umad_fops.c's
+ * umad_fops and issm_fops as user_mad.c's umad_fops and umad_sm_fops,
+ * kernel/uverbs_fops.c's as ib_uverbs', kernel/ucma.c's ucma_fops), and
+ * every transport serves any table the same way: dev/devfile.c as FUSE
+ * and CUSE files, fast/ over its sockets, fast/remote_*.c forwards them.
+ * A device file is a pair { ops, dev } (struct kfile_node); an open is
+ * the opaque pointer @open gives back. docs/architecture.md "Device
+ * files" says how a kind is added.
+ *
+ * Every call runs on the emulator's event loop. Where the kernel would
+ * sleep (an issm open while another holds it, a command the provider must
+ * finish in its own process) the call says KFILE_LATER and answers through
+ * the struct kfile_wait the transport passed, from the event loop, unless
+ * the transport cancels it first (an interrupted open).
+ */
+#ifndef IBEMU_KERNEL_KFILE_H
+#define IBEMU_KERNEL_KFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* open() or write(): the answer comes later, through the wait. No call
+ * returns it otherwise: it is the kernel's -EIOCBQUEUED, no errno. */
+#define KFILE_LATER	(-529)
+
+/* The largest ioctl argument a table may take: _IOC_SIZE's 14 bits. */
+#define KFILE_IOCTL_MAX	16383
+
+struct kfile_wait {
+	/* The call's answer: an open's 0 and its file (or -errno, file
+	 * NULL); a write's byte count or -errno. */
+	void (*done)(struct kfile_wait *w, int64_t ret, void *file);
+};
+
+/* Who opens, for `ctl status` and the kernel's checks. */
+struct kfile_opener {
+	int pid;
+	int flags;		/* open(2)'s: O_NONBLOCK matters */
+	const char *via;	/* the transport: "fuse", "cuse", "fast" */
+};
+
+struct kfile_ops {
+	const char *name;	/* the kind, as `ctl status` and FAST_SYSFS_LIST say it */
+	bool chardev;		/* a /dev node of its own in CUSE mode */
+	bool everyone;		/* mode 0666 (rdma-core's udev rules), else 0600 */
+	/* 0 with *@file set, -errno, or KFILE_LATER (then @w answers). */
+	int (*open)(void *dev, const struct kfile_opener *who, struct kfile_wait *w,
+		    void **file);
+	/* An open answered later was interrupted: @w is not answered. */
+	void (*cancel)(void *dev, struct kfile_wait *w);
+	/* The last close; writes waiting are answered (EIO) first. */
+	void (*release)(void *file);
+	/*
+	 * NULL: EINVAL. Else bytes, -EAGAIN when nothing is queued (the
+	 * transport blocks the reader), or -errno; *@filled says how much of
+	 * @buf the caller sees even on an error (ib_umad's ENOSPC leaves the
+	 * header and first segment there).
+	 */
+	ssize_t (*read)(void *file, void *buf, size_t count, size_t *filled);
+	/* The most the next read writes in @buf (NULL: its count). */
+	size_t (*read_len)(const void *file);
+	/* NULL: EINVAL. Else bytes, -errno, or KFILE_LATER (@w answers). */
+	ssize_t (*write)(void *file, const void *buf, size_t count, struct kfile_wait *w);
+	/* Whether a write of @count bytes could be taken: 0 or -errno, before
+	 * a transport gathers a long one (NULL: any). */
+	int (*check_write_size)(void *file, size_t count);
+	/* NULL: ENOTTY. @arg holds the argument's _IOC_SIZE bytes (at most
+	 * KFILE_IOCTL_MAX); *@out_len says how many go back, even with an
+	 * error (REGISTER_AGENT2's flags). */
+	int (*ioctl)(void *file, unsigned cmd, void *arg, size_t *out_len);
+	/* NULL: POLLIN | POLLOUT, the VFS's default. Else the mask now. */
+	unsigned (*poll)(const void *file);
+	/* Call @fn(@ctx) whenever something is queued to read (NULL: never). */
+	void (*set_wakeup)(void *file, void (*fn)(void *), void *ctx);
+};
+
+/* A device file: its kind's table and its device. */
+struct kfile_node {
+	const struct kfile_ops *ops;
+	void *dev;
+};
+
+/* Whether @file has something to read (poll says POLLIN). */
+bool kfile_readable(const struct kfile_ops *ops, const void *file);
+
+/* The tables of this emulator's modules. */
+extern const struct kfile_ops umad_fops, issm_fops;	/* dev: struct umad_dev * */
+extern const struct kfile_ops uverbs_ctx_fops;		/* dev: struct uverbs_dev * */
+extern const struct kfile_ops uverbs_events_fops;	/* dev: struct uverbs_dev * */
+extern const struct kfile_ops uverbs_cmd_fops;		/* dev: struct kfile_node * */
+extern const struct kfile_ops ucma_fops;		/* dev: struct ucma * */
+
+#endif
