@@ -19,6 +19,7 @@
 #ifndef IBEMU_KERNEL_KFILE_H
 #define IBEMU_KERNEL_KFILE_H
 
+#include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -86,7 +87,10 @@ struct kfile_node {
 };
 
 /* Whether @file has something to read (poll says POLLIN). */
-bool kfile_readable(const struct kfile_ops *ops, const void *file);
+static inline bool kfile_readable(const struct kfile_ops *ops, const void *file)
+{
+	return ops->poll && (ops->poll(file) & POLLIN);
+}
 
 /* The tables of this emulator's modules. */
 extern const struct kfile_ops umad_fops, issm_fops;	/* dev: struct umad_dev * */

@@ -13,11 +13,6 @@
 #include "kernel/kfile.h"
 #include "kernel/umad.h"
 
-bool kfile_readable(const struct kfile_ops *ops, const void *file)
-{
-	return ops->poll && (ops->poll(file) & POLLIN);
-}
-
 static int umad_fop_open(void *dev, const struct kfile_opener *who, struct kfile_wait *w,
 			 void **file)
 {
