@@ -39,10 +39,6 @@ static void chan_free(struct fast_chan *ch)
 	fastslot_free(ch->slot);
 	if (ch->fd >= 0)
 		close(ch->fd);
-	ch->issm_wait = NULL;	/* still in fp->chans while freed */
-	if (ch->issm)	/* the last close of the issm file */
-		umad_issm_close(g_steal_pointer(&ch->issm));	/* wakes a waiter */
-	fast_verbs_free(ch->verbs);	/* the verbs file's last close */
 	if (ch->hosting)
 		ch->fp->host_end(ch->fp->host_ctx, ch->hosting);
 	if (ch->file) {
@@ -76,11 +72,10 @@ void fp_reply(struct fast_chan *ch, int64_t ret, const void *out, uint32_t out_l
 		g_debug("fast path: answer not sent: %s", g_strerror(errno));
 }
 
-/* A channel serves one thing: a file (its slot too), issm, a verbs file,
- * or a host. */
+/* A channel serves one thing: a file (its slot too), or a host. */
 bool fp_chan_taken(const struct fast_chan *ch)
 {
-	return ch->file || ch->issm || ch->issm_wait || ch->verbs || ch->hosting;
+	return ch->file || ch->hosting;
 }
 
 /* ---- the request table -------------------------------------------------- */
@@ -97,14 +92,7 @@ struct fast_call {
 
 static void op_open(const struct fast_call *c)
 {
-	char name[32];
-
-	if (memchr(c->msg, '/', c->n)) {	/* a verbs file, by its sysfs path */
-		fp_do_open_verbs(c->ch, (const char *)c->msg, c->n);
-		return;
-	}
-	snprintf(name, sizeof(name), "%.*s", (int)MIN(c->n, sizeof(name) - 1), (const char *)c->msg);
-	fp_do_open(c->ch, name, (int)c->rq.arg);
+	fp_do_open(c->ch, (const char *)c->msg, c->n, (int)c->rq.arg);
 }
 
 static void op_attach(const struct fast_call *c)
@@ -152,7 +140,7 @@ static void op_push(const struct fast_call *c)
 {
 	struct fast_file *ff = c->ch->file;
 
-	if (ff && ff->uf)
+	if (ff && ff->file && ff->data >= 0)
 		fp_let_go(ff);
 	fp_reply(c->ch, 0, NULL, 0, -1);
 }
@@ -161,7 +149,7 @@ static void op_sync(const struct fast_call *c)
 {
 	struct fast_file *ff = c->ch->file;
 
-	if (ff && ff->uf && fp_data_closed(ff))
+	if (ff && ff->file && ff->data >= 0 && fp_data_closed(ff))
 		fp_file_release(ff);	/* the channel still names it: not freed */
 	fp_reply(c->ch, 0, NULL, 0, -1);
 }
@@ -181,12 +169,39 @@ static void op_slot(const struct fast_call *c)
 	fp_do_slot(c->ch);
 }
 
+static void op_vring(const struct fast_call *c)
+{
+	struct fast_verbs *fv = fast_verbs_of(c->ch->file);
+	int ring_fd = -1;
+	/* Memory of this machine's: not for another host's channel. */
+	int ret = !fv ? -EINVAL : c->ch->adopted ? -EOPNOTSUPP :
+		  fast_verbs_ring(fv, c->rq.arg == 1, &ring_fd);
+
+	fp_reply(c->ch, ret, NULL, 0, ring_fd);
+	if (ring_fd >= 0)
+		close(ring_fd);
+}
+
+static void op_vdirect(const struct fast_call *c)
+{
+	struct fast_verbs *fv = fast_verbs_of(c->ch->file);
+	uint8_t out[sizeof(struct verbs_direct_grant)];
+	uint32_t out_len = 0;
+	int fd = -1;
+	/* Memory of this machine's, as the ring. */
+	int64_t ret = !fv ? -EINVAL : c->ch->adopted ? -EOPNOTSUPP :
+		      c->rq.op == FAST_VDIRECT ?
+		      fast_direct_grant(fv, c->msg, c->n, out, &out_len, &fd) :
+		      fast_direct_inbox_fd(fv, c->rq.arg, c->msg, c->n, &fd);
+
+	fp_reply(c->ch, ret, out, out_len, fd);	/* the fd stays the direct path's */
+}
+
 /*
  * What each request needs (lib/fast_wire.h): a guest (a member of the
  * --remote-group group, fastpath_open_to_group) may only attach hosts; a
- * file op goes to the channel's verbs file if it has one (fastpath_verbs.h),
- * else needs its open umad file (EBADF without). An op the table does not
- * have is a file op nobody serves: EOPNOTSUPP.
+ * file op needs the channel's open file (EBADF without). An op the table
+ * does not have is a file op nobody serves: EOPNOTSUPP.
  */
 static const struct fast_op_def {
 	bool guest_ok;
@@ -206,6 +221,9 @@ static const struct fast_op_def {
 	[FAST_SLOT] = { .file_op = true, .fn = op_slot },
 	[FAST_CTL] = { .fn = op_ctl },
 	[FAST_PUSH] = { .fn = op_push },
+	[FAST_VRING] = { .file_op = true, .fn = op_vring },
+	[FAST_VDIRECT] = { .file_op = true, .fn = op_vdirect },
+	[FAST_VINBOX] = { .file_op = true, .fn = op_vdirect },
 };
 
 void fp_do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int memfd)
@@ -234,39 +252,7 @@ void fp_do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int memfd
 		fp_reply(ch, -EACCES, NULL, 0, -1);
 		return;
 	}
-	if (c.rq.op == FAST_VRING && ch->verbs) {
-		int ring_fd = -1;
-		/* Memory of this machine's: not for another host's channel. */
-		int ret = ch->adopted ? -EOPNOTSUPP :
-			  fast_verbs_ring(ch->verbs, c.rq.arg == 1, &ring_fd);
-
-		fp_reply(ch, ret, NULL, 0, ring_fd);
-		if (ring_fd >= 0)
-			close(ring_fd);
-		return;
-	}
-	if ((c.rq.op == FAST_VDIRECT || c.rq.op == FAST_VINBOX) && ch->verbs) {
-		uint8_t out[sizeof(struct verbs_direct_grant)];
-		uint32_t out_len = 0;
-		int fd = -1;
-		/* Memory of this machine's, as the ring. */
-		int64_t ret = ch->adopted ? -EOPNOTSUPP :
-			      c.rq.op == FAST_VDIRECT ?
-			      fast_direct_grant(ch->verbs, c.msg, c.n, out, &out_len, &fd) :
-			      fast_direct_inbox_fd(ch->verbs, c.rq.arg, c.msg, c.n, &fd);
-
-		fp_reply(ch, ret, out, out_len, fd);	/* the fd stays the direct path's */
-		return;
-	}
-	if (op->file_op && ch->verbs) {
-		uint8_t out[FAST_VERBS_OUT_MAX];
-		uint32_t out_len;
-		int64_t ret = fast_verbs_request(ch->verbs, &c.rq, c.msg, c.n, out, &out_len);
-
-		fp_reply(ch, ret, out, out_len, -1);
-		return;
-	}
-	if (op->file_op && (!ch->file || !ch->file->uf)) {
+	if (op->file_op && (!ch->file || !ch->file->file || ch->file->opening)) {
 		fp_reply(ch, -EBADF, NULL, 0, -1);
 		return;
 	}
@@ -330,11 +316,11 @@ static bool serve_one(struct fast_chan *ch)
  * A client's next request follows its answer within microseconds (write,
  * then the next write after a read that costs no trip here): look for it
  * a short while before going back to the loop, as serve.c does for FUSE.
- * Not on a verbs file's channel: its next packet mostly waits for the
- * peer's answer, which needs the CPU a look would hold (a look of 50 µs
- * made ibv_ud_pingpong 2.6 times slower on two CPUs; one that yields
- * between looks, twice slower). What is there already is served in the
- * same batch.
+ * Only for a file whose table says so (kfile_ops.quick_calls: umad): a
+ * verbs context's next packet mostly waits for the peer's answer, which
+ * needs the CPU a look would hold (a look of 50 µs made
+ * ibv_ud_pingpong 2.6 times slower on two CPUs; one that yields between
+ * looks, twice slower). What is there already is served in the same batch.
  */
 #define FAST_SPIN_US	50
 #define FAST_BATCH	64	/* then back to the loop: timers, other clients */
@@ -355,7 +341,8 @@ static gboolean on_chan(gint fd, GIOCondition cond, gpointer data)
 			fp_spin_slots(ch->fp);
 			return G_SOURCE_CONTINUE;
 		}
-	} while (++batch < FAST_BATCH && serve_next_soon(fd, ch->verbs ? 0 : FAST_SPIN_US));
+	} while (++batch < FAST_BATCH &&
+		 serve_next_soon(fd, ch->file && ch->file->ops->quick_calls ? FAST_SPIN_US : 0));
 	return G_SOURCE_CONTINUE;
 }
 
@@ -450,8 +437,6 @@ made:
 	fp->fd = fd;
 	fp->chans = g_ptr_array_new_with_free_func((GDestroyNotify)chan_free);
 	fp->files = g_ptr_array_new_with_free_func((GDestroyNotify)fp_file_free);
-	if (host)
-		umad_host_watch_issm(host, fp_on_issm_freed, fp);
 	if (fd >= 0)
 		listener_start(&fp->listener, fd, "fast socket", on_client, fp);
 	return fp;
@@ -487,8 +472,6 @@ void fastpath_free(struct fastpath *fp)
 		close(fp->fd);
 		unlink(fp->path);
 	}
-	if (fp->host)	/* before our holders let go: others' waiters wake */
-		umad_host_unwatch_issm(fp->host, fp_on_issm_freed, fp);
 	g_ptr_array_free(fp->chans, TRUE);	/* may forget files */
 	g_ptr_array_free(fp->files, TRUE);
 	g_free(fp->path);

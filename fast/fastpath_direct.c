@@ -34,6 +34,7 @@
 
 #include "fabric/fabric.h"
 #include "fabric/pma.h"
+#include "fast/fastpath_priv.h"
 #include "fast/fastpath_verbs.h"
 #include "fast/fastpath_verbs_priv.h"
 #include "fast/fastslot.h"
@@ -319,7 +320,7 @@ int64_t fast_direct_grant(struct fast_verbs *fv, const uint8_t *payload, size_t 
 	if (!to || !to->ring || !to->direct_ok)
 		goto not_now;
 	why = "the receiver has not read all its ring holds";
-	if (to->pend || verbs_ring_load(&to->ring->tail) != to->head)
+	if (to->ff->pend_bytes || verbs_ring_load(&to->ring->tail) != to->head)
 		goto not_now;
 	why = "no inbox (INBOXES_MAX)";
 	if (!(ib = inbox_of(to)))

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* What the fast path serves hosts: their sysfs, verbs files, control
- * connections and attachments; see fastpath_priv.h and docs/many-hosts.md. */
+/* What the fast path serves hosts: their sysfs, control connections and
+ * attachments; see fastpath_priv.h and docs/many-hosts.md. */
 #include "config.h"
 
 #include <errno.h>
@@ -30,29 +30,6 @@
 #include "lib/fd_pass.h"
 #include "lib/listener.h"
 #include "lib/log.h"
-
-/* A verbs file of an attached host's, named by its path in the host's
- * sysfs ("infiniband_verbs/uverbs0/ibemu_cmd": fastpath_verbs.h). */
-void fp_do_open_verbs(struct fast_chan *ch, const char *path, size_t n)
-{
-	char *p = g_strndup(path, n);
-	struct vnode *v = ch->fp->vfs ? vfs_path(ch->fp->vfs->root, p) : NULL;
-	int fd = -ENOENT;
-
-	g_free(p);
-	if (fp_chan_taken(ch)) {
-		fp_reply(ch, -EBUSY, NULL, 0, -1);
-		return;
-	}
-	if (v)
-		ch->verbs = fast_verbs_open(v, &fd);
-	if (!ch->verbs) {
-		fp_reply(ch, fd, NULL, 0, -1);
-		return;
-	}
-	fp_reply(ch, 0, NULL, 0, fd);
-	close(fd);
-}
 
 /* ---- many hosts (docs/many-hosts.md) ----------------------------------- */
 

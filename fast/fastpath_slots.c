@@ -49,7 +49,8 @@ void fp_do_slot(struct fast_chan *ch)
 		fp_reply(ch, -errno, NULL, 0, -1);
 		return;
 	}
-	umad_set_client(ch->file->uf, ch->file->pid, "fast, shared memory");
+	if (ch->file->ops->set_client)
+		ch->file->ops->set_client(ch->file->file, ch->file->pid, "fast, shared memory");
 	fp_reply(ch, 0, NULL, 0, memfd);
 	close(memfd);
 }

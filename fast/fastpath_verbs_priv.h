@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What fastpath_verbs.c (a verbs file's channel) and fastpath_direct.c
- * (the direct path's inboxes) share of a verbs file.
+ * What fastpath_verbs.c (a verbs context's ring) and fastpath_direct.c
+ * (the direct path's inboxes) share of a context served over the fast
+ * path.
  */
 #ifndef IBEMU_FAST_FASTPATH_VERBS_PRIV_H
 #define IBEMU_FAST_FASTPATH_VERBS_PRIV_H
@@ -11,19 +12,13 @@
 #include "lib/verbs_ring.h"
 
 struct direct_inbox;
+struct fast_file;
 
 struct fast_verbs {
-	struct uverbs_ctx *ctx;		/* a command file's, or */
-	struct uverbs_events *ev;	/* an event file's, or */
-	struct ucma_file *cm;		/* the rdma_cm file's */
-	int data;			/* our end of the data socket */
-	guint out_watch;		/* while the socket has no room */
-	uint8_t *pend;			/* a datagram waiting for room (then no
-					 * other is taken: the order holds) */
-	size_t pend_len, pend_off;	/* pend_off: what of it went into the ring */
-	struct verbs_ring *ring;	/* FAST_VRING's, or NULL */
+	struct fast_file *ff;		/* the file (fastpath_priv.h) */
+	struct uverbs_ctx *ctx;		/* its context */
+	struct verbs_ring *ring;	/* FAST_VRING's */
 	uint64_t head;			/* ours of ring->head */
-	guint in_watch;			/* the provider's wake-ups (ring) */
 	struct direct_inbox *inbox;	/* where senders write for it, or NULL */
 	bool direct_ok;			/* takes an inbox (FAST_VRING's arg 1) */
 };

@@ -232,10 +232,10 @@ static bool is_uverbs_dev(const char *path, unsigned *k)
 }
 
 /*
- * A device file of the mirror, each call forwarded to the emulator
- * (remote_priv.h): umad (the library goes straight there), issm (an SM
- * here holds it there), rdma_cm, a verbs event file, and a verbs command
- * file, whose upcalls stay here (uverbs_cmd_fops over the context).
+ * A device file of the mirror (FAST_SYSFS_LIST's letter @kind), each call
+ * forwarded to the emulator by its path there (remote_file.c). A verbs
+ * command file keeps its upcalls here: uverbs_cmd_fops over the
+ * forwarded context.
  */
 static void add_file(struct remote *r, struct vnode *parent, const char *base, char kind,
 		     const char *path)
@@ -243,22 +243,16 @@ static void add_file(struct remote *r, struct vnode *parent, const char *base, c
 	static const struct {
 		char kind;
 		const struct kfile_ops *ops;
-		bool by_path;	/* named there by its sysfs path, else its name */
-	} kinds[] = { { 'u', &remote_umad_fops, false }, { 'i', &remote_issm_fops, false },
-		      { 'm', &remote_ucma_fops, true }, { 'c', &remote_verbs_fops, true },
-		      { 'e', &remote_verbs_fops, true } };
-	struct remote_dev *d;
+	} kinds[] = { { 'u', &remote_umad_fops }, { 'i', &remote_issm_fops },
+		      { 'm', &remote_ucma_fops }, { 'e', &remote_events_fops },
+		      { 'c', &uverbs_cmd_fops } };
+	struct remote_dev *d = remote_dev_new(r, path);
 	unsigned i;
 
+	g_ptr_array_add(r->devs, d);
 	for (i = 0; kinds[i].kind != kind; i++)
 		;
-	d = remote_dev_new(r, kinds[i].ops, kinds[i].by_path ? path : base);
-	d->events = kind == 'e';
-	g_ptr_array_add(r->devs, d);
-	if (kind == 'c')
-		vfs_file(r->vfs, parent, base, &uverbs_cmd_fops, &d->node);
-	else
-		vfs_file(r->vfs, parent, base, kinds[i].ops, d);
+	vfs_file(r->vfs, parent, base, kinds[i].ops, kind == 'c' ? (void *)&d->node : d);
 }
 
 /* Build the mirror from FAST_SYSFS_LIST's lines ("d a/b", "f a/b/c", ...);

@@ -29,6 +29,11 @@
  * returns it otherwise: it is the kernel's -EIOCBQUEUED, no errno. */
 #define KFILE_LATER	(-529)
 
+/* The longest write any table takes (ib_umad's, an RMPP message): what a
+ * transport that gathers a write before it knows the table's mind may
+ * gather. */
+#define KFILE_WRITE_MAX	(512u << 20)
+
 /* The largest ioctl argument a table may take: _IOC_SIZE's 14 bits. */
 #define KFILE_IOCTL_MAX	16383
 
@@ -36,6 +41,7 @@ struct kfile_wait {
 	/* The call's answer: an open's 0 and its file (or -errno, file
 	 * NULL); a write's byte count or -errno. */
 	void (*done)(struct kfile_wait *w, int64_t ret, void *file);
+	void *layer;	/* a stacked table's own, while it waits below */
 };
 
 /* Who opens, for `ctl status` and the kernel's checks. */
@@ -49,6 +55,20 @@ struct kfile_ops {
 	const char *name;	/* the kind, as `ctl status` and FAST_SYSFS_LIST say it */
 	bool chardev;		/* a /dev node of its own in CUSE mode */
 	bool everyone;		/* mode 0666 (rdma-core's udev rules), else 0600 */
+	/*
+	 * The device is a struct kfile_node: a layer over another file, what
+	 * only the host of the opening process can do (uverbs_cmd_fops). A
+	 * transport that carries calls from another host serves the file
+	 * below; that host keeps the layer.
+	 */
+	bool stacked;
+	/*
+	 * A program's next call mostly follows the answer to its last within
+	 * microseconds (umad: write, then the next write): a transport may
+	 * look for it a while before it sleeps. Not a verbs context's, whose
+	 * next call waits for the peer that a look would take the CPU from.
+	 */
+	bool quick_calls;
 	/* 0 with *@file set, -errno, or KFILE_LATER (then @w answers). */
 	int (*open)(void *dev, const struct kfile_opener *who, struct kfile_wait *w,
 		    void **file);
@@ -78,6 +98,21 @@ struct kfile_ops {
 	unsigned (*poll)(const void *file);
 	/* Call @fn(@ctx) whenever something is queued to read (NULL: never). */
 	void (*set_wakeup)(void *file, void (*fn)(void *), void *ctx);
+
+	/* For transports that take what is queued ahead of the reader and
+	 * answer writes early (fast/fastpath_file.c); all may be NULL. */
+	/* Who holds the file now, and by what way (`ctl status`). */
+	void (*set_client)(void *file, int pid, const char *via);
+	/* Call @fn(@ctx) once a write in progress is sure to succeed, before
+	 * it is carried (the writer may go on meanwhile). */
+	void (*set_accepted)(void *file, void (*fn)(void *), void *ctx);
+	/* Bytes taken from the queue but not read yet, counted against the
+	 * file's limit on what it holds unread. */
+	void (*set_outside)(void *file, size_t bytes);
+	/* A read too short for the head item but not for this many header
+	 * bytes and 256 more gets those and ENOSPC (ib_umad's long reads,
+	 * lib/fast_wire.h fast_pkt_read); NULL or 0: such a read is EINVAL. */
+	unsigned (*split_hdr)(const void *file);
 };
 
 /* A device file: its kind's table and its device. */

@@ -28,12 +28,6 @@ struct umad_host {
 	unsigned recv_max;	/* packets a file's receive queue holds */
 	size_t recv_max_bytes;	/* and bytes */
 	GQueue files;		/* struct umad_file *, open, for `ctl status` */
-	GArray *issm_watch;	/* struct issm_watch: who has opens waiting */
-};
-
-struct issm_watch {
-	umad_issm_freed_fn fn;
-	void *ctx;
 };
 
 struct umad_dev {
@@ -118,7 +112,6 @@ struct umad_host *umad_host_new(struct host *hw)
 	h->next_hi_tid = 1;
 	h->recv_max = UMAD_RECV_LIST_MAX;
 	h->recv_max_bytes = UMAD_RECV_BYTES_MAX;
-	h->issm_watch = g_array_new(FALSE, FALSE, sizeof(struct issm_watch));
 	/* A umad device for each port of the host: each CA port, or port 0
 	 * of a switch (user_mad.c makes one per port of an ib_device). */
 	for (i = 0; i < host_nports(hw); i++) {
@@ -161,7 +154,6 @@ void umad_host_free(struct umad_host *h)
 	g_ptr_array_free(h->devs, TRUE);
 	g_hash_table_destroy(h->by_port);
 	g_hash_table_destroy(h->by_hi_tid);
-	g_array_free(h->issm_watch, TRUE);
 	g_free(h);
 }
 
@@ -191,22 +183,16 @@ int umad_issm_open(struct umad_dev *d)
 
 void umad_issm_close(struct umad_dev *d)
 {
-	GArray *w = d->host->issm_watch;
 	struct kfile_wait *next;
-	unsigned i;
 
 	d->sm_held = false;
 	port_set_cap_bits(d->port, 0, CAP_IS_SM);
 	/* The first open waiting takes it, as the kernel's down() in
-	 * ib_umad_sm_open wakes one sleeper. */
+	 * ib_umad_sm_open wakes one sleeper, whichever transport it came by. */
 	if ((next = g_queue_pop_head(&d->issm_waiters))) {
 		umad_issm_open(d);
 		next->done(next, 0, d);
-		return;
 	}
-	/* The first to take it again ends the round: the others find it held. */
-	for (i = 0; i < w->len && !d->sm_held; i++)
-		g_array_index(w, struct issm_watch, i).fn(g_array_index(w, struct issm_watch, i).ctx, d);
 }
 
 void umad_issm_wait(struct umad_dev *d, struct kfile_wait *w)
@@ -217,27 +203,6 @@ void umad_issm_wait(struct umad_dev *d, struct kfile_wait *w)
 void umad_issm_unwait(struct umad_dev *d, struct kfile_wait *w)
 {
 	g_queue_remove(&d->issm_waiters, w);
-}
-
-void umad_host_watch_issm(struct umad_host *h, umad_issm_freed_fn fn, void *ctx)
-{
-	struct issm_watch w = { fn, ctx };
-
-	g_array_append_val(h->issm_watch, w);
-}
-
-void umad_host_unwatch_issm(struct umad_host *h, umad_issm_freed_fn fn, void *ctx)
-{
-	unsigned i;
-
-	for (i = 0; i < h->issm_watch->len; i++) {
-		struct issm_watch *w = &g_array_index(h->issm_watch, struct issm_watch, i);
-
-		if (w->fn == fn && w->ctx == ctx) {
-			g_array_remove_index(h->issm_watch, i);
-			return;
-		}
-	}
 }
 
 bool umad_issm_held(const struct umad_dev *d) { return d->sm_held; }

@@ -106,14 +106,5 @@ bool umad_issm_held(const struct umad_dev *d);
 struct kfile_wait;
 void umad_issm_wait(struct umad_dev *d, struct kfile_wait *w);
 void umad_issm_unwait(struct umad_dev *d, struct kfile_wait *w);
-/*
- * Call @fn(@ctx, d) after each umad_issm_close(d) of @h's devices: each
- * front-end (FUSE or CUSE files, the fast path) whose opens wait for the
- * port lets its first waiter try again (the kernel's semaphore wakes one).
- * Remove the same pair before @ctx goes.
- */
-typedef void (*umad_issm_freed_fn)(void *ctx, struct umad_dev *d);
-void umad_host_watch_issm(struct umad_host *h, umad_issm_freed_fn fn, void *ctx);
-void umad_host_unwatch_issm(struct umad_host *h, umad_issm_freed_fn fn, void *ctx);
 
 #endif

@@ -13,6 +13,8 @@
 #include "kernel/kfile.h"
 #include "kernel/umad.h"
 
+_Static_assert(UMAD_MAX_WRITE <= KFILE_WRITE_MAX, "a umad write fits a forwarded one");
+
 static int umad_fop_open(void *dev, const struct kfile_opener *who, struct kfile_wait *w,
 			 void **file)
 {
@@ -72,9 +74,30 @@ static void umad_fop_set_wakeup(void *file, void (*fn)(void *), void *ctx)
 	umad_set_wakeup(file, fn, ctx);
 }
 
+static void umad_fop_set_client(void *file, int pid, const char *via)
+{
+	umad_set_client(file, pid, via);
+}
+
+static void umad_fop_set_accepted(void *file, void (*fn)(void *), void *ctx)
+{
+	umad_set_accepted(file, fn, ctx);
+}
+
+static void umad_fop_set_outside(void *file, size_t bytes)
+{
+	umad_set_outside(file, bytes);
+}
+
+static unsigned umad_fop_split_hdr(const void *file)
+{
+	return umad_hdr_size(file);
+}
+
 const struct kfile_ops umad_fops = {
 	.name = "umad",
 	.chardev = true,
+	.quick_calls = true,
 	.open = umad_fop_open,
 	.release = umad_fop_release,
 	.read = umad_fop_read,
@@ -84,6 +107,10 @@ const struct kfile_ops umad_fops = {
 	.ioctl = umad_fop_ioctl,
 	.poll = umad_fop_poll,
 	.set_wakeup = umad_fop_set_wakeup,
+	.set_client = umad_fop_set_client,
+	.set_accepted = umad_fop_set_accepted,
+	.set_outside = umad_fop_set_outside,
+	.split_hdr = umad_fop_split_hdr,
 };
 
 /* ib_umad_sm_open: one holder sets IsSM; O_NONBLOCK says EAGAIN while it

@@ -117,7 +117,10 @@ const struct kfile_ops uverbs_ctx_fops = {
 
 struct cmd_file {
 	const struct kfile_ops *lower;
+	void *lower_dev;
 	void *ctx;		/* the lower half's open file */
+	struct kfile_wait wait;	/* its open, while the lower half answers later */
+	struct kfile_wait *opener;	/* ... and ours */
 	GQueue own;		/* GBytes *: upcall and wake records, read first */
 	GHashTable *held;	/* id -> struct held *: writes waiting for their upcall */
 	uint32_t next_id;
@@ -152,24 +155,64 @@ static void queue_own(struct cmd_file *cf, const void *rec, size_t len)
 	cmd_woken(cf);
 }
 
+static void cmd_opened(struct cmd_file *cf, void *ctx)
+{
+	cf->ctx = ctx;
+	cf->held = g_hash_table_new_full(NULL, NULL, NULL, held_fail);
+	cf->lower->set_wakeup(ctx, cmd_woken, cf);
+}
+
+/* The lower half answered later (a forwarded context, over its channel). */
+static void cmd_open_done(struct kfile_wait *w, int64_t ret, void *ctx)
+{
+	struct cmd_file *cf = w->layer;
+	struct kfile_wait *opener = cf->opener;
+
+	if (ret < 0) {
+		g_free(cf);
+		opener->done(opener, ret, NULL);
+		return;
+	}
+	cmd_opened(cf, ctx);
+	opener->done(opener, 0, cf);
+}
+
 static int cmd_fop_open(void *dev, const struct kfile_opener *who, struct kfile_wait *w,
 			void **file)
 {
 	const struct kfile_node *lower = dev;
-	struct cmd_file *cf;
-	void *ctx;
-	int r = lower->ops->open(lower->dev, who, w, &ctx);
+	struct cmd_file *cf = g_new0(struct cmd_file, 1);
+	void *ctx = NULL;
+	int r;
 
-	if (r)
-		return r < 0 ? r : -EIO;	/* a context opens at once */
-	cf = g_new0(struct cmd_file, 1);
 	cf->lower = lower->ops;
-	cf->ctx = ctx;
+	cf->lower_dev = lower->dev;
 	g_queue_init(&cf->own);
-	cf->held = g_hash_table_new_full(NULL, NULL, NULL, held_fail);
-	cf->lower->set_wakeup(ctx, cmd_woken, cf);
+	cf->wait = (struct kfile_wait){ .done = cmd_open_done, .layer = cf };
+	cf->opener = w;
+	r = lower->ops->open(lower->dev, who, &cf->wait, &ctx);
+	if (r == KFILE_LATER && w) {
+		w->layer = cf;
+		return r;
+	}
+	if (r) {
+		if (r == KFILE_LATER)	/* a caller that cannot wait */
+			lower->ops->cancel(lower->dev, &cf->wait);
+		g_free(cf);
+		return r == KFILE_LATER ? -EOPNOTSUPP : r;
+	}
+	cmd_opened(cf, ctx);
 	*file = cf;
 	return 0;
+}
+
+static void cmd_fop_cancel(void *dev, struct kfile_wait *w)
+{
+	struct cmd_file *cf = w->layer;
+
+	(void)dev;
+	cf->lower->cancel(cf->lower_dev, &cf->wait);
+	g_free(cf);
 }
 
 static void cmd_fop_release(void *file)
@@ -303,7 +346,9 @@ const struct kfile_ops uverbs_cmd_fops = {
 	.name = "uverbs",
 	.chardev = true,
 	.everyone = true,
+	.stacked = true,
 	.open = cmd_fop_open,
+	.cancel = cmd_fop_cancel,
 	.release = cmd_fop_release,
 	.read = cmd_fop_read,
 	.write = cmd_fop_write,

@@ -129,13 +129,14 @@ struct fast_reply {
 };
 
 /*
- * A packet on the data socket: this, then the bytes a read(2) with room
- * enough returns (the umad header, hdr_size bytes, and the MAD or RMPP
- * data), or FAST_F_MEMFD and a memfd holding them. A read of count < len
- * keeps the packet and fails as the kernel's (docs/umad.md §4.8): EINVAL
- * when count < hdr_size + 256 or len <= hdr_size + 256; otherwise ENOSPC
- * with the header and the first 256 bytes copied (the header's length
- * field says what is needed).
+ * What one read(2) with room enough returns, on the data socket of any
+ * file (kernel/kfile.h): this, then those bytes (a umad file's header,
+ * hdr_size bytes, and the MAD or RMPP data; a verbs context's whole
+ * records; one event), or FAST_F_MEMFD and a memfd holding them. A read
+ * of count < len keeps it and fails as the kernel's: EINVAL when
+ * hdr_size is 0, or count < hdr_size + 256, or len <= hdr_size + 256;
+ * otherwise ENOSPC with the header and the first 256 bytes copied (a umad
+ * header's length field says what is needed: docs/umad.md §4.8).
  */
 struct fast_pkt {
 	uint32_t len;
@@ -155,7 +156,7 @@ static inline int64_t fast_pkt_read(const struct fast_pkt *h, size_t count, size
 	size_t first = (size_t)h->hdr_size + FAST_MAD_BLOCK;
 
 	*copy = 0;
-	if (count < h->hdr_size)
+	if (count < h->hdr_size || (!h->hdr_size && count < h->len))
 		return -EINVAL;
 	if (count >= h->len) {
 		*copy = h->len;

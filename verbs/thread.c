@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/fast_wire.h"
 #include "lib/verbs_ring.h"
 #include "verbs/provider.h"
 
@@ -272,10 +273,18 @@ static bool wait_socket(struct ibemu_context *ctx, char *buf, int ms)
 	if (p[1].revents)	/* (or read by another look first) */
 		(void)!read(ctx->inbox_bell, &rung, sizeof(rung));
 	while ((n = recv(ctx->fast_data, buf, IN_MAX, MSG_DONTWAIT)) > 0) {
-		if (n == 1)
+		struct fast_pkt h;
+
+		if ((size_t)n < sizeof(h))
 			continue;	/* a wake-up */
+		/* Records, after their header (lib/fast_wire.h): a context's
+		 * reads are inline and never held (SOCK_AHEAD_BYTES is far
+		 * past the socket's own room). */
+		memcpy(&h, buf, sizeof(h));
+		if (h.flags || h.len != (size_t)n - sizeof(h))
+			continue;
 		pthread_mutex_lock(&ctx->lock);
-		ibemu_on_records(ctx, buf, n);
+		ibemu_on_records(ctx, buf + sizeof(h), (ssize_t)h.len);
 		pthread_mutex_unlock(&ctx->lock);
 	}
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {

@@ -9,8 +9,10 @@ REQ = "=IIIIQ"          # struct fast_req
 # OPEN here, and so on (a renumbering there cannot leave the tests behind).
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib",
                        "fast_wire.h")) as _h:
-    for _name, _value in re.findall(r"^\s*FAST_([A-Z_]+)\s*=\s*(\d+),", _h.read(), re.M):
+    _text = _h.read()
+    for _name, _value in re.findall(r"^\s*FAST_([A-Z_]+)\s*=\s*(\d+),", _text, re.M):
         globals()[_name] = int(_value)
+    VERSION = int(re.search(r"^#define FAST_VERSION\s+(\d+)", _text, re.M).group(1))
 for _need in ("OPEN", "WRITE", "IOCTL", "SYNC", "ATTACH", "HOST", "ADOPT", "SLOT", "RING", "PUSH"):
     assert _need in globals(), "lib/fast_wire.h has no FAST_" + _need
 
@@ -21,7 +23,7 @@ def chan():
     return s
 
 
-def call(s, op, arg=0, payload=b"", version=1):
+def call(s, op, arg=0, payload=b"", version=VERSION):
     """One request and its answer: (ret, its out bytes, the fd passed back
     or None)."""
     s.send(struct.pack(REQ, version, op, 0, 0, arg) + payload)
@@ -34,7 +36,7 @@ def call(s, op, arg=0, payload=b"", version=1):
     return ret, msg[16:16 + out_len], (fds[0] if fds else None)
 
 
-def ask(s, op, arg=0, payload=b"", version=1):
+def ask(s, op, arg=0, payload=b"", version=VERSION):
     """One request and its answer: (ret, the fd passed back or None)."""
     ret, _, fd = call(s, op, arg, payload, version)
     return ret, fd
