@@ -46,7 +46,7 @@ static void cop_open(fuse_req_t req, struct fuse_file_info *fi)
 {
 	struct cusedev *d = req_dev(req);
 
-	devfile_open(d->cd->df, req, d->v, fi);
+	devfile_open(d->cd->df, req, d->v, fi, 0);
 }
 
 static void cop_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)

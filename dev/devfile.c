@@ -38,6 +38,7 @@ struct parked {
 	size_t count;		/* read: the call's (usercall.h) */
 	GQueue *owner;		/* read: its open file's queue */
 	struct vnode *v;	/* open: the file, to cancel it */
+	uint64_t unique;	/* open: the request's id (devfile.h) */
 	bool interrupted;
 	struct devfiles *df;
 };
@@ -345,7 +346,7 @@ static void on_queued(void *ctx)
 /* ---- open and release --------------------------------------------------- */
 
 static void reply_opened(struct devfiles *df, fuse_req_t req, struct fuse_file_info *fi,
-			 const struct kfile_ops *ops, void *file)
+			 uint64_t unique, const struct kfile_ops *ops, void *file)
 {
 	struct dfile *f = g_new0(struct dfile, 1);
 
@@ -360,7 +361,7 @@ static void reply_opened(struct devfiles *df, fuse_req_t req, struct fuse_file_i
 	fi->direct_io = 1;
 	fi->nonseekable = 1;
 	if (df->reply_open)
-		df->reply_open(df->reply_open_data, req, fi);
+		df->reply_open(df->reply_open_data, req, fi, unique);
 	else
 		fuse_reply_open(req, fi);
 }
@@ -375,12 +376,12 @@ static void open_done(struct kfile_wait *w, int64_t ret, void *file)
 	if (ret < 0)
 		fuse_reply_err(p->req, (int)-ret);
 	else
-		reply_opened(p->df, p->req, &fi, p->v->ops, file);
+		reply_opened(p->df, p->req, &fi, p->unique, p->v->ops, file);
 	g_free(p);
 }
 
 void devfile_open(struct devfiles *df, fuse_req_t req, struct vnode *v,
-		  struct fuse_file_info *fi)
+		  struct fuse_file_info *fi, uint64_t unique)
 {
 	struct kfile_opener who = { .pid = req_tid(req), .flags = fi->flags,
 				    /* Only FUSE mode hooks the open reply (fusefs.c). */
@@ -398,6 +399,7 @@ void devfile_open(struct devfiles *df, fuse_req_t req, struct vnode *v,
 	p->req = req;
 	p->df = df;
 	p->v = v;
+	p->unique = unique;
 	r = v->ops->open(v->ctx, &who, &p->w, &file);
 	if (r == KFILE_LATER) {
 		/* Parked for the answer; an interrupt cancels it. */
@@ -409,7 +411,7 @@ void devfile_open(struct devfiles *df, fuse_req_t req, struct vnode *v,
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else
-		reply_opened(df, req, fi, v->ops, file);
+		reply_opened(df, req, fi, unique, v->ops, file);
 }
 
 void devfile_release(struct devfiles *df, fuse_req_t req, struct vnode *v,

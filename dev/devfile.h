@@ -23,14 +23,16 @@ void devfiles_free(struct devfiles *df);
 
 /*
  * Answer the opens of device files with @fn instead of fuse_reply_open
- * (namespace mode adds FOPEN_STREAM, which libfuse cannot set: fusefs.c).
+ * (namespace mode adds FOPEN_STREAM, which libfuse cannot set: fusefs.c),
+ * @unique the request's id as devfile_open was given it (0: unknown).
  */
 typedef void (*devfile_reply_open_fn)(void *data, fuse_req_t req,
-				      const struct fuse_file_info *fi);
+				      const struct fuse_file_info *fi, uint64_t unique);
 void devfiles_set_reply_open(struct devfiles *df, devfile_reply_open_fn fn, void *data);
 
+/* @unique: the request's id, for an answer written later (0: unknown). */
 void devfile_open(struct devfiles *df, fuse_req_t req, struct vnode *v,
-		  struct fuse_file_info *fi);
+		  struct fuse_file_info *fi, uint64_t unique);
 void devfile_read(struct devfiles *df, fuse_req_t req, struct vnode *v,
 		  size_t size, off_t off, struct fuse_file_info *fi);
 void devfile_write(fuse_req_t req, struct vnode *v, const char *buf, size_t size,

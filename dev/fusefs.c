@@ -32,7 +32,6 @@ struct fusefs {
 	int fd;
 	guint watch;
 	uint64_t unique;	/* of the request being dispatched (serve.h) */
-	fuse_req_t open_req;	/* the device open being dispatched */
 	struct devfiles *df;
 };
 
@@ -166,9 +165,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	} else {
 		struct fusefs *fs = req_fs(req);
 
-		fs->open_req = req;
-		devfile_open(fs->df, req, v, fi);
-		fs->open_req = NULL;
+		devfile_open(fs->df, req, v, fi, fs->unique);
 	}
 }
 
@@ -288,11 +285,11 @@ static const struct fuse_lowlevel_ops ops = {
  * reads and writes of one shared struct file on f_pos_lock, and a thread
  * blocked in read(2) would hold up another's write(2), unlike ib_umad's
  * stream files. We write the reply ourselves, then let libfuse free the
- * request. Only an open answered while being dispatched (we know its id)
- * can be; a parked issm open is answered later, without the flag: issm
- * files have no read or write to serialize.
+ * request, by the id it came with: now, or later for an open the file's
+ * table answers later (an attached host's, an issm's).
  */
-static void reply_device_open(void *data, fuse_req_t req, const struct fuse_file_info *fi)
+static void reply_device_open(void *data, fuse_req_t req, const struct fuse_file_info *fi,
+			      uint64_t unique)
 {
 	struct fusefs *fs = data;
 	struct fuse_open_out arg = { .fh = fi->fh, .open_flags = FOPEN_STREAM };
@@ -302,11 +299,11 @@ static void reply_device_open(void *data, fuse_req_t req, const struct fuse_file
 		{ .iov_base = &arg, .iov_len = sizeof(arg) },
 	};
 
-	if (req != fs->open_req || !fs->unique) {
+	if (!unique) {
 		fuse_reply_open(req, fi);
 		return;
 	}
-	out.unique = fs->unique;
+	out.unique = unique;
 	if (fi->direct_io)
 		arg.open_flags |= FOPEN_DIRECT_IO;
 	if (fi->nonseekable)
