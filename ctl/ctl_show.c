@@ -149,12 +149,12 @@ int ctl_status(struct ctl_call *c)
 				       n.nodes, n.switches, n.cas, n.links, f->delivered, f->dropped,
 				       f->faults.rules->len, f->faults.seed,
 				       peak_rss_kb() / 1024.0);
-		if (uverbs_rx_bytes_all() || uverbs_held_back() || uverbs_dropped_all())
+		if (uverbs_rx_bytes_all(f) || uverbs_held_back(f) || uverbs_dropped_all(f))
 			g_string_append_printf(c->out, "verbs: %zu bytes queued for contexts to read, "
 					       "%u contexts held back by a full receiver, %"
 					       G_GUINT64_FORMAT " packets dropped for want of room\n",
-					       uverbs_rx_bytes_all(), uverbs_held_back(),
-					       uverbs_dropped_all());
+					       uverbs_rx_bytes_all(f), uverbs_held_back(f),
+					       uverbs_dropped_all(f));
 		if (f->direct_packets)
 			g_string_append_printf(c->out, "verbs direct path: %" G_GUINT64_FORMAT
 					       " packets past the daemon, counted on their ports\n",
@@ -193,9 +193,9 @@ int ctl_status(struct ctl_call *c)
 	ctl_json_uint(b, "peak_rss_kb", peak_rss_kb());
 	ctl_json_uint(b, "rss_kb", status_kb("VmRSS"));
 	ctl_json_uint(b, "open_fds", fds_open());
-	ctl_json_uint(b, "verbs_queued_bytes", uverbs_rx_bytes_all());
-	ctl_json_uint(b, "verbs_held_back", uverbs_held_back());
-	ctl_json_uint(b, "verbs_dropped", uverbs_dropped_all());
+	ctl_json_uint(b, "verbs_queued_bytes", uverbs_rx_bytes_all(f));
+	ctl_json_uint(b, "verbs_held_back", uverbs_held_back(f));
+	ctl_json_uint(b, "verbs_dropped", uverbs_dropped_all(f));
 	ctl_json_uint(b, "verbs_direct_packets", f->direct_packets);
 	json_builder_set_member_name(b, "files");
 	json_builder_begin_array(b);

@@ -198,6 +198,7 @@ struct node {
 	bool led;
 	bool off;		/* powered off: answers nothing */
 	unsigned index;		/* position in fabric->nodes */
+	uint32_t trap_tid;	/* its SMA's last Trap's TID (trap.c) */
 };
 
 /*
@@ -212,7 +213,7 @@ struct fabric_tap {
 };
 
 /*
- * A way past the packet engine for data packets (fast/fastpath_direct.c,
+ * A way past the packet engine for data packets (kernel/uverbs_direct.c,
  * docs/verbs.md "The direct path"), which holds only while nothing on
  * their way changes: @revoke is called before anything a path depends on
  * changes (an SMP Set, a port's change, a control command, a QP's), and
@@ -240,6 +241,11 @@ struct fabric {
 	 * sweep ends with Sets after the ports go Active (`ctl wait sm-up`). */
 	uint64_t last_smp_set_us;
 	struct fabric_shortcut shortcut;	/* fns NULL: none */
+	/* The verbs layer's state on this fabric (kernel/uverbs_priv.h's
+	 * struct uverbs_net), as a kernel keeps a subsystem's per network
+	 * namespace: opaque here, let go with the fabric by @verbs_free. */
+	void *verbs;
+	void (*verbs_free)(void *verbs);
 	uint64_t direct_packets;	/* what went that way (in delivered too) */
 	/* The CA ports' addresses are on the machine's own network (run
 	 * --host-network, CUSE mode): from 127.0.0.0/8, which never leaves

@@ -29,7 +29,6 @@ static bool notice_start(struct mad_pkt *pkt, struct port *ip, unsigned type,
 			 unsigned trap)
 {
 	uint8_t *data = smp_data(pkt->mad);
-	static uint32_t tid;
 
 	if (!ip->lid || !ip->sm_lid || ip->state < PORT_ARMED)
 		return false;
@@ -39,7 +38,7 @@ static bool notice_start(struct mad_pkt *pkt, struct port *ip, unsigned type,
 	h->mgmt_class = UMAD_CLASS_SUBN_LID_ROUTED;
 	h->class_version = 1;
 	h->method = UMAD_METHOD_TRAP;
-	mad_set_tid(pkt->mad, (uint64_t)++tid);
+	mad_set_tid(pkt->mad, (uint64_t)++ip->node->trap_tid);
 	mad_set_attr_id(pkt->mad, UMAD_ATTR_NOTICE);
 	mad_set_field(data, 0, IB_NOTICE_IS_GENERIC_F, 1);
 	mad_set_field(data, 0, IB_NOTICE_TYPE_F, type);

@@ -26,6 +26,7 @@
 #include "fast/fastpath_priv.h"
 #include "fast/fastpath_verbs.h"
 #include "fast/fastslot.h"
+#include "kernel/uverbs.h"
 #include "lib/fast_wire.h"
 #include "lib/fd_pass.h"
 #include "lib/listener.h"
@@ -191,8 +192,8 @@ static void op_vdirect(const struct fast_call *c)
 	/* Memory of this machine's, as the ring. */
 	int64_t ret = !fv ? -EINVAL : c->ch->adopted ? -EOPNOTSUPP :
 		      c->rq.op == FAST_VDIRECT ?
-		      fast_direct_grant(fv, c->msg, c->n, out, &out_len, &fd) :
-		      fast_direct_inbox_fd(fv, c->rq.arg, c->msg, c->n, &fd);
+		      uverbs_direct_grant(c->ch->file->file, c->msg, c->n, out, &out_len, &fd) :
+		      uverbs_direct_fd(c->ch->file->file, c->rq.arg, c->msg, c->n, &fd);
 
 	fp_reply(c->ch, ret, out, out_len, fd);	/* the fd stays the direct path's */
 }

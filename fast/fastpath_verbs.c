@@ -3,8 +3,8 @@
  * A verbs context's ring (lib/verbs_ring.h, docs/verbs.md "Data path"):
  * a context served over the fast path (fastpath_file.c) may ask for one
  * with FAST_VRING; from then on what it queues goes into memory both map
- * instead of onto its data socket, and the direct path's inboxes
- * (fastpath_direct.c) may name it as a receiver.
+ * instead of onto its data socket, and the direct path
+ * (kernel/uverbs_direct.c) may name it as a receiver.
  */
 #include "config.h"
 
@@ -18,6 +18,7 @@
 #include "fast/fastslot.h"
 #include "kernel/kfile.h"
 #include "kernel/uverbs.h"
+#include "lib/shm.h"
 #include "lib/verbs_ring.h"
 #include "lib/verbs_wire.h"
 
@@ -77,8 +78,16 @@ struct fast_verbs *fast_verbs_of(struct fast_file *ff)
 	fv->ff = ff;
 	fv->ctx = ff->file;
 	ff->verbs = fv;
-	uverbs_ctx_set_owner(fv->ctx, fv);	/* the direct path's */
 	return fv;
+}
+
+/* Whether everything given to @fv's context is in its ring and read: a
+ * grant to send to it may be given (kernel/uverbs_direct.c). */
+static bool drained(void *arg)
+{
+	struct fast_verbs *fv = arg;
+
+	return !fv->ff->pend_bytes && verbs_ring_load(&fv->ring->tail) == fv->head;
 }
 
 int fast_verbs_ring(struct fast_verbs *fv, bool direct, int *memfd)
@@ -93,10 +102,11 @@ int fast_verbs_ring(struct fast_verbs *fv, bool direct, int *memfd)
 	/* Sealed, as the umad slot. What the client writes in it (tail,
 	 * flags, records) can cost only its own packets: every offset here
 	 * is from head, which is ours. */
-	if (!(m = fast_shared_map("ibemu-verbs-ring", VERBS_RING_BYTES, memfd)))
+	if (!(m = shm_sealed_map("ibemu-verbs-ring", VERBS_RING_BYTES, memfd)))
 		return -errno;
 	fv->ring = m;
-	fv->direct_ok = direct;
+	if (direct)
+		uverbs_ctx_set_direct(fv->ctx, drained, fv);
 	fv->ff->fp->rings++;
 	/* What was sent on the socket before stays there, read first: the
 	 * provider reads the socket until it has the answer to this. What
@@ -108,8 +118,7 @@ void fast_verbs_free(struct fast_verbs *fv)
 {
 	if (!fv)
 		return;
-	fast_direct_forget(fv);	/* before its context: nothing refers to it */
-	uverbs_ctx_set_owner(fv->ctx, NULL);
+	uverbs_ctx_set_direct(fv->ctx, NULL, NULL);	/* nothing refers to it */
 	if (fv->ring) {
 		munmap(fv->ring, VERBS_RING_BYTES);
 		fv->ff->fp->rings--;

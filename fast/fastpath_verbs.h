@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A verbs context over the fast path (docs/verbs.md "Data path"): its
- * ring (fastpath_verbs.c) and the direct path (fastpath_direct.c,
- * lib/verbs_inbox.h). The context itself is served as any file is
+ * ring (fastpath_verbs.c); the direct path's fds (kernel/uverbs_direct.c,
+ * lib/verbs_inbox.h) are passed by fastpath.c. The context itself is served as any file is
  * (fastpath_file.c): FAST_OPEN names its command file by its sysfs path,
  * and the context below that file is what the channel serves.
  */
@@ -29,15 +29,4 @@ int fast_verbs_ring(struct fast_verbs *fv, bool direct, int *memfd);
 bool fast_verbs_put(struct fast_verbs *fv, const uint8_t *b, size_t len, size_t *off);
 /* The file is released: its ring and direct paths go. */
 void fast_verbs_free(struct fast_verbs *fv);
-/* FAST_VDIRECT and FAST_VINBOX (fastpath_direct.c, lib/verbs_inbox.h): a
- * grant for packets like the header in @payload, a struct
- * verbs_direct_grant in @out and its sub-ring's memfd in *@fd; the fd
- * @which (VERBS_INBOX_*) that a struct verbs_inbox_ask in @payload names,
- * in *@fd. Either fd stays the direct path's (the caller passes it, not
- * closes). */
-int64_t fast_direct_grant(struct fast_verbs *fv, const uint8_t *payload, size_t n, void *out,
-			  uint32_t *out_len, int *fd);
-int fast_direct_inbox_fd(struct fast_verbs *fv, uint64_t which, const uint8_t *payload, size_t n,
-			 int *fd);
-
 #endif

@@ -13,38 +13,17 @@
 #include <glib.h>
 
 #include "fast/fastslot.h"
+#include "lib/shm.h"
 
 struct fastslot {
 	struct fast_slot *m;	/* shared with the client */
 	uint32_t seen;		/* the last req_seq taken */
 };
 
-void *fast_shared_map(const char *name, size_t size, int *memfd)
-{
-	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	void *m;
-
-	*memfd = -1;
-	if (fd < 0)
-		return NULL;
-	/* Sealed at its size: ib_umad has no memory a client can take away. */
-	if (ftruncate(fd, (off_t)size) < 0 ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0 ||
-	    (m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
-		int e = errno;
-
-		close(fd);
-		errno = e;
-		return NULL;
-	}
-	*memfd = fd;
-	return m;
-}
-
 struct fastslot *fastslot_new(int *memfd)
 {
 	struct fastslot *s;
-	void *m = fast_shared_map("ibemu-slot", FAST_SLOT_BYTES, memfd);
+	void *m = shm_sealed_map("ibemu-slot", FAST_SLOT_BYTES, memfd);
 
 	if (!m)
 		return NULL;

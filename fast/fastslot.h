@@ -17,12 +17,6 @@
 
 struct fastslot;
 
-/* @size bytes of memory a client maps too (a slot, a verbs ring or
- * inbox): a memfd sealed at that size, so that a client cannot shrink it
- * under our next look (SIGBUS), mapped here. The map, with the memfd in
- * *@memfd (ours to close once passed); NULL with errno. */
-void *fast_shared_map(const char *name, size_t size, int *memfd);
-
 /* A new slot and, in *@memfd, the memfd to pass to the client (ours to
  * close once passed); NULL with errno. */
 struct fastslot *fastslot_new(int *memfd);

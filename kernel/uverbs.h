@@ -70,13 +70,13 @@ void uverbs_ctx_close(struct uverbs_ctx *c);
 /* Called whenever a record is queued (to wake readers, poll). */
 void uverbs_ctx_set_wakeup(struct uverbs_ctx *c, void (*fn)(void *), void *ctx);
 bool uverbs_ctx_readable(const struct uverbs_ctx *c);
-/* The bytes every context of this emulator holds unread (at most 256 MiB:
+/* The bytes every context on @f holds unread (at most 256 MiB:
  * uverbs_data.c), for `ctl status --json`. */
-size_t uverbs_rx_bytes_all(void);
+size_t uverbs_rx_bytes_all(struct fabric *f);
 /* Packets dropped for want of room (bounds, stuck receivers), and the
  * contexts held back now by a full receiver (flow control). */
-uint64_t uverbs_dropped_all(void);
-unsigned uverbs_held_back(void);
+uint64_t uverbs_dropped_all(struct fabric *f);
+unsigned uverbs_held_back(struct fabric *f);
 /* Send the packet records in @buf: @count, or -EINVAL (nothing sent) when
  * one is malformed or names a QP, port or P_Key index it may not. */
 ssize_t uverbs_ctx_write(struct uverbs_ctx *c, const void *buf, size_t count);
@@ -87,31 +87,25 @@ ssize_t uverbs_ctx_read(struct uverbs_ctx *c, void *buf, size_t count);
 void uverbs_ctx_queue(struct uverbs_ctx *c, const void *rec, size_t len);
 /* VERBS_IOC_QP_*: 0 or -errno; @arg is the command's struct, in and out. */
 int uverbs_ctx_ioctl(struct uverbs_ctx *c, unsigned cmd, void *arg);
-/* Whose the context is (the fast path's file), for the direct path. */
-void uverbs_ctx_set_owner(struct uverbs_ctx *c, void *owner);
-void *uverbs_ctx_owner(const struct uverbs_ctx *c);
 struct fabric *uverbs_ctx_fabric(const struct uverbs_ctx *c);
 
 /*
- * The direct path (docs/verbs.md): whether packets like @w, a record as
- * context @c sends it, may go from @c straight to the context that owns
- * their destination QP, as the fabric would carry them now (every check
- * of uverbs_ctx_write, the packet engine's and uverbs_on_data's). NULL,
- * with that context and the way in @r; or why not. Unicast LID-routed
- * RC, UC and UD packets only, from a context not held back, to one with
- * nothing queued here, on a quiet fabric (fabric_quiet()).
+ * The direct path (uverbs_direct.c, lib/verbs_inbox.h, docs/verbs.md
+ * "The direct path"). A context's transport says whether it takes
+ * senders' packets in an inbox of its own, and when it has handed over
+ * everything it was given (@drained; NULL: it takes none, and its inbox
+ * goes).
  */
-#define UVERBS_DIRECT_HOPS	64
-struct uverbs_direct {
-	struct uverbs_ctx *to;
-	uint8_t rx_port, sl;		/* where it arrives; its SL */
-	bool ud;			/* to a UD QP: its Q_Key checked */
-	uint16_t rx_pkey_index;		/* the arrival port's index of its P_Key */
-	uint16_t slid, pkey;		/* as the sending port sets them */
-	unsigned nhops;
-	struct port *hops[UVERBS_DIRECT_HOPS];	/* the ports it leaves by */
-};
-const char *uverbs_direct_route(struct uverbs_ctx *c, const struct verbs_wire_pkt *w,
-				struct uverbs_direct *r);
+void uverbs_ctx_set_direct(struct uverbs_ctx *c, bool (*drained)(void *arg), void *arg);
+/* FAST_VDIRECT: a grant for @c's packets like the header in @payload: a
+ * struct verbs_direct_grant in @out (*@out_len bytes) and its sub-ring's
+ * memfd in *@fd; -EAGAIN when they go through the engine now. */
+int64_t uverbs_direct_grant(struct uverbs_ctx *c, const void *payload, size_t n, void *out,
+			    uint32_t *out_len, int *fd);
+/* FAST_VINBOX: the fd @which (VERBS_INBOX_*) that a struct
+ * verbs_inbox_ask in @payload names, in *@fd. Either fd stays the direct
+ * path's (the caller passes it, not closes). */
+int uverbs_direct_fd(struct uverbs_ctx *c, uint64_t which, const void *payload, size_t n,
+		     int *fd);
 
 #endif

@@ -23,17 +23,13 @@
 #define QPN_FIRST	0x40u
 /* QPs one device holds (the max_qp ibv_query_device reports). */
 #define QPS_MAX		VERBS_MAX_QP
-/* What every context of this emulator may hold unread together, in bytes
+/* What every context on one fabric may hold unread together, in bytes
  * of records: past it packets are dropped for all (40 contexts of one
  * stopped process once held 1.38 GB). README "Limits". */
 #define RX_BYTES_ALL	(256u << 20)
 /* Drops are said at most once in this long, with their count: one qperf
  * run once logged 1,583 lines. */
 #define DROP_SAY_US	(10 * G_USEC_PER_SEC)
-
-static size_t rx_bytes_all;	/* what every context holds unread */
-static uint64_t dropped_all;	/* packets dropped for want of room */
-static int64_t said_at_us;	/* when that was last said; 0: never */
 
 /*
  * Link-level flow control (docs/verbs.md "Flow control"): a context that
@@ -50,22 +46,6 @@ static int64_t said_at_us;	/* when that was last said; 0: never */
  */
 #define RX_HARD_MAX	(2 * VERBS_RX_MAX)
 #define RX_LOW		(VERBS_RX_MAX / 2)
-
-static struct uverbs_ctx *writer;	/* whose packets are being delivered */
-static GList *contexts;			/* every open context */
-
-struct uverbs_ctx {
-	struct uverbs_dev *dev;
-	GQueue rx;		/* GBytes *: whole records */
-	size_t rx_bytes;	/* their bytes, counted in rx_bytes_all too */
-	GList *qps;		/* struct uverbs_qp * it owns */
-	void (*wakeup)(void *);
-	void *wakeup_ctx;
-	struct uverbs_ctx *blocked_on;	/* the full receiver it waits for */
-	int64_t drained_us;	/* when it last read, or its queue began (from empty) */
-	int64_t hoq_us;		/* HOQLife in front of it (last arrival); -1: for ever */
-	void *owner;		/* uverbs_ctx_set_owner's */
-};
 
 void uverbs_qps_init(struct uverbs_dev *d)
 {
@@ -89,28 +69,28 @@ static void queue_rec(struct uverbs_ctx *c, GBytes *rec)
 	if (!c->rx.length)
 		c->drained_us = g_get_monotonic_time();
 	c->rx_bytes += g_bytes_get_size(rec);
-	rx_bytes_all += g_bytes_get_size(rec);
+	c->net->rx_bytes += g_bytes_get_size(rec);
 	g_queue_push_tail(&c->rx, rec);
 	if (c->wakeup)
 		c->wakeup(c->wakeup_ctx);
 }
 
-size_t uverbs_rx_bytes_all(void)
+size_t uverbs_rx_bytes_all(struct fabric *f)
 {
-	return rx_bytes_all;
+	return uverbs_net_of(f)->rx_bytes;
 }
 
-uint64_t uverbs_dropped_all(void)
+uint64_t uverbs_dropped_all(struct fabric *f)
 {
-	return dropped_all;
+	return uverbs_net_of(f)->dropped;
 }
 
-unsigned uverbs_held_back(void)
+unsigned uverbs_held_back(struct fabric *f)
 {
 	unsigned n = 0;
 	GList *l;
 
-	for (l = contexts; l; l = l->next)
+	for (l = uverbs_net_of(f)->contexts; l; l = l->next)
 		n += ((struct uverbs_ctx *)l->data)->blocked_on != NULL;
 	return n;
 }
@@ -121,7 +101,7 @@ static void credit(struct uverbs_ctx *c)
 	static const struct verbs_wire_rec rec = { VERBS_REC_CREDIT, sizeof(rec) };
 	GList *l;
 
-	for (l = contexts; l; l = l->next) {
+	for (l = c->net->contexts; l; l = l->next) {
 		struct uverbs_ctx *b = l->data;
 
 		if (b->blocked_on != c)
@@ -136,7 +116,7 @@ static void unqueue_rec(struct uverbs_ctx *c)
 	GBytes *b = g_queue_pop_head(&c->rx);
 
 	c->rx_bytes -= g_bytes_get_size(b);
-	rx_bytes_all -= g_bytes_get_size(b);
+	c->net->rx_bytes -= g_bytes_get_size(b);
 	g_bytes_unref(b);
 	if (c->rx.length == RX_LOW)
 		credit(c);
@@ -161,7 +141,8 @@ static int64_t hoq_us(const struct port *in)
  * is said now and then. */
 static bool room_for(struct uverbs_ctx *c, size_t len)
 {
-	const char *full = rx_bytes_all + len > RX_BYTES_ALL ? "the bytes all contexts may hold" :
+	struct uverbs_net *net = c->net;
+	const char *full = net->rx_bytes + len > RX_BYTES_ALL ? "the bytes all contexts may hold" :
 			   c->rx.length < VERBS_RX_MAX ? NULL :
 			   stuck(c, g_get_monotonic_time()) ?
 			   "a context that has read nothing for HOQLife" :
@@ -169,29 +150,28 @@ static bool room_for(struct uverbs_ctx *c, size_t len)
 	int64_t now;
 
 	if (!full) {
-		if (c->rx.length >= VERBS_RX_MAX && writer && !writer->blocked_on)
-			writer->blocked_on = c;
+		if (c->rx.length >= VERBS_RX_MAX && net->writer && !net->writer->blocked_on)
+			net->writer->blocked_on = c;
 		return true;
 	}
-	dropped_all++;
+	net->dropped++;
 	now = g_get_monotonic_time();
-	if (!said_at_us || now - said_at_us >= DROP_SAY_US) {
+	if (!net->said_at_us || now - net->said_at_us >= DROP_SAY_US) {
 		g_warning("%s: verbs contexts that do not read: %s are held (%u, %u MiB): "
 			  "%" G_GUINT64_FORMAT " packets dropped so far", c->dev->ca_name, full,
-			  VERBS_RX_MAX, RX_BYTES_ALL >> 20, dropped_all);
-		said_at_us = now;
+			  VERBS_RX_MAX, RX_BYTES_ALL >> 20, net->dropped);
+		net->said_at_us = now;
 	}
 	return false;
 }
 
-/* The P_Key index at @p that accepted @pkey (data_receive checked one does). */
-static uint16_t pkey_index_of(const struct port *p, uint16_t pkey)
+/* data_receive checked that one does. */
+uint16_t uverbs_pkey_index_of(const struct port *p, uint16_t pkey)
 {
 	return (uint16_t)MAX(port_pkey_find(p, pkey), 0);
 }
 
-/* QP @qpn of @d, if it takes what arrives at port @in. */
-static struct uverbs_qp *qp_at(struct uverbs_dev *d, const struct port *in, uint32_t qpn)
+struct uverbs_qp *uverbs_qp_at(struct uverbs_dev *d, const struct port *in, uint32_t qpn)
 {
 	struct uverbs_qp *q = g_hash_table_lookup(d->qps, GUINT_TO_POINTER(qpn));
 
@@ -213,7 +193,7 @@ enum upper_verdict uverbs_on_data(void *ctx, struct port *in, const struct mad_p
 		return UPPER_UNCLAIMED;
 	if (verbs_lid_is_mcast(p->dlid))
 		return p->dqp == VERBS_QPN_MCAST ? uverbs_mcast_deliver(d, in, p) : UPPER_UNCLAIMED;
-	if (!(q = qp_at(d, in, p->dqp)))
+	if (!(q = uverbs_qp_at(d, in, p->dqp)))
 		return UPPER_UNCLAIMED;
 	return uverbs_qp_deliver(q, in, p);
 }
@@ -236,7 +216,7 @@ enum upper_verdict uverbs_qp_deliver(struct uverbs_qp *q, struct port *in,
 		return UPPER_DROPPED;
 	w = g_memdup2(data, len);
 	w->port = in->num;
-	w->pkey_index = pkey_index_of(in, p->pkey);
+	w->pkey_index = uverbs_pkey_index_of(in, p->pkey);
 	w->dqpn = q->qpn;	/* a multicast copy's QP */
 	queue_rec(q->owner, g_bytes_new_take(w, len));
 	return UPPER_TAKEN;
@@ -244,13 +224,36 @@ enum upper_verdict uverbs_qp_deliver(struct uverbs_qp *q, struct port *in,
 
 /* ---- contexts ------------------------------------------------------------ */
 
+static void net_free(void *arg)
+{
+	struct uverbs_net *net = arg;
+
+	g_warn_if_fail(!net->contexts);
+	uverbs_direct_net_free(net);
+	g_free(net);
+}
+
+struct uverbs_net *uverbs_net_of(struct fabric *f)
+{
+	struct uverbs_net *net = f->verbs;
+
+	if (!net) {
+		net = g_new0(struct uverbs_net, 1);
+		net->f = f;
+		f->verbs = net;
+		f->verbs_free = net_free;
+	}
+	return net;
+}
+
 struct uverbs_ctx *uverbs_ctx_open(struct uverbs_dev *d)
 {
 	struct uverbs_ctx *c = g_new0(struct uverbs_ctx, 1);
 
 	c->dev = d;
+	c->net = uverbs_net_of(host_fabric(d->uv->hw));
 	g_queue_init(&c->rx);
-	contexts = g_list_prepend(contexts, c);
+	c->net->contexts = g_list_prepend(c->net->contexts, c);
 	return c;
 }
 
@@ -261,6 +264,7 @@ void uverbs_ctx_close(struct uverbs_ctx *c)
 	if (!c)
 		return;
 	fabric_changed(uverbs_ctx_fabric(c));	/* direct paths to and from it */
+	uverbs_direct_forget(c);
 	for (l = c->qps; l; l = l->next) {
 		struct uverbs_qp *q = l->data;
 
@@ -268,7 +272,7 @@ void uverbs_ctx_close(struct uverbs_ctx *c)
 		g_hash_table_remove(c->dev->qps, GUINT_TO_POINTER(q->qpn));
 	}
 	g_list_free(c->qps);
-	contexts = g_list_remove(contexts, c);
+	c->net->contexts = g_list_remove(c->net->contexts, c);
 	while (c->rx.length)
 		unqueue_rec(c);
 	credit(c);	/* nobody waits for a context that is gone */
@@ -278,16 +282,6 @@ void uverbs_ctx_close(struct uverbs_ctx *c)
 	 * lists: a dead process's queues should not stay in our RSS. */
 	malloc_trim(0);
 #endif
-}
-
-void uverbs_ctx_set_owner(struct uverbs_ctx *c, void *owner)
-{
-	c->owner = owner;
-}
-
-void *uverbs_ctx_owner(const struct uverbs_ctx *c)
-{
-	return c->owner;
 }
 
 struct fabric *uverbs_ctx_fabric(const struct uverbs_ctx *c)
@@ -333,7 +327,7 @@ ssize_t uverbs_ctx_read(struct uverbs_ctx *c, void *buf, size_t count)
 	return c->rx.length ? -EINVAL : -EAGAIN;
 }
 
-static struct uverbs_qp *owned_qp(struct uverbs_ctx *c, uint32_t qpn)
+struct uverbs_qp *uverbs_owned_qp(struct uverbs_ctx *c, uint32_t qpn)
 {
 	struct uverbs_qp *q = g_hash_table_lookup(c->dev->qps, GUINT_TO_POINTER(qpn));
 
@@ -350,7 +344,7 @@ static const char *check_pkt(struct uverbs_ctx *c, const struct verbs_wire_pkt *
 		return "malformed packet record";
 	if (w->port < 1 || w->port > n->nports)
 		return "no such port";
-	if (!owned_qp(c, w->sqpn))
+	if (!uverbs_owned_qp(c, w->sqpn))
 		return "the source QP is not this context's";
 	if (w->pkey_index >= n->ports[w->port].npkeys)
 		return "P_Key index past the port's table";
@@ -422,7 +416,7 @@ ssize_t uverbs_ctx_write(struct uverbs_ctx *c, const void *buf, size_t count)
 			return -EAGAIN;
 		c->blocked_on = NULL;
 	}
-	writer = c;
+	c->net->writer = c;
 	for (off = 0; off < count; ) {
 		struct verbs_wire_rec rec;
 
@@ -430,54 +424,8 @@ ssize_t uverbs_ctx_write(struct uverbs_ctx *c, const void *buf, size_t count)
 		send_pkt(c, b + off, rec.len);
 		off += rec.len;
 	}
-	writer = NULL;
+	c->net->writer = NULL;
 	return (ssize_t)count;
-}
-
-/* ---- the direct path ----------------------------------------------------- */
-
-const char *uverbs_direct_route(struct uverbs_ctx *c, const struct verbs_wire_pkt *w,
-				struct uverbs_direct *r)
-{
-	struct fabric *f = uverbs_ctx_fabric(c);
-	struct node *n = c->dev->node;
-	struct port *port, *dest;
-	struct uverbs_dev *d;
-	struct uverbs_qp *q;
-	uint16_t mask;
-	const char *why;
-
-	if (w->port < 1 || w->port > n->nports || !owned_qp(c, w->sqpn) ||
-	    w->pkey_index >= n->ports[w->port].npkeys)
-		return "not a packet this context may send";
-	if (w->flags & VERBS_PKT_GRH)
-		return "a GRH";
-	if (c->blocked_on)
-		return "held back";
-	if (!fabric_quiet(f))
-		return "a fault rule, a capture, or packets held or in flight";
-	port = &n->ports[w->port];
-	mask = (uint16_t)((1u << port->lmc) - 1);
-	r->slid = (uint16_t)((port->lid & ~mask) | (w->slid & mask));
-	r->pkey = port->pkeys[w->pkey_index];
-	if ((why = fabric_data_path(port, w->dlid, r->pkey, r->hops, UVERBS_DIRECT_HOPS, &r->nhops,
-				    &dest)))
-		return why;
-	/* uverbs_on_data() and uverbs_qp_deliver() at the far end */
-	if (!(d = uverbs_dev_at(dest)))
-		return "no verbs device there";
-	if (!(q = qp_at(d, dest, w->dqpn)))
-		return "no such QP";
-	if (q->type == QPT_UD && w->qkey != q->qkey)
-		return "a Q_Key the QP refuses";
-	if (q->owner->rx.length)
-		return "the receiver has packets queued";
-	r->to = q->owner;
-	r->rx_port = dest->num;
-	r->ud = q->type == QPT_UD;
-	r->rx_pkey_index = pkey_index_of(dest, r->pkey);
-	r->sl = w->sl;
-	return NULL;
 }
 
 /* ---- QP numbers ---------------------------------------------------------- */
@@ -516,7 +464,7 @@ int uverbs_ctx_ioctl(struct uverbs_ctx *c, unsigned cmd, void *arg)
 	if (!verbs_ioc_is_qp(cmd))
 		return -ENOTTY;
 	/* Every QP ioctl's struct starts with the QPN. */
-	q = owned_qp(c, a->qpn);
+	q = uverbs_owned_qp(c, a->qpn);
 	if (!q)
 		return -EINVAL;
 	if (cmd == VERBS_IOC_MCAST_ATTACH)

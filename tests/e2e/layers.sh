@@ -77,6 +77,20 @@ for f in $(cd "$SRC" && ls $(for d in $ORDER verbs preload; do echo "$d/*.c $d/*
 done
 [ "$named" -gt 100 ] && [ -z "$unnamed" ] && pass "the README's Layout names all $named sources" ||
 	fail "the README's Layout does not name:${unnamed:- (only $named sources found)}"
+# The model keeps its state in its objects (a fabric, its nodes, a host,
+# struct uverbs_net), never in statics: two fabrics in one process stay
+# apart (tests/unit/test_direct.c). Any data declared static and not
+# const in fabric/ or kernel/, at file or function scope, fails here.
+statics=""
+for f in "$SRC"/fabric/*.[ch] "$SRC"/kernel/*.[ch]; do
+	while IFS=: read -r line decl; do
+		statics="$statics ${f#"$SRC"/}:$line"
+	done < <(awk '/^[ \t]*static / && !/const/ {
+			p = index($0, "("); e = index($0, "="); s = index($0, ";")
+			if (!p || (e && e < p) || (s && s < p)) print FNR ":" $0 }' "$f")
+done
+[ -z "$statics" ] && pass "no mutable static data in the model (fabric/, kernel/)" ||
+	fail "mutable statics in the model:$statics"
 [ "$checked" -gt 50 ] && pass "read $checked sources" || fail "only $checked sources found"
 [ -z "$bad" ] && pass "no layer includes one above it" || fail "includes against the layers:$bad"
 finish

@@ -13,7 +13,7 @@ command -v "$CC" >/dev/null || { echo "build.sh: $CC not found (apt-get install 
 mkdir -p "$OUT/obj"
 OUT=$(cd "$OUT" && pwd)
 SOURCES=$(cd "$SRC" && ls lib/*.c fabric/*.c topologies/*.c kernel/*.c ctl/*.c)
-FAST_SOURCES="fast/fastpath.c fast/fastpath_file.c fast/fastpath_slots.c fast/fastpath_host.c fast/fastpath_verbs.c fast/fastpath_direct.c fast/fastslot.c dev/vfs.c dev/serve.c
+FAST_SOURCES="fast/fastpath.c fast/fastpath_file.c fast/fastpath_slots.c fast/fastpath_host.c fast/fastpath_verbs.c fast/fastslot.c dev/vfs.c dev/serve.c
 dev/sysfs.c dev/sysfs_verbs.c"
 MUX_SOURCES="fast/mux.c"
 

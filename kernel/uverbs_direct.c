@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The direct path's inboxes (lib/verbs_inbox.h, docs/verbs.md "The
- * direct path"): a context that sends to another over the fast path asks
- * here (FAST_VDIRECT) whether its packets may skip the daemon. The kernel
- * layer checks the way as the packet engine would take it
- * (uverbs_direct_route); here the receiver gets an inbox (a page of
+ * The direct path (lib/verbs_inbox.h, docs/verbs.md "The direct path"): a
+ * context that sends to another asks (FAST_VDIRECT) whether its packets
+ * may skip the packet engine. uverbs_direct_route checks the way as the
+ * engine would take it; then the receiver gets an inbox (a page of
  * bindings only it maps), the sender a sub-ring of its own (a memfd of its
  * own: it can reach nothing else), bound to its QP, destination QP and
  * path, and a grant. The receiver takes from a sub-ring only what its
- * binding lets through, with the fields the daemon would have set. A
- * receiver that did not ask for the direct path when it took its ring
- * (IBEMU_DIRECT=0 there) is given no sender.
+ * binding lets through, with the fields the engine would have set. A
+ * receiver whose transport takes no direct path (IBEMU_DIRECT=0 there, no
+ * ring: uverbs_ctx_set_direct) is given no sender. Everything here is per
+ * fabric (struct uverbs_net); the transport only passes the fds.
  * Anything the check
  * relied on that changes (struct fabric_shortcut: an SMP Set, a port's
  * change, a control command such as a fault rule or a capture, a QP's
@@ -19,9 +19,9 @@
  * of every port on its way when they are read or a grant ends.
  *
  * Order: a grant is given only while the receiver has read all the
- * daemon gave it, so what a sender sent before through the daemon is
+ * engine gave it, so what a sender sent before through the engine is
  * taken first; the receiver takes its inbox before the records its ring
- * held when it looked, so what a sender sends through the daemon after
+ * held when it looked, so what a sender sends through the engine after
  * its grant ended follows what it wrote before (verbs/direct.c).
  */
 #include "config.h"
@@ -34,13 +34,13 @@
 
 #include "fabric/fabric.h"
 #include "fabric/pma.h"
-#include "fast/fastpath_priv.h"
-#include "fast/fastpath_verbs.h"
-#include "fast/fastpath_verbs_priv.h"
-#include "fast/fastslot.h"
+#include "fabric/port.h"
 #include "kernel/uverbs.h"
+#include "kernel/uverbs_priv.h"
 #include "lib/log.h"
+#include "lib/shm.h"
 #include "lib/verbs_inbox.h"
+#include "lib/verbs_wire.h"
 
 /*
  * Bounds (README "Limits"): inboxes, each a page of bindings and an
@@ -51,8 +51,73 @@
 #define INBOXES_MAX	64
 #define SUBS_MAX	256
 
+/*
+ * Whether packets like @w, a record as context @c sends it, may go from @c
+ * straight to the context that owns their destination QP, as the fabric
+ * would carry them now (every check of uverbs_ctx_write, the packet
+ * engine's and uverbs_on_data's). NULL, with that context and the way in
+ * @r; or why not. Unicast LID-routed RC, UC and UD packets only, from a
+ * context not held back, to one with nothing queued here, on a quiet
+ * fabric (fabric_quiet()).
+ */
+#define UVERBS_DIRECT_HOPS	64
+struct uverbs_direct {
+	struct uverbs_ctx *to;
+	uint8_t rx_port, sl;		/* where it arrives; its SL */
+	bool ud;			/* to a UD QP: its Q_Key checked */
+	uint16_t rx_pkey_index;		/* the arrival port's index of its P_Key */
+	uint16_t slid, pkey;		/* as the sending port sets them */
+	unsigned nhops;
+	struct port *hops[UVERBS_DIRECT_HOPS];	/* the ports it leaves by */
+};
+
+static const char *uverbs_direct_route(struct uverbs_ctx *c, const struct verbs_wire_pkt *w,
+				struct uverbs_direct *r)
+{
+	struct fabric *f = uverbs_ctx_fabric(c);
+	struct node *n = c->dev->node;
+	struct port *port, *dest;
+	struct uverbs_dev *d;
+	struct uverbs_qp *q;
+	uint16_t mask;
+	const char *why;
+
+	if (w->port < 1 || w->port > n->nports || !uverbs_owned_qp(c, w->sqpn) ||
+	    w->pkey_index >= n->ports[w->port].npkeys)
+		return "not a packet this context may send";
+	if (w->flags & VERBS_PKT_GRH)
+		return "a GRH";
+	if (c->blocked_on)
+		return "held back";
+	if (!fabric_quiet(f))
+		return "a fault rule, a capture, or packets held or in flight";
+	port = &n->ports[w->port];
+	mask = (uint16_t)((1u << port->lmc) - 1);
+	r->slid = (uint16_t)((port->lid & ~mask) | (w->slid & mask));
+	r->pkey = port->pkeys[w->pkey_index];
+	if ((why = fabric_data_path(port, w->dlid, r->pkey, r->hops, UVERBS_DIRECT_HOPS, &r->nhops,
+				    &dest)))
+		return why;
+	/* uverbs_on_data() and uverbs_qp_deliver() at the far end */
+	if (!(d = uverbs_dev_at(dest)))
+		return "no verbs device there";
+	if (!(q = uverbs_qp_at(d, dest, w->dqpn)))
+		return "no such QP";
+	if (q->type == QPT_UD && w->qkey != q->qkey)
+		return "a Q_Key the QP refuses";
+	if (q->owner->rx.length)
+		return "the receiver has packets queued";
+	r->to = q->owner;
+	r->rx_port = dest->num;
+	r->ud = q->type == QPT_UD;
+	r->rx_pkey_index = uverbs_pkey_index_of(dest, r->pkey);
+	r->sl = w->sl;
+	return NULL;
+}
+
+
 struct direct_sub {
-	struct fast_verbs *from;	/* the sender it was granted to, or NULL */
+	struct uverbs_ctx *from;	/* the sender it was granted to, or NULL */
 	struct verbs_wire_pkt key;	/* the header it was granted for */
 	uint32_t gen;			/* its sub-ring's; 0: a free slot */
 	bool open;			/* the grant holds */
@@ -66,17 +131,11 @@ struct direct_sub {
 
 struct direct_inbox {
 	uint64_t id;
-	struct fast_verbs *fv;		/* the receiver */
+	struct uverbs_ctx *to;		/* the receiver */
 	int memfd, bell;
 	struct verbs_inbox *map;	/* its binding page: no sender has it */
 	struct direct_sub sub[VERBS_INBOX_SUBS];
 };
-
-static GHashTable *inboxes;		/* id -> struct direct_inbox * */
-static uint64_t next_id = 1;
-static uint32_t next_gen = 1;
-static unsigned subs_bound;		/* slots with a sub-ring, all inboxes */
-static struct fabric *fabric;		/* whose shortcut this is */
 
 static struct verbs_bind *bind_of(struct direct_inbox *ib, const struct direct_sub *s)
 {
@@ -96,8 +155,8 @@ static void fold(struct direct_inbox *ib, struct direct_sub *s)
 		for (i = 0; i < s->nhops; i++)
 			pma_count_words(s->hops[i], s->hops[i]->remote, p - s->packets,
 					d - s->dwords, s->key.sl, false);
-		fabric->delivered += p - s->packets;
-		fabric->direct_packets += p - s->packets;
+		ib->to->net->f->delivered += p - s->packets;
+		ib->to->net->f->direct_packets += p - s->packets;
 	}
 	s->packets = p;
 	s->dwords = d;
@@ -127,32 +186,31 @@ static void take_back(struct direct_inbox *ib, struct direct_sub *s)
 
 /* @fn on every slot with a sub-ring of every inbox whose sender is @from
  * (NULL: any). */
-static void each_bound(void (*fn)(struct direct_inbox *, struct direct_sub *),
-		       const struct fast_verbs *from)
+static void each_bound(struct uverbs_net *net,
+		       void (*fn)(struct direct_inbox *, struct direct_sub *),
+		       const struct uverbs_ctx *from)
 {
 	GHashTableIter it;
 	struct direct_inbox *ib;
 	unsigned i;
 
-	if (!inboxes)
+	if (!net->inboxes)
 		return;
-	g_hash_table_iter_init(&it, inboxes);
+	g_hash_table_iter_init(&it, net->inboxes);
 	while (g_hash_table_iter_next(&it, NULL, (gpointer *)&ib))
 		for (i = 0; i < VERBS_INBOX_SUBS; i++)
 			if (ib->sub[i].gen && (!from || ib->sub[i].from == from))
 				fn(ib, &ib->sub[i]);
 }
 
-static void revoke_all(void *unused)
+static void revoke_all(void *net)
 {
-	(void)unused;
-	each_bound(take_back, NULL);
+	each_bound(net, take_back, NULL);
 }
 
-static void sync_all(void *unused)
+static void sync_all(void *net)
 {
-	(void)unused;
-	each_bound(fold, NULL);
+	each_bound(net, fold, NULL);
 }
 
 /* The slot's sub-ring let go (its grant taken back first). */
@@ -169,7 +227,7 @@ static void unbind(struct direct_inbox *ib, struct direct_sub *s)
 	s->from = NULL;
 	s->map = NULL;
 	s->gen = 0;
-	subs_bound--;
+	ib->to->net->subs_bound--;
 }
 
 /* Whether @s may be bound anew: free, or its grant over and all of it
@@ -180,21 +238,22 @@ static bool reusable(struct direct_inbox *ib, struct direct_sub *s)
 								 __ATOMIC_SEQ_CST) - s->limit) >= 0);
 }
 
-/* @fv's inbox, made on first need: NULL past INBOXES_MAX or without memory. */
-static struct direct_inbox *inbox_of(struct fast_verbs *fv)
+/* @c's inbox, made on first need: NULL past INBOXES_MAX or without memory. */
+static struct direct_inbox *inbox_of(struct uverbs_ctx *c)
 {
 	static const struct verbs_wire_rec rec = { VERBS_REC_INBOX, sizeof(rec) };
+	struct uverbs_net *net = c->net;
 	struct direct_inbox *ib;
 	void *m;
 	int memfd, bell = -1;
 
-	if (fv->inbox)
-		return fv->inbox;
-	if (!inboxes)
-		inboxes = g_hash_table_new(g_int64_hash, g_int64_equal);
-	if (g_hash_table_size(inboxes) >= INBOXES_MAX)
+	if (c->inbox)
+		return c->inbox;
+	if (!net->inboxes)
+		net->inboxes = g_hash_table_new(g_int64_hash, g_int64_equal);
+	if (g_hash_table_size(net->inboxes) >= INBOXES_MAX)
 		return NULL;
-	if (!(m = fast_shared_map("ibemu-verbs-inbox", VERBS_INBOX_BYTES, &memfd)) ||
+	if (!(m = shm_sealed_map("ibemu-verbs-inbox", VERBS_INBOX_BYTES, &memfd)) ||
 	    (bell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
 		g_debug("verbs direct path: no inbox: %s", g_strerror(errno));
 		if (m) {
@@ -204,15 +263,15 @@ static struct direct_inbox *inbox_of(struct fast_verbs *fv)
 		return NULL;
 	}
 	ib = g_new0(struct direct_inbox, 1);
-	ib->id = next_id++;
-	ib->fv = fv;
+	ib->id = ++net->next_inbox;
+	ib->to = c;
 	ib->memfd = memfd;
 	ib->bell = bell;
 	ib->map = m;
-	g_hash_table_insert(inboxes, &ib->id, ib);
-	fv->inbox = ib;
+	g_hash_table_insert(net->inboxes, &ib->id, ib);
+	c->inbox = ib;
 	/* The receiver maps its page when it reads this. */
-	uverbs_ctx_queue(fv->ctx, &rec, sizeof(rec));
+	uverbs_ctx_queue(c, &rec, sizeof(rec));
 	return ib;
 }
 
@@ -226,21 +285,22 @@ static bool same_key(const struct verbs_wire_pkt *a, const struct verbs_wire_pkt
 
 /* A new sub-ring in slot @s for @from's packets like @w, on the way @r:
  * its binding written in the receiver's page, the receiver told. */
-static bool bind_sub(struct direct_inbox *ib, struct direct_sub *s, struct fast_verbs *from,
+static bool bind_sub(struct direct_inbox *ib, struct direct_sub *s, struct uverbs_ctx *from,
 		     const struct verbs_wire_pkt *w, const struct uverbs_direct *r)
 {
 	static const struct verbs_wire_rec rec = { VERBS_REC_INBOX, sizeof(rec) };
+	struct uverbs_net *net = ib->to->net;
 	struct verbs_bind *b = bind_of(ib, s);
 	struct verbs_sub *m;
 	int memfd;
 
 	unbind(ib, s);
-	if (subs_bound >= SUBS_MAX ||
-	    !(m = fast_shared_map("ibemu-verbs-sub", VERBS_SUB_BYTES, &memfd)))
+	if (net->subs_bound >= SUBS_MAX ||
+	    !(m = shm_sealed_map("ibemu-verbs-sub", VERBS_SUB_BYTES, &memfd)))
 		return false;
-	subs_bound++;
-	if (!next_gen)
-		next_gen++;
+	net->subs_bound++;
+	if (!++net->next_gen)
+		net->next_gen++;	/* 0 says a free slot */
 	/* Rewritten under a cleared gen: the receiver reads it as a
 	 * sequence lock (lib/verbs_inbox.h). */
 	__atomic_store_n(&b->gen, 0, __ATOMIC_SEQ_CST);
@@ -257,7 +317,7 @@ static bool bind_sub(struct direct_inbox *ib, struct direct_sub *s, struct fast_
 	__atomic_store_n(&b->pkey, r->pkey, __ATOMIC_RELAXED);
 	__atomic_store_n(&b->pkey_index, r->rx_pkey_index, __ATOMIC_RELAXED);
 	__atomic_store_n(&b->taken, 0, __ATOMIC_RELAXED);
-	s->gen = next_gen++;
+	s->gen = net->next_gen;
 	s->from = from;
 	s->key = *w;
 	s->open = true;
@@ -272,12 +332,12 @@ static bool bind_sub(struct direct_inbox *ib, struct direct_sub *s, struct fast_
 	/* The receiver maps it where this stands among its records: what
 	 * the sender writes there comes before what it sends through the
 	 * daemon after its grant ends (verbs/direct.c). */
-	uverbs_ctx_queue(ib->fv->ctx, &rec, sizeof(rec));
+	uverbs_ctx_queue(ib->to, &rec, sizeof(rec));
 	return true;
 }
 
 /* The slot of @ib granted to @from for @w, bound now if need be. */
-static struct direct_sub *sub_for(struct direct_inbox *ib, struct fast_verbs *from,
+static struct direct_sub *sub_for(struct direct_inbox *ib, struct uverbs_ctx *from,
 				  const struct verbs_wire_pkt *w, const struct uverbs_direct *r)
 {
 	struct direct_sub *s, *free_one = NULL;
@@ -293,40 +353,37 @@ static struct direct_sub *sub_for(struct direct_inbox *ib, struct fast_verbs *fr
 	return free_one && bind_sub(ib, free_one, from, w, r) ? free_one : NULL;
 }
 
-int64_t fast_direct_grant(struct fast_verbs *fv, const uint8_t *payload, size_t n, void *out,
-			  uint32_t *out_len, int *fd)
+int64_t uverbs_direct_grant(struct uverbs_ctx *c, const void *payload, size_t n, void *out,
+			    uint32_t *out_len, int *fd)
 {
 	struct verbs_direct_grant g = { 0 };
+	struct fabric *f = c->net->f;
 	struct uverbs_direct r;
 	struct verbs_wire_pkt w;
 	struct direct_inbox *ib;
 	struct direct_sub *s;
-	struct fast_verbs *to;
 	const char *why;
 
 	*out_len = 0;
 	*fd = -1;
-	if (!fv->ctx || n < sizeof(w))
+	if (n < sizeof(w))
 		return -EINVAL;
 	memcpy(&w, payload, sizeof(w));
-	if (!fabric) {
-		fabric = uverbs_ctx_fabric(fv->ctx);
-		fabric->shortcut = (struct fabric_shortcut){ revoke_all, sync_all, NULL };
-	}
-	if ((why = uverbs_direct_route(fv->ctx, &w, &r)))
+	if (!f->shortcut.revoke)
+		f->shortcut = (struct fabric_shortcut){ revoke_all, sync_all, c->net };
+	if ((why = uverbs_direct_route(c, &w, &r)))
 		goto not_now;
-	to = uverbs_ctx_owner(r.to);
 	why = "the receiver keeps out (IBEMU_DIRECT=0), or has no ring";
-	if (!to || !to->ring || !to->direct_ok)
+	if (!r.to->drained)
 		goto not_now;
 	why = "the receiver has not read all its ring holds";
-	if (to->ff->pend_bytes || verbs_ring_load(&to->ring->tail) != to->head)
+	if (!r.to->drained(r.to->drained_arg))
 		goto not_now;
 	why = "no inbox (INBOXES_MAX)";
-	if (!(ib = inbox_of(to)))
+	if (!(ib = inbox_of(r.to)))
 		goto not_now;
 	why = "no slot free there, or no sub-ring (SUBS_MAX)";
-	if (!(s = sub_for(ib, fv, &w, &r)))
+	if (!(s = sub_for(ib, c, &w, &r)))
 		goto not_now;
 	g.peer = ib->id;
 	g.grant = s->gen;
@@ -345,8 +402,8 @@ not_now:
 	return -EAGAIN;
 }
 
-int fast_direct_inbox_fd(struct fast_verbs *fv, uint64_t which, const uint8_t *payload, size_t n,
-			 int *fd)
+int uverbs_direct_fd(struct uverbs_ctx *c, uint64_t which, const void *payload, size_t n,
+		     int *fd)
 {
 	struct verbs_inbox_ask a = { 0 };
 	struct direct_inbox *ib = NULL;
@@ -354,7 +411,7 @@ int fast_direct_inbox_fd(struct fast_verbs *fv, uint64_t which, const uint8_t *p
 	unsigned i;
 
 	*fd = -1;
-	if (!fv->ctx || n < sizeof(a.peer))
+	if (n < sizeof(a.peer))
 		return -EINVAL;
 	memcpy(&a, payload, MIN(n, sizeof(a)));
 	switch (which) {
@@ -362,16 +419,16 @@ int fast_direct_inbox_fd(struct fast_verbs *fv, uint64_t which, const uint8_t *p
 		/* One's own only: no sender sees the bindings. */
 		if (a.peer)
 			return -EPERM;
-		if (!(ib = fv->inbox))
+		if (!(ib = c->inbox))
 			return -ENOENT;
 		*fd = ib->memfd;
 		return 0;
 	case VERBS_INBOX_BELL:
 		if (!a.peer) {
-			ib = fv->inbox;
-		} else if (inboxes && (ib = g_hash_table_lookup(inboxes, &a.peer))) {
+			ib = c->inbox;
+		} else if (c->net->inboxes && (ib = g_hash_table_lookup(c->net->inboxes, &a.peer))) {
 			/* Only a sender granted a slot there gets it. */
-			for (i = 0; i < VERBS_INBOX_SUBS && ib->sub[i].from != fv; i++)
+			for (i = 0; i < VERBS_INBOX_SUBS && ib->sub[i].from != c; i++)
 				;
 			if (i == VERBS_INBOX_SUBS)
 				ib = NULL;
@@ -381,7 +438,7 @@ int fast_direct_inbox_fd(struct fast_verbs *fv, uint64_t which, const uint8_t *p
 		*fd = ib->bell;
 		return 0;
 	case VERBS_INBOX_SUB:
-		if (!(ib = fv->inbox) || n < sizeof(a) || a.sub >= VERBS_INBOX_SUBS)
+		if (!(ib = c->inbox) || n < sizeof(a) || a.sub >= VERBS_INBOX_SUBS)
 			return -ENOENT;
 		s = &ib->sub[a.sub];
 		if (!s->gen || s->gen != a.gen)
@@ -399,23 +456,39 @@ static void forget_sender(struct direct_inbox *ib, struct direct_sub *s)
 	take_back(ib, s);	/* what it wrote stays to be read */
 }
 
-void fast_direct_forget(struct fast_verbs *fv)
+void uverbs_direct_forget(struct uverbs_ctx *c)
 {
 	struct direct_inbox *ib;
 	unsigned i;
 
 	/* As a sender: its grants end, what it wrote stays to be read. */
-	each_bound(forget_sender, fv);
+	each_bound(c->net, forget_sender, c);
 	/* As a receiver: its inbox goes (senders keep their mapping of
 	 * their sub-rings until they let them go; nothing reads them). */
-	if ((ib = fv->inbox)) {
+	if ((ib = c->inbox)) {
 		for (i = 0; i < VERBS_INBOX_SUBS; i++)
 			unbind(ib, &ib->sub[i]);
-		g_hash_table_remove(inboxes, &ib->id);
+		g_hash_table_remove(c->net->inboxes, &ib->id);
 		munmap(ib->map, VERBS_INBOX_BYTES);
 		close(ib->memfd);
 		close(ib->bell);
 		g_free(ib);
-		fv->inbox = NULL;
+		c->inbox = NULL;
 	}
+}
+
+void uverbs_ctx_set_direct(struct uverbs_ctx *c, bool (*drained)(void *arg), void *arg)
+{
+	if (!drained)
+		uverbs_direct_forget(c);
+	c->drained = drained;
+	c->drained_arg = arg;
+}
+
+void uverbs_direct_net_free(struct uverbs_net *net)
+{
+	if (net->f->shortcut.ctx == net)
+		net->f->shortcut = (struct fabric_shortcut){ 0 };
+	if (net->inboxes)
+		g_hash_table_destroy(net->inboxes);
 }
