@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -134,31 +135,101 @@ static void status_remote_listener(void *ctx, const char *addr, unsigned port, c
 	status_listener(c, addr, port, ps);
 }
 
-int ctl_status(struct ctl_call *c)
+/*
+ * The figures `ctl status` gives, as text and as JSON (the field's name
+ * is the key): one table, so both say the same. A figure's text is
+ * @pre, its value, @post; @line starts a new line of text, and a line
+ * marked @quiet is left out of the text while all its figures are 0 (a
+ * healthy run's status stays short; --json has them all).
+ */
+struct status_figs {
+	uint64_t nodes, switches, cas, links, delivered, dropped, faults, seed;
+	uint64_t peak_rss_kb, rss_kb, open_fds;
+	uint64_t verbs_queued_bytes, verbs_held_back, verbs_dropped, verbs_direct_packets;
+};
+
+static const struct status_fig {
+	const char *key;
+	size_t off;
+	bool line, quiet, mb;	/* mb: a kB figure, as MB in the text */
+	const char *pre, *post;
+} status_figs[] = {
+#define FIG(k, ...) { #k, offsetof(struct status_figs, k), __VA_ARGS__ }
+	FIG(nodes, true, false, false, "", " nodes"),
+	FIG(switches, false, false, false, " (", " switches"),
+	FIG(cas, false, false, false, ", ", " CAs)"),
+	FIG(links, false, false, false, ", ", " links"),
+	FIG(delivered, false, false, false, "; ", " MADs delivered"),
+	FIG(dropped, false, false, false, ", ", " dropped"),
+	FIG(faults, false, false, false, "; ", " fault rules"),
+	FIG(seed, false, false, false, "; seed ", ""),
+	FIG(peak_rss_kb, false, false, true, "; peak RSS ", " MB"),
+	FIG(rss_kb, false, false, true, ", RSS ", " MB"),
+	FIG(open_fds, false, false, false, "; ", " fds open"),
+	FIG(verbs_queued_bytes, true, true, false, "verbs: ", " bytes queued for contexts to read"),
+	FIG(verbs_held_back, false, true, false, ", ", " contexts held back by a full receiver"),
+	FIG(verbs_dropped, false, true, false, ", ", " packets dropped for want of room"),
+	FIG(verbs_direct_packets, true, true, false, "verbs direct path: ",
+	    " packets past the daemon, counted on their ports"),
+#undef FIG
+};
+
+static void status_figs_get(struct ctl_call *c, struct status_figs *v)
 {
 	struct fabric *f = c->env->fabric;
 	struct fabric_counts n;
+
+	fabric_count(f, &n);
+	*v = (struct status_figs){
+		.nodes = n.nodes, .switches = n.switches, .cas = n.cas, .links = n.links,
+		.delivered = f->delivered, .dropped = f->dropped,
+		.faults = f->faults.rules->len, .seed = f->faults.seed,
+		.peak_rss_kb = peak_rss_kb(), .rss_kb = status_kb("VmRSS"),
+		.open_fds = fds_open(),
+		.verbs_queued_bytes = uverbs_rx_bytes_all(f), .verbs_held_back = uverbs_held_back(f),
+		.verbs_dropped = uverbs_dropped_all(f), .verbs_direct_packets = f->direct_packets,
+	};
+}
+
+static uint64_t fig_value(const struct status_figs *v, const struct status_fig *d)
+{
+	return *(const uint64_t *)((const char *)v + d->off);
+}
+
+/* The text: the figures of line @first on, up to the next line's. */
+static void status_text_line(GString *out, const struct status_figs *v, unsigned first)
+{
+	bool any = false;
+	unsigned i;
+
+	for (i = first; i < G_N_ELEMENTS(status_figs) && (i == first || !status_figs[i].line); i++)
+		any |= fig_value(v, &status_figs[i]) != 0;
+	if (status_figs[first].quiet && !any)
+		return;
+	for (i = first; i < G_N_ELEMENTS(status_figs) && (i == first || !status_figs[i].line); i++) {
+		const struct status_fig *d = &status_figs[i];
+
+		if (d->mb)
+			g_string_append_printf(out, "%s%.1f%s", d->pre, fig_value(v, d) / 1024.0,
+					       d->post);
+		else
+			g_string_append_printf(out, "%s%" G_GUINT64_FORMAT "%s", d->pre,
+					       fig_value(v, d), d->post);
+	}
+	g_string_append_c(out, '\n');
+}
+
+int ctl_status(struct ctl_call *c)
+{
+	struct status_figs v;
 	JsonBuilder *b = c->json;
 	unsigned i;
 
-	fabric_count(f, &n);
+	status_figs_get(c, &v);
 	if (!b) {
-		g_string_append_printf(c->out, "%u nodes (%u switches, %u CAs), %u links; "
-				       "%" G_GUINT64_FORMAT " MADs delivered, %" G_GUINT64_FORMAT
-				       " dropped; %u fault rules; seed %u; peak RSS %.1f MB\n",
-				       n.nodes, n.switches, n.cas, n.links, f->delivered, f->dropped,
-				       f->faults.rules->len, f->faults.seed,
-				       peak_rss_kb() / 1024.0);
-		if (uverbs_rx_bytes_all(f) || uverbs_held_back(f) || uverbs_dropped_all(f))
-			g_string_append_printf(c->out, "verbs: %zu bytes queued for contexts to read, "
-					       "%u contexts held back by a full receiver, %"
-					       G_GUINT64_FORMAT " packets dropped for want of room\n",
-					       uverbs_rx_bytes_all(f), uverbs_held_back(f),
-					       uverbs_dropped_all(f));
-		if (f->direct_packets)
-			g_string_append_printf(c->out, "verbs direct path: %" G_GUINT64_FORMAT
-					       " packets past the daemon, counted on their ports\n",
-					       f->direct_packets);
+		for (i = 0; i < G_N_ELEMENTS(status_figs); i++)
+			if (status_figs[i].line)
+				status_text_line(c->out, &v, i);
 		if (c->env->host)
 			umad_host_foreach_file(c->env->host, status_file, c);
 		if (c->env->ucma)
@@ -182,21 +253,8 @@ int ctl_status(struct ctl_call *c)
 		return 0;
 	}
 	json_builder_begin_object(b);
-	ctl_json_uint(b, "nodes", n.nodes);
-	ctl_json_uint(b, "switches", n.switches);
-	ctl_json_uint(b, "cas", n.cas);
-	ctl_json_uint(b, "links", n.links);
-	ctl_json_uint(b, "delivered", f->delivered);
-	ctl_json_uint(b, "dropped", f->dropped);
-	ctl_json_uint(b, "faults", f->faults.rules->len);
-	ctl_json_uint(b, "seed", f->faults.seed);
-	ctl_json_uint(b, "peak_rss_kb", peak_rss_kb());
-	ctl_json_uint(b, "rss_kb", status_kb("VmRSS"));
-	ctl_json_uint(b, "open_fds", fds_open());
-	ctl_json_uint(b, "verbs_queued_bytes", uverbs_rx_bytes_all(f));
-	ctl_json_uint(b, "verbs_held_back", uverbs_held_back(f));
-	ctl_json_uint(b, "verbs_dropped", uverbs_dropped_all(f));
-	ctl_json_uint(b, "verbs_direct_packets", f->direct_packets);
+	for (i = 0; i < G_N_ELEMENTS(status_figs); i++)
+		ctl_json_uint(b, status_figs[i].key, fig_value(&v, &status_figs[i]));
 	json_builder_set_member_name(b, "files");
 	json_builder_begin_array(b);
 	if (c->env->host)

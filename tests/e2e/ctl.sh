@@ -42,6 +42,8 @@ echo "tid rule: $("$TOOLS/umad_timeout" 200 0 0,1,7,2)"
 smpquery -D nodedesc 0,1,7,2 | sed "s/^/other tids: /"
 su nobody -s /bin/sh -c "$IBEMU ctl status" 2>&1; echo "other user rc=$?"'
 expect_line "6 nodes (2 switches, 4 CAs), 7 links" "status"
+expect_match "; seed 42; peak RSS [0-9]+\.[0-9] MB, RSS [0-9]+\.[0-9] MB; [0-9]+ fds open$" \
+	"status's text has what --json has (one table: ctl/ctl_show.c)"
 expect_line '"seed":42' "status --json"
 expect_line "bogus rc=1" "unknown command refused"
 expect_line "badnode rc=1" "bad node refused"
