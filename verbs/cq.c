@@ -289,8 +289,8 @@ void ibemu_cq_add(struct ibemu_cq *cq, const struct ibv_wc *wc, bool solicited)
 	if (cq->count == cq->size) {
 		/* An overrun: the CQ is in error (IBA 11.4.2.1); say it once. */
 		if (!cq->overrun)
-			fprintf(stderr, "libibemu: CQ %p overrun (%u entries): completions lost\n",
-				(void *)cq, cq->size);
+			ibemu_err("CQ %p overrun (%u entries): completions lost", (void *)cq,
+				  cq->size);
 		cq->overrun = true;
 		return;
 	}

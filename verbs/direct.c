@@ -360,8 +360,7 @@ static void rx_clear(struct ibemu_context *ctx, unsigned i)
 {
 	if (mmap(rx_sub(ctx, i), VERBS_SUB_BYTES, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
-		fprintf(stderr, "libibemu: cannot unmap a direct path's sub-ring: %s\n",
-			strerror(errno));
+		ibemu_err("cannot unmap a direct path's sub-ring: %s", strerror(errno));
 	__atomic_store_n(&ctx->rx[i].gen, 0, __ATOMIC_RELAXED);
 	ctx->rx[i].tail = 0;
 }
@@ -410,7 +409,7 @@ static bool map_page(struct ibemu_context *ctx)
 	       mmap(NULL, VERBS_INBOX_SUBS * VERBS_SUB_BYTES, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (area == MAP_FAILED) {
-		fprintf(stderr, "libibemu: cannot map this context's inbox: %s\n", strerror(errno));
+		ibemu_err("cannot map this context's inbox: %s", strerror(errno));
 		if (m != MAP_FAILED)
 			munmap(m, VERBS_INBOX_BYTES);
 		if (bell >= 0)

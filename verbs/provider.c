@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <link.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,21 @@
 
 #include "lib/verbs_wire.h"
 #include "verbs/provider.h"
+
+void ibemu_err(const char *fmt, ...)
+{
+	const char *on = getenv("IBEMU_VERBS_LOG");
+	char line[512];
+	va_list ap;
+
+	if (on && !strcmp(on, "0"))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	/* One write: lines of two threads do not mix. */
+	fprintf(stderr, "libibemu: %s\n", line);
+}
 
 /* Our event numbers are libibverbs' (lib/verbs_wire.h). */
 _Static_assert((int)VERBS_EV_PORT_ACTIVE == (int)IBV_EVENT_PORT_ACTIVE, "PORT_ACTIVE");
@@ -152,8 +168,8 @@ fail:
 	if (fd >= 0)
 		close(fd);
 fail_errno:
-	fprintf(stderr, "libibemu: %s: cannot open the ibemu daemon's files in %s: %s\n",
-		ibdev->name, ibdev->dev_path, strerror(errno));
+	ibemu_err("%s: cannot open the ibemu daemon's files in %s: %s", ibdev->name,
+		  ibdev->dev_path, strerror(errno));
 	ibemu_free_context(&ctx->vctx.context);
 	errno = EIO;
 	return NULL;
@@ -220,8 +236,8 @@ static __attribute__((constructor)) void ibemu_register(void)
 	/* Another release would call our ops through another table: refuse
 	 * rather than call the wrong one (docs/verbs.md "Provider ABI"). */
 	if (rel && (rel < IBEMU_VERBS_MIN || rel > IBEMU_VERBS_MAX)) {
-		fprintf(stderr, "libibemu: libibverbs %u is outside the releases %u to %u this provider works with (built against %s): ibemu devices are left out\n",
-			rel, IBEMU_VERBS_MIN, IBEMU_VERBS_MAX, IBEMU_IBVERBS_BUILT);
+		ibemu_err("libibverbs %u is outside the releases %u to %u this provider works with (built against %s): ibemu devices are left out",
+			  rel, IBEMU_VERBS_MIN, IBEMU_VERBS_MAX, IBEMU_IBVERBS_BUILT);
 		return;
 	}
 	verbs_register_driver_34(&ibemu_device_ops);

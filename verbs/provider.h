@@ -126,6 +126,11 @@ static inline struct ibemu_context *to_ctx(struct ibv_context *c)
  * is at most FAST_INLINE_MAX: fastchan.c asserts it). */
 #define FAST_SEND_MAX	(4 * VERBS_IOC_SEND_MAX)
 
+/* Everything the provider says goes through here, as rdma-core's
+ * providers' through verbs_err: "libibemu: " and the line on stderr;
+ * IBEMU_VERBS_LOG=0 silences it (README, "Running commands"). */
+void ibemu_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* fastchan.c: the data path over $IBEMU_FAST. Open: 0, or -1 when the
  * context keeps to its FUSE file; ibemu_fast_ioc is ibemu_ioc's there
  * (VERBS_IOC_SEND and the QP ioctls). */

@@ -76,9 +76,9 @@ void ibemu_flush(struct ibemu_context *ctx)
 		 * once (a program that closed our fds would be told at
 		 * every batch). */
 		if (!ctx->said_refused)
-			fprintf(stderr, "libibemu: the ibemu daemon refused %zu bytes of packets: %s%s\n",
-				ctx->out_len, strerror(errno),
-				errno == EBADF ? " (the program closed the device's files)" : "");
+			ibemu_err("the ibemu daemon refused %zu bytes of packets: %s%s",
+				  ctx->out_len, strerror(errno),
+				  errno == EBADF ? " (the program closed the device's files)" : "");
 		ctx->said_refused = true;
 	}
 	ctx->out_len = 0;
@@ -149,7 +149,7 @@ static void on_upcall(struct ibemu_context *ctx, const struct verbs_wire_upcall 
 
 	done.error = ibemu_chan_make(ctx, up);
 	if (ibemu_ioc(ctx, VERBS_IOC_UPCALL_DONE, &done) < 0)
-		fprintf(stderr, "libibemu: cannot end upcall %u: %s\n", up->id, strerror(errno));
+		ibemu_err("cannot end upcall %u: %s", up->id, strerror(errno));
 }
 
 /* @n bytes of whole records from the daemon, under ctx->lock; a record
@@ -223,8 +223,8 @@ static void *reader(void *arg)
 		if (n <= 0) {
 			/* The daemon is gone: the device with it. */
 			if (!ctx->stopping)
-				fprintf(stderr, "libibemu: the ibemu daemon's file failed: %s\n",
-					n < 0 ? strerror(errno) : "end of file");
+				ibemu_err("the ibemu daemon's file failed: %s",
+					  n < 0 ? strerror(errno) : "end of file");
 			break;
 		}
 		pthread_mutex_lock(&ctx->lock);
@@ -289,8 +289,8 @@ static bool wait_socket(struct ibemu_context *ctx, char *buf, int ms)
 	}
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 		if (!ctx->stopping)
-			fprintf(stderr, "libibemu: the ibemu daemon's fast socket failed: %s\n",
-				n < 0 ? strerror(errno) : "end of file");
+			ibemu_err("the ibemu daemon's fast socket failed: %s",
+				  n < 0 ? strerror(errno) : "end of file");
 		return false;
 	}
 	return true;

@@ -225,4 +225,10 @@ for fp in 1 0; do
 	n=$(grep -c "refused" "$WORK/log")
 	[ "$n" = 1 ] && pass "fast path $fp: one line for 20 batches" || fail "fast path $fp: $n lines"
 done
+# The provider's one switch for what it says (verbs/provider.c:ibemu_err).
+ibemu_run --configured -a host1 -- \
+	env IBEMU_DIRECT=0 IBEMU_VERBS_LOG=0 timeout 20 "$TOOLS/verbs_closefds" ibemu0
+expect_line "closefds: ibv_close_device returned" "IBEMU_VERBS_LOG=0: the program runs as before"
+n=$(grep -c "libibemu:" "$WORK/log")
+[ "$n" = 0 ] && pass "IBEMU_VERBS_LOG=0: the provider says nothing" || fail "IBEMU_VERBS_LOG=0: $n lines"
 finish
