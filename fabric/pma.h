@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The Performance Management Agent in every node's firmware (class 0x04,
- * IBA 16.1; docs/fabric.md): ClassPortInfo, PortCounters and
+ * IBA 16.1; `ibemu ctl counters`, README "Faults, events and the control
+ * plane"): ClassPortInfo, PortCounters and
  * PortCountersExtended (Get, and Set to clear by CounterSelect),
  * PortXmitDataSL, PortRcvDataSL and the error details; PortSelect 0xFF
  * (all ports) on switches.

@@ -1,5 +1,6 @@
 #!/bin/bash
-# The FUSE pitfalls of fuse-notes.md, on real fds inside `ibemu run`:
+# The FUSE pitfalls of docs/fuse-cuse.md ("What the core does about each
+# difference"), on real fds inside `ibemu run`:
 # - FOPEN_STREAM: a write() on an fd whose other thread is blocked in read()
 #   returns at once (without it, it waits behind the read's f_pos_lock);
 # - a blocking read is completed later by the packet (the ETIMEDOUT report);
