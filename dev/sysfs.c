@@ -211,6 +211,17 @@ static char *show_devno(const struct vnode *v)
 	return g_strdup_printf("231:%u\n", umad_dev_index(v->ctx) + v->arg);
 }
 
+/* The MAD class's two files per port, each with its class directory:
+ * ib_umad's umadN and issmN (minors from 0 and from 64). */
+static const struct {
+	const char *prefix;
+	const struct kfile_ops *ops;
+	unsigned minor;
+} mad_kinds[] = {
+	{ "umad", &umad_fops, 0 },
+	{ "issm", &issm_fops, 64 },
+};
+
 static void build_port(struct vfs *vfs, struct vnode *ports, struct port *p)
 {
 	static const struct { const char *name; vnode_show show; } files[] = {
@@ -282,20 +293,17 @@ void sysfs_build(struct vfs *vfs, struct vnode *ib, struct vnode *mad,
 	vfs_attr(vfs, mad, "abi_version", show_abi, NULL, 0);
 	for (i = 0; i < umad_host_ndevs(host); i++) {
 		struct umad_dev *d = umad_host_dev(host, i);
-		char name[32];
-		struct vnode *dir;
+		unsigned k;
 
-		snprintf(name, sizeof(name), "umad%u", i);
-		dir = vfs_dir(vfs, mad, name);
-		vfs_attr(vfs, dir, "ibdev", show_ibdev, d, 0);
-		vfs_attr(vfs, dir, "port", show_dev_port, d, 0);
-		vfs_attr(vfs, dir, "dev", show_devno, d, 0);
-		vfs_file(vfs, dev, name, &umad_fops, d);
-		snprintf(name, sizeof(name), "issm%u", i);
-		dir = vfs_dir(vfs, mad, name);
-		vfs_attr(vfs, dir, "ibdev", show_ibdev, d, 0);
-		vfs_attr(vfs, dir, "port", show_dev_port, d, 0);
-		vfs_attr(vfs, dir, "dev", show_devno, d, 64);
-		vfs_file(vfs, dev, name, &issm_fops, d);
+		for (k = 0; k < G_N_ELEMENTS(mad_kinds); k++) {
+			char *name = g_strdup_printf("%s%u", mad_kinds[k].prefix, i);
+			struct vnode *dir = vfs_dir(vfs, mad, name);
+
+			vfs_attr(vfs, dir, "ibdev", show_ibdev, d, 0);
+			vfs_attr(vfs, dir, "port", show_dev_port, d, 0);
+			vfs_attr(vfs, dir, "dev", show_devno, d, mad_kinds[k].minor);
+			vfs_file(vfs, dev, name, mad_kinds[k].ops, d);
+			g_free(name);
+		}
 	}
 }
