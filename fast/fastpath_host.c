@@ -26,6 +26,8 @@
 #include "fast/fastpath_priv.h"
 #include "fast/fastpath_verbs.h"
 #include "fast/fastslot.h"
+#include "fast/remote_priv.h"
+#include "kernel/kfile.h"
 #include "lib/fast_wire.h"
 #include "lib/fd_pass.h"
 #include "lib/listener.h"
@@ -38,22 +40,13 @@
  * file and its class likewise (FAST_LIST_UCMA). */
 static char kind_of(const struct vnode *v)
 {
-	static const struct {
-		const struct kfile_ops *ops;
-		char kind;
-	} files[] = { { &umad_fops, 'u' }, { &issm_fops, 'i' }, { &uverbs_cmd_fops, 'c' },
-		      { &uverbs_events_fops, 'e' }, { &ucma_fops, 'm' } };
-	unsigned i;
-
 	if (v->kind != VN_FILE)
 		return v->kind == VN_DIR ? 'd' : 'f';
-	/* Another emulator's file (its table a forwarder's) is not ours to offer. */
-	if (v->ops == &uverbs_cmd_fops && ((const struct kfile_node *)v->ctx)->ops != &uverbs_ctx_fops)
+	/* Another emulator's file (a forwarder's, which has no code, or a
+	 * layer over one) is not ours to offer. */
+	if (v->ops->stacked && remote_forwards(((const struct kfile_node *)v->ctx)->ops))
 		return 0;
-	for (i = 0; i < G_N_ELEMENTS(files); i++)
-		if (files[i].ops == v->ops)
-			return files[i].kind;
-	return 0;
+	return kfile_kind(v->ops->code) == v->ops ? v->ops->code : 0;
 }
 
 static void list_tree(const struct vnode *v, const char *path, uint64_t what, GString *out)

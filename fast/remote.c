@@ -40,6 +40,7 @@ struct remote {
 	struct vfs *vfs;
 	GPtrArray *paths;	/* the attributes' paths, by vnode arg */
 	GPtrArray *devs;	/* struct remote_dev *, the mirror's device files */
+	GHashTable *forwarders;	/* their tables: remote_fops_of's */
 	struct remote_ssh *ssh;	/* ssh:// only: ssh and the carrier */
 	uint64_t rtt_ns;	/* the last FAST_PING's round trip */
 	guint ping;
@@ -237,22 +238,19 @@ static bool is_uverbs_dev(const char *path, unsigned *k)
  * command file keeps its upcalls here: uverbs_cmd_fops over the
  * forwarded context.
  */
-static void add_file(struct remote *r, struct vnode *parent, const char *base, char kind,
-		     const char *path)
+/* A device file of @kind: forwarded, or a layer of @kind (a verbs command
+ * file) over a forwarded file, so that what it keeps on the process's
+ * host stays here. */
+static void add_file(struct remote *r, struct vnode *parent, const char *base,
+		     const struct kfile_ops *kind, const char *path)
 {
-	static const struct {
-		char kind;
-		const struct kfile_ops *ops;
-	} kinds[] = { { 'u', &remote_umad_fops }, { 'i', &remote_issm_fops },
-		      { 'm', &remote_ucma_fops }, { 'e', &remote_events_fops },
-		      { 'c', &uverbs_cmd_fops } };
 	struct remote_dev *d = remote_dev_new(r, path);
-	unsigned i;
 
 	g_ptr_array_add(r->devs, d);
-	for (i = 0; kinds[i].kind != kind; i++)
-		;
-	vfs_file(r->vfs, parent, base, kinds[i].ops, kind == 'c' ? (void *)&d->node : d);
+	if (kind->stacked)
+		vfs_file(r->vfs, parent, base, kind, &d->node);
+	else
+		vfs_file(r->vfs, parent, base, remote_fops_of(r->forwarders, kind), d);
 }
 
 /* Build the mirror from FAST_SYSFS_LIST's lines ("d a/b", "f a/b/c", ...);
@@ -286,8 +284,8 @@ static int build_mirror(struct remote *r, const char *listing)
 		} else if (l[0] == 'f') {
 			g_ptr_array_add(r->paths, g_strdup(l + 2));
 			vfs_attr(r->vfs, parent, base, show_remote, r, r->paths->len - 1);
-		} else if (strchr("uimce", l[0])) {
-			add_file(r, parent, base, l[0], l + 2);
+		} else if (kfile_kind(l[0])) {
+			add_file(r, parent, base, kfile_kind(l[0]), l + 2);
 		} else {
 			ret = -EPROTO;
 		}
@@ -352,6 +350,7 @@ struct remote *remote_attach(const char *where, char **nodes, GError **err)
 	r->host_ch = r->sysfs_ch = r->listen = -1;
 	r->paths = g_ptr_array_new_with_free_func(g_free);
 	r->devs = g_ptr_array_new_with_free_func(remote_dev_free);
+	r->forwarders = g_hash_table_new_full(NULL, NULL, NULL, g_free);
 	if (!nodes || !nodes[0]) {
 		g_set_error(err, IBEMU_ERROR, EINVAL, "--remote needs --attach NODE: which HCAs are this host's");
 		goto fail;
@@ -481,5 +480,6 @@ void remote_free(struct remote *r)
 	vfs_free(r->vfs);
 	g_ptr_array_free(r->paths, TRUE);
 	g_ptr_array_free(r->devs, TRUE);
+	g_hash_table_destroy(r->forwarders);	/* after the vnodes that name them */
 	g_free(r);
 }

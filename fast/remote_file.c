@@ -354,14 +354,25 @@ static void fwd_set_wakeup(void *file, void (*fn)(void *), void *ctx)
 	.set_wakeup = fwd_set_wakeup
 
 const struct kfile_ops remote_fops = { .name = "uverbs_ctx", .poll = fwd_poll, FORWARDED };
-const struct kfile_ops remote_umad_fops = { .name = "umad", .chardev = true, .poll = fwd_poll,
-					    FORWARDED };
-const struct kfile_ops remote_issm_fops = { .name = "issm", .chardev = true, .poll = fwd_poll,
-					    FORWARDED };
-const struct kfile_ops remote_ucma_fops = { .name = "rdma_cm", .everyone = true,
-					    .poll = fwd_poll, FORWARDED };
-const struct kfile_ops remote_events_fops = { .name = "uverbs_events", .everyone = true,
-					      .poll = fwd_poll_in, FORWARDED };
+
+const struct kfile_ops *remote_fops_of(GHashTable *forwarders, const struct kfile_ops *kind)
+{
+	struct kfile_ops *o = g_hash_table_lookup(forwarders, kind);
+
+	if (!o) {
+		o = g_new(struct kfile_ops, 1);
+		*o = (struct kfile_ops){ .name = kind->name, .chardev = kind->chardev,
+					 .everyone = kind->everyone,
+					 .poll = kind->write ? fwd_poll : fwd_poll_in, FORWARDED };
+		g_hash_table_insert(forwarders, (gpointer)kind, o);
+	}
+	return o;
+}
+
+bool remote_forwards(const struct kfile_ops *ops)
+{
+	return ops->open == fwd_open;
+}
 
 /* ---- the devices ----------------------------------------------------------- */
 

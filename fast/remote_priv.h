@@ -42,11 +42,15 @@ struct remote_dev {
 	GQueue files;		/* struct remote_file *, open or being opened */
 };
 
-/* The same forwarding table, with the mode and character device each kind
- * has here (kernel/kfile.h): remote_fops is a verbs context's, below
- * uverbs_cmd_fops (&d->node); an event file's poll says no POLLOUT. */
-extern const struct kfile_ops remote_fops, remote_umad_fops, remote_issm_fops,
-	remote_ucma_fops, remote_events_fops;
+/* The forwarding table: remote_fops is a verbs context's, below
+ * uverbs_cmd_fops (&d->node); remote_fops_of(@kind) the same for a file
+ * of @kind (kernel/kfile.h), with its name, mode and character device and
+ * no POLLOUT where it has no write, made on first need and kept in
+ * @forwarders (kind -> table: g_free them with it). */
+extern const struct kfile_ops remote_fops;
+const struct kfile_ops *remote_fops_of(GHashTable *forwarders, const struct kfile_ops *kind);
+/* Whether @ops forwards to another emulator. */
+bool remote_forwards(const struct kfile_ops *ops);
 
 struct remote_dev *remote_dev_new(struct remote *r, const char *name);
 void remote_dev_free(void *d);

@@ -52,7 +52,10 @@ struct kfile_opener {
 };
 
 struct kfile_ops {
-	const char *name;	/* the kind, as `ctl status` and FAST_SYSFS_LIST say it */
+	const char *name;	/* the kind, as `ctl status` says it */
+	/* Its letter in an attached host's listing (FAST_SYSFS_LIST, with
+	 * kfile_kinds[]); 0: a table only ever below another. */
+	char code;
 	bool chardev;		/* a /dev node of its own in CUSE mode */
 	bool everyone;		/* mode 0666 (rdma-core's udev rules), else 0600 */
 	/*
@@ -133,5 +136,13 @@ extern const struct kfile_ops uverbs_ctx_fops;		/* dev: struct uverbs_dev * */
 extern const struct kfile_ops uverbs_events_fops;	/* dev: struct uverbs_dev * */
 extern const struct kfile_ops uverbs_cmd_fops;		/* dev: struct kfile_node * */
 extern const struct kfile_ops ucma_fops;		/* dev: struct ucma * */
+
+/* Every kind a device file of the tree may be (kernel/kfile.c), the one
+ * list a transport looks in when it names a kind by its code: the
+ * tables above but uverbs_ctx_fops (only ever below uverbs_cmd_fops).
+ * NULL-terminated. */
+extern const struct kfile_ops *const kfile_kinds[];
+/* The kind whose code is @code, or NULL. */
+const struct kfile_ops *kfile_kind(char code);
 
 #endif

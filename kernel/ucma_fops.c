@@ -77,6 +77,7 @@ static void ucma_fop_set_wakeup(void *file, void (*fn)(void *), void *ctx)
 /* No write: commands come in UCMA_IOC_CMD (lib/ucma_wire.h says why). */
 const struct kfile_ops ucma_fops = {
 	.name = "rdma_cm",
+	.code = 'm',
 	.everyone = true,
 	.open = ucma_fop_open,
 	.release = ucma_fop_release,

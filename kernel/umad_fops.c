@@ -96,6 +96,7 @@ static unsigned umad_fop_split_hdr(const void *file)
 
 const struct kfile_ops umad_fops = {
 	.name = "umad",
+	.code = 'u',
 	.chardev = true,
 	.quick_calls = true,
 	.open = umad_fop_open,
@@ -141,6 +142,7 @@ static void issm_fop_release(void *file)
 /* No read, write, ioctl or poll: the VFS's answers (umad_sm_fops). */
 const struct kfile_ops issm_fops = {
 	.name = "issm",
+	.code = 'i',
 	.chardev = true,
 	.open = issm_fop_open,
 	.cancel = issm_fop_cancel,

@@ -344,6 +344,7 @@ static void cmd_fop_set_wakeup(void *file, void (*fn)(void *), void *ctx)
 
 const struct kfile_ops uverbs_cmd_fops = {
 	.name = "uverbs",
+	.code = 'c',
 	.chardev = true,
 	.everyone = true,
 	.stacked = true,
@@ -398,6 +399,7 @@ static void ev_fop_set_wakeup(void *file, void (*fn)(void *), void *ctx)
 
 const struct kfile_ops uverbs_events_fops = {
 	.name = "uverbs_events",
+	.code = 'e',
 	.everyone = true,
 	.open = ev_fop_open,
 	.release = ev_fop_release,

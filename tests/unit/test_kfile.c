@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <poll.h>
 
+#include "fast/remote_priv.h"
 #include "kernel/kfile.h"
 #include "kernel/umad.h"
 #include "kernel/uverbs.h"
@@ -193,6 +194,41 @@ static void test_cmd_ioctls(void **state)
 	uverbs_cmd_fops.release(f);
 }
 
+/* Every kind is in kfile_kinds under a code of its own, and the attaching
+ * side's forwarder for it says what the kind says (name, mode, character
+ * device), never a code (it is not this emulator's to list). */
+static void test_kinds(void **state)
+{
+	GHashTable *fwd = g_hash_table_new_full(NULL, NULL, NULL, g_free);
+	const struct kfile_ops *tables[] = { &umad_fops, &issm_fops, &uverbs_cmd_fops,
+					     &uverbs_events_fops, &ucma_fops };
+	unsigned i, n;
+
+	(void)state;
+	for (n = 0; kfile_kinds[n]; n++)
+		;
+	assert_int_equal(n, G_N_ELEMENTS(tables));
+	for (i = 0; i < G_N_ELEMENTS(tables); i++) {
+		const struct kfile_ops *k = tables[i], *f;
+
+		assert_ptr_equal(kfile_kind(k->code), k);
+		if (k->stacked)
+			continue;	/* mirrored as itself, over a forwarded file */
+		f = remote_fops_of(fwd, k);
+		assert_ptr_equal(remote_fops_of(fwd, k), f);
+		assert_string_equal(f->name, k->name);
+		assert_int_equal(f->chardev, k->chardev);
+		assert_int_equal(f->everyone, k->everyone);
+		assert_int_equal(f->code, 0);
+		assert_true(remote_forwards(f));
+		assert_false(remote_forwards(k));
+	}
+	assert_null(kfile_kind(0));
+	assert_null(kfile_kind('d'));	/* the listing's directories */
+	assert_null(kfile_kind('f'));	/* and attributes */
+	g_hash_table_destroy(fwd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -200,6 +236,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_umad_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_comp_channel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cmd_ioctls, setup, teardown),
+		cmocka_unit_test(test_kinds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
