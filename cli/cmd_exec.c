@@ -30,8 +30,8 @@
 
 #include "cli/cli.h"
 #include "cli/emu.h"
-#include "cli/fastenv.h"
 #include "cli/exec_join.h"
+#include "cli/fastenv.h"
 #include "cli/netlink_trap.h"
 #include "cli/vhosts.h"
 #include "ctl/ctl.h"

@@ -12,8 +12,8 @@
 #include "ctl/ctl.h"
 #include "ctl/scenario.h"
 #include "ctl/sockname.h"
-#include "kernel/umad.h"
 #include "kernel/ucma.h"
+#include "kernel/umad.h"
 #include "kernel/uverbs.h"
 #include "lib/timerq.h"
 

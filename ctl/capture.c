@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "abi/verbs_wire.h"
 #include "ctl/capture.h"
 #include "kernel/rmpp.h"
 #include "lib/log.h"
-#include "lib/verbs_wire.h"
 
 /*
  * The link type: LINKTYPE_INFINIBAND (247) is the one made for raw
@@ -319,7 +319,7 @@ static void write_mad(struct pkt_capture *c, const struct mad_pkt *p, const uint
 	write_record(c, b, finish(b, n + MAD_SIZE));
 }
 
-/* A verbs data packet (lib/verbs_wire.h) with its extension headers in
+/* A verbs data packet (abi/verbs_wire.h) with its extension headers in
  * the order IBA 9.2 gives them: DETH, XRCETH, RETH, AtomicETH, AETH,
  * AtomicAckETH, ImmDt, IETH. */
 static void write_data(struct pkt_capture *c, const struct mad_pkt *p)

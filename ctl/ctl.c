@@ -13,7 +13,7 @@
  * are read and answers written without blocking the loop; a request may
  * be at most 64 KiB; at most 64 clients at once; a connection that moves
  * nothing for 10 s is closed. The fast path hands over channels whose
- * peer it has vouched for (FAST_CTL, lib/fast_wire.h): SOCK_SEQPACKET, so
+ * peer it has vouched for (FAST_CTL, abi/fast_wire.h): SOCK_SEQPACKET, so
  * a request is read whole and the answer is sent 64 KiB a datagram.
  */
 #include "config.h"

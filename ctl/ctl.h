@@ -89,7 +89,7 @@ void ctl_start_scenario(struct ctl_env *env, struct scenario *sc);
 struct ctl_server;
 struct ctl_server *ctl_server_new(struct ctl_env *env, const char *path, GError **err);
 /* Serve @fd (ours now), a connection whose peer the caller has let in:
- * a fast path channel after FAST_CTL (lib/fast_wire.h). */
+ * a fast path channel after FAST_CTL (abi/fast_wire.h). */
 void ctl_server_adopt(struct ctl_server *s, int fd);
 /* Removes the socket file, if it is still the one it made. */
 void ctl_server_free(struct ctl_server *s);

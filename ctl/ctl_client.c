@@ -15,9 +15,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "abi/fast_wire.h"
 #include "ctl/ctl.h"
 #include "ctl/ctl_client.h"
-#include "lib/fast_wire.h"
 #include "lib/log.h"
 
 static GString *request(int argc, char **argv, GError **err)
@@ -86,7 +86,7 @@ static int connect_either(const char *path, unsigned timeout_s, bool *seqpacket,
  * A control connection to @path: a control socket, or a fast socket (in
  * `ibemu run --remote`, IBEMU_CTL names the one its programs' library
  * uses; a container may see only that one), where FAST_CTL makes a
- * channel a control connection of the emulator behind it (lib/fast_wire.h).
+ * channel a control connection of the emulator behind it (abi/fast_wire.h).
  */
 static int ctl_open(const char *path, unsigned timeout_s, GError **err)
 {

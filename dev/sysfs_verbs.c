@@ -2,7 +2,7 @@
 /*
  * The verbs part of the mock sysfs (sysfs.h): what libibverbs' sysfs scan
  * reads (docs/verbs.md "Discovery"), and the daemon files of
- * lib/verbs_wire.h that the provider reads.
+ * abi/verbs_wire.h that the provider reads.
  */
 #include "config.h"
 
@@ -10,10 +10,10 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "abi/verbs_wire.h"
 #include "dev/sysfs.h"
 #include "kernel/ucma.h"
 #include "kernel/uverbs.h"
-#include "lib/verbs_wire.h"
 
 /* IB_USER_VERBS_ABI_VERSION (kernel rdma/ib_user_verbs.h): libibverbs
  * takes 3 to 6 in class/infiniband_verbs/abi_version. */
@@ -113,7 +113,7 @@ void sysfs_build_host(struct vfs *vfs, struct umad_host *host, struct uverbs *uv
 	if (ucma) {
 		/* librdmacm reads class/infiniband_ucma/abi_version when
 		 * class/misc/rdma_cm has none; the command file beside it is
-		 * ours (lib/ucma_wire.h). /dev/infiniband/rdma_cm is the
+		 * ours (abi/ucma_wire.h). /dev/infiniband/rdma_cm is the
 		 * host's /dev/full bound over this node (cli/nsmode.c). */
 		struct vnode *dir = vfs_dir(vfs, root, "infiniband_ucma");
 

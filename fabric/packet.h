@@ -47,7 +47,7 @@ struct mad_pkt {
 	GBytes *rmpp;
 	/*
 	 * A data packet (docs/verbs.md "Data path") instead of a MAD: the
-	 * whole lib/verbs_wire.h record, header and payload, shared by
+	 * whole abi/verbs_wire.h record, header and payload, shared by
 	 * reference; the routing fields above (LIDs, QPs, Q_Key, P_Key, SL)
 	 * are copies of its. mad[] is zero. NULL for MADs.
 	 */

@@ -7,12 +7,12 @@
  */
 #include "config.h"
 
+#include "abi/verbs_wire.h"
 #include "fabric/pma.h"
 #include "fabric/port.h"
 #include "fabric/route.h"
 #include "fabric/sma.h"
 #include "fabric/smi.h"
-#include "lib/verbs_wire.h"
 
 #define MAX_HOPS 64
 /* LRH + BTH + DETH + MAD + ICRC + VCRC = 290 bytes: 72 words, as ibsim. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The fast path's channel server and its request table; see fastpath_priv.h,
- * fastpath.h and lib/fast_wire.h. */
+ * fastpath.h and abi/fast_wire.h. */
 #include "config.h"
 
 #include <errno.h>
@@ -20,6 +20,9 @@
 
 #include <glib-unix.h>
 
+#include "abi/fast_wire.h"
+#include "abi/fd_pass.h"
+#include "abi/verbs_inbox.h"
 #include "ctl/ctl.h"
 #include "dev/serve.h"
 #include "dev/vfs.h"
@@ -27,10 +30,7 @@
 #include "fast/fastpath_verbs.h"
 #include "fast/fastslot.h"
 #include "kernel/uverbs.h"
-#include "lib/fast_wire.h"
-#include "lib/fd_pass.h"
 #include "lib/listener.h"
-#include "lib/verbs_inbox.h"
 #include "lib/log.h"
 
 static void chan_free(struct fast_chan *ch)
@@ -199,7 +199,7 @@ static void op_vdirect(const struct fast_call *c)
 }
 
 /*
- * What each request needs (lib/fast_wire.h): a guest (a member of the
+ * What each request needs (abi/fast_wire.h): a guest (a member of the
  * --remote-group group, fastpath_open_to_group) may only attach hosts; a
  * file op needs the channel's open file (EBADF without). An op the table
  * does not have is a file op nobody serves: EOPNOTSUPP.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The fast path's server side (lib/fast_wire.h, docs/fast-path.md): the
+ * The fast path's server side (abi/fast_wire.h, docs/fast-path.md): the
  * third front-end of the umad files beside FUSE and CUSE. It listens on a
  * SOCK_SEQPACKET socket; each connection opens one umad file of the host
  * and is its request channel; the file's packets go out on its data socket

@@ -3,7 +3,7 @@
  * Any device file the fast path serves (fastpath_priv.h), over its kind's
  * table (kernel/kfile.h): opened by FAST_OPEN on a channel, its writes
  * and ioctls requests there, and what it queues taken ahead of the reader
- * onto its data socket (struct fast_pkt, lib/fast_wire.h) or, for a verbs
+ * onto its data socket (struct fast_pkt, abi/fast_wire.h) or, for a verbs
  * context that asked, into its ring (fastpath_verbs.c).
  */
 #include "config.h"
@@ -21,11 +21,11 @@
 
 #include <glib-unix.h>
 
+#include "abi/fast_wire.h"
+#include "abi/fd_pass.h"
 #include "dev/vfs.h"
 #include "fast/fastpath_priv.h"
 #include "fast/fastpath_verbs_priv.h"
-#include "lib/fast_wire.h"
-#include "lib/fd_pass.h"
 #include "lib/log.h"
 
 static void drop_pending(struct fast_file *ff);

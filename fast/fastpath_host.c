@@ -20,16 +20,15 @@
 
 #include <glib-unix.h>
 
+#include "abi/fast_wire.h"
+#include "abi/fd_pass.h"
 #include "ctl/ctl.h"
 #include "dev/serve.h"
 #include "dev/vfs.h"
 #include "fast/fastpath_priv.h"
 #include "fast/fastpath_verbs.h"
 #include "fast/fastslot.h"
-#include "fast/remote_priv.h"
 #include "kernel/kfile.h"
-#include "lib/fast_wire.h"
-#include "lib/fd_pass.h"
 #include "lib/listener.h"
 #include "lib/log.h"
 
@@ -44,7 +43,7 @@ static char kind_of(const struct vnode *v)
 		return v->kind == VN_DIR ? 'd' : 'f';
 	/* Another emulator's file (a forwarder's, which has no code, or a
 	 * layer over one) is not ours to offer. */
-	if (v->ops->stacked && remote_forwards(((const struct kfile_node *)v->ctx)->ops))
+	if (v->ops->stacked && ((const struct kfile_node *)v->ctx)->ops->forwards)
 		return 0;
 	return kfile_kind(v->ops->code) == v->ops ? v->ops->code : 0;
 }

@@ -17,11 +17,11 @@
 
 #include <glib.h>
 
+#include "abi/fast_wire.h"
 #include "fast/fastpath.h"
 #include "fast/fastpath_verbs.h"
 #include "fast/fastslot.h"
 #include "kernel/kfile.h"
-#include "lib/fast_wire.h"
 #include "lib/listener.h"
 
 /*

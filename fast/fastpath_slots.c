@@ -20,14 +20,14 @@
 
 #include <glib-unix.h>
 
+#include "abi/fast_wire.h"
+#include "abi/fd_pass.h"
 #include "ctl/ctl.h"
 #include "dev/serve.h"
 #include "dev/vfs.h"
 #include "fast/fastpath_priv.h"
 #include "fast/fastpath_verbs.h"
 #include "fast/fastslot.h"
-#include "lib/fast_wire.h"
-#include "lib/fd_pass.h"
 #include "lib/listener.h"
 #include "lib/log.h"
 

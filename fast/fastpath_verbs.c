@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A verbs context's ring (lib/verbs_ring.h, docs/verbs.md "Data path"):
+ * A verbs context's ring (abi/verbs_ring.h, docs/verbs.md "Data path"):
  * a context served over the fast path (fastpath_file.c) may ask for one
  * with FAST_VRING; from then on what it queues goes into memory both map
  * instead of onto its data socket, and the direct path
@@ -13,14 +13,14 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 
+#include "abi/verbs_ring.h"
+#include "abi/verbs_wire.h"
 #include "fast/fastpath_priv.h"
 #include "fast/fastpath_verbs_priv.h"
 #include "fast/fastslot.h"
 #include "kernel/kfile.h"
 #include "kernel/uverbs.h"
 #include "lib/shm.h"
-#include "lib/verbs_ring.h"
-#include "lib/verbs_wire.h"
 
 bool fast_verbs_put(struct fast_verbs *fv, const uint8_t *b, size_t len, size_t *off)
 {

@@ -2,7 +2,7 @@
 /*
  * A verbs context over the fast path (docs/verbs.md "Data path"): its
  * ring (fastpath_verbs.c); the direct path's fds (kernel/uverbs_direct.c,
- * lib/verbs_inbox.h) are passed by fastpath.c. The context itself is served as any file is
+ * abi/verbs_inbox.h) are passed by fastpath.c. The context itself is served as any file is
  * (fastpath_file.c): FAST_OPEN names its command file by its sysfs path,
  * and the context below that file is what the channel serves.
  */

@@ -8,7 +8,7 @@
 
 #include <glib.h>
 
-#include "lib/verbs_ring.h"
+#include "abi/verbs_ring.h"
 
 struct fast_file;
 

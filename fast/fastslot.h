@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The emulator's end of a channel's slot (lib/fast_wire.h, docs/fast-path.md
+ * The emulator's end of a channel's slot (abi/fast_wire.h, docs/fast-path.md
  * "The slot"): shared memory where a client puts a write or an ioctl and
  * finds its answer, no system call on either side while both look.
  * The memory is the client's to scribble on: a request is copied out
@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/fast_wire.h"
+#include "abi/fast_wire.h"
 
 struct fastslot;
 

@@ -15,13 +15,13 @@
 
 #include <glib.h>
 
+#include "abi/fast_wire.h"
+#include "abi/fd_pass.h"
 #include "fast/mux.h"
-#include "lib/fast_wire.h"
-#include "lib/fd_pass.h"
 #include "lib/mux_wire.h"
 
 /* The largest datagram a Unix socket carries by default is its send
- * buffer (about 208 KiB, lib/fast_wire.h): one of ours fits in this. */
+ * buffer (about 208 KiB, abi/fast_wire.h): one of ours fits in this. */
 #define DGRAM_MAX	(256u << 10)
 #define CHANS_MAX	4096		/* channels open at once */
 #define TX_MAX		(8u << 20)	/* frames not written yet: read no channel */
@@ -296,7 +296,7 @@ static void carry_fd(struct mux *m, int fd, uint8_t *fdk, uint32_t *aux, uint8_t
 		m->next_id += 2;
 		chan_new(m, *aux, fd, 0);
 	} else if (S_ISREG(st.st_mode) && st.st_size < MUX_FRAME_MAX - DGRAM_MAX) {
-		/* A memfd: a long payload (lib/fast_wire.h FAST_F_MEMFD). */
+		/* A memfd: a long payload (abi/fast_wire.h FAST_F_MEMFD). */
 		*extra = g_malloc((size_t)st.st_size + 1);
 		if (pread(fd, *extra, (size_t)st.st_size, 0) == st.st_size) {
 			*fdk = MUX_FD_MEMFD;

@@ -11,6 +11,8 @@
 
 #include <glib-unix.h>
 
+#include "abi/fast_wire.h"
+#include "abi/fd_pass.h"
 #include "ctl/ctl.h"
 #include "ctl/ctl_client.h"
 #include "ctl/sockname.h"
@@ -18,8 +20,6 @@
 #include "fast/remote.h"
 #include "fast/remote_priv.h"
 #include "fast/remote_ssh.h"
-#include "lib/fast_wire.h"
-#include "lib/fd_pass.h"
 #include "lib/listener.h"
 #include "lib/log.h"
 
@@ -363,7 +363,7 @@ struct remote *remote_attach(const char *where, char **nodes, GError **err)
 		g_error_free(e);
 		goto fail;
 	}
-	/* Our name, then the nodes, each NUL-terminated (lib/fast_wire.h). */
+	/* Our name, then the nodes, each NUL-terminated (abi/fast_wire.h). */
 	label = host_label();
 	g_string_append(req, label);
 	g_string_append_c(req, '\0');

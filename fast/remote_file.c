@@ -13,7 +13,7 @@
  * names the file, answered on our event loop, never in a blocking call:
  * an issm open waits there until the holder lets go. Writes and ioctls
  * are requests on that channel. What the file queues comes on the data
- * socket as struct fast_pkt (lib/fast_wire.h), taken into a queue here as
+ * socket as struct fast_pkt (abi/fast_wire.h), taken into a queue here as
  * it comes and read from it by fast_pkt_read's rules, the file's own: one
  * read of the emulator's each.
  */
@@ -29,9 +29,9 @@
 
 #include <glib-unix.h>
 
+#include "abi/fast_wire.h"
+#include "abi/fd_pass.h"
 #include "fast/remote_priv.h"
-#include "lib/fast_wire.h"
-#include "lib/fd_pass.h"
 
 /* Taken ahead of the reader: beyond this the data socket is left alone,
  * its sender (the emulator) stops, and the emulator's own limit on the
@@ -348,7 +348,7 @@ static void fwd_set_wakeup(void *file, void (*fn)(void *), void *ctx)
 	watch_data(f);
 }
 
-#define FORWARDED .open = fwd_open, .cancel = fwd_cancel, .release = fwd_release, \
+#define FORWARDED .forwards = true, .open = fwd_open, .cancel = fwd_cancel, .release = fwd_release, \
 	.read = fwd_read, .read_len = fwd_read_len, .write = fwd_write, \
 	.check_write_size = fwd_check_write_size, .ioctl = fwd_ioctl, \
 	.set_wakeup = fwd_set_wakeup
@@ -367,11 +367,6 @@ const struct kfile_ops *remote_fops_of(GHashTable *forwarders, const struct kfil
 		g_hash_table_insert(forwarders, (gpointer)kind, o);
 	}
 	return o;
-}
-
-bool remote_forwards(const struct kfile_ops *ops)
-{
-	return ops->open == fwd_open;
 }
 
 /* ---- the devices ----------------------------------------------------------- */

@@ -49,8 +49,6 @@ struct remote_dev {
  * @forwarders (kind -> table: g_free them with it). */
 extern const struct kfile_ops remote_fops;
 const struct kfile_ops *remote_fops_of(GHashTable *forwarders, const struct kfile_ops *kind);
-/* Whether @ops forwards to another emulator. */
-bool remote_forwards(const struct kfile_ops *ops);
 
 struct remote_dev *remote_dev_new(struct remote *r, const char *name);
 void remote_dev_free(void *d);

@@ -56,6 +56,9 @@ struct kfile_ops {
 	/* Its letter in an attached host's listing (FAST_SYSFS_LIST, with
 	 * kfile_kinds[]); 0: a table only ever below another. */
 	char code;
+	/* Its calls go to another emulator (fast/remote_file.c): its files
+	 * are not this one's to list to others. */
+	bool forwards;
 	bool chardev;		/* a /dev node of its own in CUSE mode */
 	bool everyone;		/* mode 0666 (rdma-core's udev rules), else 0600 */
 	/*
@@ -114,7 +117,7 @@ struct kfile_ops {
 	void (*set_outside)(void *file, size_t bytes);
 	/* A read too short for the head item but not for this many header
 	 * bytes and 256 more gets those and ENOSPC (ib_umad's long reads,
-	 * lib/fast_wire.h fast_pkt_read); NULL or 0: such a read is EINVAL. */
+	 * abi/fast_wire.h fast_pkt_read); NULL or 0: such a read is EINVAL. */
 	unsigned (*split_hdr)(const void *file);
 };
 

@@ -13,9 +13,9 @@
 
 #include <infiniband/verbs.h>
 
+#include "abi/ucma_wire.h"
 #include "kernel/cma_priv.h"
 #include "lib/log.h"
-#include "lib/ucma_wire.h"
 
 struct ucma_file {
 	struct ucma *u;

@@ -23,8 +23,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "abi/ucma_wire.h"
 #include "kernel/host.h"
-#include "lib/ucma_wire.h"
 
 /* RDMA_USER_CM_ABI_VERSION, what class/misc/rdma_cm/abi_version says. */
 #define UCMA_ABI_VERSION	4
@@ -78,7 +78,7 @@ void ucma_command_from(struct ucma_file *f, const void *buf, size_t len, uint64_
  * reads at the command's optval pointer). */
 void ucma_command_opt(struct ucma_file *f, const void *buf, size_t len, const void *optval,
 		      size_t optlen, uint64_t from_token, struct ucma_answer *a);
-/* UCMA_IOC_CMD's work (lib/ucma_wire.h): the command in @w (its sizes
+/* UCMA_IOC_CMD's work (abi/ucma_wire.h): the command in @w (its sizes
  * held to its buffer) run by ucma_command_opt(), its answer put in @w. */
 void ucma_wire_serve(struct ucma_file *f, struct ucma_wire_cmd *w);
 /* One struct rdma_ucm_event_resp into @buf (which holds at least its

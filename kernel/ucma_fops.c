@@ -3,7 +3,7 @@
  * The rdma_cm file's operations (kernel/kfile.h), as ucma.c's ucma_fops:
  * one open is one open of the rdma_cm device (kernel/ucma.h).
  * UCMA_IOC_CMD carries a command and brings back what the kernel would
- * copy to the caller (lib/ucma_wire.h, docs/rdmacm.md); UCMA_IOC_TOKEN
+ * copy to the caller (abi/ucma_wire.h, docs/rdmacm.md); UCMA_IOC_TOKEN
  * names the file to MIGRATE_ID; a read takes one event; poll says POLLIN
  * while one is queued.
  */
@@ -74,7 +74,7 @@ static void ucma_fop_set_wakeup(void *file, void (*fn)(void *), void *ctx)
 	ucma_set_wakeup(file, fn, ctx);
 }
 
-/* No write: commands come in UCMA_IOC_CMD (lib/ucma_wire.h says why). */
+/* No write: commands come in UCMA_IOC_CMD (abi/ucma_wire.h says why). */
 const struct kfile_ops ucma_fops = {
 	.name = "rdma_cm",
 	.code = 'm',

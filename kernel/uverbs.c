@@ -9,11 +9,11 @@
 #include <errno.h>
 #include <string.h>
 
+#include "abi/verbs_wire.h"
 #include "fabric/port.h"
 #include "kernel/uverbs.h"
 #include "kernel/uverbs_priv.h"
 #include "lib/log.h"
-#include "lib/verbs_wire.h"
 
 struct uverbs_events {
 	struct uverbs_dev *dev;
@@ -148,7 +148,7 @@ struct kfile_node *uverbs_dev_ctx_node(struct uverbs_dev *d)
 
 /* ---- attributes -------------------------------------------------------- */
 
-/* The limits (ibv_device_attr) are lib/verbs_wire.h's VERBS_MAX_*. */
+/* The limits (ibv_device_attr) are abi/verbs_wire.h's VERBS_MAX_*. */
 /* IBV_DEVICE_BAD_PKEY_CNTR | BAD_QKEY_CNTR | PORT_ACTIVE_EVENT |
  * SYS_IMAGE_GUID | RC_RNR_NAK_GEN | MEM_WINDOW | XRC |
  * MEM_WINDOW_TYPE_2B (verbs.h enum ibv_device_cap_flags): a SEND that

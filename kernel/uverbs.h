@@ -8,7 +8,7 @@
  * kernel raises when the SM or the control plane changes a port.
  *
  * The text of the attribute files and the event records are
- * lib/verbs_wire.h's; the device files (dev/, fast/) serve them as files.
+ * abi/verbs_wire.h's; the device files (dev/, fast/) serve them as files.
  */
 #ifndef IBEMU_KERNEL_UVERBS_H
 #define IBEMU_KERNEL_UVERBS_H
@@ -56,7 +56,7 @@ ssize_t uverbs_events_read(struct uverbs_events *ev, void *buf, size_t count);
 
 /*
  * One open of the device's command file: a verbs context's way to the
- * fabric (docs/verbs.md "Data path", lib/verbs_wire.h). It owns the QP
+ * fabric (docs/verbs.md "Data path", abi/verbs_wire.h). It owns the QP
  * numbers it created and a queue of records for the provider to read;
  * closing it frees both, so a crashed process's QPs vanish with it.
  */
@@ -90,7 +90,7 @@ int uverbs_ctx_ioctl(struct uverbs_ctx *c, unsigned cmd, void *arg);
 struct fabric *uverbs_ctx_fabric(const struct uverbs_ctx *c);
 
 /*
- * The direct path (uverbs_direct.c, lib/verbs_inbox.h, docs/verbs.md
+ * The direct path (uverbs_direct.c, abi/verbs_inbox.h, docs/verbs.md
  * "The direct path"). A context's transport says whether it takes
  * senders' packets in an inbox of its own, and when it has handed over
  * everything it was given (@drained; NULL: it takes none, and its inbox

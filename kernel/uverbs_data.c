@@ -12,11 +12,11 @@
 #include <malloc.h>
 #include <string.h>
 
+#include "abi/verbs_wire.h"
 #include "fabric/port.h"
 #include "kernel/uverbs.h"
 #include "kernel/uverbs_priv.h"
 #include "lib/log.h"
-#include "lib/verbs_wire.h"
 
 /* QP numbers are 24 bits; 0 and 1 are the special QPs (IBA 10.2.5). */
 #define QPN_MASK	0xffffffu

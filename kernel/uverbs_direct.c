@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The direct path (lib/verbs_inbox.h, docs/verbs.md "The direct path"): a
+ * The direct path (abi/verbs_inbox.h, docs/verbs.md "The direct path"): a
  * context that sends to another asks (FAST_VDIRECT) whether its packets
  * may skip the packet engine. uverbs_direct_route checks the way as the
  * engine would take it; then the receiver gets an inbox (a page of
@@ -32,6 +32,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "abi/verbs_inbox.h"
+#include "abi/verbs_wire.h"
 #include "fabric/fabric.h"
 #include "fabric/pma.h"
 #include "fabric/port.h"
@@ -39,8 +41,6 @@
 #include "kernel/uverbs_priv.h"
 #include "lib/log.h"
 #include "lib/shm.h"
-#include "lib/verbs_inbox.h"
-#include "lib/verbs_wire.h"
 
 /*
  * Bounds (README "Limits"): inboxes, each a page of bindings and an
@@ -165,7 +165,7 @@ static void fold(struct direct_inbox *ib, struct direct_sub *s)
 /* Take the grant of @s back: nothing its sender writes after this is
  * taken (the receiver reads to the limit only). No wait for the sender:
  * one in the middle of a write finds out from the sub-ring's limit
- * whether its record made it (lib/verbs_inbox.h), so one stopped there,
+ * whether its record made it (abi/verbs_inbox.h), so one stopped there,
  * or hostile, holds nobody up. */
 static void take_back(struct direct_inbox *ib, struct direct_sub *s)
 {
@@ -302,7 +302,7 @@ static bool bind_sub(struct direct_inbox *ib, struct direct_sub *s, struct uverb
 	if (!++net->next_gen)
 		net->next_gen++;	/* 0 says a free slot */
 	/* Rewritten under a cleared gen: the receiver reads it as a
-	 * sequence lock (lib/verbs_inbox.h). */
+	 * sequence lock (abi/verbs_inbox.h). */
 	__atomic_store_n(&b->gen, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&b->limit, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&b->open, 1, __ATOMIC_RELAXED);

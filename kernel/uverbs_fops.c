@@ -4,7 +4,7 @@
  * files"), in two halves as the work divides:
  *
  * uverbs_ctx_fops, a verbs context: packet records written and read
- * (lib/verbs_wire.h), the QP ioctls. What every transport carries to
+ * (abi/verbs_wire.h), the QP ioctls. What every transport carries to
  * the emulator that owns the ports: the fast path serves it, and an
  * attached host forwards it (fast/remote_verbs.c).
  *
@@ -28,9 +28,9 @@
 #include <poll.h>
 #include <string.h>
 
+#include "abi/verbs_wire.h"
 #include "kernel/kfile.h"
 #include "kernel/uverbs.h"
-#include "lib/verbs_wire.h"
 
 /* ---- a context ---------------------------------------------------------- */
 

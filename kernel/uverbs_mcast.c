@@ -102,7 +102,7 @@ int uverbs_mcast_attach(struct uverbs_dev *d, struct uverbs_qp *q,
 		return -EINVAL;
 	if (find(d, q, a->mlid, a->gid) >= 0)
 		return 0;
-	/* The limits the device states (lib/verbs_wire.h): a group is a
+	/* The limits the device states (abi/verbs_wire.h): a group is a
 	 * GID some QP is attached to. */
 	n = group_count(d, a->gid, false);
 	if (d->mcast->len >= VERBS_MAX_MCAST_ATTACH || (n && *n >= VERBS_MAX_MCAST_QP_ATTACH) ||

@@ -7,9 +7,9 @@
 #ifndef IBEMU_KERNEL_UVERBS_PRIV_H
 #define IBEMU_KERNEL_UVERBS_PRIV_H
 
+#include "abi/verbs_wire.h"
 #include "kernel/kfile.h"
 #include "kernel/uverbs.h"
-#include "lib/verbs_wire.h"
 
 struct uverbs_dev {
 	struct uverbs *uv;
@@ -102,7 +102,7 @@ enum upper_verdict uverbs_on_data(void *ctx, struct port *in, const struct mad_p
 enum upper_verdict uverbs_qp_deliver(struct uverbs_qp *q, struct port *in,
 				     const struct mad_pkt *p);
 
-/* uverbs_mcast.c: multicast attachments (lib/verbs_wire.h
+/* uverbs_mcast.c: multicast attachments (abi/verbs_wire.h
  * VERBS_IOC_MCAST_*) and the copies of a multicast packet. */
 void uverbs_mcast_init(struct uverbs_dev *d);
 void uverbs_mcast_clear(struct uverbs_dev *d);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Many hosts over ssh (docs/many-hosts.md): the fast path's channels
- * (lib/fast_wire.h), each a SOCK_SEQPACKET socket whose messages may carry
+ * (abi/fast_wire.h), each a SOCK_SEQPACKET socket whose messages may carry
  * an fd, carried over one byte stream: ssh's standard input and output
  * between `ibemu run --remote ssh://...` on the attaching host and
  * `ibemu bridge NAME` beside the owning emulator.

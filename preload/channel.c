@@ -15,9 +15,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "preload/fast.h"	/* first: real_close, for lib/fd_pass.h */
-#include "lib/fast_wire.h"
-#include "lib/fd_pass.h"
+#include "abi/fast_wire.h"
+#include "abi/fd_pass.h"
+#include "preload/fast.h"	/* first: real_close, for abi/fd_pass.h */
 
 unsigned fast_gen;
 

@@ -14,9 +14,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "preload/fast.h"	/* first: real_close, for lib/fd_pass.h */
-#include "lib/fast_wire.h"
-#include "lib/fd_pass.h"
+#include "abi/fast_wire.h"
+#include "abi/fd_pass.h"
+#include "preload/fast.h"	/* first: real_close, for abi/fd_pass.h */
 
 #define HDR_MIN		56	/* struct ib_user_mad_hdr_old: no header is shorter */
 #define UMAD_MAGIC	0x1b	/* IB_IOCTL_MAGIC */
@@ -62,7 +62,7 @@ static ssize_t take(int fd, const struct fast_pkt *h, void *buf, size_t count)
 }
 
 /* The FAST_F_HELD mark was peeked: take it; -EINPROGRESS says to send
- * FAST_PUSH (lib/fast_wire.h). */
+ * FAST_PUSH (abi/fast_wire.h). */
 static ssize_t held(int fd)
 {
 	struct fast_pkt h;

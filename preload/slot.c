@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The slot, the client's end (lib/fast_wire.h, docs/fast-path.md "The
+ * The slot, the client's end (abi/fast_wire.h, docs/fast-path.md "The
  * slot"): a write or an ioctl put in memory the emulator maps too. While
  * the emulator looks at its slots (it does for a while after each
  * request) the request and its answer cost no system call; otherwise one
@@ -19,7 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "lib/fast_wire.h"
+#include "abi/fast_wire.h"
 #include "preload/fast.h"
 
 /* While asleep, how often to ask whether the emulator is still there. */

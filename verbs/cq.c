@@ -22,7 +22,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "lib/verbs_ring.h"
+#include "abi/verbs_ring.h"
 #include "verbs/provider.h"
 
 /* Empty polls in a row between two sched_yield()s (ibemu_poll_cq): a few
@@ -176,7 +176,7 @@ int ibemu_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	 * need it to bring what it waits for, on a machine of few cores.
 	 */
 	if (!__atomic_load_n(&cq->count, __ATOMIC_ACQUIRE) && ctx->ring) {
-		/* The fast path's ring (lib/verbs_ring.h): what it holds is
+		/* The fast path's ring (abi/verbs_ring.h): what it holds is
 		 * ours to take, here, with a load to see that it is there;
 		 * the fast reader, seeing us poll, leaves it to us. */
 		__atomic_store_n(&ctx->polls, ctx->polls + 1, __ATOMIC_RELAXED);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The direct path (docs/verbs.md "The direct path", lib/verbs_inbox.h):
+ * The direct path (docs/verbs.md "The direct path", abi/verbs_inbox.h):
  * a QP whose packets the daemon has found nothing to do with (no fault
  * rule, no capture, a path that holds) writes them into the receiving
  * context's inbox itself, and the receiver takes them there as it takes
@@ -11,7 +11,7 @@
  * changes; a QP without one sends through it, as before. The receiver
  * trusts only its binding page, which no sender maps: it takes from a
  * sub-ring the packets its binding lets through, with the binding's
- * fields, up to the limit of a grant taken back (lib/verbs_inbox.h).
+ * fields, up to the limit of a grant taken back (abi/verbs_inbox.h).
  *
  * Order, for each QP: a grant is asked for only when nothing of the
  * context's waits for the daemon (and the daemon gives one only when the
@@ -31,8 +31,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "lib/fast_wire.h"
-#include "lib/verbs_inbox.h"
+#include "abi/fast_wire.h"
+#include "abi/verbs_inbox.h"
 #include "verbs/provider.h"
 
 /* After a refusal, the QP asks again no sooner than this (and twice as
@@ -249,7 +249,7 @@ static struct verbs_sub *rx_sub(const struct ibemu_context *ctx, unsigned i)
 }
 
 /* Binding @i as the daemon wrote it for sub-ring @gen, read as a sequence
- * lock (lib/verbs_inbox.h): false while it is rewritten, or another's. */
+ * lock (abi/verbs_inbox.h): false while it is rewritten, or another's. */
 static bool read_bind(const struct verbs_inbox *ib, unsigned i, uint32_t gen, struct verbs_bind *o)
 {
 	const struct verbs_bind *b = &ib->bind[i];

@@ -3,10 +3,10 @@
  * The data path over the emulator's fast socket (docs/verbs.md "Data
  * path"): where the program runs with $IBEMU_FAST (ibemu run and exec,
  * a host of run --hosts, an attached host), a context opens its command
- * file there as well (FAST_OPEN by its sysfs path, lib/fast_wire.h): its
+ * file there as well (FAST_OPEN by its sysfs path, abi/fast_wire.h): its
  * packet records go as FAST_WRITE requests and its QP ioctls as
  * FAST_IOCTL on that channel, and what the daemon queues for it comes as
- * records in a ring both map (lib/verbs_ring.h): a program that polls
+ * records in a ring both map (abi/verbs_ring.h): a program that polls
  * its CQ takes them itself (ibemu_ring_take), a thread of ours when it
  * does not (an attached host's channel has no ring: they come as
  * datagrams on the data socket). No FUSE request either way: a Unix
@@ -28,9 +28,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "lib/fast_wire.h"
-#include "lib/fd_pass.h"
-#include "lib/verbs_ring.h"
+#include "abi/fast_wire.h"
+#include "abi/fd_pass.h"
+#include "abi/verbs_ring.h"
 #include "verbs/provider.h"
 
 _Static_assert(FAST_SEND_MAX <= FAST_INLINE_MAX, "a FAST_WRITE of packets fits a request");

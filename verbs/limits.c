@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The device's limits on PDs, MRs, CQs, AHs and SRQs (lib/verbs_wire.h
+ * The device's limits on PDs, MRs, CQs, AHs and SRQs (abi/verbs_wire.h
  * VERBS_MAX_*, what ibv_query_device says), kept per open context: each
  * create is counted first and refused with ENOMEM at the limit, as an HCA
  * driver refuses one past its tables; each destroy that succeeds gives

@@ -3,7 +3,7 @@
  * ibv_attach_mcast and ibv_detach_mcast (docs/verbs.md "Multicast"): the
  * daemon keeps the attachments and gives an attached UD QP a copy of
  * each packet to the group that reaches its port; the checks and errors
- * are the kernel's, made there (lib/verbs_wire.h VERBS_IOC_MCAST_*).
+ * are the kernel's, made there (abi/verbs_wire.h VERBS_IOC_MCAST_*).
  */
 #include "config.h"
 

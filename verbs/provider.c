@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/verbs_wire.h"
+#include "abi/verbs_wire.h"
 #include "verbs/provider.h"
 
 void ibemu_err(const char *fmt, ...)
@@ -32,7 +32,7 @@ void ibemu_err(const char *fmt, ...)
 	fprintf(stderr, "libibemu: %s\n", line);
 }
 
-/* Our event numbers are libibverbs' (lib/verbs_wire.h). */
+/* Our event numbers are libibverbs' (abi/verbs_wire.h). */
 _Static_assert((int)VERBS_EV_PORT_ACTIVE == (int)IBV_EVENT_PORT_ACTIVE, "PORT_ACTIVE");
 _Static_assert((int)VERBS_EV_PORT_ERR == (int)IBV_EVENT_PORT_ERR, "PORT_ERR");
 _Static_assert((int)VERBS_EV_LID_CHANGE == (int)IBV_EVENT_LID_CHANGE, "LID_CHANGE");

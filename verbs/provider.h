@@ -2,7 +2,7 @@
 /*
  * The ibemu libibverbs provider (docs/verbs.md): every emulated CA is a
  * device whose attributes and async events come from the ibemu daemon's
- * files in the device's sysfs directory (lib/verbs_wire.h).
+ * files in the device's sysfs directory (abi/verbs_wire.h).
  *
  * The data path: the provider is the HCA's transport layer (QPs, RC
  * reliability, memory keys) and the daemon the wire. All data-path state
@@ -14,11 +14,11 @@
 
 #include <pthread.h>
 
-#include "lib/verbs_inbox.h"
-#include "lib/verbs_wire.h"
+#include "abi/verbs_inbox.h"
+#include "abi/verbs_wire.h"
 #include "verbs/abi.h"
 
-/* Limits the device reports (lib/verbs_wire.h) that the provider keeps. */
+/* Limits the device reports (abi/verbs_wire.h) that the provider keeps. */
 #define IBEMU_MAX_SGE		VERBS_MAX_SGE
 #define IBEMU_MAX_WR		VERBS_MAX_QP_WR
 #define IBEMU_MAX_CQE		VERBS_MAX_CQE
@@ -79,11 +79,11 @@ struct ibemu_context {
 	 * fast_lock holds a request to its answer. */
 	int fast_chan, fast_data;
 	pthread_mutex_t fast_lock;
-	/* Its receive ring (lib/verbs_ring.h), or NULL; polls: empty CQ
+	/* Its receive ring (abi/verbs_ring.h), or NULL; polls: empty CQ
 	 * polls so far, which the fast reader watches (thread.c). */
 	struct verbs_ring *ring;
 	unsigned long polls;
-	/* The direct path (direct.c, lib/verbs_inbox.h): this context's
+	/* The direct path (direct.c, abi/verbs_inbox.h): this context's
 	 * binding page (NULL until a sender was bound to it) and its
 	 * eventfd; its slots' sub-rings, each mapped at a fixed place of
 	 * @rx_area (anonymous zeros while none: a look at it unlocked is

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * query_device_ex and query_port: the daemon's "name value" files
- * (lib/verbs_wire.h) parsed through a table of the libibverbs fields they
+ * (abi/verbs_wire.h) parsed through a table of the libibverbs fields they
  * fill, so a name means the same on both sides.
  */
 #include "config.h"
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/verbs_wire.h"
+#include "abi/verbs_wire.h"
 #include "verbs/provider.h"
 
 enum field_kind { F_UINT, F_BE64, F_STR };

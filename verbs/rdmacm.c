@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rdma_cm in namespace mode (docs/rdmacm.md "Namespace mode",
- * lib/ucma_wire.h). librdmacm has no provider interface: it opens
+ * abi/ucma_wire.h). librdmacm has no provider interface: it opens
  * /dev/infiniband/rdma_cm, checks that it is a character device and
  * writes its commands there, and the kernel answers by writing into the
  * caller's memory. Namespace mode has no character device of ours, so
@@ -40,7 +40,7 @@
 
 #include <rdma/rdma_user_cm.h>
 
-#include "lib/ucma_wire.h"
+#include "abi/ucma_wire.h"
 #include "verbs/provider.h"
 
 /* The rdma_cm fds librdmacm holds (one an event channel, and a

@@ -3,7 +3,7 @@
  * The wire to the daemon and the two threads of a context.
  *
  * Packets go out in VERBS_IOC_SEND ioctls of whole records on the command
- * file (lib/verbs_wire.h), gathered while the context's lock is held and
+ * file (abi/verbs_wire.h), gathered while the context's lock is held and
  * sent before it is let go. The reader thread blocks in read() on the
  * same file and hands each packet to its QP; it also answers the daemon's
  * upcalls (cq.c). The timer thread sleeps until the nearest RC deadline.
@@ -24,8 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/fast_wire.h"
-#include "lib/verbs_ring.h"
+#include "abi/fast_wire.h"
+#include "abi/verbs_ring.h"
 #include "verbs/provider.h"
 
 /* A read of at most this much: one FUSE request (its max_read is more),
@@ -56,7 +56,7 @@ int ibemu_ioc(struct ibemu_context *ctx, unsigned long cmd, void *arg)
  * takes the packets and drops them for it). */
 #define RETRY_HELD_US	50000
 
-/* Packets go by ioctl, never write: lib/verbs_wire.h says why. Held back
+/* Packets go by ioctl, never write: abi/verbs_wire.h says why. Held back
  * (EAGAIN: a receiver is full, docs/verbs.md "Flow control"), they stay
  * until a credit comes or the timer asks again; nothing here waits. */
 void ibemu_flush(struct ibemu_context *ctx)
@@ -277,7 +277,7 @@ static bool wait_socket(struct ibemu_context *ctx, char *buf, int ms)
 
 		if ((size_t)n < sizeof(h))
 			continue;	/* a wake-up */
-		/* Records, after their header (lib/fast_wire.h): a context's
+		/* Records, after their header (abi/fast_wire.h): a context's
 		 * reads are inline and never held (SOCK_AHEAD_BYTES is far
 		 * past the socket's own room). */
 		memcpy(&h, buf, sizeof(h));

@@ -1,5 +1,5 @@
 #!/bin/bash
-# `ibemu ctl` through the fast socket (FAST_CTL, lib/fast_wire.h): what
+# `ibemu ctl` through the fast socket (FAST_CTL, abi/fast_wire.h): what
 # `ibemu run --remote` gives its programs as IBEMU_CTL, where a container
 # may see no other socket (many-hosts.sh checks it from host B). Here, on
 # one host: the same answers as through the control socket, a dump far

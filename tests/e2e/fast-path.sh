@@ -1,5 +1,5 @@
 #!/bin/bash
-# The fast path's server (docs/fast-path.md, lib/fast_wire.h): inside
+# The fast path's server (docs/fast-path.md, abi/fast_wire.h): inside
 # `ibemu run`, $IBEMU_FAST is a SOCK_SEQPACKET socket where a client opens
 # umad0, registers an agent, writes SMPs and reads the answers from its
 # data socket. The same client through the FUSE file gets the same answer.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The fast path's slot (docs/fast-path.md "The slot", lib/fast_wire.h):
+# The fast path's slot (docs/fast-path.md "The slot", abi/fast_wire.h):
 # writes and ioctls in memory the emulator maps too. The protocol as a raw
 # client sees it (FAST_SLOT, a request and its answer there, FAST_RING,
 # what is refused), then the library's waits: a write made while the

@@ -1,20 +1,20 @@
-# The fast path's channel as a raw client sees it (lib/fast_wire.h), for
+# The fast path's channel as a raw client sees it (abi/fast_wire.h), for
 # the tests that speak the protocol itself (fast-path.sh, fast-slot.sh):
 # they run `python3` with this folder on PYTHONPATH.
 import array, os, re, socket, struct
 
 REQ = "=IIIIQ"          # struct fast_req
 
-# The ops, from lib/fast_wire.h's enum fast_op itself: FAST_OPEN = 1 is
+# The ops, from abi/fast_wire.h's enum fast_op itself: FAST_OPEN = 1 is
 # OPEN here, and so on (a renumbering there cannot leave the tests behind).
-with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib",
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "abi",
                        "fast_wire.h")) as _h:
     _text = _h.read()
     for _name, _value in re.findall(r"^\s*FAST_([A-Z_]+)\s*=\s*(\d+),", _text, re.M):
         globals()[_name] = int(_value)
     VERSION = int(re.search(r"^#define FAST_VERSION\s+(\d+)", _text, re.M).group(1))
 for _need in ("OPEN", "WRITE", "IOCTL", "SYNC", "ATTACH", "HOST", "ADOPT", "SLOT", "RING", "PUSH"):
-    assert _need in globals(), "lib/fast_wire.h has no FAST_" + _need
+    assert _need in globals(), "abi/fast_wire.h has no FAST_" + _need
 
 
 def chan():

@@ -71,13 +71,13 @@ def resize(name, fd, grown):
             print("%s %s: %s" % (name, what, os.strerror(e.errno)))
 ret, memfd = ask(s, SLOT)
 resize("slot", memfd, 1 << 20)
-# A verbs context's receive ring (lib/verbs_ring.h): sealed the same way.
+# A verbs context's receive ring (abi/verbs_ring.h): sealed the same way.
 v = chan()
 ret, vdata = ask(v, OPEN, 2, b"infiniband_verbs/uverbs0/ibemu_cmd")
 ret, ring = ask(v, VRING)
 print("verbs ring: ret %d, memfd %s" % (ret, ring is not None))
 resize("ring", ring, 1 << 22)
-# The direct path's requests (lib/verbs_inbox.h) with what no provider sends.
+# The direct path's requests (abi/verbs_inbox.h) with what no provider sends.
 print("vdirect short: %d" % ask(v, VDIRECT, 0, b"abc")[0])
 print("vdirect garbage: %d" % ask(v, VDIRECT, 0, b"\xff" * 256)[0])
 print("vinbox none: %d %d" % (ask(v, VINBOX, 0, struct.pack("=Q", 0))[0],

@@ -1,14 +1,15 @@
 #!/bin/bash
 # The layers include one way (README "Layout"): cli -> fast -> dev ->
-# ctl -> kernel -> topologies -> fabric -> lib, and the device files need
-# nothing of the control plane. A file that includes a header of a layer
-# above its own (or dev/ one of ctl/) fails this test, naming the line.
-# The verbs provider, loaded into other programs, includes only lib/ and
-# itself. And the map stays true: every `dir/file.c:name` the README and
+# ctl -> kernel -> topologies -> fabric -> lib -> abi, and the device
+# files need nothing of the control plane. A file that includes a header
+# of a layer above its own (or dev/ one of ctl/) fails this test, naming
+# the line. The verbs provider and the preloaded library, loaded into
+# other programs, include only abi/ (what they and the daemon say to each
+# other) and themselves. And the map stays true: every `dir/file.c:name` the README and
 # docs/ point at is defined in that file.
 . "$(dirname "$0")/lib.sh"
 SRC="$(cd "$(dirname "$0")/../.." && pwd)"
-ORDER="lib fabric topologies kernel ctl dev fast cli"
+ORDER="abi lib fabric topologies kernel ctl dev fast cli"
 
 rank() { local i=0 l; for l in $ORDER; do [ "$l" = "$1" ] && { echo $i; return; }; i=$((i + 1)); done; echo -1; }
 bad=""
@@ -31,19 +32,19 @@ for f in "$SRC"/verbs/*.[ch]; do
 	[ -e "$f" ] || continue
 	while IFS=: read -r line inc; do
 		inc=${inc#\#include \"}
-		case "${inc%%/*}" in lib | verbs) ;; *) vbad="$vbad ${f#"$SRC"/}:$line" ;; esac
+		case "${inc%%/*}" in abi | verbs) ;; *) vbad="$vbad ${f#"$SRC"/}:$line" ;; esac
 	done < <(grep -n '^#include "[a-z]*/' "$f")
 done
-[ -z "$vbad" ] && pass "the provider includes only lib/ and verbs/" || fail "provider includes:$vbad"
-# The fast path's library, loaded into every program: lib/ and its own.
+[ -z "$vbad" ] && pass "the provider includes only abi/ and verbs/" || fail "provider includes:$vbad"
+# The fast path's library, loaded into every program: abi/ and its own.
 pbad=""
 for f in "$SRC"/preload/*.[ch]; do
 	while IFS=: read -r line inc; do
 		inc=${inc#\#include \"}
-		case "${inc%%/*}" in lib | preload) ;; *) pbad="$pbad ${f#"$SRC"/}:$line" ;; esac
+		case "${inc%%/*}" in abi | preload) ;; *) pbad="$pbad ${f#"$SRC"/}:$line" ;; esac
 	done < <(grep -n '^#include "[a-z]*/' "$f")
 done
-[ -e "$SRC/preload/wrap.c" ] && [ -z "$pbad" ] && pass "the preloaded library includes only lib/ and preload/" ||
+[ -e "$SRC/preload/wrap.c" ] && [ -z "$pbad" ] && pass "the preloaded library includes only abi/ and preload/" ||
 	fail "preload includes:${pbad:- no preload/wrap.c}"
 # A function's definition (its name starts a line whose declaration
 # reaches a '{' before any ';': not a prototype), a table or a macro.

@@ -3,7 +3,7 @@
 # item 17): host B reads an attribute of its sysfs while A's emulator is
 # stopped; the read fails with EIO after the answer timeout (10 s); A goes
 # on, and its late answer must not become the answer to B's next request.
-# Requests and answers carry a tag (lib/fast_wire.h): the late one is
+# Requests and answers carry a tag (abi/fast_wire.h): the late one is
 # dropped. Before, every read after it got the answer of the one before.
 . "$(dirname "$0")/lib.sh"
 

@@ -1,6 +1,6 @@
 # A hostile sender of the direct path (tests/e2e/verbs-hostile.sh), as a
 # program could be: it speaks the fast path's protocol itself
-# (lib/fast_wire.h), takes a grant to send to the victim's UD QP, maps
+# (abi/fast_wire.h), takes a grant to send to the victim's UD QP, maps
 # every piece of memory it is given, and writes records into all of it:
 #
 # phase 1: packets with another source QP, a wrong Q_Key, a forged SLID;
@@ -17,9 +17,9 @@
 # Run inside `ibemu run -c -a host1 -a host3` with this folder on
 # PYTHONPATH: verbs_attack.py VICTIM_LID VICTIM_QPN GRANT_SECONDS (how
 # long it asks for a grant; without one it sends "STOP" and ends).
-# Layouts: struct verbs_wire_pkt is 128 bytes (lib/verbs_wire.h: sl at 9,
+# Layouts: struct verbs_wire_pkt is 128 bytes (abi/verbs_wire.h: sl at 9,
 # slid 12, dlid 14, sqpn 20, dqpn 24, qkey 32, len 124); a sub-ring's head
-# is at 0, its data at 4096 (lib/verbs_inbox.h). Before the sub-rings had
+# is at 0, its data at 4096 (abi/verbs_inbox.h). Before the sub-rings had
 # memfds of their own, one memfd held 8 of them after a 4096-byte header,
 # each with its packets and dwords counts at 136 and 144: both are tried.
 import mmap, os, struct, sys, time

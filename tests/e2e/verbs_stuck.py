@@ -1,6 +1,6 @@
 # A hostile sender of the direct path (tests/e2e/verbs-direct.sh): it
 # takes a grant, then writes what it likes over the words the daemon
-# writes in its sub-ring (lib/verbs_inbox.h: grant at 128, closed at 132,
+# writes in its sub-ring (abi/verbs_inbox.h: grant at 128, closed at 132,
 # limit at 144 of the header of a memfd of its own, which the grant's
 # answer passes), as one stopped in the middle of a write would leave
 # them or worse. The daemon waits for no sender: control commands go on,

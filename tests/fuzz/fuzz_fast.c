@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the fast socket, as a hostile local client sees it
- * (lib/fast_wire.h, fast/fastpath.c): request datagrams of any bytes on
+ * (abi/fast_wire.h, fast/fastpath.c): request datagrams of any bytes on
  * channels it connects, with fds passed beside them (a memfd of the
  * record's bytes, two of them, a data socket it was given, an unrelated
  * socket), and writes into the shared slot of any bytes at any offset,
@@ -34,14 +34,14 @@
 
 #include "tests/fuzz/fuzz.h"
 
+#include "abi/fast_wire.h"
+#include "abi/fd_pass.h"
 #include "dev/sysfs.h"
 #include "dev/vfs.h"
 #include "fabric/configure.h"
 #include "fast/fastpath.h"
 #include "kernel/umad.h"
 #include "kernel/uverbs.h"
-#include "lib/fast_wire.h"
-#include "lib/fd_pass.h"
 #include "lib/fds.h"
 #include "lib/timerq.h"
 #include "topologies/topo.h"

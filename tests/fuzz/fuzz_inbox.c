@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: what a hostile sender of the verbs direct path can
- * put in its sub-ring (lib/verbs_inbox.h, docs/verbs.md "The direct
+ * put in its sub-ring (abi/verbs_inbox.h, docs/verbs.md "The direct
  * path"), read as the receiving provider reads it (verbs_sub_end,
  * verbs_sub_walk: the code verbs/direct.c runs). The input gives a
  * binding, the receiver's tail, the sender's head, whether the grant
@@ -19,7 +19,7 @@
 
 #include "tests/fuzz/fuzz.h"
 
-#include "lib/verbs_inbox.h"
+#include "abi/verbs_inbox.h"
 
 struct seen {
 	const struct verbs_bind *b;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: a verbs context's command file, as a provider (or a
- * process writing it by hand) may drive it (lib/verbs_wire.h,
+ * process writing it by hand) may drive it (abi/verbs_wire.h,
  * kernel/uverbs.c): two contexts, on host1's and host3's HCAs of a
  * configured default fabric, creating, setting and destroying QPs,
  * sending packet records of any bytes or of fields the input picks (a
@@ -19,12 +19,12 @@
 
 #include "tests/fuzz/fuzz.h"
 
+#include "abi/verbs_wire.h"
 #include "fabric/configure.h"
 #include "fabric/port.h"
 #include "kernel/umad.h"
 #include "kernel/uverbs.h"
 #include "lib/timerq.h"
-#include "lib/verbs_wire.h"
 #include "topologies/topo.h"
 
 #define QPS	8

@@ -2,12 +2,12 @@
 /*
  * fast_smp fast|fuse SECONDS: a directed-route SubnGet(NodeInfo) to the
  * local port, over and over for SECONDS, through the fast path's socket
- * ($IBEMU_FAST, lib/fast_wire.h) or through /dev/infiniband/umad0 with
+ * ($IBEMU_FAST, abi/fast_wire.h) or through /dev/infiniband/umad0 with
  * plain syscalls (write, poll, read): the same client on both transports,
  * so the rates compare. Prints the first answer's node type and GUID,
  * then "TRANSPORT: N round trips, R/s". Exit 1 on any wrong answer.
  */
-#define _GNU_SOURCE	/* memfd_create, in lib/fd_pass.h */
+#define _GNU_SOURCE	/* memfd_create, in abi/fd_pass.h */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -24,8 +24,8 @@
 #include <endian.h>
 #include <rdma/ib_user_mad.h>
 
-#include "lib/fast_wire.h"
-#include "lib/fd_pass.h"
+#include "abi/fast_wire.h"
+#include "abi/fd_pass.h"
 
 #define MAD_SIZE 256
 

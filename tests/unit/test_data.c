@@ -7,10 +7,10 @@
  */
 #include "config.h"
 
+#include "abi/verbs_wire.h"
 #include "fabric/configure.h"
 #include "fabric/pma.h"
 #include "fabric/port.h"
-#include "lib/verbs_wire.h"
 #include "testfab.h"
 
 struct env {

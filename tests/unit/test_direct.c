@@ -12,11 +12,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "abi/verbs_inbox.h"
+#include "abi/verbs_wire.h"
 #include "fabric/configure.h"
 #include "fabric/port.h"
 #include "kernel/uverbs.h"
-#include "lib/verbs_inbox.h"
-#include "lib/verbs_wire.h"
 #include "testfab.h"
 
 #define QKEY	0x11111111u

@@ -14,11 +14,11 @@
 #include <fcntl.h>
 #include <poll.h>
 
+#include "abi/verbs_wire.h"
 #include "fast/remote_priv.h"
 #include "kernel/kfile.h"
 #include "kernel/umad.h"
 #include "kernel/uverbs.h"
-#include "lib/verbs_wire.h"
 #include "testfab.h"
 
 struct env {
@@ -220,8 +220,8 @@ static void test_kinds(void **state)
 		assert_int_equal(f->chardev, k->chardev);
 		assert_int_equal(f->everyone, k->everyone);
 		assert_int_equal(f->code, 0);
-		assert_true(remote_forwards(f));
-		assert_false(remote_forwards(k));
+		assert_true(f->forwards);
+		assert_false(k->forwards);
 	}
 	assert_null(kfile_kind(0));
 	assert_null(kfile_kind('d'));	/* the listing's directories */

@@ -5,7 +5,7 @@
  * that a program polling its CQ finds its packets with a load and takes
  * them on its own thread, no system call and no other thread's wake-up
  * between the wire and the completion. The daemon writes whole records
- * (lib/verbs_wire.h) at head and moves head on; the provider reads them at
+ * (abi/verbs_wire.h) at head and moves head on; the provider reads them at
  * tail and moves tail on; each index only grows (bytes since the start),
  * the byte of index i is data[i % VERBS_RING_DATA]. A record never wraps:
  * where one would not fit before the end, the daemon writes a PAD record
@@ -22,13 +22,13 @@
  *
  * Header only, for both ends; all in the host's byte order.
  */
-#ifndef IBEMU_LIB_VERBS_RING_H
-#define IBEMU_LIB_VERBS_RING_H
+#ifndef IBEMU_ABI_VERBS_RING_H
+#define IBEMU_ABI_VERBS_RING_H
 
 #include <stdint.h>
 #include <string.h>
 
-#include "lib/verbs_wire.h"
+#include "abi/verbs_wire.h"
 
 #define VERBS_RING_DATA		(1u << 19)	/* a power of two: 512 KiB */
 #define VERBS_RING_BYTES	(4096 + VERBS_RING_DATA)

@@ -26,8 +26,8 @@
  * The file is absent in CUSE mode, where /dev/infiniband/rdma_cm is a
  * character device of ours: the provider then stays out of the way.
  */
-#ifndef IBEMU_LIB_UCMA_WIRE_H
-#define IBEMU_LIB_UCMA_WIRE_H
+#ifndef IBEMU_ABI_UCMA_WIRE_H
+#define IBEMU_ABI_UCMA_WIRE_H
 
 #include <stdint.h>
 #include <sys/ioctl.h>

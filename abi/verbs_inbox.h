@@ -48,14 +48,14 @@
  * Sequentially consistent atomics throughout, as verbs_ring.h. Header
  * only, for both ends; all in the host's byte order.
  */
-#ifndef IBEMU_LIB_VERBS_INBOX_H
-#define IBEMU_LIB_VERBS_INBOX_H
+#ifndef IBEMU_ABI_VERBS_INBOX_H
+#define IBEMU_ABI_VERBS_INBOX_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "lib/verbs_ring.h"
+#include "abi/verbs_ring.h"
 
 #define VERBS_INBOX_SUBS	8
 #define VERBS_SUB_DATA		(1u << 18)	/* a power of two: 256 KiB */
@@ -100,7 +100,7 @@ struct verbs_inbox {
 #define VERBS_INBOX_BYTES	4096
 _Static_assert(sizeof(struct verbs_inbox) <= VERBS_INBOX_BYTES, "a binding page's layout");
 
-/* FAST_VDIRECT's answer (lib/fast_wire.h), with the sub-ring's memfd: the
+/* FAST_VDIRECT's answer (abi/fast_wire.h), with the sub-ring's memfd: the
  * slot @sub of inbox @peer while its grant is @grant; the fields of each
  * record as the daemon would set them (the receiver sets them again). */
 struct verbs_direct_grant {

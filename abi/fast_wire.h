@@ -13,8 +13,8 @@
  *
  * All fields are in the host's byte order: both ends are on one machine.
  */
-#ifndef IBEMU_LIB_FAST_WIRE_H
-#define IBEMU_LIB_FAST_WIRE_H
+#ifndef IBEMU_ABI_FAST_WIRE_H
+#define IBEMU_ABI_FAST_WIRE_H
 
 #include <errno.h>
 #include <stddef.h>
@@ -81,9 +81,9 @@ enum fast_op {
 			 * once what waited has gone in (as room allows) */
 	FAST_VRING = 15,	/* on a verbs command file's channel (arg 1: the
 				 * file takes the direct path's packets in an
-				 * inbox, lib/verbs_inbox.h): the answer
+				 * inbox, abi/verbs_inbox.h): the answer
 				 * passes a memfd of VERBS_RING_BYTES, a struct
-				 * verbs_ring (lib/verbs_ring.h) both ends map;
+				 * verbs_ring (abi/verbs_ring.h) both ends map;
 				 * what is queued for the file goes there from
 				 * then on. EOPNOTSUPP on an adopted channel */
 	FAST_VDIRECT = 16,	/* on a verbs command file's channel: payload a
@@ -91,7 +91,7 @@ enum fast_op {
 				 * the file would send; out: a struct
 				 * verbs_direct_grant, and the answer passes
 				 * the memfd of the sub-ring to write them in
-				 * (lib/verbs_inbox.h). EAGAIN: not now (they
+				 * (abi/verbs_inbox.h). EAGAIN: not now (they
 				 * go to the emulator) */
 	FAST_VINBOX = 17,	/* payload: a struct verbs_inbox_ask; arg: which
 				 * fd the answer passes, VERBS_INBOX_* (the

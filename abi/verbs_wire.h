@@ -20,8 +20,8 @@
  * ibv_device_attr and struct ibv_port_attr fields, with the same encodings
  * (IBA PortInfo values where verbs uses them as they are).
  */
-#ifndef IBEMU_LIB_VERBS_WIRE_H
-#define IBEMU_LIB_VERBS_WIRE_H
+#ifndef IBEMU_ABI_VERBS_WIRE_H
+#define IBEMU_ABI_VERBS_WIRE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -109,8 +109,8 @@ enum verbs_rec_type {
 	/* The receiver a refused VERBS_IOC_SEND (EAGAIN) waited for has
 	 * room again: send (kernel/uverbs_data.c, flow control). */
 	VERBS_REC_CREDIT = VERBS_REC_MAGIC | 4,
-	/* (5 is a ring's PAD, lib/verbs_ring.h.) Senders have been given
-	 * this context's inbox (lib/verbs_inbox.h): map it (FAST_VINBOX). */
+	/* (5 is a ring's PAD, abi/verbs_ring.h.) Senders have been given
+	 * this context's inbox (abi/verbs_inbox.h): map it (FAST_VINBOX). */
 	VERBS_REC_INBOX = VERBS_REC_MAGIC | 6,
 };
 

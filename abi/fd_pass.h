@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One fd passed beside a Unix socket message (SCM_RIGHTS): how the fast
- * path hands over data sockets and memfds (lib/fast_wire.h). Header only,
+ * path hands over data sockets and memfds (abi/fast_wire.h). Header only,
  * for both ends: the emulator (fast/fastpath.c) and the preloaded library
- * (preload/), which includes lib/ and nothing else. Its includer defines
+ * (preload/), which includes abi/ and nothing else. Its includer defines
  * _GNU_SOURCE (config.h does), for memfd_create.
  */
-#ifndef IBEMU_LIB_FD_PASS_H
-#define IBEMU_LIB_FD_PASS_H
+#ifndef IBEMU_ABI_FD_PASS_H
+#define IBEMU_ABI_FD_PASS_H
 
 #include <errno.h>
 #include <string.h>
@@ -19,6 +19,8 @@
  * library defines it as its real_close (it calls only libc's own). */
 #ifndef FD_PASS_CLOSE
 #define FD_PASS_CLOSE close
+#else
+int FD_PASS_CLOSE(int fd);	/* whichever header comes first */
 #endif
 
 union fd_cmsg {
@@ -81,7 +83,7 @@ static inline int fd_pass_take(struct msghdr *msg)
 
 /*
  * A memfd named @name holding @len bytes: a payload too long for one
- * datagram travels in one (lib/fast_wire.h FAST_F_MEMFD; lib/mux_wire.h
+ * datagram travels in one (abi/fast_wire.h FAST_F_MEMFD; lib/mux_wire.h
  * makes them again on the far side). -1 on failure, the memfd closed with
  * @close_fd (the preloaded library passes the real close).
  */
