@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/emu.h"
+#include "cli/emulator.h"
 #include "ctl/ctl.h"
 #include "ctl/ctl_client.h"
 

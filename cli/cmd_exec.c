@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/emu.h"
+#include "cli/emulator.h"
 #include "cli/exec_join.h"
 #include "cli/fastenv.h"
 #include "cli/netlink_trap.h"

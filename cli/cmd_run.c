@@ -29,7 +29,7 @@
 #include <glib-unix.h>
 
 #include "cli/cli.h"
-#include "cli/emu.h"
+#include "cli/emulator.h"
 #include "cli/fastenv.h"
 #include "cli/ipoib.h"
 #include "cli/nsinit.h"

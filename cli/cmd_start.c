@@ -36,7 +36,7 @@
 #include <glib-unix.h>
 
 #include "cli/cli.h"
-#include "cli/emu.h"
+#include "cli/emulator.h"
 #include "cli/hostmode.h"
 #include "ctl/ctl_client.h"
 #include "dev/cusedev.h"

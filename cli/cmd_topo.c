@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/emu.h"
+#include "cli/emulator.h"
 #include "lib/log.h"
 #include "topologies/topo.h"
 

@@ -9,7 +9,7 @@
  * cannot steer the fabric. Inside a user namespace (a run by a normal
  * user) root outside is unmapped and shows as the overflow uid: that one
  * is let in too, as only root can pass the 0600 socket of a user's 0700
- * directory besides the owner (cli/emu.c emu_ctl_dir_prepare). Requests
+ * directory besides the owner (cli/emulator.c emu_ctl_dir_prepare). Requests
  * are read and answers written without blocking the loop; a request may
  * be at most 64 KiB; at most 64 clients at once; a connection that moves
  * nothing for 10 s is closed. The fast path hands over channels whose

@@ -132,7 +132,7 @@ static struct attachment *attachment_new(struct attach_owner *o, const char *lab
 	a->hw = host_new(o->env->fabric, o->env->tq);
 	for (i = 0; nodes[i]; i++)
 		host_attach(a->hw, fabric_lookup(o->env->fabric, nodes[i]));
-	/* Its kernel's clients, in ib_core's order (cli/emu.c): ib_cm's
+	/* Its kernel's clients, in ib_core's order (cli/emulator.c): ib_cm's
 	 * agents first, the MAD layer, the verbs devices. */
 	a->ucma = ucma_new(a->hw);
 	a->r.ucma = a->ucma;

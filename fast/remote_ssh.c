@@ -34,7 +34,7 @@ struct remote_ssh {
 /*
  * ssh://[user@]host[:port]/NAME into ssh's arguments: $IBEMU_SSH (or
  * ssh), then ours, then `ibemu bridge NAME` to run there. NAME becomes a
- * word of a shell command there: only an emulator's name (emu.c) goes.
+ * word of a shell command there: only an emulator's name (emulator.c) goes.
  */
 static char **ssh_argv(const char *where, GError **err)
 {

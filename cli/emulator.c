@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The set-up shared by `ibemu run` and `ibemu start` (emu.h).
+ * The set-up shared by `ibemu run` and `ibemu start` (emulator.h).
  */
 #include "config.h"
 
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/emu.h"
+#include "cli/emulator.h"
 #include "ctl/capture.h"
 #include "fabric/configure.h"
 #include "lib/log.h"

@@ -4,8 +4,8 @@
  * alike: the fabric from its topology, the seed, the attached nodes, the
  * umad host and its verbs devices, the control socket and the scenario.
  */
-#ifndef IBEMU_CLI_EMU_H
-#define IBEMU_CLI_EMU_H
+#ifndef IBEMU_CLI_EMULATOR_H
+#define IBEMU_CLI_EMULATOR_H
 
 #include <glib.h>
 
