@@ -27,9 +27,6 @@ void cli_export_self(void);
 /* Our PATH becomes @envp's: execvpe() looks for the command in the
  * caller's PATH, not in the environment it gives it (main.c). */
 void cli_path_of(char **envp);
-/* A file this ibemu ships: @rel beside the binary (a build tree), else
- * @installed (where `make install` put it); NULL if neither is there. */
-char *cli_find_shipped(const char *rel, const char *installed);
 
 /* Is there a --help or -h before any "--"? */
 bool cli_wants_help(int argc, char **argv);

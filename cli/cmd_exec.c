@@ -5,11 +5,11 @@
  *   ibemu exec [--name NAME] [--host HOST] [--no-fast-path] [--] COMMAND...
  *   ibemu shell [--name NAME] [--host HOST] [--no-fast-path]
  *
- * The command runs in the run's user, mount and PID namespaces (cli/nsinit.h),
+ * The command runs in the run's user, mount and PID namespaces (ns/nsinit.h),
  * so it sees the same devices and sysfs and ends with the run; on the fast
  * path, as the run's own programs (cli/fastenv.h). In a run of hosts
- * (--hosts, cli/vhosts.h), on one of them: its mount, UTS and network
- * namespaces (cli/hostns.h); the first without --host. cli/cmd_ssh.c
+ * (--hosts, ns/vhosts.h), on one of them: its mount, UTS and network
+ * namespaces (ns/hostns.h); the first without --host. cli/cmd_ssh.c
  * joins the same way.
  */
 #include "config.h"
@@ -32,10 +32,10 @@
 #include "cli/emulator.h"
 #include "cli/exec_join.h"
 #include "cli/fastenv.h"
-#include "cli/netlink_trap.h"
-#include "cli/vhosts.h"
 #include "ctl/ctl.h"
 #include "ctl/ctl_client.h"
+#include "ns/netlink_trap.h"
+#include "ns/vhosts.h"
 
 
 /*

@@ -8,14 +8,14 @@
  *   ibemu run --remote WHERE --attach NODE... [-v] [--] [COMMAND...]
  *
  * The fabric, the umad devices and the mock sysfs exist for COMMAND and its
- * children (a private mount namespace, cli/nsmode.h; a PID namespace of its
- * own, cli/nsinit.h), and ibemu exits with COMMAND's status. Dynamically
+ * children (a private mount namespace, ns/nsmode.h; a PID namespace of its
+ * own, ns/nsinit.h), and ibemu exits with COMMAND's status. Dynamically
  * linked programs reach the umad files over the fast path (cli/fastenv.h).
  * With --remote the fabric is another emulator's, and this run is one
  * more host of it (fast/remote.h, docs/many-hosts.md). With --ipoib the
  * run has a network of its own with an interface per HCA port
- * (cli/ipoib.h). With --hosts it is a virtual cluster: hosts with
- * their own names, HCAs and networks (cli/vhosts.h).
+ * (ns/ipoib.h). With --hosts it is a virtual cluster: hosts with
+ * their own names, HCAs and networks (ns/vhosts.h).
  */
 #include "config.h"
 
@@ -31,15 +31,15 @@
 #include "cli/cli.h"
 #include "cli/emulator.h"
 #include "cli/fastenv.h"
-#include "cli/ipoib.h"
-#include "cli/nsinit.h"
-#include "cli/nsmode.h"
-#include "cli/vhosts.h"
 #include "dev/fusefs.h"
 #include "dev/sysfs.h"
 #include "fast/attach.h"
 #include "fast/fastpath.h"
 #include "fast/remote.h"
+#include "ns/ipoib.h"
+#include "ns/nsinit.h"
+#include "ns/nsmode.h"
+#include "ns/vhosts.h"
 
 struct run_state {
 	GMainLoop *loop;

@@ -37,13 +37,13 @@
 
 #include "cli/cli.h"
 #include "cli/emulator.h"
-#include "cli/hostmode.h"
 #include "ctl/ctl_client.h"
 #include "dev/cusedev.h"
 #include "dev/fusefs.h"
 #include "dev/sysfs.h"
 #include "fast/remote.h"
 #include "lib/log.h"
+#include "ns/hostmode.h"
 
 #define DEVICES_TIMEOUT_MS 10000
 #define STOP_TIMEOUT_MS 10000

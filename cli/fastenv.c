@@ -4,8 +4,8 @@
 
 #include <string.h>
 
-#include "cli/cli.h"
 #include "cli/fastenv.h"
+#include "lib/shipped.h"
 
 #define LIBRARY	"libibemu-fast.so"
 
@@ -15,7 +15,7 @@ const char *fastenv_library(void)
 	static gboolean looked;
 
 	if (!looked)
-		lib = cli_find_shipped("preload/" LIBRARY, IBEMU_PRELOAD_DIR "/" LIBRARY);
+		lib = shipped_find("preload/" LIBRARY, IBEMU_PRELOAD_DIR "/" LIBRARY);
 	looked = TRUE;
 	return lib;
 }

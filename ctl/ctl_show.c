@@ -36,7 +36,7 @@ static const char *status_value(const char *text, const char *field)
 
 /*
  * A field of our /proc/self/status in kB (VmHWM, VmRSS), 0 if unknown.
- * Inside a run the daemon's /proc entry is out of sight (cli/nsinit.h):
+ * Inside a run the daemon's /proc entry is out of sight (ns/nsinit.h):
  * status says these for tests and benchmarks.
  */
 static unsigned long status_kb(const char *field)

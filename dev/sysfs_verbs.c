@@ -114,7 +114,7 @@ void sysfs_build_host(struct vfs *vfs, struct umad_host *host, struct uverbs *uv
 		/* librdmacm reads class/infiniband_ucma/abi_version when
 		 * class/misc/rdma_cm has none; the command file beside it is
 		 * ours (abi/ucma_wire.h). /dev/infiniband/rdma_cm is the
-		 * host's /dev/full bound over this node (cli/nsmode.c). */
+		 * host's /dev/full bound over this node (ns/nsmode.c). */
 		struct vnode *dir = vfs_dir(vfs, root, "infiniband_ucma");
 
 		vfs_attr(vfs, dir, "abi_version", show_abi, NULL, UCMA_ABI_VERSION);

@@ -25,7 +25,7 @@ struct remote *remote_attach(const char *where, char **nodes, GError **err);
  * Listen on @path: a connection to it is handed to the emulator
  * (FAST_ADOPT), which serves it from then on: no hop through us. In `run
  * --remote` it is our programs' $IBEMU_FAST, REMOTE_FAST_SOCK, in the
- * run's own /dev (a tmpfs of its mount namespace, cli/nsmode.c: it goes
+ * run's own /dev (a tmpfs of its mount namespace, ns/nsmode.c: it goes
  * with the namespace, also on SIGKILL), listened on inside the namespace
  * once mounted; in `start --remote` our control socket's place, where
  * `ibemu ctl` reaches the emulator's (FAST_CTL). -1 with @err.

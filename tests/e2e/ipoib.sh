@@ -1,6 +1,6 @@
 #!/bin/bash
 # `ibemu run` (--ipoib, the default): a network of the run's own with an interface per HCA
-# port carrying the port's address (cli/ipoib.h), so that libfabric's verbs
+# port carrying the port's address (ns/ipoib.h), so that libfabric's verbs
 # provider, which finds RDMA devices through interfaces, sees the emulated
 # HCAs: fi_info lists MSG endpoints, verbs;ofi_rxm takes an address, and
 # fi_pingpong's RDM endpoints move verified data between two HCAs.

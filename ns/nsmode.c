@@ -23,9 +23,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
-#include "cli/nsmode.h"
 #include "dev/fusefs.h"
+#include "lib/shipped.h"
+#include "ns/nsmode.h"
 
 #define VERBS_CONF_DIR	"/etc/libibverbs.d"
 
@@ -277,7 +277,7 @@ out:
 /* The provider's path without "-rdmav34.so", as libibverbs wants it. */
 static char *find_provider(void)
 {
-	char *so = cli_find_shipped("verbs/libibemu-rdmav34.so",
+	char *so = shipped_find("verbs/libibemu-rdmav34.so",
 				    IBEMU_PROVIDER_DIR "/libibemu-rdmav34.so");
 
 	if (so)

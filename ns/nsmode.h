@@ -5,8 +5,8 @@
  * when not root) where /dev/infiniband and /sys/class/infiniband{,_mad}
  * are the FUSE tree, while the rest of /dev and /sys/class stay visible.
  */
-#ifndef IBEMU_CLI_NSMODE_H
-#define IBEMU_CLI_NSMODE_H
+#ifndef IBEMU_NS_NSMODE_H
+#define IBEMU_NS_NSMODE_H
 
 #include <glib.h>
 

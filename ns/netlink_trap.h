@@ -8,8 +8,8 @@
  * kernel without ib_core, for the calling process and all it starts
  * (inherited across fork and exec, static binaries too).
  */
-#ifndef IBEMU_CLI_NETLINK_TRAP_H
-#define IBEMU_CLI_NETLINK_TRAP_H
+#ifndef IBEMU_NS_NETLINK_TRAP_H
+#define IBEMU_NS_NETLINK_TRAP_H
 
 /* Async-signal-safe (for between fork and exec): 0 or -errno. Sets
  * no_new_privs only where installing needs it (no CAP_SYS_ADMIN in the

@@ -18,8 +18,8 @@
  * applied in the run's init between fork and exec, with system calls and
  * stack buffers only.
  */
-#ifndef IBEMU_CLI_IPOIB_H
-#define IBEMU_CLI_IPOIB_H
+#ifndef IBEMU_NS_IPOIB_H
+#define IBEMU_NS_IPOIB_H
 
 #include <stdint.h>
 

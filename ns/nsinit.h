@@ -12,8 +12,8 @@
  * for them at most 2 s, and exits with the command's status (128 + N for
  * signal N): the kernel kills what remains.
  */
-#ifndef IBEMU_CLI_NSINIT_H
-#define IBEMU_CLI_NSINIT_H
+#ifndef IBEMU_NS_NSINIT_H
+#define IBEMU_NS_NSINIT_H
 
 #include <glib.h>
 #include <sys/types.h>

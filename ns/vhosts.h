@@ -11,8 +11,8 @@
  * keepers to bind (hostns.h). /dev/.ibemu/bin/ssh is this ibemu: `ssh
  * HOST CMD` runs CMD on HOST, so MPI launchers work unchanged.
  */
-#ifndef IBEMU_CLI_VHOSTS_H
-#define IBEMU_CLI_VHOSTS_H
+#ifndef IBEMU_NS_VHOSTS_H
+#define IBEMU_NS_VHOSTS_H
 
 #include <glib.h>
 

@@ -26,9 +26,9 @@
 
 #include <glib.h>
 
-#include "cli/ipoib.h"
 #include "fabric/port.h"
 #include "kernel/host.h"
+#include "ns/ipoib.h"
 
 /* IPoIB's datagram-mode MTU (RFC 4391: the 2048-byte IB MTU less the
  * 4-byte IPoIB header), what ip link shows on a ConnectX port. */

@@ -10,15 +10,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/hostns.h"
-#include "cli/ipoib.h"
-#include "cli/vhosts.h"
 #include "dev/fusefs.h"
 #include "dev/vfs.h"
 #include "fabric/port.h"
 #include "fast/attach.h"
 #include "kernel/host.h"
 #include "lib/log.h"
+#include "ns/hostns.h"
+#include "ns/ipoib.h"
+#include "ns/vhosts.h"
 
 /* The directories of a host's tree and where its keeper binds them. */
 static const char *const tree_binds[][2] = {

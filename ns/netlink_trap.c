@@ -16,7 +16,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
-#include "cli/netlink_trap.h"
+#include "ns/netlink_trap.h"
 
 #if defined(__x86_64__)
 #define TRAP_ARCH	AUDIT_ARCH_X86_64

@@ -7,11 +7,11 @@
  * the run's bridge (ipoib.h), System V IPC of its own. The command starts in the first host's;
  * `ibemu exec --host NAME` (and the run's ssh) join another's.
  *
- * Planned in the parent (cli/vhosts.c: it allocates and formats);
+ * Planned in the parent (ns/vhosts.c: it allocates and formats);
  * applied in the init between fork and exec, with system calls only.
  */
-#ifndef IBEMU_CLI_HOSTNS_H
-#define IBEMU_CLI_HOSTNS_H
+#ifndef IBEMU_NS_HOSTNS_H
+#define IBEMU_NS_HOSTNS_H
 
 #include <sys/types.h>
 

@@ -11,7 +11,7 @@
 
 #include <glib.h>
 
-#include "cli/nsprivate.h"
+#include "ns/nsprivate.h"
 
 /*
  * Where a run's writes stay its own. Of /run only new entries at its top

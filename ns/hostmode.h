@@ -6,8 +6,8 @@
  * sees them) with the verbs provider named in /etc/libibverbs.d and
  * ib_core kept from autoloading, all taken away again, also after a crash.
  */
-#ifndef IBEMU_CLI_HOSTMODE_H
-#define IBEMU_CLI_HOSTMODE_H
+#ifndef IBEMU_NS_HOSTMODE_H
+#define IBEMU_NS_HOSTMODE_H
 
 #include <glib.h>
 

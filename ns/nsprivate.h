@@ -12,8 +12,8 @@
  * applied in the run's init between fork and exec, with mkdir and mount
  * only.
  */
-#ifndef IBEMU_CLI_NSPRIVATE_H
-#define IBEMU_CLI_NSPRIVATE_H
+#ifndef IBEMU_NS_NSPRIVATE_H
+#define IBEMU_NS_NSPRIVATE_H
 
 struct ns_private;
 

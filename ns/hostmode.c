@@ -10,9 +10,9 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
-#include "cli/hostmode.h"
-#include "cli/nsmode.h"
 #include "lib/log.h"
+#include "ns/hostmode.h"
+#include "ns/nsmode.h"
 
 /* Entries of @dir whose name starts with @prefix, space separated. */
 static char *entries(const char *dir, const char *prefix)

@@ -14,8 +14,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "cli/hostns.h"
-#include "cli/ipoib.h"
+#include "ns/hostns.h"
+#include "ns/ipoib.h"
 
 static void say(const char *s)
 {

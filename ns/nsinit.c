@@ -18,12 +18,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli/hostns.h"
-#include "cli/ipoib.h"
-#include "cli/netlink_trap.h"
-#include "cli/nsinit.h"
-#include "cli/nsprivate.h"
 #include "lib/log.h"
+#include "ns/hostns.h"
+#include "ns/ipoib.h"
+#include "ns/netlink_trap.h"
+#include "ns/nsinit.h"
+#include "ns/nsprivate.h"
 
 /* From SIGTERM to the kernel's SIGKILL: for the rest once the command
  * has ended, and for the command itself when the run is told to end. */
