@@ -555,7 +555,7 @@ void ibemu_threads_stop(struct ibemu_context *ctx);
 /* The daemon's QP numbers (VERBS_IOC_QP_*). */
 int ibemu_ioc(struct ibemu_context *ctx, unsigned long cmd, void *arg);
 
-/* rdmacm.c: put librdmacm's device calls onto the daemon's rdma_cm file
+/* interpose_rdmacm.c: put librdmacm's device calls onto the daemon's rdma_cm file
  * (namespace mode), if both are there. */
 void ibemu_rdmacm_hook(void);
 
