@@ -278,6 +278,28 @@ static void read_more(fuse_req_t req, struct dfile *f, size_t size, off_t off)
 		g_hash_table_remove(f->xfers, GINT_TO_POINTER(tid));
 }
 
+/*
+ * The start of a read or a write of @size bytes at @off: false when it is
+ * answered here: EINVAL without the op (the VFS's answer), a later piece
+ * of a long call (@off, docs/fuse-cuse.md) by @more. A call from the
+ * start forgets what a call before it left of a long one.
+ */
+static bool call_start(fuse_req_t req, const struct vnode *v, struct dfile *f, bool has_op,
+		       size_t size, off_t off,
+		       void (*more)(fuse_req_t, struct dfile *, size_t, off_t))
+{
+	if (v->kind != VN_FILE || !has_op) {
+		fuse_reply_err(req, EINVAL);
+		return false;
+	}
+	if (off) {
+		more(req, f, size, off);
+		return false;
+	}
+	g_hash_table_remove(f->xfers, GINT_TO_POINTER(req_tid(req)));
+	return true;
+}
+
 void devfile_read(struct devfiles *df, fuse_req_t req, struct vnode *v,
 		  size_t size, off_t off, struct fuse_file_info *fi)
 {
@@ -286,15 +308,8 @@ void devfile_read(struct devfiles *df, fuse_req_t req, struct vnode *v,
 	struct parked *p;
 	size_t count;
 
-	if (v->kind != VN_FILE || !f->ops->read) {
-		fuse_reply_err(req, EINVAL);	/* no read op: the VFS's answer */
+	if (!call_start(req, v, f, f->ops->read != NULL, size, off, read_more))
 		return;
-	}
-	if (off) {
-		read_more(req, f, size, off);
-		return;
-	}
-	g_hash_table_remove(f->xfers, GINT_TO_POINTER(req_tid(req)));
 	count = call_count(req, size, false, &c);
 	user_call_clear(&c);
 	if (reply_read(req, f, size, count, !(fi->flags & O_NONBLOCK)))
@@ -508,15 +523,8 @@ void devfile_write(fuse_req_t req, struct vnode *v, const char *buf, size_t size
 	struct user_call c;
 	ssize_t n;
 
-	if (v->kind != VN_FILE || !f->ops->write) {
-		fuse_reply_err(req, EINVAL);	/* no write op: the VFS's answer */
+	if (!call_start(req, v, f, f->ops->write != NULL, size, off, write_more))
 		return;
-	}
-	if (off) {
-		write_more(req, f, size, off);
-		return;
-	}
-	g_hash_table_remove(f->xfers, GINT_TO_POINTER(req_tid(req)));
 	if (call_count(req, size, true, &c) > size) {
 		write_whole(req, f, size, &c);
 		user_call_clear(&c);

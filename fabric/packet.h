@@ -73,46 +73,26 @@ static inline void mad_pkt_release(struct mad_pkt *p)
 	p->rmpp = p->data = NULL;
 }
 
-/* Big-endian fields at any offset of a MAD buffer. */
-static inline uint16_t get_be16(const uint8_t *m, size_t off)
-{
-	__be16 v;
-
-	memcpy(&v, m + off, sizeof(v));
-	return be16toh(v);
-}
-static inline void put_be16(uint8_t *m, size_t off, uint16_t x)
-{
-	__be16 v = htobe16(x);
-
-	memcpy(m + off, &v, sizeof(v));
-}
-static inline uint32_t get_be32(const uint8_t *m, size_t off)
-{
-	__be32 v;
-
-	memcpy(&v, m + off, sizeof(v));
-	return be32toh(v);
-}
-static inline void put_be32(uint8_t *m, size_t off, uint32_t x)
-{
-	__be32 v = htobe32(x);
-
-	memcpy(m + off, &v, sizeof(v));
-}
-static inline uint64_t get_be64(const uint8_t *m, size_t off)
-{
-	__be64 v;
-
-	memcpy(&v, m + off, sizeof(v));
-	return be64toh(v);
-}
-static inline void put_be64(uint8_t *m, size_t off, uint64_t x)
-{
-	__be64 v = htobe64(x);
-
-	memcpy(m + off, &v, sizeof(v));
-}
+/* Big-endian fields at any offset of a MAD buffer: get_be16 and put_be16,
+ * and the same for 32 and 64 bits. */
+#define BE_FIELD(bits)								\
+	static inline uint##bits##_t get_be##bits(const uint8_t *m, size_t off)	\
+	{									\
+		__be##bits v;							\
+										\
+		memcpy(&v, m + off, sizeof(v));					\
+		return be##bits##toh(v);					\
+	}									\
+	static inline void put_be##bits(uint8_t *m, size_t off, uint##bits##_t x) \
+	{									\
+		__be##bits v = htobe##bits(x);					\
+										\
+		memcpy(m + off, &v, sizeof(v));					\
+	}
+BE_FIELD(16)
+BE_FIELD(32)
+BE_FIELD(64)
+#undef BE_FIELD
 
 /*
  * The common MAD header (IBA 13.4.3) through <infiniband/umad_types.h>'s

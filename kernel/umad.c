@@ -496,6 +496,17 @@ static int register_agent(struct umad_file *file, const struct agent_reg *r,
 	return 0;
 }
 
+/* What both forms of ib_umad's registration request say alike (struct
+ * ib_user_mad_reg_req and _reg_req2: the OUI and flags differ). */
+#define REG_FIELDS(r, q) do {						\
+		(r)->qpn = (q)->qpn;					\
+		(r)->mgmt_class = (q)->mgmt_class;			\
+		(r)->class_version = (q)->mgmt_class_version;		\
+		(r)->rmpp_version = (q)->rmpp_version;			\
+		_Static_assert(sizeof((q)->method_mask) == 16, "128 methods"); \
+		memcpy((r)->method_mask, (q)->method_mask, 16);		\
+	} while (0)
+
 int umad_ioctl(struct umad_file *file, unsigned cmd, void *arg, size_t *out_len)
 {
 	struct agent_reg r = { 0 };
@@ -507,12 +518,8 @@ int umad_ioctl(struct umad_file *file, unsigned cmd, void *arg, size_t *out_len)
 	case UMAD_IOC_REGISTER_AGENT: {
 		struct umad_abi_reg_req *q = arg;
 
-		r.qpn = q->qpn;
-		r.mgmt_class = q->mgmt_class;
-		r.class_version = q->mgmt_class_version;
-		r.rmpp_version = q->rmpp_version;
+		REG_FIELDS(&r, q);
 		r.oui = (uint32_t)q->oui[0] << 16 | (uint32_t)q->oui[1] << 8 | q->oui[2];
-		memcpy(r.method_mask, q->method_mask, 16);
 		ret = register_agent(file, &r, false, &id);
 		if (!ret) {
 			q->id = id;	/* the kernel writes back only the id */
@@ -523,13 +530,9 @@ int umad_ioctl(struct umad_file *file, unsigned cmd, void *arg, size_t *out_len)
 	case UMAD_IOC_REGISTER_AGENT2: {
 		struct umad_abi_reg_req2 *q = arg;
 
-		r.qpn = q->qpn;
-		r.mgmt_class = q->mgmt_class;
-		r.class_version = q->mgmt_class_version;
-		r.rmpp_version = q->rmpp_version;
+		REG_FIELDS(&r, q);
 		r.oui = q->oui;
 		r.flags = q->flags;
-		memcpy(r.method_mask, q->method_mask, 16);
 		ret = register_agent(file, &r, true, &id);
 		if (!ret) {
 			q->id = id;
