@@ -101,7 +101,7 @@ enum fast_op {
 
 #define FAST_F_MEMFD	0x1	/* the payload is in the memfd passed beside */
 /* On the data socket, a packet of no bytes: the emulator holds back what
- * comes next for this file (its reader is far behind, fast/fastpath.c
+ * comes next for this file (its reader is far behind, socket/fastpath.c
  * SOCK_AHEAD_BYTES) until the reader, at this mark, sends FAST_PUSH. A
  * reader takes it and asks; no read(2) returns it. */
 #define FAST_F_HELD	0x2

@@ -2,7 +2,7 @@
 /*
  * One fd passed beside a Unix socket message (SCM_RIGHTS): how the fast
  * path hands over data sockets and memfds (abi/fast_wire.h). Header only,
- * for both ends: the emulator (fast/fastpath.c) and the preloaded library
+ * for both ends: the emulator (socket/fastpath.c) and the preloaded library
  * (preload/), which includes abi/ and nothing else. Its includer defines
  * _GNU_SOURCE (config.h does), for memfd_create.
  */

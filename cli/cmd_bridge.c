@@ -7,7 +7,7 @@
  *
  * It connects to that emulator's fast socket and carries the connection,
  * and every channel passed along it, over its standard input and output
- * (fast/mux.h), until either side closes. Why it could not connect is one
+ * (socket/mux.h), until either side closes. Why it could not connect is one
  * line on stderr, which ssh carries back to the attaching host.
  */
 #include "config.h"
@@ -16,8 +16,8 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
-#include "fast/mux.h"
-#include "fast/remote.h"
+#include "socket/mux.h"
+#include "socket/remote.h"
 
 int cmd_bridge(int argc, char **argv)
 {

@@ -12,7 +12,7 @@
  * own, ns/nsinit.h), and ibemu exits with COMMAND's status. Dynamically
  * linked programs reach the umad files over the fast path (cli/fastenv.h).
  * With --remote the fabric is another emulator's, and this run is one
- * more host of it (fast/remote.h, docs/many-hosts.md). With --ipoib the
+ * more host of it (socket/remote.h, docs/many-hosts.md). With --ipoib the
  * run has a network of its own with an interface per HCA port
  * (ns/ipoib.h). With --hosts it is a virtual cluster: hosts with
  * their own names, HCAs and networks (ns/vhosts.h).
@@ -33,13 +33,13 @@
 #include "cli/fastenv.h"
 #include "dev/fusefs.h"
 #include "dev/sysfs.h"
-#include "fast/attach.h"
-#include "fast/fastpath.h"
-#include "fast/remote.h"
 #include "ns/ipoib.h"
 #include "ns/nsinit.h"
 #include "ns/nsmode.h"
 #include "ns/vhosts.h"
+#include "socket/attach.h"
+#include "socket/fastpath.h"
+#include "socket/remote.h"
 
 struct run_state {
 	GMainLoop *loop;
@@ -167,7 +167,7 @@ static int run_parse(struct run *r, int argc, char **argv)
 	return 0;
 }
 
-/* --remote: attach to the other emulator (fast/remote.h). */
+/* --remote: attach to the other emulator (socket/remote.h). */
 static int run_remote(struct run *r)
 {
 	GError *err = NULL;

@@ -14,7 +14,7 @@
  * removes what the crashed daemon left mounted.
  *
  * With --remote this host is a host of another emulator's fabric, as in
- * `run --remote` (fast/remote.h, docs/many-hosts.md): the devices and the
+ * `run --remote` (socket/remote.h, docs/many-hosts.md): the devices and the
  * sysfs are the mirror of the attached nodes', every call forwarded; the
  * daemon's control socket hands each connection to that emulator, so
  * `ibemu ctl` here steers the fabric there; it ends when that emulator
@@ -41,9 +41,9 @@
 #include "dev/cusedev.h"
 #include "dev/fusefs.h"
 #include "dev/sysfs.h"
-#include "fast/remote.h"
 #include "lib/log.h"
 #include "ns/hostmode.h"
+#include "socket/remote.h"
 
 #define DEVICES_TIMEOUT_MS 10000
 #define STOP_TIMEOUT_MS 10000

@@ -273,7 +273,7 @@ enum ctl_probe ctl_probe(const char *path)
 	/* A listener takes the connection (or its backlog is full: alive
 	 * too); nobody listening is ECONNREFUSED. A SEQPACKET listener
 	 * (EPROTOTYPE) is an attached host's hand-over socket, alive too
-	 * (`ibemu start --remote`, fast/remote.h). */
+	 * (`ibemu start --remote`, socket/remote.h). */
 	r = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno == EAGAIN ||
 	    errno == EPROTOTYPE ? CTL_LIVE : errno == ECONNREFUSED ? CTL_STALE : CTL_NOT_OURS;
 	close(fd);

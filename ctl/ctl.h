@@ -47,7 +47,7 @@ struct ctl_env {
 	struct pkt_capture *capture;	/* `capture start` or --capture; NULL: none */
 	GPtrArray *remotes;	/* struct ctl_remote *: hosts attached from
 				 * elsewhere (docs/many-hosts.md), kept by
-				 * fast/attach.c; NULL when none can attach */
+				 * socket/attach.c; NULL when none can attach */
 	GPtrArray *hosts;	/* struct ctl_host *: run --hosts; NULL: none */
 };
 

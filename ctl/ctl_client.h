@@ -27,14 +27,14 @@ int ctl_client(const char *path, int argc, char **argv, unsigned timeout_s);
 int ctl_client_wait(const char *path, int argc, char **argv, unsigned timeout_s);
 /* A Unix socket of @type connected to @path, each send and receive
  * bounded by @timeout_s (0: not); -1 with @err ("cannot reach the
- * emulator at PATH: why"). Also the fast socket's (fast/remote.c). */
+ * emulator at PATH: why"). Also the fast socket's (socket/remote.c). */
 int ctl_connect(const char *path, int type, unsigned timeout_s, GError **err);
 /*
  * The pid of the process that listens at @path (SO_PEERCRED: a listener's
  * credentials are taken at listen(2)), or -1 with @err when none does.
  * *@handover (if given) says whether it is a hand-over socket (SOCK_
  * SEQPACKET: an attached host's, `ibemu start --remote`, whose connections
- * reach the owning emulator, fast/remote.h): its commands are the owner's,
+ * reach the owning emulator, socket/remote.h): its commands are the owner's,
  * its pid is the attached host's daemon.
  */
 pid_t ctl_listener_pid(const char *path, bool *handover, GError **err);

@@ -6,7 +6,7 @@
  * vnode's table (kernel/kfile.h), now or later: blocking reads and opens
  * the table holds (an issm's) are parked until something comes, a close
  * or a FUSE_INTERRUPT (docs/fuse-cuse.md). Any kind, any device: this
- * emulator's, or another's forwarded (fast/remote_*.c).
+ * emulator's, or another's forwarded (socket/remote_file.c).
  */
 #ifndef IBEMU_DEV_DEVFILE_H
 #define IBEMU_DEV_DEVFILE_H

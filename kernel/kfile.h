@@ -5,7 +5,7 @@
  * umad_fops and issm_fops as user_mad.c's umad_fops and umad_sm_fops,
  * kernel/uverbs_fops.c's as ib_uverbs', kernel/ucma.c's ucma_fops), and
  * every transport serves any table the same way: dev/devfile.c as FUSE
- * and CUSE files, fast/ over its sockets, fast/remote_*.c forwards them.
+ * and CUSE files, socket/ over its sockets, socket/remote_file.c forwards them.
  * A device file is a pair { ops, dev } (struct kfile_node); an open is
  * the opaque pointer @open gives back. docs/architecture.md "Device
  * files" says how a kind is added.
@@ -56,7 +56,7 @@ struct kfile_ops {
 	/* Its letter in an attached host's listing (FAST_SYSFS_LIST, with
 	 * kfile_kinds[]); 0: a table only ever below another. */
 	char code;
-	/* Its calls go to another emulator (fast/remote_file.c): its files
+	/* Its calls go to another emulator (socket/remote_file.c): its files
 	 * are not this one's to list to others. */
 	bool forwards;
 	bool chardev;		/* a /dev node of its own in CUSE mode */
@@ -106,7 +106,7 @@ struct kfile_ops {
 	void (*set_wakeup)(void *file, void (*fn)(void *), void *ctx);
 
 	/* For transports that take what is queued ahead of the reader and
-	 * answer writes early (fast/fastpath_file.c); all may be NULL. */
+	 * answer writes early (socket/fastpath_file.c); all may be NULL. */
 	/* Who holds the file now, and by what way (`ctl status`). */
 	void (*set_client)(void *file, int pid, const char *via);
 	/* Call @fn(@ctx) once a write in progress is sure to succeed, before

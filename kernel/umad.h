@@ -4,7 +4,7 @@
  * per-port devices (umadN/issmN), per-open files with up to 32 agents,
  * registration rules shared across processes on a port, TID rewriting,
  * response matching, send timeouts and retries ending in the ETIMEDOUT
- * packet, and the read/write/poll/ioctl semantics. The device files (dev/, fast/)
+ * packet, and the read/write/poll/ioctl semantics. The device files (dev/, socket/)
  * call these functions from their file operations.
  *
  * Lifetime: the host owns its devices; a device is alive for the whole run.

@@ -8,7 +8,7 @@
  * kernel raises when the SM or the control plane changes a port.
  *
  * The text of the attribute files and the event records are
- * abi/verbs_wire.h's; the device files (dev/, fast/) serve them as files.
+ * abi/verbs_wire.h's; the device files (dev/, socket/) serve them as files.
  */
 #ifndef IBEMU_KERNEL_UVERBS_H
 #define IBEMU_KERNEL_UVERBS_H

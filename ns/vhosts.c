@@ -13,12 +13,12 @@
 #include "dev/fusefs.h"
 #include "dev/vfs.h"
 #include "fabric/port.h"
-#include "fast/attach.h"
 #include "kernel/host.h"
 #include "lib/log.h"
 #include "ns/hostns.h"
 #include "ns/ipoib.h"
 #include "ns/vhosts.h"
+#include "socket/attach.h"
 
 /* The directories of a host's tree and where its keeper binds them. */
 static const char *const tree_binds[][2] = {

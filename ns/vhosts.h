@@ -7,7 +7,7 @@
  * cabled to one bridge; the rest of the machine shared. The first host is
  * the run's own (its CAs are what --attach would name) and runs the
  * command; the others are attached here as a remote host's are
- * (fast/attach.h), their trees mounted under /dev/.ibemu/hosts for their
+ * (socket/attach.h), their trees mounted under /dev/.ibemu/hosts for their
  * keepers to bind (hostns.h). /dev/.ibemu/bin/ssh is this ibemu: `ssh
  * HOST CMD` runs CMD on HOST, so MPI launchers work unchanged.
  */

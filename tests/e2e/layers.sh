@@ -1,5 +1,5 @@
 #!/bin/bash
-# The layers include one way (README "Layout"): cli -> ns -> fast -> dev ->
+# The layers include one way (README "Layout"): cli -> ns -> socket -> dev ->
 # ctl -> kernel -> topologies -> fabric -> lib -> abi, and the device
 # files need nothing of the control plane. A file that includes a header
 # of a layer above its own (or dev/ one of ctl/) fails this test, naming
@@ -9,7 +9,7 @@
 # docs/ point at is defined in that file.
 . "$(dirname "$0")/lib.sh"
 SRC="$(cd "$(dirname "$0")/../.." && pwd)"
-ORDER="abi lib fabric topologies kernel ctl dev fast ns cli"
+ORDER="abi lib fabric topologies kernel ctl dev socket ns cli"
 
 rank() { local i=0 l; for l in $ORDER; do [ "$l" = "$1" ] && { echo $i; return; }; i=$((i + 1)); done; echo -1; }
 bad=""

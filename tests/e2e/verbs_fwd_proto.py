@@ -1,5 +1,5 @@
 # The owner's side of verbs on an attached host, as a raw client of the
-# fast path sees it (abi/fast_wire.h, fast/fastpath_verbs.h; run by
+# fast path sees it (abi/fast_wire.h, socket/fastpath_verbs.h; run by
 # many-hosts-verbs.sh with IBEMU_FAST set and this folder on PYTHONPATH).
 # Attaches NODE, then prints "name: value" lines the test checks.
 import os, socket, struct, sys

@@ -13,13 +13,13 @@ command -v "$CC" >/dev/null || { echo "build.sh: $CC not found (apt-get install 
 mkdir -p "$OUT/obj"
 OUT=$(cd "$OUT" && pwd)
 SOURCES=$(cd "$SRC" && ls lib/*.c fabric/*.c topologies/*.c kernel/*.c ctl/*.c)
-FAST_SOURCES="fast/fastpath.c fast/fastpath_file.c fast/fastpath_slots.c fast/fastpath_host.c fast/fastpath_verbs.c fast/fastslot.c dev/vfs.c dev/serve.c
+FAST_SOURCES="socket/fastpath.c socket/fastpath_file.c socket/fastpath_slots.c socket/fastpath_host.c socket/fastpath_verbs.c socket/fastslot.c dev/vfs.c dev/serve.c
 dev/sysfs.c dev/sysfs_verbs.c"
-MUX_SOURCES="fast/mux.c"
+MUX_SOURCES="socket/mux.c"
 
 fresh=yes
 for t in $TARGETS; do [ -x "$OUT/fuzz_$t" ] || fresh=no; done
-if [ $fresh = yes ] && [ -z "$(cd "$SRC" && find lib fabric topologies kernel ctl dev fast tests/fuzz \
+if [ $fresh = yes ] && [ -z "$(cd "$SRC" && find lib fabric topologies kernel ctl dev socket tests/fuzz \
 	-newer "$OUT/fuzz_topo" \( -name '*.[ch]' -o -name '*.net' \) | head -1)" ]; then
 	exit 0
 fi
@@ -33,7 +33,7 @@ for s in $SOURCES $FAST_SOURCES $MUX_SOURCES; do
 	o="$OUT/obj/$(echo "$s" | tr / _).o"
 	# shellcheck disable=SC2086
 	"$CC" $FLAGS -fsanitize=fuzzer-no-link $CPP -c "$SRC/$s" -o "$o" &
-	case $s in fast/mux.c) mux_objs="$mux_objs $o" ;; fast/* | dev/*) fast_objs="$fast_objs $o" ;;
+	case $s in socket/mux.c) mux_objs="$mux_objs $o" ;; socket/* | dev/*) fast_objs="$fast_objs $o" ;;
 	*) objs="$objs $o" ;; esac
 	[ "$(jobs -r | wc -l)" -lt "$(nproc)" ] || wait -n
 done

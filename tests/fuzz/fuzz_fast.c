@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the fast socket, as a hostile local client sees it
- * (abi/fast_wire.h, fast/fastpath.c): request datagrams of any bytes on
+ * (abi/fast_wire.h, socket/fastpath.c): request datagrams of any bytes on
  * channels it connects, with fds passed beside them (a memfd of the
  * record's bytes, two of them, a data socket it was given, an unrelated
  * socket), and writes into the shared slot of any bytes at any offset,
@@ -39,11 +39,11 @@
 #include "dev/sysfs.h"
 #include "dev/vfs.h"
 #include "fabric/configure.h"
-#include "fast/fastpath.h"
 #include "kernel/umad.h"
 #include "kernel/uverbs.h"
 #include "lib/fds.h"
 #include "lib/timerq.h"
+#include "socket/fastpath.h"
 #include "topologies/topo.h"
 
 #define CHANS	8

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the stream `--remote ssh://` carries (lib/mux_wire.h,
- * fast/mux.c), as the far side of ssh could send it: frames of any kind,
+ * socket/mux.c), as the far side of ssh could send it: frames of any kind,
  * channel, length and fd kind (memfds of any length, new channels, far
  * ends of channels), acknowledgements, closes, on either side (byte 0:
  * the owner's, bit 0). The stream is read from a memfd holding the rest
@@ -22,8 +22,8 @@
 
 #include "tests/fuzz/fuzz.h"
 
-#include "fast/mux.h"
 #include "lib/fds.h"
+#include "socket/mux.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

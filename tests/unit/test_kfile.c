@@ -15,10 +15,10 @@
 #include <poll.h>
 
 #include "abi/verbs_wire.h"
-#include "fast/remote_priv.h"
 #include "kernel/kfile.h"
 #include "kernel/umad.h"
 #include "kernel/uverbs.h"
+#include "socket/remote_priv.h"
 #include "testfab.h"
 
 struct env {

@@ -12,8 +12,8 @@
 
 #include <glib.h>
 
-#include "fast/fastslot.h"
 #include "lib/shm.h"
+#include "socket/fastslot.h"
 
 struct fastslot {
 	struct fast_slot *m;	/* shared with the client */

@@ -15,12 +15,12 @@
 
 #include "abi/verbs_ring.h"
 #include "abi/verbs_wire.h"
-#include "fast/fastpath_priv.h"
-#include "fast/fastpath_verbs_priv.h"
-#include "fast/fastslot.h"
 #include "kernel/kfile.h"
 #include "kernel/uverbs.h"
 #include "lib/shm.h"
+#include "socket/fastpath_priv.h"
+#include "socket/fastpath_verbs_priv.h"
+#include "socket/fastslot.h"
 
 bool fast_verbs_put(struct fast_verbs *fv, const uint8_t *b, size_t len, size_t *off)
 {

@@ -17,8 +17,8 @@
 
 #include "abi/fast_wire.h"
 #include "abi/fd_pass.h"
-#include "fast/mux.h"
 #include "lib/mux_wire.h"
+#include "socket/mux.h"
 
 /* The largest datagram a Unix socket carries by default is its send
  * buffer (about 208 KiB, abi/fast_wire.h): one of ours fits in this. */

@@ -2,11 +2,11 @@
 /*
  * The fast path's channels over one byte stream (lib/mux_wire.h): both
  * ends of `--remote ssh://` run this, the attaching host in a child of
- * `ibemu run` (fast/remote.c), the owner's host as `ibemu bridge`
+ * `ibemu run` (socket/remote.c), the owner's host as `ibemu bridge`
  * (cli/cmd_bridge.c).
  */
-#ifndef IBEMU_FAST_MUX_H
-#define IBEMU_FAST_MUX_H
+#ifndef IBEMU_SOCKET_MUX_H
+#define IBEMU_SOCKET_MUX_H
 
 #include <stdbool.h>
 

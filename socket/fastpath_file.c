@@ -24,9 +24,9 @@
 #include "abi/fast_wire.h"
 #include "abi/fd_pass.h"
 #include "dev/vfs.h"
-#include "fast/fastpath_priv.h"
-#include "fast/fastpath_verbs_priv.h"
 #include "lib/log.h"
+#include "socket/fastpath_priv.h"
+#include "socket/fastpath_verbs_priv.h"
 
 static void drop_pending(struct fast_file *ff);
 

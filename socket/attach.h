@@ -7,11 +7,11 @@
  * that channel is open.
  * A node serves one host at a time: this emulator's own or one remote.
  */
-#ifndef IBEMU_FAST_ATTACH_H
-#define IBEMU_FAST_ATTACH_H
+#ifndef IBEMU_SOCKET_ATTACH_H
+#define IBEMU_SOCKET_ATTACH_H
 
 #include "ctl/ctl.h"
-#include "fast/fastpath.h"
+#include "socket/fastpath.h"
 
 struct attach_owner;
 

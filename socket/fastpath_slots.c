@@ -25,11 +25,11 @@
 #include "ctl/ctl.h"
 #include "dev/serve.h"
 #include "dev/vfs.h"
-#include "fast/fastpath_priv.h"
-#include "fast/fastpath_verbs.h"
-#include "fast/fastslot.h"
 #include "lib/listener.h"
 #include "lib/log.h"
+#include "socket/fastpath_priv.h"
+#include "socket/fastpath_verbs.h"
+#include "socket/fastslot.h"
 
 /* ---- the slot (fastslot.h) --------------------------------------------- */
 

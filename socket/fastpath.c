@@ -26,12 +26,12 @@
 #include "ctl/ctl.h"
 #include "dev/serve.h"
 #include "dev/vfs.h"
-#include "fast/fastpath_priv.h"
-#include "fast/fastpath_verbs.h"
-#include "fast/fastslot.h"
 #include "kernel/uverbs.h"
 #include "lib/listener.h"
 #include "lib/log.h"
+#include "socket/fastpath_priv.h"
+#include "socket/fastpath_verbs.h"
+#include "socket/fastslot.h"
 
 static void chan_free(struct fast_chan *ch)
 {

@@ -7,8 +7,8 @@
  * as they are queued, and the file is released when every holder of the
  * data socket has closed it, as the kernel releases on the last close.
  */
-#ifndef IBEMU_FAST_FASTPATH_H
-#define IBEMU_FAST_FASTPATH_H
+#ifndef IBEMU_SOCKET_FASTPATH_H
+#define IBEMU_SOCKET_FASTPATH_H
 
 #include <glib.h>
 
@@ -29,7 +29,7 @@ struct fastpath *fastpath_new(struct umad_host *host, const char *path, GError *
 int fastpath_open_to_group(struct fastpath *fp, const char *group, GError **err);
 /* @fd, a connected SOCK_SEQPACKET socket, is a new channel (ours now). */
 void fastpath_adopt(struct fastpath *fp, int fd);
-/* How many channels are connected (an attachment's cap, fast/attach.c). */
+/* How many channels are connected (an attachment's cap, socket/attach.c). */
 unsigned fastpath_channels(const struct fastpath *fp);
 /* Stop listening, release every file, remove the socket. */
 void fastpath_free(struct fastpath *fp);

@@ -6,8 +6,8 @@
  * The memory is the client's to scribble on: a request is copied out
  * whole before anything in it is believed.
  */
-#ifndef IBEMU_FAST_FASTSLOT_H
-#define IBEMU_FAST_FASTSLOT_H
+#ifndef IBEMU_SOCKET_FASTSLOT_H
+#define IBEMU_SOCKET_FASTSLOT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -6,8 +6,8 @@
  * (fastpath_file.c): FAST_OPEN names its command file by its sysfs path,
  * and the context below that file is what the channel serves.
  */
-#ifndef IBEMU_FAST_FASTPATH_VERBS_H
-#define IBEMU_FAST_FASTPATH_VERBS_H
+#ifndef IBEMU_SOCKET_FASTPATH_VERBS_H
+#define IBEMU_SOCKET_FASTPATH_VERBS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* What remote.c shares with remote_file.c (many hosts, the attaching side). */
-#ifndef IBEMU_FAST_REMOTE_PRIV_H
-#define IBEMU_FAST_REMOTE_PRIV_H
+#ifndef IBEMU_SOCKET_REMOTE_PRIV_H
+#define IBEMU_SOCKET_REMOTE_PRIV_H
 
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
 
-#include "fast/remote.h"
 #include "kernel/kfile.h"
+#include "socket/remote.h"
 
 /* An emulator that does not answer within this is taken as gone. */
 #define REMOTE_ANSWER_TIMEOUT_MS	10000

@@ -3,7 +3,7 @@
  * The device files of an attached host (`run --remote`, `start --remote`,
  * docs/many-hosts.md), whatever their kind: one table (kernel/kfile.h)
  * that forwards each call to the emulator we are attached to, where the
- * file's own table answers it (fast/fastpath_file.c). devfile.c serves
+ * file's own table answers it (socket/fastpath_file.c). devfile.c serves
  * them from our FUSE mount (or CUSE devices) as it serves an emulator's
  * own; a verbs command file is uverbs_cmd_fops over this table, so that
  * a completion channel's upcall stays here (only a process of this host
@@ -31,7 +31,7 @@
 
 #include "abi/fast_wire.h"
 #include "abi/fd_pass.h"
-#include "fast/remote_priv.h"
+#include "socket/remote_priv.h"
 
 /* Taken ahead of the reader: beyond this the data socket is left alone,
  * its sender (the emulator) stops, and the emulator's own limit on the

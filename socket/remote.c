@@ -17,11 +17,11 @@
 #include "ctl/ctl_client.h"
 #include "ctl/sockname.h"
 #include "dev/sysfs.h"
-#include "fast/remote.h"
-#include "fast/remote_priv.h"
-#include "fast/remote_ssh.h"
 #include "lib/listener.h"
 #include "lib/log.h"
+#include "socket/remote.h"
+#include "socket/remote_priv.h"
+#include "socket/remote_ssh.h"
 
 /* An answer's room: the largest out (a sysfs listing) and its header. */
 #define ANSWER_MAX	(sizeof(struct fast_reply) + FAST_INLINE_MAX)

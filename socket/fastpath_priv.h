@@ -7,8 +7,8 @@
  * what it serves hosts: attachments, their sysfs and control connections
  * (fastpath_host.c).
  */
-#ifndef IBEMU_FAST_FASTPATH_PRIV_H
-#define IBEMU_FAST_FASTPATH_PRIV_H
+#ifndef IBEMU_SOCKET_FASTPATH_PRIV_H
+#define IBEMU_SOCKET_FASTPATH_PRIV_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -18,11 +18,11 @@
 #include <glib.h>
 
 #include "abi/fast_wire.h"
-#include "fast/fastpath.h"
-#include "fast/fastpath_verbs.h"
-#include "fast/fastslot.h"
 #include "kernel/kfile.h"
 #include "lib/listener.h"
+#include "socket/fastpath.h"
+#include "socket/fastpath_verbs.h"
+#include "socket/fastslot.h"
 
 /*
  * How far ahead of its reader a file's packets may go into the data

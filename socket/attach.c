@@ -12,11 +12,11 @@
 #include "dev/sysfs.h"
 #include "dev/vfs.h"
 #include "fabric/fabric.h"
-#include "fast/attach.h"
 #include "kernel/ucma.h"
 #include "kernel/umad.h"
 #include "kernel/uverbs.h"
 #include "lib/log.h"
+#include "socket/attach.h"
 
 
 struct attach_owner {
@@ -139,7 +139,7 @@ static struct attachment *attachment_new(struct attach_owner *o, const char *lab
 	a->r.host = umad_host_new(a->hw);
 	a->r.nodes = g_strjoinv(" ", nodes);
 	/* Its verbs devices and rdma_cm file: served over its channels too
-	 * (fast/fastpath_verbs.h), their port events and packets are its. */
+	 * (socket/fastpath_verbs.h), their port events and packets are its. */
 	a->uv = uverbs_new(a->hw);
 	a->vfs = vfs_new();
 	sysfs_build_host(a->vfs, a->r.host, a->uv, a->ucma);

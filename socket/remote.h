@@ -7,8 +7,8 @@
  * and hands our programs' fast path connections over to it, on which the
  * library reaches the umad files. The attachment ends when we do.
  */
-#ifndef IBEMU_FAST_REMOTE_H
-#define IBEMU_FAST_REMOTE_H
+#ifndef IBEMU_SOCKET_REMOTE_H
+#define IBEMU_SOCKET_REMOTE_H
 
 #include <glib.h>
 
@@ -18,7 +18,7 @@ struct remote;
 
 /* WHERE: an emulator's name on this host, unix:PATH of its fast socket
  * (one bind-mounted into a container, say), or ssh://[user@]host[:port]/
- * NAME (fast/remote_ssh.h). NULL with @err (one line, the emulator's own
+ * NAME (socket/remote_ssh.h). NULL with @err (one line, the emulator's own
  * words when it refused, ssh's when it could not connect). */
 struct remote *remote_attach(const char *where, char **nodes, GError **err);
 /*

@@ -3,8 +3,8 @@
  * A verbs context served over the fast path: its ring (fastpath_verbs.c),
  * and whether it takes the direct path (kernel/uverbs_direct.c).
  */
-#ifndef IBEMU_FAST_FASTPATH_VERBS_PRIV_H
-#define IBEMU_FAST_FASTPATH_VERBS_PRIV_H
+#ifndef IBEMU_SOCKET_FASTPATH_VERBS_PRIV_H
+#define IBEMU_SOCKET_FASTPATH_VERBS_PRIV_H
 
 #include <glib.h>
 

@@ -18,9 +18,9 @@
 #include <glib-unix.h>
 
 #include "ctl/sockname.h"
-#include "fast/mux.h"
-#include "fast/remote_ssh.h"
 #include "lib/log.h"
+#include "socket/mux.h"
+#include "socket/remote_ssh.h"
 
 #define END_GRACE_MS	5000	/* for the carrier and ssh to end by themselves */
 

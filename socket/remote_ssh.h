@@ -3,12 +3,12 @@
  * `--remote ssh://[user@]host[:port]/NAME` (docs/many-hosts.md): the
  * system's OpenSSH client runs `ibemu bridge NAME` on that host, and a
  * child of ours carries the attachment's channels over ssh's standard
- * input and output (fast/mux.h). Authentication, encryption and host keys
+ * input and output (socket/mux.h). Authentication, encryption and host keys
  * are ssh's; $IBEMU_SSH replaces the `ssh` command (with options, as a
  * shell would split them).
  */
-#ifndef IBEMU_FAST_REMOTE_SSH_H
-#define IBEMU_FAST_REMOTE_SSH_H
+#ifndef IBEMU_SOCKET_REMOTE_SSH_H
+#define IBEMU_SOCKET_REMOTE_SSH_H
 
 #include <glib.h>
 
