@@ -25,7 +25,10 @@ vmhwm() { awk '/VmHWM/ { printf "%.1f MB", $2 / 1024 }' "/proc/$1/status"; }
 # emu_vmhwm [ctl options]: the emulator's, from `ibemu ctl status` (inside a
 # run the daemon's /proc entry is out of sight: the run has its own PID
 # namespace).
-emu_vmhwm() { "$IBEMU" ctl "$@" status | sed -n 's/.*; peak RSS \(.*\)$/\1/p'; }
+emu_vmhwm() {
+	"$IBEMU" ctl "$@" --json status | sed -n 's/.*"peak_rss_kb" *: *\([0-9]*\).*/\1/p' |
+		awk '{ printf "%.1f MB", $1 / 1024 }'
+}
 
 # gen_fabric GENERATOR ARGS...: $W/net, its first CA in $HCA; prints a
 # line saying what it is.

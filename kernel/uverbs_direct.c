@@ -72,7 +72,7 @@ struct uverbs_direct {
 };
 
 static const char *uverbs_direct_route(struct uverbs_ctx *c, const struct verbs_wire_pkt *w,
-				struct uverbs_direct *r)
+				       struct uverbs_direct *r)
 {
 	struct fabric *f = uverbs_ctx_fabric(c);
 	struct node *n = c->dev->node;
@@ -114,7 +114,6 @@ static const char *uverbs_direct_route(struct uverbs_ctx *c, const struct verbs_
 	r->sl = w->sl;
 	return NULL;
 }
-
 
 struct direct_sub {
 	struct uverbs_ctx *from;	/* the sender it was granted to, or NULL */
