@@ -12,15 +12,21 @@ ITERS=${2:-2000}
 
 cat >"$W/round.sh" <<'SCRIPT'
 port=18700
+# The two ends on two CPUs: a run shorter than the scheduler's balancing
+# (2,000 round trips of 1 us) otherwise stays where it started, often both
+# ends on one CPU, and then times a context switch per message
+# (docs/performance.md, "One table per kind of device file").
+ON0= ON1=
+if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then ON0="taskset -c 0" ON1="taskset -c 1"; fi
 # run NAME ARGS...: one pingpong, its client's last two lines
 run() {
 	local name=$1 s
 	shift
 	port=$((port + 1))
-	timeout 120 "$@" -d ibemu1 -p $port >/dev/null 2>&1 &
+	timeout 120 $ON1 "$@" -d ibemu1 -p $port >/dev/null 2>&1 &
 	s=$!
 	until ss -ltn "sport = :$port" | grep -q LISTEN; do timeout 0.05 tail -f /dev/null; done
-	timeout 120 "$@" -d ibemu0 -p $port localhost 2>&1 | tail -2 | sed "s/^/$name /"
+	timeout 120 $ON0 "$@" -d ibemu0 -p $port localhost 2>&1 | tail -2 | sed "s/^/$name /"
 	wait $s
 }
 run rc-lat ibv_rc_pingpong -s 64 -n "$ITERS"

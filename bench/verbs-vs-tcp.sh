@@ -17,6 +17,12 @@ SECS=${2:-2}
 
 cat >"$W/round.sh" <<'SCRIPT'
 Q=19767 P=18790
+# The two ends on two CPUs: a run shorter than the scheduler's balancing
+# (2,000 round trips of 1 us) otherwise stays where it started, often both
+# ends on one CPU, and then times a context switch per message
+# (docs/performance.md, "One table per kind of device file").
+ON0= ON1=
+if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then ON0="taskset -c 0" ON1="taskset -c 1"; fi
 listen_on() { until ss -ltn "sport = :$1" | grep -q LISTEN; do timeout 0.05 tail -f /dev/null; done; }
 qperf --listen_port $Q >/dev/null 2>&1 &
 q=$!
@@ -38,19 +44,19 @@ pair() {
 	local name=$1 s
 	shift
 	P=$((P + 1))
-	timeout 120 "$@" -d ibemu1 -p $P >"$W/srv" 2>&1 &
+	timeout 120 $ON1 "$@" -d ibemu1 -p $P >"$W/srv" 2>&1 &
 	s=$!
 	listen_on $P
-	timeout 120 "$@" -d ibemu0 -p $P localhost 2>&1 | sed "s/^/$name /"
+	timeout 120 $ON0 "$@" -d ibemu0 -p $P localhost 2>&1 | sed "s/^/$name /"
 	wait $s
 }
 pair pp-poll ibv_rc_pingpong -s 64 -n 2000 | grep usec
 pair pp-event ibv_rc_pingpong -e -s 64 -n 2000 | grep usec
 pair write-bw ib_write_bw -s 65536 -n 2000 -F --report_gbits | awk '$1 == "write-bw" && $2 == 65536'
-timeout 120 ucx_perftest -p $((P + 1)) -t am_lat -x rc_verbs -d ibemu1:1 -n 2000 >/dev/null 2>&1 &
+timeout 120 $ON1 ucx_perftest -p $((P + 1)) -t am_lat -x rc_verbs -d ibemu1:1 -n 2000 >/dev/null 2>&1 &
 s=$!
 listen_on $((P + 1))
-timeout 120 ucx_perftest -p $((P + 1)) -t am_lat -x rc_verbs -d ibemu0:1 -n 2000 localhost 2>&1 |
+timeout 120 $ON0 ucx_perftest -p $((P + 1)) -t am_lat -x rc_verbs -d ibemu0:1 -n 2000 localhost 2>&1 |
 	awk '$1 == "Final:" { print "ucx-am-lat", $3 }'
 wait $s
 SCRIPT
