@@ -336,22 +336,24 @@ int cmd_start(int argc, char **argv)
 	int ready = -1, ret;
 	sigset_t stops;
 
-	if ((ret = start_parse(argc, argv, &so)) != 0)
-		goto out;
-	ret = 1;
-	if (!start_allowed(&so))
-		goto out;
 	/*
-	 * Hold the stop signals until their handlers are in place: a SIGINT
-	 * during set-up must stop us once we can clean up, not be lost (a
-	 * background job of a script has SIGINT ignored until GLib's handler
-	 * replaces that; a blocked signal stays pending even so).
+	 * Hold the stop signals until their handlers are in place, from the
+	 * first thing on: a SIGINT during set-up must stop us once we can
+	 * clean up, not be lost. A background job of a script has SIGINT
+	 * ignored until GLib's handler replaces that, and Linux discards an
+	 * ignored signal unless it is blocked (sig_ignored()); blocked, it
+	 * stays pending.
 	 */
 	sigemptyset(&stops);
 	sigaddset(&stops, SIGTERM);
 	sigaddset(&stops, SIGINT);
 	sigaddset(&stops, SIGHUP);
 	sigprocmask(SIG_BLOCK, &stops, NULL);
+	if ((ret = start_parse(argc, argv, &so)) != 0)
+		goto out;
+	ret = 1;
+	if (!start_allowed(&so))
+		goto out;
 	if (!so.foreground)
 		ready = daemonize();
 	st.loop = g_main_loop_new(NULL, FALSE);
