@@ -6,10 +6,10 @@
  * and torn down by real CM MADs (class 0x07) through the fabric, and the
  * events that librdmacm reads.
  *
- * A front-end (dev/devfile_ucma.c, the CUSE device) opens a file per open
- * of the device, hands it each command as librdmacm wrote it and gets the
- * bytes the kernel would have copied to the caller (and where), and reads
- * events from it.
+ * A front-end (any transport, through ucma_fops: kernel/kfile.h) opens a
+ * file per open of the device, hands it each command as librdmacm wrote
+ * it and gets the bytes the kernel would have copied to the caller (and
+ * where), and reads events from it.
  *
  * Lifetime: the host owns its ucma; a file owns its ids and their events;
  * ucma_release() destroys them as the kernel's close does (peers of

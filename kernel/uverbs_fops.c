@@ -6,7 +6,7 @@
  * uverbs_ctx_fops, a verbs context: packet records written and read
  * (abi/verbs_wire.h), the QP ioctls. What every transport carries to
  * the emulator that owns the ports: the fast path serves it, and an
- * attached host forwards it (socket/remote_verbs.c).
+ * attached host forwards it (socket/remote_file.c).
  *
  * uverbs_cmd_fops, the command file a process opens (uverbsN in CUSE
  * mode, the provider's sysfs file): a context below (any struct
