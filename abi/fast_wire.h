@@ -79,13 +79,15 @@ enum fast_op {
 	FAST_PUSH = 14,	/* on a file's channel, after its reader took a
 			 * FAST_F_HELD mark off the data socket: answered 0
 			 * once what waited has gone in (as room allows) */
-	FAST_VRING = 15,	/* on a verbs command file's channel (arg 1: the
-				 * file takes the direct path's packets in an
-				 * inbox, abi/verbs_inbox.h): the answer
+	FAST_VRING = 15,	/* on a verbs command file's channel (arg:
+				 * VERBS_RING_ASK, the ring's version and bit 0:
+				 * the file takes the direct path's packets in
+				 * an inbox, abi/verbs_inbox.h): the answer
 				 * passes a memfd of VERBS_RING_BYTES, a struct
 				 * verbs_ring (abi/verbs_ring.h) both ends map;
 				 * what is queued for the file goes there from
-				 * then on. EOPNOTSUPP on an adopted channel */
+				 * then on. EOPNOTSUPP on an adopted channel,
+				 * EPROTONOSUPPORT for another version */
 	FAST_VDIRECT = 16,	/* on a verbs command file's channel: payload a
 				 * struct verbs_wire_pkt, the header of packets
 				 * the file would send; out: a struct

@@ -122,7 +122,7 @@ struct direct_sub {
 	bool open;			/* the grant holds */
 	uint64_t limit;			/* when not: what the receiver may take */
 	int memfd;
-	struct verbs_sub *map;
+	struct verbs_ring *map;
 	uint64_t packets, dwords;	/* of the receiver's counts, what the PMA has */
 	unsigned nhops;
 	struct port **hops;		/* the ports the path leaves by */
@@ -171,13 +171,8 @@ static void take_back(struct direct_inbox *ib, struct direct_sub *s)
 	struct verbs_bind *b = bind_of(ib, s);
 
 	if (s->open) {
-		__atomic_store_n(&s->map->grant, 0, __ATOMIC_SEQ_CST);
-		s->limit = __atomic_load_n(&s->map->head, __ATOMIC_SEQ_CST);
-		/* The receiver's word, then the sender's. */
-		__atomic_store_n(&b->limit, s->limit, __ATOMIC_SEQ_CST);
-		__atomic_store_n(&b->open, 0, __ATOMIC_SEQ_CST);
-		__atomic_store_n(&s->map->limit, s->limit, __ATOMIC_SEQ_CST);
-		__atomic_store_n(&s->map->closed, 1, __ATOMIC_SEQ_CST);
+		s->limit = verbs_grant_close(s->map, b);
+		verbs_grant_closed(s->map, b, s->limit);
 		s->open = false;
 	}
 	fold(ib, s);
@@ -234,7 +229,7 @@ static void unbind(struct direct_inbox *ib, struct direct_sub *s)
 static bool reusable(struct direct_inbox *ib, struct direct_sub *s)
 {
 	return !s->gen || (!s->open && (int64_t)(__atomic_load_n(&bind_of(ib, s)->taken,
-								 __ATOMIC_SEQ_CST) - s->limit) >= 0);
+								 __ATOMIC_ACQUIRE) - s->limit) >= 0);
 }
 
 /* @c's inbox, made on first need: NULL past INBOXES_MAX or without memory. */
@@ -290,7 +285,7 @@ static bool bind_sub(struct direct_inbox *ib, struct direct_sub *s, struct uverb
 	static const struct verbs_wire_rec rec = { VERBS_REC_INBOX, sizeof(rec) };
 	struct uverbs_net *net = ib->to->net;
 	struct verbs_bind *b = bind_of(ib, s);
-	struct verbs_sub *m;
+	struct verbs_ring *m;
 	int memfd;
 
 	unbind(ib, s);
@@ -302,9 +297,9 @@ static bool bind_sub(struct direct_inbox *ib, struct direct_sub *s, struct uverb
 		net->next_gen++;	/* 0 says a free slot */
 	/* Rewritten under a cleared gen: the receiver reads it as a
 	 * sequence lock (abi/verbs_inbox.h). */
-	__atomic_store_n(&b->gen, 0, __ATOMIC_SEQ_CST);
+	verbs_bind_retract(b);
 	__atomic_store_n(&b->limit, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&b->open, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&b->open, VERBS_BIND_OPEN, __ATOMIC_RELAXED);
 	__atomic_store_n(&b->sqpn, w->sqpn, __ATOMIC_RELAXED);
 	__atomic_store_n(&b->dqpn, w->dqpn, __ATOMIC_RELAXED);
 	__atomic_store_n(&b->qkey, w->qkey, __ATOMIC_RELAXED);
@@ -325,9 +320,9 @@ static bool bind_sub(struct direct_inbox *ib, struct direct_sub *s, struct uverb
 	s->map = m;
 	s->nhops = r->nhops;
 	s->hops = g_memdup2(r->hops, sizeof(r->hops[0]) * r->nhops);
-	__atomic_store_n(&m->grant, s->gen, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&b->gen, s->gen, __ATOMIC_SEQ_CST);
-	__atomic_or_fetch(&ib->map->active, 1u << (s - ib->sub), __ATOMIC_SEQ_CST);
+	__atomic_store_n(&m->grant, s->gen, __ATOMIC_RELEASE);
+	verbs_bind_publish(b, s->gen);
+	__atomic_or_fetch(&ib->map->active, 1u << (s - ib->sub), __ATOMIC_RELEASE);
 	/* The receiver maps it where this stands among its records: what
 	 * the sender writes there comes before what it sends through the
 	 * daemon after its grant ends (verbs/direct.c). */

@@ -176,7 +176,8 @@ static void op_vring(const struct fast_call *c)
 	int ring_fd = -1;
 	/* Memory of this machine's: not for another host's channel. */
 	int ret = !fv ? -EINVAL : c->ch->adopted ? -EOPNOTSUPP :
-		  fast_verbs_ring(fv, c->rq.arg == 1, &ring_fd);
+		  (c->rq.arg & ~1ull) != VERBS_RING_ASK(0) ? -EPROTONOSUPPORT :
+		  fast_verbs_ring(fv, c->rq.arg & 1, &ring_fd);
 
 	fp_reply(c->ch, ret, NULL, 0, ring_fd);
 	if (ring_fd >= 0)

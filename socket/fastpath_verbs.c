@@ -35,25 +35,27 @@ bool fast_verbs_put(struct fast_verbs *fv, const uint8_t *b, size_t len, size_t 
 		if (rec.len < sizeof(rec) || rec.len > len - *off)
 			break;	/* uverbs_ctx_read's records are whole: not here */
 		skip = verbs_ring_skip(fv->head, rec.len, VERBS_RING_DATA);
-		if (fv->head + skip + rec.len - verbs_ring_load(&r->tail) > VERBS_RING_DATA) {
+		if (!verbs_ring_fits(fv->head, verbs_ring_acquire(&r->tail), skip + rec.len,
+				     VERBS_RING_DATA)) {
 			/* Full: ask for a byte when there is room, then look
 			 * once more (it may have come between). */
-			__atomic_store_n(&r->want_room, 1, __ATOMIC_SEQ_CST);
-			if (fv->head + skip + rec.len - verbs_ring_load(&r->tail) > VERBS_RING_DATA) {
+			verbs_ring_flag_set(&r->want_room, true);
+			verbs_ring_fence();
+			if (!verbs_ring_fits(fv->head, verbs_ring_acquire(&r->tail), skip + rec.len,
+					     VERBS_RING_DATA)) {
 				ok = false;
 				break;
 			}
-			__atomic_store_n(&r->want_room, 0, __ATOMIC_SEQ_CST);
+			verbs_ring_flag_set(&r->want_room, false);
 		}
-		verbs_ring_pad(r->data, VERBS_RING_DATA, fv->head, skip);
-		fv->head += skip;
-		memcpy(&r->data[fv->head % VERBS_RING_DATA], b + *off, rec.len);
-		fv->head += rec.len;
+		fv->head = verbs_ring_write(r, VERBS_RING_DATA, fv->head, skip, b + *off, rec.len,
+					    NULL, 0);
 		*off += rec.len;
-		verbs_ring_store(&r->head, fv->head);
+		verbs_ring_release(&r->head, fv->head);
 	}
 	/* The provider's reader waits on the socket: wake it. */
-	if (__atomic_exchange_n(&r->sleeping, 0, __ATOMIC_SEQ_CST))
+	verbs_ring_fence();
+	if (verbs_ring_flag_take(&r->sleeping))
 		(void)send(fv->ff->data, "w", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 	return ok;
 }
@@ -87,7 +89,7 @@ static bool drained(void *arg)
 {
 	struct fast_verbs *fv = arg;
 
-	return !fv->ff->pend_bytes && verbs_ring_load(&fv->ring->tail) == fv->head;
+	return !fv->ff->pend_bytes && verbs_ring_acquire(&fv->ring->tail) == fv->head;
 }
 
 int fast_verbs_ring(struct fast_verbs *fv, bool direct, int *memfd)

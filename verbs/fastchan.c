@@ -6,8 +6,8 @@
  * file there as well (FAST_OPEN by its sysfs path, abi/fast_wire.h): its
  * packet records go as FAST_WRITE requests and its QP ioctls as
  * FAST_IOCTL on that channel, and what the daemon queues for it comes as
- * records in a ring both map (abi/verbs_ring.h): a program that polls
- * its CQ takes them itself (ibemu_ring_take), a thread of ours when it
+ * records in a ring both map (abi/verbs_ring.h, read in ring.c): a
+ * program that polls its CQ takes them itself, a thread of ours when it
  * does not (an attached host's channel has no ring: they come as
  * datagrams on the data socket). No FUSE request either way: a Unix
  * socket's round trip instead of the FUSE device's for what goes out, a
@@ -107,9 +107,10 @@ int ibemu_fast_open(struct ibemu_context *ctx, const char *dev_path)
 	ctx->fast_data = data;
 	/* The ring; without it (an attached host's channel, adopted by
 	 * another machine's emulator) records come on the data socket.
-	 * arg 1: the direct path's senders may write for this context too
-	 * (direct.c), unless IBEMU_DIRECT=0 keeps it out. */
-	if (ibemu_fast_ask(ctx, FAST_VRING, !ibemu_direct_off(), NULL, 0, NULL, 0, &data) == 0 &&
+	 * Its version, and bit 0: the direct path's senders may write for
+	 * this context too (direct.c), unless IBEMU_DIRECT=0 keeps it out. */
+	if (ibemu_fast_ask(ctx, FAST_VRING, VERBS_RING_ASK(!ibemu_direct_off()), NULL, 0, NULL, 0,
+			   &data) == 0 &&
 	    data >= 0) {
 		void *m = mmap(NULL, VERBS_RING_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, data, 0);
 
@@ -119,46 +120,6 @@ int ibemu_fast_open(struct ibemu_context *ctx, const char *dev_path)
 	if (data >= 0 && data != ctx->fast_data)
 		close(data);
 	return 0;
-}
-
-void ibemu_take_span(struct ibemu_context *ctx, const uint8_t *data, uint32_t size,
-		     uint64_t tail, uint64_t head)
-{
-	/* Whole records up to head or the end of the data, then from the
-	 * start (what lies past the last record there is a PAD record, or
-	 * a gap too small for one, which on_records passes over). */
-	while (tail < head) {
-		uint32_t at = (uint32_t)(tail % size);
-		uint64_t chunk = head - tail < size - at ? head - tail : size - at;
-
-		ibemu_on_records(ctx, (const char *)&data[at], (ssize_t)chunk);
-		tail += chunk;
-	}
-}
-
-bool ibemu_records_pending(const struct ibemu_context *ctx)
-{
-	return verbs_ring_load(&ctx->ring->head) != verbs_ring_load(&ctx->ring->tail) ||
-	       ibemu_inbox_pending(ctx);
-}
-
-bool ibemu_ring_take(struct ibemu_context *ctx)
-{
-	struct verbs_ring *r = ctx->ring;
-	uint64_t tail = r->tail, head = verbs_ring_load(&r->head);
-	/* The inbox first, then the records the ring held before it: one
-	 * a sender gave the daemon after its grant ended follows what it
-	 * wrote in the inbox before (direct.c). */
-	bool took = ibemu_inbox_take(ctx);
-
-	if (tail == head)
-		return took;
-	ibemu_take_span(ctx, r->data, VERBS_RING_DATA, tail, head);
-	verbs_ring_store(&r->tail, head);
-	/* The daemon waits for room: say there is. */
-	if (__atomic_exchange_n(&r->want_room, 0, __ATOMIC_SEQ_CST))
-		(void)send(ctx->fast_data, "r", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
-	return true;
 }
 
 void ibemu_fast_close(struct ibemu_context *ctx)

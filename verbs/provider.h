@@ -83,7 +83,7 @@ struct ibemu_context {
 	 * polls so far, which the fast reader watches (thread.c). */
 	struct verbs_ring *ring;
 	unsigned long polls;
-	/* The direct path (direct.c, abi/verbs_inbox.h): this context's
+	/* The direct path (ring.c, abi/verbs_inbox.h): this context's
 	 * binding page (NULL until a sender was bound to it) and its
 	 * eventfd; its slots' sub-rings, each mapped at a fixed place of
 	 * @rx_area (anonymous zeros while none: a look at it unlocked is
@@ -137,32 +137,26 @@ void ibemu_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int ibemu_fast_open(struct ibemu_context *ctx, const char *dev_path);
 void ibemu_fast_close(struct ibemu_context *ctx);
 int ibemu_fast_ioc(struct ibemu_context *ctx, unsigned long cmd, void *arg);
-/* Take the records the ring holds, and the inbox first (under
- * ctx->lock): false when none. */
-bool ibemu_ring_take(struct ibemu_context *ctx);
-/* Whether the ring or the inbox holds records (a few loads). */
-bool ibemu_records_pending(const struct ibemu_context *ctx);
-/* The records from @tail to @head of a ring's @size bytes of @data (a
- * power of two; the ring's, an inbox sub-ring's), taken (under lock). */
-void ibemu_take_span(struct ibemu_context *ctx, const uint8_t *data, uint32_t size,
-		     uint64_t tail, uint64_t head);
 /* One request and its answer on the channel (a FAST_* op): its return, or
  * -errno; @out gets at most @out_max bytes of the answer, *@fd a passed
  * fd (or -1) when @fd is not NULL. */
 int64_t ibemu_fast_ask(struct ibemu_context *ctx, uint32_t op, uint64_t arg, const void *in,
 		       size_t n, void *out, size_t out_max, int *fd);
 
-/* direct.c: the direct path. Whether inbox records wait (a load or two);
- * take them (under lock; false when none); map the binding page and the
- * sub-rings the daemon bound (VERBS_REC_INBOX, under lock), taking what
- * a new one holds at once; the reader is about to sleep (@on) or woke:
- * each sub-ring's sleeping word (no lock); a QP's grant let go (under
- * lock); let every mapping go. */
-bool ibemu_direct_off(void);	/* IBEMU_DIRECT=0 */
-bool ibemu_inbox_pending(const struct ibemu_context *ctx);
-bool ibemu_inbox_take(struct ibemu_context *ctx);
+/* ring.c: the receive side. Take the records the ring holds, and the
+ * inbox's first (under ctx->lock): false when none; whether either holds
+ * records (a few loads); the fast reader is about to sleep (@on: the
+ * daemon and senders are to wake it) or woke (no lock); map the binding
+ * page and the sub-rings the daemon bound (VERBS_REC_INBOX, under lock),
+ * taking what a new one holds at once; let them go. */
+bool ibemu_ring_take(struct ibemu_context *ctx);
+bool ibemu_records_pending(const struct ibemu_context *ctx);
+void ibemu_rx_sleeping(struct ibemu_context *ctx, bool on);
 void ibemu_inbox_map(struct ibemu_context *ctx);
-void ibemu_inbox_sleeping(struct ibemu_context *ctx, bool on);
+void ibemu_inbox_unmap(struct ibemu_context *ctx);
+/* direct.c: the direct path's sending side. A QP's grant let go (under
+ * lock); let every grant and bell go. */
+bool ibemu_direct_off(void);	/* IBEMU_DIRECT=0 */
 void ibemu_direct_drop(struct ibemu_qp *qp);
 void ibemu_direct_close(struct ibemu_context *ctx);
 /* One packet from the daemon or an inbox to its QP (thread.c), under lock. */
@@ -352,7 +346,7 @@ struct ibemu_dtx {
 	struct verbs_wire_pkt key;
 	struct verbs_direct_grant g;
 	struct ibemu_peer *peer;
-	struct verbs_sub *sub;
+	struct verbs_ring *sub;
 	uint64_t retry_us, backoff_us;
 };
 

@@ -329,12 +329,10 @@ static void fast_read(struct ibemu_context *ctx, char *buf)
 		}
 		/* Sleep: say so, then look once more (the daemon may have
 		 * written before it saw the flag). */
-		__atomic_store_n(&ctx->ring->sleeping, 1, __ATOMIC_SEQ_CST);
-		ibemu_inbox_sleeping(ctx, true);	/* senders ring its bell */
+		ibemu_rx_sleeping(ctx, true);	/* the daemon and senders wake it */
 		if (!ibemu_records_pending(ctx) && !wait_socket(ctx, buf, -1))
 			break;
-		__atomic_store_n(&ctx->ring->sleeping, 0, __ATOMIC_SEQ_CST);
-		ibemu_inbox_sleeping(ctx, false);
+		ibemu_rx_sleeping(ctx, false);
 	}
 }
 

@@ -13,6 +13,11 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "
     for _name, _value in re.findall(r"^\s*FAST_([A-Z_]+)\s*=\s*(\d+),", _text, re.M):
         globals()[_name] = int(_value)
     VERSION = int(re.search(r"^#define FAST_VERSION\s+(\d+)", _text, re.M).group(1))
+# FAST_VRING's arg: the ring's version (abi/verbs_ring.h) and bit 0 (the
+# direct path's packets too).
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "abi",
+                       "verbs_ring.h")) as _h:
+    RING_ASK = int(re.search(r"^#define VERBS_RING_VERSION\s+(\d+)", _h.read(), re.M).group(1)) << 8
 for _need in ("OPEN", "WRITE", "IOCTL", "SYNC", "ATTACH", "HOST", "ADOPT", "SLOT", "RING", "PUSH"):
     assert _need in globals(), "abi/fast_wire.h has no FAST_" + _need
 

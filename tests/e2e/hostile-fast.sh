@@ -53,7 +53,7 @@ expect_line "vfork: the parent's fd works after the child closed its copy (fast)
 # from outside the run (it has a pid namespace of its own).
 cat >"$WORK/raw.py" <<'PY'
 import array, mmap, os, socket, struct, subprocess, sys, time
-from fast_proto import ATTACH, OPEN, REQ, RING, SLOT, VDIRECT, VINBOX, VRING, ask, chan
+from fast_proto import ATTACH, OPEN, REQ, RING, RING_ASK, SLOT, VDIRECT, VINBOX, VRING, ask, chan
 work = sys.argv[1]
 def step(name):
     open(os.path.join(work, name), "w").close()
@@ -74,7 +74,9 @@ resize("slot", memfd, 1 << 20)
 # A verbs context's receive ring (abi/verbs_ring.h): sealed the same way.
 v = chan()
 ret, vdata = ask(v, OPEN, 2, b"infiniband_verbs/uverbs0/ibemu_cmd")
-ret, ring = ask(v, VRING)
+ret, ring = ask(v, VRING, 1)
+print("verbs ring of no version: ret %d, memfd %s" % (ret, ring is not None))
+ret, ring = ask(v, VRING, RING_ASK)
 print("verbs ring: ret %d, memfd %s" % (ret, ring is not None))
 resize("ring", ring, 1 << 22)
 # The direct path's requests (abi/verbs_inbox.h) with what no provider sends.
@@ -114,6 +116,8 @@ wait $RUN; RC=$?
 expect_rc 0 "the raw client ran"
 expect_line "slot shrink: Operation not permitted" "the slot's memfd cannot shrink (sealed)"
 expect_line "slot grow: Operation not permitted" "nor grow"
+expect_line "verbs ring of no version: ret -93, memfd False" \
+	"FAST_VRING from a provider of another ring layout: EPROTONOSUPPORT, no ring"
 expect_line "verbs ring: ret 0, memfd True" "a verbs context's ring, by FAST_VRING"
 expect_line "ring shrink: Operation not permitted" "its memfd cannot shrink (sealed)"
 expect_line "ring grow: Operation not permitted" "nor grow"

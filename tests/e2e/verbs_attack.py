@@ -19,7 +19,7 @@
 # long it asks for a grant; without one it sends "STOP" and ends).
 # Layouts: struct verbs_wire_pkt is 128 bytes (abi/verbs_wire.h: sl at 9,
 # slid 12, dlid 14, sqpn 20, dqpn 24, qkey 32, len 124); a sub-ring's head
-# is at 0, its data at 4096 (abi/verbs_inbox.h). Before the sub-rings had
+# is at 0, its data at 4096 (abi/verbs_ring.h). Before the sub-rings had
 # memfds of their own, one memfd held 8 of them after a 4096-byte header,
 # each with its packets and dwords counts at 136 and 144: both are tried.
 import mmap, os, struct, sys, time

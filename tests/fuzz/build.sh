@@ -19,7 +19,7 @@ MUX_SOURCES="socket/mux.c"
 
 fresh=yes
 for t in $TARGETS; do [ -x "$OUT/fuzz_$t" ] || fresh=no; done
-if [ $fresh = yes ] && [ -z "$(cd "$SRC" && find lib fabric topologies kernel ctl dev socket tests/fuzz \
+if [ $fresh = yes ] && [ -z "$(cd "$SRC" && find abi lib fabric topologies kernel ctl dev socket tests/fuzz \
 	-newer "$OUT/fuzz_topo" \( -name '*.[ch]' -o -name '*.net' \) | head -1)" ]; then
 	exit 0
 fi

@@ -136,7 +136,7 @@ static void drain(struct world *w)
 }
 
 /* A grant for @w's packets: its sub-ring mapped in *@sub. */
-static struct verbs_direct_grant grant(struct world *w, struct verbs_sub **sub)
+static struct verbs_direct_grant grant(struct world *w, struct verbs_ring **sub)
 {
 	struct verbs_direct_grant g;
 	struct verbs_wire_pkt h = header(w, 64);
@@ -171,7 +171,7 @@ static void test_queues_apart(void **state)
 static void test_grants_apart(void **state)
 {
 	struct world *w = *state;
-	struct verbs_sub *sub0, *sub1;
+	struct verbs_ring *sub0, *sub1;
 	struct verbs_direct_grant g0, g1;
 
 	send_and_read(&w[0]);
@@ -205,7 +205,7 @@ static void test_counted_apart(void **state)
 	struct verbs_inbox_ask own = { 0 };
 	struct verbs_direct_grant g;
 	struct verbs_inbox *page;
-	struct verbs_sub *sub;
+	struct verbs_ring *sub;
 	struct port *last0 = &fabric_find(w[0].f, "leaf2")->ports[1];
 	struct port *last1 = &fabric_find(w[1].f, "leaf2")->ports[1];
 	uint64_t words0, words1 = last1->counters.xmit_data;
@@ -237,7 +237,7 @@ static void test_forget(void **state)
 	struct world *w = *state;
 	struct verbs_inbox_ask own = { 0 };
 	struct verbs_direct_grant g;
-	struct verbs_sub *sub;
+	struct verbs_ring *sub;
 	int fd;
 
 	send_and_read(&w[0]);
