@@ -20,6 +20,17 @@ wait_for() {
 	done
 }
 
+# core_rtt: the round trip of a cache line between CPU 0 and CPU 1 now,
+# in ns (bench/core_rtt.c; empty with one CPU). The host of a VM moves
+# its vCPUs near or far apart over minutes, and every figure between two
+# pinned ends follows: say it beside each round, compare rounds alike.
+core_rtt() {
+	[ "$(nproc)" -ge 2 ] || return 0
+	[ -x "$W/core_rtt" ] || gcc -O2 -pthread -o "$W/core_rtt" \
+		"$(dirname "${BASH_SOURCE[0]}")/core_rtt.c" || return 0
+	"$W/core_rtt"
+}
+
 # vmhwm PID: its peak resident set (VmHWM) so far, "12.3 MB".
 vmhwm() { awk '/VmHWM/ { printf "%.1f MB", $2 / 1024 }' "/proc/$1/status"; }
 # emu_vmhwm [ctl options]: the emulator's, from `ibemu ctl status` (inside a

@@ -34,7 +34,9 @@ run ud-lat ibv_ud_pingpong -s 64 -n "$ITERS"
 run rc-bw ibv_rc_pingpong -s 65536 -n $((ITERS / 10))
 SCRIPT
 for r in $(seq "$ROUNDS"); do
+	before=$(core_rtt)
 	ITERS=$ITERS "$IBEMU" run -c -a host1 -a host3 -- bash "$W/round.sh" >>"$W/rounds" 2>&1
+	echo "core-rtt $before $(core_rtt)" >>"$W/rounds"
 done
 lat() { awk -v n="$1" '$1 == n && /usec\/iter/ {print $(NF - 1)}' "$W/rounds" | median; }
 bw() { awk -v n="$1" '$1 == n && /Mbit\/sec/ {print $(NF - 1)}' "$W/rounds" | median; }
@@ -42,3 +44,5 @@ echo "rounds: $ROUNDS, $ITERS iterations (bandwidth: $((ITERS / 10)) of 64 KiB)"
 echo "rc_pingpong 64 B: median $(lat rc-lat) us/iter"
 echo "ud_pingpong 64 B: median $(lat ud-lat) us/iter"
 echo "rc_pingpong 64 KiB: median $(bw rc-bw) Mbit/s"
+# The CPUs' distance, before and after each round (lib.sh core_rtt).
+echo "cpu 0-1 cache-line round trip, ns (before/after each round): $(awk '$1 == "core-rtt" { printf "%s%s/%s", n++ ? ", " : "", $2, $3 }' "$W/rounds")"

@@ -61,7 +61,9 @@ timeout 120 $ON0 ucx_perftest -p $((P + 1)) -t am_lat -x rc_verbs -d ibemu0:1 -n
 wait $s
 SCRIPT
 for r in $(seq "$ROUNDS"); do
+	before=$(core_rtt)
 	SECS=$SECS W=$W "$IBEMU" run -c -a host1 -a host3 -- bash "$W/round.sh" >>"$W/rounds" 2>&1
+	echo "core-rtt $before $(core_rtt)" >>"$W/rounds"
 done
 # us TEST / mbs TEST: the medians in one unit
 us() { awk -v t="$1" '$1 == t { v = $2; if ($3 == "ms") v *= 1000; if ($3 == "ns") v /= 1000; print v }' "$W/rounds" | median; }
@@ -80,3 +82,5 @@ echo "ib_write_bw 64 KiB: median $(awk '$1 == "write-bw" { print $5 }' "$W/round
 echo "ibv_rc_pingpong 64 B polling: median $(awk '$1 == "pp-poll" && /usec/ { print $(NF - 1) }' "$W/rounds" | median) us/iter"
 echo "ibv_rc_pingpong 64 B -e: median $(awk '$1 == "pp-event" && /usec/ { print $(NF - 1) }' "$W/rounds" | median) us/iter"
 echo "ucx_perftest am_lat rc_verbs: median $(awk '$1 == "ucx-am-lat" { print $2 }' "$W/rounds" | median) us"
+# The CPUs' distance, before and after each round (lib.sh core_rtt).
+echo "cpu 0-1 cache-line round trip, ns (before/after each round): $(awk '$1 == "core-rtt" { printf "%s%s/%s", n++ ? ", " : "", $2, $3 }' "$W/rounds")"
