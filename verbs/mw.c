@@ -17,15 +17,22 @@
 
 #include "verbs/provider.h"
 
-/* The rights a window may give (a region's local ones are not). */
-#define MW_RIGHTS	(IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | \
-			 IBV_ACCESS_REMOTE_ATOMIC)
+/* The access flags a bind may carry, as rxe takes them (its
+ * RXE_ACCESS_SUPPORTED_MW): the remote rights a window gives, and flags
+ * a program passes along that give nothing here (LOCAL_WRITE, which
+ * rdma-core's own tests set, MW_BIND, ON_DEMAND, the optional range).
+ * ZERO_BASED: a type 2 window whose addresses start at 0. */
+#define MW_ACCESS_OK	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | \
+			 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC | \
+			 IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND | \
+			 IBV_ACCESS_OPTIONAL_RANGE)
 
 struct ibemu_mw {
 	struct ibv_mw mw;
 	struct ibemu_mw *next;
 	struct ibemu_mr *mr;	/* bound to; NULL: not bound (free) */
-	uint64_t va, len;	/* the window, in the region's addresses */
+	uint64_t start, len;	/* the window, in the addresses a peer names */
+	uint64_t at;		/* where @start is, in the region's addresses */
 	int access;
 	struct ibemu_qp *qp;	/* type 2: the QP it was bound through */
 };
@@ -110,37 +117,52 @@ static struct ibemu_mr *mr_of(struct ibemu_context *ctx, const struct ibv_mr *m)
 	return NULL;
 }
 
-/* A bind (IBA 10.6.7): the region bindable, in the QP's PD as the
- * window is, the range inside it, rights it can give (remote writes
- * need local write); a type 2 window must be free and keep its index. */
+/* Whether type @type may be bound so on @qp (IBA 10.6.7.2, in the order
+ * and with the rules of rxe's rxe_check_bind_mw; every failure is a
+ * Memory Window Bind Error completion). */
+static bool bind_ok(struct ibemu_qp *qp, const struct ibemu_mw *mw, const struct ibemu_mr *mr,
+		    const struct ibv_mw_bind_info *b)
+{
+	int rights = b->mw_access_flags;
+
+	if ((rights & ~MW_ACCESS_OK) || mw->mw.pd != qp->qp.pd)
+		return false;
+	if (mw->mw.type == IBV_MW_TYPE_1 && (rights & IBV_ACCESS_ZERO_BASED))
+		return false;	/* o10-36.2.2 */
+	/* o10-37.2.30: a type 2 window must be free; o10-37.2.40: a
+	 * region and a length (LOCAL_INV is how one is taken back) */
+	if (mw->mw.type == IBV_MW_TYPE_2 && (mw->mr || !mr || !b->length))
+		return false;
+	if (!b->length)
+		return true;	/* a type 1 window unbound */
+	/* C10-73: bindable, in the window's PD; C10-74: remote writes
+	 * need local write; C10-75: the window inside the region */
+	return mr && mr->vmr.ibv_mr.pd == mw->mw.pd && (mr->vmr.access & IBV_ACCESS_MW_BIND) &&
+	       (!(rights & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) ||
+		(mr->vmr.access & IBV_ACCESS_LOCAL_WRITE)) &&
+	       b->addr >= mr->iova && b->length <= mr->vmr.ibv_mr.length &&
+	       b->addr - mr->iova <= mr->vmr.ibv_mr.length - b->length;
+}
+
+/* A bind WR reaching the wire: the window bound, or unbound (type 1, a
+ * length of 0). A type 2 window takes the key byte of the WR's R_Key,
+ * its index stays its own (as rxe and mlx5 take only those 8 bits). */
 static int bind(struct ibemu_qp *qp, const struct ibemu_swqe *w)
 {
 	struct ibemu_mw *mw = to_mw(w->mw);
 	const struct ibv_mw_bind_info *b = &w->bind;
 	struct ibemu_mr *mr = b->mr ? mr_of(qp->ctx, b->mr) : NULL;
-	int rights = b->mw_access_flags;
 
-	if (mw->mw.pd != qp->qp.pd || (mw->mw.type == IBV_MW_TYPE_2 && mw->mr) ||
-	    (mw->mw.type == IBV_MW_TYPE_2 && (w->rkey >> 8) != (mw->mw.rkey >> 8)))
+	if (!bind_ok(qp, mw, mr, b))
 		return IBV_WC_MW_BIND_ERR;
-	if (!b->length && mw->mw.type == IBV_MW_TYPE_1) {
-		mw->mr = NULL;	/* a type 1 window unbound */
-		return 0;
-	}
-	if (!mr || mr->vmr.ibv_mr.pd != qp->qp.pd || !(mr->vmr.access & IBV_ACCESS_MW_BIND) ||
-	    (rights & ~MW_RIGHTS) ||
-	    ((rights & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
-	     !(mr->vmr.access & IBV_ACCESS_LOCAL_WRITE)) ||
-	    b->addr < mr->iova || b->length > mr->vmr.ibv_mr.length ||
-	    b->addr - mr->iova > mr->vmr.ibv_mr.length - b->length)
-		return IBV_WC_MW_BIND_ERR;
-	mw->mr = mr;
-	mw->va = b->addr;
-	mw->len = b->length;
-	mw->access = rights;
-	mw->qp = mw->mw.type == IBV_MW_TYPE_2 ? qp : NULL;
 	if (mw->mw.type == IBV_MW_TYPE_2)
-		mw->mw.rkey = w->rkey;
+		mw->mw.rkey = (mw->mw.rkey & ~0xffu) | (w->rkey & 0xffu);
+	mw->mr = b->length ? mr : NULL;
+	mw->start = (b->mw_access_flags & IBV_ACCESS_ZERO_BASED) ? 0 : b->addr;
+	mw->at = b->addr;
+	mw->len = b->length;
+	mw->access = b->mw_access_flags;
+	mw->qp = mw->mw.type == IBV_MW_TYPE_2 ? qp : NULL;
 	return 0;
 }
 
@@ -176,9 +198,9 @@ bool ibemu_mw_check(struct ibemu_qp *qp, uint32_t rkey, uint64_t va, uint64_t le
 	if (!mw || (mw->access & access) != access || mw->mw.pd != ibemu_rx_pd(qp) ||
 	    (mw->mw.type == IBV_MW_TYPE_2 && mw->qp != qp))
 		return false;
-	if (va < mw->va || len > mw->len || va - mw->va > mw->len - len)
+	if (va < mw->start || len > mw->len || va - mw->start > mw->len - len)
 		return false;
-	*host = mw->mr->host + (va - mw->mr->iova);
+	*host = mw->mr->host + (mw->at - mw->mr->iova) + (va - mw->start);
 	return true;
 }
 

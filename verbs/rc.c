@@ -738,9 +738,15 @@ static unsigned take_request(struct ibemu_qp *qp, const struct verbs_wire_pkt *p
 	if (verbs_op_has_ieth(op) && !ibemu_mw_invalidate(qp, p->imm))
 		return AETH_NAK_INV_REQ;
 	if (is_send(op)) {
+		/* The receive WR's own fault (a key, PD or range that no
+		 * longer holds: a local protection error, NAK Remote
+		 * Operational Error), or the message's (longer than the WR:
+		 * a length error, NAK Invalid Request); IBA 9.9.3.1.2, as
+		 * mlx5 and rxe. */
 		if (ibemu_sge_check(qp->ctx, ibemu_rx_pd(qp), qp->cur.sg, qp->cur.num_sge,
-				    IBV_ACCESS_LOCAL_WRITE, &room) ||
-		    qp->cur_off + p->len > room)
+				    IBV_ACCESS_LOCAL_WRITE, &room))
+			return AETH_NAK_REM_OP;
+		if (qp->cur_off + p->len > room)
 			return AETH_NAK_INV_REQ;
 		ibemu_sge_copy(qp->ctx, ibemu_rx_pd(qp), qp->cur.sg, qp->cur.num_sge, qp->cur_off,
 			       (void *)payload, p->len, true);
@@ -821,7 +827,8 @@ static void request(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const c
 
 			memset(&wc, 0, sizeof(wc));
 			wc.wr_id = qp->cur.wr_id;
-			wc.status = why == AETH_NAK_INV_REQ ? IBV_WC_LOC_LEN_ERR : IBV_WC_REM_ACCESS_ERR;
+			wc.status = why == AETH_NAK_INV_REQ ? IBV_WC_LOC_LEN_ERR :
+				    why == AETH_NAK_REM_OP ? IBV_WC_LOC_PROT_ERR : IBV_WC_REM_ACCESS_ERR;
 			wc.opcode = IBV_WC_RECV;
 			wc.qp_num = qp->qp.qp_num;
 			qp->cur_has_wqe = false;

@@ -28,6 +28,7 @@ eval "$PINGPONGS"
 "$RC_TOOL" ibemu0 ibemu1 ops-ex | sed 's/^/ex: /'
 "$RC_TOOL" ibemu0 ibemu1 uc | sed 's/^/uc: /'
 "$RC_TOOL" ibemu0 ibemu1 rnr
+"$RC_TOOL" ibemu0 ibemu1 recv-errors
 "$RC_TOOL" ibemu0 ibemu1 channels 200 | sed 's/^/channels: /'
 # The switch port that delivers to host3 (leaf2/1) counts what the
 # stream sends: 10 messages of 4096 bytes at MTU 1024.
@@ -91,6 +92,15 @@ expect_line "ex: batch_of_two ok" "two WRs in one batch (inline list, immediate)
 expect_line "bad_rkey ok" "a bad rkey completes with IBV_WC_REM_ACCESS_ERR"
 expect_line "after_error ok" "and later WRs are flushed"
 expect_line "rnr ok" "no receive WR and rnr_retry 1: IBV_WC_RNR_RETRY_EXC_ERR"
+# The responder's fault (IBA 9.9.3.1.2): its receive WR's region moved
+# by ibv_rereg_mr is a local protection error there, NAK "remote
+# operational error" here; a message longer than the WR is a length
+# error there, NAK "invalid request" here (issue #49).
+for l in "region moved to another PD: sender remote operation error, receiver local protection error" \
+	"region moved to other memory: sender remote operation error, receiver local protection error" \
+	"a SEND longer than the receive WR: sender remote invalid request error, receiver local length error"; do
+	expect_line "$l" "$l"
+done
 expect_line "channels: channels: 200 made during the stream" \
 	"completion channels made while the same process's reader thread sends ACKs"
 expect_line "channels: stream 200 ok" "and the stream goes on"

@@ -157,7 +157,10 @@ done
 # Memory windows (verbs/mw.c): type 1 bound by ibv_bind_mw, type 2 by a
 # BIND_MW WR, remote access checked against the window (range, rights,
 # the QP a type 2 was bound through), SEND with Invalidate and
-# LOCAL_INV, a region without MW_BIND refused.
+# LOCAL_INV, a region without MW_BIND refused; then the flows of
+# rdma-core's own tests (rights with LOCAL_WRITE, ibv_wr_bind_mw, the
+# key byte of a bind's R_Key, zero-based, dealloc while bound), which
+# all ended in a bind error before (issue #49).
 ibemu_run --configured -a host1 -- sh -c "ibv_devinfo -v -d ibemu0 | grep -E 'MEM_WINDOW|max_mw'; \"$TOOLS/verbs_mw\" ibemu0"
 expect_rc 0 "the memory windows run"
 for l in "					MEM_WINDOW" "					MEM_WINDOW_TYPE_2B" "	max_mw:				4096" \
@@ -171,7 +174,21 @@ for l in "					MEM_WINDOW" "					MEM_WINDOW_TYPE_2B" "	max_mw:				4096" \
 	"read through the QP that bound it: success" "local invalidate: success" \
 	"read after the local invalidate: remote access error" \
 	"read through a QP that did not bind it: remote access error" \
-	"its completion: memory management operation error"; do
+	"its completion: memory management operation error" \
+	"ordinary type 1 bind completion: success" "ordinary write through type 1: success" \
+	"ordinary type 1 unbind completion: success" \
+	"ordinary write after the unbind: remote access error" \
+	"ordinary wr_bind_mw completion: success" "ordinary write through type 2: success" \
+	"ordinary wr_local_inv completion: success" \
+	"ordinary write after wr_local_inv: remote access error" \
+	"bind type 2, an R_Key of another index: success" \
+	"the window's R_Key: its index, the WR's key byte" "write through it: success" \
+	"bind type 2 zero-based: success" "read at 0 of the zero-based window: success" \
+	"what it read: \"zero based\"" "read past its end: remote access error" \
+	"zero-based type 1: memory management operation error" \
+	"type 2 of length 0: memory management operation error" "type 2 bound: success" \
+	"type 2 bound again: memory management operation error" \
+	"write before the dealloc: success" "write after the dealloc: remote access error"; do
 	expect_line "$l" "memory windows: $l"
 done
 

@@ -38,6 +38,11 @@
  *       is open: killed by SIGSEGV, or by a sanitizer), or, with "handler"
  *       (installed before the devices open), in that handler, which
  *       says "own handler: SIGSEGV" and exits 3
+ *   verbs_rc A B recv-errors
+ *       a SEND into a receive WR the responder cannot fill: its region
+ *       moved to another PD, or to other memory (the WR naming the old
+ *       range), or a SEND longer than it; "NAME: sender STATUS, receiver
+ *       STATUS" each, on QPs made anew for each
  *   verbs_rc A B ud N PKEY_INDEX
  *       N UD SENDs of 256 bytes from A with the P_Key at PKEY_INDEX,
  *       then waits for the receives at B for a second:
@@ -517,6 +522,63 @@ static int ops(struct end *a, struct end *b)
 	return 0;
 }
 
+/* @e's QP made anew (the last one ended in error). */
+static void renew_qp(struct end *e)
+{
+	ibv_destroy_qp(e->qp);
+	e->qp = ibv_create_qp(e->pd, &(struct ibv_qp_init_attr){
+		.send_cq = e->cq, .recv_cq = e->cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 2,
+			 .max_recv_sge = 2, .max_inline_data = 64 } });
+	if (!e->qp)
+		die("create_qp");
+}
+
+enum recv_fault { MOVED_PD, MOVED_MEMORY, TOO_SHORT };
+
+/* A SEND from a into b's receive WR of 100 bytes, spoilt as @how says
+ * (IBA 9.9.3.1: the responder's error, its NAK, both QPs' end). */
+static void recv_error(struct end *a, struct end *b, const char *name, enum recv_fault how)
+{
+	struct ibv_pd *other = ibv_alloc_pd(b->ctx);
+	char *nb = calloc(1, BUF);
+	struct ibv_wc sw, rw;
+	int r = 0;
+
+	renew_qp(a);
+	renew_qp(b);
+	connect_rc(a, b, 14, 7, 7);
+	connect_rc(b, a, 14, 7, 7);
+	post_recv(b, 0, 100);
+	if (how == MOVED_PD)
+		r = ibv_rereg_mr(b->mr, IBV_REREG_MR_CHANGE_PD, other, NULL, 0, 0);
+	else if (how == MOVED_MEMORY)
+		r = ibv_rereg_mr(b->mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, nb, BUF, 0);
+	if (r || post_send(a, IBV_WR_SEND, 0, how == TOO_SHORT ? 200 : 50, 0, 0, 0))
+		die(name);
+	sw = next_wc(a, 5000);
+	rw = next_wc(b, 5000);
+	printf("%s: sender %s, receiver %s\n", name,
+	       sw.status == (enum ibv_wc_status)-1 ? "none" : ibv_wc_status_str(sw.status),
+	       rw.status == (enum ibv_wc_status)-1 ? "none" : ibv_wc_status_str(rw.status));
+	if (how == MOVED_PD)
+		r = ibv_rereg_mr(b->mr, IBV_REREG_MR_CHANGE_PD, b->pd, NULL, 0, 0);
+	else if (how == MOVED_MEMORY)
+		r = ibv_rereg_mr(b->mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, b->buf, BUF, 0);
+	if (r)
+		die("rereg back");
+	ibv_dealloc_pd(other);
+	free(nb);
+}
+
+static int recv_errors(struct end *a, struct end *b)
+{
+	recv_error(a, b, "region moved to another PD", MOVED_PD);
+	recv_error(a, b, "region moved to other memory", MOVED_MEMORY);
+	recv_error(a, b, "a SEND longer than the receive WR", TOO_SHORT);
+	return 0;
+}
+
 /* What the extended API must refuse or undo, and a batch of two. */
 static int ex_edges(struct end *a, struct end *b)
 {
@@ -807,7 +869,7 @@ int main(int argc, char **argv)
 	use_ex = !strcmp(mode, "ops-ex");
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: verbs_rc A B ops|ops-ex|uc|rnr|segv [handler|bare]|stream N SIZE TIMEOUT|channels N|retry TIMEOUT RETRY|ud N PKEY_INDEX\n");
+		fprintf(stderr, "usage: verbs_rc A B ops|ops-ex|uc|rnr|recv-errors|segv [handler|bare]|stream N SIZE TIMEOUT|channels N|retry TIMEOUT RETRY|ud N PKEY_INDEX\n");
 		return 2;
 	}
 	if (!strcmp(mode, "segv") && argc == 5 && !strcmp(argv[4], "handler"))
@@ -830,6 +892,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "rnr"))
 		return rnr(&a, &b);
+	if (!strcmp(mode, "recv-errors"))
+		return recv_errors(&a, &b);
 	if (is_uc)
 		return uc(&a, &b);
 	if (!strcmp(mode, "stream") && argc == 7)
