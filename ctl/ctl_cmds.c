@@ -369,7 +369,7 @@ int ctl_run(struct ctl_env *env, char **argv, GString *out)
 	}
 	if (json)
 		c.json = json_builder_new();
-	/* Packets past the packet engine (fabric.h's shortcut) stop before
+	/* Packets past the packet engine (the direct path, fabric.h) stop before
 	 * a command changes what they rely on, and counters show them. */
 	if (env->fabric)
 		fabric_changed(env->fabric);

@@ -52,8 +52,8 @@ void fabric_free(struct fabric *f)
 
 	if (!f)
 		return;
-	if (f->verbs_free)
-		f->verbs_free(f->verbs);
+	if (f->verbs)
+		f->verbs_ops->free(f->verbs);
 	fabric_events_clear(f);
 	fault_set_clear(&f->faults);
 	for (i = 0; i < f->nodes->len; i++)

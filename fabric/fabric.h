@@ -213,16 +213,19 @@ struct fabric_tap {
 };
 
 /*
- * A way past the packet engine for data packets (kernel/uverbs_direct.c,
- * docs/verbs.md "The direct path"), which holds only while nothing on
- * their way changes: @revoke is called before anything a path depends on
- * changes (an SMP Set, a port's change, a control command, a QP's), and
- * @sync before the PMA counters are read, to bring in what went that way.
+ * The verbs layer's state on a fabric (kernel/uverbs_priv.h's struct
+ * uverbs_net), as a kernel keeps a subsystem's per network namespace,
+ * and its way past the packet engine for data packets (the direct path,
+ * docs/verbs.md), which holds only while nothing on their way changes:
+ * @revoke is called before anything a path depends on changes (an SMP
+ * Set, a port's change, a control command, a QP's), @sync before the PMA
+ * counters are read, to bring in what went that way, @free with the
+ * fabric.
  */
-struct fabric_shortcut {
-	void (*revoke)(void *ctx);
-	void (*sync)(void *ctx);
-	void *ctx;
+struct fabric_verbs_ops {
+	void (*revoke)(void *verbs);
+	void (*sync)(void *verbs);
+	void (*free)(void *verbs);
 };
 
 struct fabric {
@@ -240,12 +243,8 @@ struct fabric {
 	/* When an SMA last took a Set (tq's clock, us; 0: never): an SM's
 	 * sweep ends with Sets after the ports go Active (`ctl wait sm-up`). */
 	uint64_t last_smp_set_us;
-	struct fabric_shortcut shortcut;	/* fns NULL: none */
-	/* The verbs layer's state on this fabric (kernel/uverbs_priv.h's
-	 * struct uverbs_net), as a kernel keeps a subsystem's per network
-	 * namespace: opaque here, let go with the fabric by @verbs_free. */
-	void *verbs;
-	void (*verbs_free)(void *verbs);
+	void *verbs;	/* opaque here; NULL: no verbs context yet */
+	const struct fabric_verbs_ops *verbs_ops;
 	uint64_t direct_packets;	/* what went that way (in delivered too) */
 	/* The CA ports' addresses are on the machine's own network (run
 	 * --host-network, CUSE mode): from 127.0.0.0/8, which never leaves
@@ -309,8 +308,8 @@ void fabric_count(struct fabric *f, struct fabric_counts *c);
  * host attached there sends it. */
 void fabric_send(struct fabric *f, struct port *port, const struct mad_pkt *pkt);
 
-/* The shortcut's (struct fabric_shortcut): something it relies on is
- * about to change; the PMA counters are about to be read. */
+/* The direct path's (struct fabric_verbs_ops): something it relies on
+ * is about to change; the PMA counters are about to be read. */
 void fabric_changed(struct fabric *f);
 void fabric_sync(struct fabric *f);
 /* Whether every data packet would go its way untouched: no fault rule,

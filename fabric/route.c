@@ -589,18 +589,18 @@ void fabric_send(struct fabric *f, struct port *port, const struct mad_pkt *pkt)
 	fabric_drain(f);
 }
 
-/* ---- the shortcut's view (fabric.h) ---------------------------------------- */
+/* ---- the direct path's view (fabric.h) ------------------------------------- */
 
 void fabric_changed(struct fabric *f)
 {
-	if (f->shortcut.revoke)
-		f->shortcut.revoke(f->shortcut.ctx);
+	if (f->verbs)
+		f->verbs_ops->revoke(f->verbs);
 }
 
 void fabric_sync(struct fabric *f)
 {
-	if (f->shortcut.sync)
-		f->shortcut.sync(f->shortcut.ctx);
+	if (f->verbs)
+		f->verbs_ops->sync(f->verbs);
 }
 
 bool fabric_quiet(const struct fabric *f)

@@ -75,22 +75,28 @@ static void queue_rec(struct uverbs_ctx *c, GBytes *rec)
 		c->wakeup(c->wakeup_ctx);
 }
 
+/* (A fabric no context was opened on has no net: nothing to say.) */
 size_t uverbs_rx_bytes_all(struct fabric *f)
 {
-	return uverbs_net_of(f)->rx_bytes;
+	const struct uverbs_net *net = f->verbs;
+
+	return net ? net->rx_bytes : 0;
 }
 
 uint64_t uverbs_dropped_all(struct fabric *f)
 {
-	return uverbs_net_of(f)->dropped;
+	const struct uverbs_net *net = f->verbs;
+
+	return net ? net->dropped : 0;
 }
 
 unsigned uverbs_held_back(struct fabric *f)
 {
+	const struct uverbs_net *net = f->verbs;
 	unsigned n = 0;
 	GList *l;
 
-	for (l = uverbs_net_of(f)->contexts; l; l = l->next)
+	for (l = net ? net->contexts : NULL; l; l = l->next)
 		n += ((struct uverbs_ctx *)l->data)->blocked_on != NULL;
 	return n;
 }
@@ -235,13 +241,16 @@ static void net_free(void *arg)
 
 struct uverbs_net *uverbs_net_of(struct fabric *f)
 {
+	static const struct fabric_verbs_ops ops = {
+		uverbs_direct_revoke, uverbs_direct_sync, net_free,
+	};
 	struct uverbs_net *net = f->verbs;
 
 	if (!net) {
 		net = g_new0(struct uverbs_net, 1);
 		net->f = f;
 		f->verbs = net;
-		f->verbs_free = net_free;
+		f->verbs_ops = &ops;
 	}
 	return net;
 }

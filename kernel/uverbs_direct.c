@@ -12,7 +12,7 @@
  * ring: uverbs_ctx_set_direct) is given no sender. Everything here is per
  * fabric (struct uverbs_net); the transport only passes the fds.
  * Anything the check
- * relied on that changes (struct fabric_shortcut: an SMP Set, a port's
+ * relied on that changes (struct fabric_verbs_ops: an SMP Set, a port's
  * change, a control command such as a fault rule or a capture, a QP's
  * change) takes every grant back before it takes effect; what the
  * receiver took past the engine (its own count) reaches the PMA counters
@@ -197,12 +197,12 @@ static void each_bound(struct uverbs_net *net,
 				fn(ib, &ib->sub[i]);
 }
 
-static void revoke_all(void *net)
+void uverbs_direct_revoke(void *net)
 {
 	each_bound(net, take_back, NULL);
 }
 
-static void sync_all(void *net)
+void uverbs_direct_sync(void *net)
 {
 	each_bound(net, fold, NULL);
 }
@@ -351,7 +351,6 @@ int64_t uverbs_direct_grant(struct uverbs_ctx *c, const void *payload, size_t n,
 			    uint32_t *out_len, int *fd)
 {
 	struct verbs_direct_grant g = { 0 };
-	struct fabric *f = c->net->f;
 	struct uverbs_direct r;
 	struct verbs_wire_pkt w;
 	struct direct_inbox *ib;
@@ -363,8 +362,6 @@ int64_t uverbs_direct_grant(struct uverbs_ctx *c, const void *payload, size_t n,
 	if (n < sizeof(w))
 		return -EINVAL;
 	memcpy(&w, payload, sizeof(w));
-	if (!f->shortcut.revoke)
-		f->shortcut = (struct fabric_shortcut){ revoke_all, sync_all, c->net };
 	if ((why = uverbs_direct_route(c, &w, &r)))
 		goto not_now;
 	why = "the receiver keeps out (IBEMU_DIRECT=0), or has no ring";
@@ -481,8 +478,6 @@ void uverbs_ctx_set_direct(struct uverbs_ctx *c, bool (*drained)(void *arg), voi
 
 void uverbs_direct_net_free(struct uverbs_net *net)
 {
-	if (net->f->shortcut.ctx == net)
-		net->f->shortcut = (struct fabric_shortcut){ 0 };
 	if (net->inboxes)
 		g_hash_table_destroy(net->inboxes);
 }

@@ -117,7 +117,11 @@ enum upper_verdict uverbs_mcast_deliver(struct uverbs_dev *d, struct port *in,
 /* uverbs_direct.c: @c goes, or its transport's direct path does: the
  * grants to and from it end, its inbox goes. */
 void uverbs_direct_forget(struct uverbs_ctx *c);
-/* The net goes with its fabric (every context closed). */
+/* The net goes with its fabric (every context closed). Its hooks on the
+ * fabric (struct fabric_verbs_ops): every grant taken back; what went
+ * the direct way brought onto the PMA counters. */
 void uverbs_direct_net_free(struct uverbs_net *net);
+void uverbs_direct_revoke(void *net);
+void uverbs_direct_sync(void *net);
 
 #endif

@@ -185,8 +185,9 @@ static void test_data_path(void **state)
 static unsigned revoked, synced;
 static void on_revoke(void *ctx) { (void)ctx; revoked++; }
 static void on_sync(void *ctx) { (void)ctx; synced++; }
+static void on_free(void *ctx) { (void)ctx; }
 
-/* The shortcut hears of a port's change before it takes effect, and is
+/* The direct path hears of a port's change before it takes effect, and is
  * asked for its counts before the PMA's are read; a rule makes the
  * fabric not quiet. */
 static void test_shortcut_hooks(void **state)
@@ -195,7 +196,11 @@ static void test_shortcut_hooks(void **state)
 	struct fault_rule *r = g_new(struct fault_rule, 1);
 	uint64_t v;
 
-	e->f->shortcut = (struct fabric_shortcut){ on_revoke, on_sync, NULL };
+	static const struct fabric_verbs_ops ops = { on_revoke, on_sync, on_free };
+	static int net;
+
+	e->f->verbs = &net;
+	e->f->verbs_ops = &ops;
 	revoked = synced = 0;
 	assert_true(fabric_quiet(e->f));
 	port_set_state(e->to, PORT_INIT);
