@@ -3,7 +3,8 @@
 # host1 port 1): it reaches SUBNET UP, every port goes Active, ibstat shows
 # the LIDs it assigned, saquery returns what opensm holds through kernel
 # RMPP and the ENOSPC long read, perfquery sees counters that grew with the
-# traffic, ibqueryerrors and the LID-routed tools follow its routes.
+# traffic, ibqueryerrors and the LID-routed tools follow its routes; an SA
+# slower than saquery's timeout fails it on both paths, as on a kernel.
 . "$(dirname "$0")/lib.sh"
 
 cat >"$WORK/run.sh" <<'SCRIPT'
@@ -26,6 +27,15 @@ ibtracert -G 0x0002c90300000101 0x0002c90300000106 | grep -E '^(From|To)|->'
 ibqueryerrors; echo "ibqueryerrors rc=$?"
 ibswitches
 iblinkinfo | grep -c Active | sed 's/^/active link lines /'
+# An SA that answers after the request's timeout (saquery's 1 s): the
+# kernel's MAD layer ends the send with a timeout and drops the late
+# answer; on the fast path and on FUSE alike (issue #49).
+ibemu ctl fault add delay 1500 --class sa --dir resp >/dev/null
+for fp in 1 0; do
+	IBEMU_FAST_PATH=$fp saquery -p >/dev/null 2>&1
+	echo "slow SA, fast path $fp: rc $?"
+	echo "slow SA, -t 3000, fast path $fp: $(IBEMU_FAST_PATH=$fp saquery -p -t 3000 | grep -c 'PathRecord dump')"
+done
 stop_opensm
 echo "opensm rc=$?"
 SCRIPT
@@ -54,4 +64,9 @@ if awk -F. '/XmtDataSL0/ { if ($NF + 0 > 0) ok = 1 } END { exit !ok }' "$WORK/ou
 expect_line 'Switch	: 0x0002c90200000100 ports 8 "ibemu leaf switch 1" enhanced port 0 lid' "ibswitches after the sweep"
 expect_line "active link lines 14" "iblinkinfo: every cable Active (7 cables, seen from both ends)"
 expect_line "opensm rc=0" "opensm exits cleanly"
+for fp in 1 0; do
+	expect_line "slow SA, fast path $fp: rc 110" \
+		"an SA answer later than the timeout: ETIMEDOUT, the answer dropped (fast path $fp)"
+	expect_line "slow SA, -t 3000, fast path $fp: 49" "a longer timeout waits for it (fast path $fp)"
+done
 finish
