@@ -152,7 +152,8 @@ struct verbs_context_ops {
 			  struct ibv_port_attr *port_attr);
 	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 			struct ibv_qp_init_attr *init_attr);
-	verbs_op query_qp_data_in_order, query_rt_values;
+	verbs_op query_qp_data_in_order;
+	int (*query_rt_values)(struct ibv_context *context, struct ibv_values_ex *values);
 	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr);
 	verbs_op read_counters, reg_dm_mr, reg_dmabuf_mr;
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,

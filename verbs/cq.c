@@ -157,6 +157,7 @@ int ibemu_destroy_cq(struct ibv_cq *ibcq)
 	if (cq->chan_fd >= 0)
 		close(cq->chan_fd);
 	free(cq->ring);
+	free(cq->ts);
 	free(cq);
 	return 0;
 }
@@ -194,6 +195,8 @@ int ibemu_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	cq->empty_polls = 0;
 	pthread_mutex_lock(&ctx->lock);
 	while (n < num_entries && cq->count) {
+		if (cq->ts)
+			cq->cur_ts = cq->ts[cq->head];	/* the last one's, for cq_ex */
 		wc[n++] = cq->ring[cq->head];
 		cq->head = (cq->head + 1) % cq->size;
 		__atomic_store_n(&cq->count, cq->count - 1, __ATOMIC_RELAXED);
@@ -214,24 +217,34 @@ int ibemu_resize_cq(struct ibv_cq *ibcq, int cqe)
 	struct ibemu_context *ctx = to_ctx(ibcq->context);
 	struct ibemu_cq *cq = to_cq(ibcq);
 	struct ibv_wc *ring;
+	uint64_t *ts = NULL;
 	unsigned i;
 
 	if (cqe < 1 || cqe > IBEMU_MAX_CQE)
 		return EINVAL;
-	if (!(ring = calloc((size_t)cqe, sizeof(*ring))))
+	if (!(ring = calloc((size_t)cqe, sizeof(*ring))) ||
+	    (cq->ts && !(ts = calloc((size_t)cqe, sizeof(*ts))))) {
+		free(ring);
 		return ENOMEM;
+	}
 	pthread_mutex_lock(&ctx->lock);
 	if ((unsigned)cqe < cq->count) {
 		/* What it holds must fit, as a driver's resize keeps every
 		 * completion (mlx5_resize_cq: EINVAL below the outstanding). */
 		pthread_mutex_unlock(&ctx->lock);
 		free(ring);
+		free(ts);
 		return EINVAL;
 	}
-	for (i = 0; i < cq->count; i++)
+	for (i = 0; i < cq->count; i++) {
 		ring[i] = cq->ring[(cq->head + i) % cq->size];
+		if (ts)
+			ts[i] = cq->ts[(cq->head + i) % cq->size];
+	}
 	free(cq->ring);
+	free(cq->ts);
 	cq->ring = ring;
+	cq->ts = ts;
 	cq->head = 0;
 	cq->size = (unsigned)cqe;
 	cq->cq.cqe = cqe;
@@ -295,6 +308,8 @@ void ibemu_cq_add(struct ibemu_cq *cq, const struct ibv_wc *wc, bool solicited)
 		return;
 	}
 	cq->ring[(cq->head + cq->count) % cq->size] = *wc;
+	if (cq->ts)	/* when the HCA would have written the CQE */
+		cq->ts[(cq->head + cq->count) % cq->size] = ibemu_clock_ns();
 	/* Seen by an empty poll without the lock: the entry before it. */
 	__atomic_store_n(&cq->count, cq->count + 1, __ATOMIC_RELEASE);
 	if (cq->armed && (!cq->solicited_only || solicited || wc->status != IBV_WC_SUCCESS))

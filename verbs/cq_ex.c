@@ -6,14 +6,19 @@
  * (verbs.h; man ibv_create_cq_ex). Each completion is taken off the ring
  * by start_poll or next_poll into the CQ's `cur`, which the reads look at.
  * What the CQ offers is the standard set of fields
- * (IBV_WC_STANDARD_FLAGS); a timestamp, a VLAN or a flow tag is asked of a
- * device that has none: EOPNOTSUPP, as mlx5 for what it lacks.
+ * (IBV_WC_STANDARD_FLAGS) and the completion's time: in the device's
+ * cycles (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP; ibv_query_device_ex says
+ * hca_core_clock 1 GHz, so a cycle is a ns of CLOCK_MONOTONIC) and in ns
+ * of the wall clock (_WALLCLOCK), with ibv_query_rt_values_ex reading the
+ * same clock now. A VLAN, a flow tag or a TM field is asked of a device
+ * that has none: EOPNOTSUPP, as mlx5 for what it lacks.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "verbs/provider.h"
 
@@ -64,6 +69,46 @@ static unsigned int read_wc_flags(struct ibv_cq_ex *ex) { return of(ex)->cur.wc_
 static uint32_t read_slid(struct ibv_cq_ex *ex) { return of(ex)->cur.slid; }
 static uint8_t read_sl(struct ibv_cq_ex *ex) { return of(ex)->cur.sl; }
 static uint8_t read_dlid_path_bits(struct ibv_cq_ex *ex) { return of(ex)->cur.dlid_path_bits; }
+static uint64_t read_completion_ts(struct ibv_cq_ex *ex) { return of(ex)->cur_ts; }
+
+static uint64_t ns_of(clockid_t id)
+{
+	struct timespec t;
+
+	clock_gettime(id, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+uint64_t ibemu_clock_ns(void)
+{
+	return ns_of(CLOCK_MONOTONIC);
+}
+
+/* The completion's cycle count as wall-clock ns: the two clocks' offset
+ * now (what mlx5 does with its clock's sampled offset). */
+static uint64_t read_completion_wallclock_ns(struct ibv_cq_ex *ex)
+{
+	return of(ex)->cur_ts + (ns_of(CLOCK_REALTIME) - ibemu_clock_ns());
+}
+
+int ibemu_query_rt_values(struct ibv_context *context, struct ibv_values_ex *values)
+{
+	uint64_t now = ibemu_clock_ns();
+
+	(void)context;
+	if (values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK)
+		return EINVAL;	/* the only value there is */
+	/* The cycle count whole in tv_nsec, as mlx5 gives it. */
+	if (values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK)
+		values->raw_clock = (struct timespec){ .tv_sec = 0, .tv_nsec = (long)now };
+	return 0;
+}
+
+/* The completion fields a CQ of ours can give. */
+#define WC_FLAGS_OK	(IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+			 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+#define WC_FLAGS_TS	(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+			 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 
 struct ibv_cq_ex *ibemu_create_cq_ex(struct ibv_context *context,
 				     struct ibv_cq_init_attr_ex *attr)
@@ -75,7 +120,7 @@ struct ibv_cq_ex *ibemu_create_cq_ex(struct ibv_context *context,
 		errno = EINVAL;
 		return NULL;
 	}
-	if ((attr->wc_flags & ~(uint64_t)IBV_WC_STANDARD_FLAGS) ||
+	if ((attr->wc_flags & ~(uint64_t)WC_FLAGS_OK) ||
 	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	     (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED))) {
 		errno = EOPNOTSUPP;
@@ -86,6 +131,12 @@ struct ibv_cq_ex *ibemu_create_cq_ex(struct ibv_context *context,
 	ibcq = ibemu_create_cq(context, (int)attr->cqe, attr->channel, (int)attr->comp_vector);
 	if (!ibcq)
 		return NULL;
+	if ((attr->wc_flags & WC_FLAGS_TS) &&
+	    !(to_cq(ibcq)->ts = calloc((size_t)ibcq->cqe, sizeof(uint64_t)))) {
+		ibemu_destroy_cq(ibcq);
+		errno = ENOMEM;
+		return NULL;
+	}
 	ex = &to_cq(ibcq)->vcq.cq_ex;
 	ex->start_poll = start_poll;
 	ex->next_poll = next_poll;
@@ -100,5 +151,7 @@ struct ibv_cq_ex *ibemu_create_cq_ex(struct ibv_context *context,
 	ex->read_slid = read_slid;
 	ex->read_sl = read_sl;
 	ex->read_dlid_path_bits = read_dlid_path_bits;
+	ex->read_completion_ts = read_completion_ts;
+	ex->read_completion_wallclock_ns = read_completion_wallclock_ns;
 	return ex;
 }

@@ -117,6 +117,7 @@ static const struct verbs_context_ops ibemu_ops = {
 	.post_srq_recv = ibemu_post_srq_recv,
 	.query_device_ex = ibemu_query_device_ex,
 	.query_port = ibemu_query_port,
+	.query_rt_values = ibemu_query_rt_values,
 	.query_qp = ibemu_query_qp,
 	.query_srq = ibemu_query_srq,
 	.reg_mr = ibemu_limited_reg_mr,

@@ -228,7 +228,11 @@ struct ibemu_cq {
 		struct verbs_cq vcq;	/* made by ibv_create_cq_ex (cq_ex.c) */
 	};
 	struct ibv_wc cur;	/* cq_ex: the completion start/next_poll took */
+	uint64_t cur_ts;	/* and its timestamp */
 	struct ibv_wc *ring;
+	/* Each entry's completion time (ibemu_clock_ns), beside the ring
+	 * where the CQ was made with a timestamp flag (cq_ex.c); NULL: no. */
+	uint64_t *ts;
 	unsigned size, head;
 	unsigned count;		/* under the context's lock; read alone
 				 * (atomically) by an empty poll */
@@ -253,8 +257,14 @@ int ibemu_resize_cq(struct ibv_cq *cq, int cqe);
 /* ibv_create_cq_ex (cq_ex.c): the same CQ, polled also by start_poll. */
 struct ibv_cq_ex *ibemu_create_cq_ex(struct ibv_context *context,
 				     struct ibv_cq_init_attr_ex *attr);
-/* Take the oldest completion into @wc: false when none (cq.c). */
+/* Take the oldest completion into @wc, its time into cq->cur_ts: false
+ * when none (cq.c). */
 bool ibemu_cq_take(struct ibemu_cq *cq, struct ibv_wc *wc);
+/* The device's free-running clock: CLOCK_MONOTONIC in ns, which
+ * hca_core_clock (1 GHz) says are its cycles (cq_ex.c). */
+#define IBEMU_CORE_CLOCK_KHZ	1000000
+uint64_t ibemu_clock_ns(void);
+int ibemu_query_rt_values(struct ibv_context *context, struct ibv_values_ex *values);
 /* Add a completion (under ctx->lock); @solicited: the SE bit came. */
 void ibemu_cq_add(struct ibemu_cq *cq, const struct ibv_wc *wc, bool solicited);
 /* Unlock ctx->lock, then send the events deferred meanwhile (a reader

@@ -115,13 +115,21 @@ int ibemu_query_device_ex(struct ibv_context *context,
 		return ret == ENOENT ? EIO : ret;
 	/* The extended part (ODP, TSO, RSS, ...): none of it, all zero, but
 	 * for the port count (libibverbs' ibv_query_device_ex callers read
-	 * phys_port_cnt_ex, which a device of more than 255 ports needs). */
+	 * phys_port_cnt_ex, which a device of more than 255 ports needs) and
+	 * the completion clock (cq_ex.c: 64 bits of ns, a 1 GHz clock). */
 	memset(attr, 0, attr_size);
 	ret = parse(text, device_fields, &attr->orig_attr);
-	if (!ret && attr_size >= offsetof(struct ibv_device_attr_ex, phys_port_cnt_ex) +
-				 sizeof(attr->phys_port_cnt_ex))
+	if (ret)
+		return ret;
+	if (attr_size >= offsetof(struct ibv_device_attr_ex, phys_port_cnt_ex) +
+			 sizeof(attr->phys_port_cnt_ex))
 		attr->phys_port_cnt_ex = attr->orig_attr.phys_port_cnt;
-	return ret;
+	if (attr_size >= offsetof(struct ibv_device_attr_ex, hca_core_clock) +
+			 sizeof(attr->hca_core_clock)) {
+		attr->completion_timestamp_mask = UINT64_MAX;
+		attr->hca_core_clock = IBEMU_CORE_CLOCK_KHZ;
+	}
+	return 0;
 }
 
 int ibemu_query_port(struct ibv_context *context, uint8_t port_num,

@@ -17,7 +17,9 @@ pingpong 18603 ibv_ud_pingpong -n 200 -c -e
 pingpong 18604 ibv_srq_pingpong -n 200 -c
 pingpong 18605 ibv_srq_pingpong -n 200 -c -e
 pingpong 18606 ibv_uc_pingpong -n 200 -c
-pingpong 18607 ibv_uc_pingpong -n 200 -c -e'
+pingpong 18607 ibv_uc_pingpong -n 200 -c -e
+pingpong 18608 ibv_rc_pingpong -n 200 -c -t
+sed "s/^/ts client: /" "$W/pp.cli"'
 export PINGPONGS
 
 cat >"$WORK/configured.sh" <<'SCRIPT'
@@ -66,6 +68,17 @@ done
 n=$(grep -c "^  client: 200 iters in" "$WORK/out")
 [ "$n" -eq 8 ] && pass "every pingpong client did its 200 iterations" ||
 	fail "$n pingpong clients report 200 iterations, want 8"
+# -t: completion timestamps (ibv_create_cq_ex with
+# IBV_WC_EX_WITH_COMPLETION_TIMESTAMP; the device's 1 GHz clock).
+expect_line "ibv_rc_pingpong -n 200 -c -t: client 0 server 0" "ibv_rc_pingpong -t passes"
+expect_no_line "ts client: The device isn't completion timestamp capable" \
+	"ibv_query_device_ex gives a completion timestamp mask"
+awk '/^ts client: Max receive completion clock cycles/ { max = $NF }
+     /^ts client: Min receive completion clock cycles/ { min = $NF }
+     /^ts client: Average receive completion clock cycles/ { avg = $NF }
+     END { exit !(min > 0 && min <= avg && avg <= max) }' "$WORK/out" &&
+	pass "ibv_rc_pingpong -t: receive completion times between 0 < min <= average <= max" ||
+	fail "ibv_rc_pingpong -t: $(grep '^ts client' "$WORK/out" | tail -3 | tr '\n' ' ')"
 for op in send send_imm send_inline send_empty write write_imm read; do
 	expect_line "$op ok" "RC $op: data and completion fields as sent"
 done
@@ -76,7 +89,7 @@ for c in uc_rc_attrs uc_send uc_write_imm uc_read uc_no_recv_sender uc_no_recv_d
 	uc_after_drop; do
 	expect_line "uc: $c ok" "UC: $c"
 done
-expect_line "ex: cq_ex_timestamp ok" "ibv_create_cq_ex: a completion timestamp is EOPNOTSUPP"
+expect_line "ex: cq_ex_flow_tag ok" "ibv_create_cq_ex: a flow tag (which the device lacks) is EOPNOTSUPP"
 expect_line "ex: cq_ex_channel ok" "ibv_create_cq_ex with a channel holds it once (EBUSY, then freed)"
 expect_line "resize_cq ok" "ibv_resize_cq: not below what it holds (EINVAL), grown with its completions kept"
 expect_line "rereg_mr ok" "ibv_rereg_mr to a new buffer: the same rkey writes there"
@@ -89,6 +102,8 @@ expect_line "ex: qp_ex_atomics ok" "ibv_create_qp_ex: an op the device lacks is 
 expect_line "ex: too_many_sges ok" "ibv_wr_complete: EINVAL for more SGEs than the QP has"
 expect_line "ex: abort ok" "ibv_wr_abort: nothing is posted"
 expect_line "ex: batch_of_two ok" "two WRs in one batch (inline list, immediate): in order"
+expect_line "ex: completion_time ok" \
+	"a completion's cycles within ibv_query_rt_values_ex's, its wall clock within the system's"
 expect_line "bad_rkey ok" "a bad rkey completes with IBV_WC_REM_ACCESS_ERR"
 expect_line "after_error ok" "and later WRs are flushed"
 expect_line "rnr ok" "no receive WR and rnr_retry 1: IBV_WC_RNR_RETRY_EXC_ERR"

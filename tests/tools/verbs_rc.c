@@ -79,6 +79,7 @@ struct end {
 	struct ibv_mr *mr;
 	char *buf;
 	uint16_t lid;
+	uint64_t ts, wallclock;	/* ops-ex: the last completion's times */
 };
 
 static long long now_ms(void)
@@ -116,7 +117,9 @@ static void open_end(struct end *e, const char *name, enum ibv_qp_type type)
 	e->pd = ibv_alloc_pd(e->ctx);
 	if (use_ex) {
 		e->cqx = ibv_create_cq_ex(e->ctx, &(struct ibv_cq_init_attr_ex){
-			.cqe = 64, .wc_flags = IBV_WC_STANDARD_FLAGS });
+			.cqe = 64, .wc_flags = IBV_WC_STANDARD_FLAGS |
+					       IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+					       IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK });
 		e->cq = e->cqx ? ibv_cq_ex_to_cq(e->cqx) : NULL;
 	} else {
 		e->cq = ibv_create_cq(e->ctx, 64, NULL, NULL, 0);
@@ -193,6 +196,8 @@ static bool poll_ex(struct end *e, struct ibv_wc *wc)
 	wc->slid = ibv_wc_read_slid(e->cqx);
 	wc->wc_flags = ibv_wc_read_wc_flags(e->cqx);
 	wc->imm_data = ibv_wc_read_imm_data(e->cqx);
+	e->ts = ibv_wc_read_completion_ts(e->cqx);
+	e->wallclock = ibv_wc_read_completion_wallclock_ns(e->cqx);
 	ibv_end_poll(e->cqx);
 	return true;
 }
@@ -579,6 +584,48 @@ static int recv_errors(struct end *a, struct end *b)
 	return 0;
 }
 
+static uint64_t ns_now(clockid_t id)
+{
+	struct timespec t;
+
+	clock_gettime(id, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* A SEND's completion times (a CQ made with both timestamp flags): its
+ * cycles, at hca_core_clock, between ibv_query_rt_values_ex's raw clock
+ * read before and after; its wall-clock ns between the system's. */
+static const char *completion_time(struct end *a, struct end *b)
+{
+	struct ibv_device_attr_ex dx;
+	struct ibv_values_ex v0 = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK }, v1 = v0;
+	uint64_t wall0, wall1, c0, c1;
+	struct ibv_wc wc;
+
+	if (ibv_query_device_ex(a->ctx, NULL, &dx) || !dx.completion_timestamp_mask ||
+	    dx.hca_core_clock != 1000000)
+		return "no completion clock in ibv_query_device_ex";
+	post_recv(b, 0, 64);
+	wall0 = ns_now(CLOCK_REALTIME);
+	if (ibv_query_rt_values_ex(a->ctx, &v0) || v0.comp_mask != IBV_VALUES_MASK_RAW_CLOCK)
+		return "ibv_query_rt_values_ex failed";
+	if (post_send(a, IBV_WR_SEND, 0, 16, 0, 0, 0))
+		return "post failed";
+	wc = next_wc(a, 5000);
+	if (wc.status != IBV_WC_SUCCESS || next_wc(b, 5000).status != IBV_WC_SUCCESS)
+		return "the SEND failed";
+	ibv_query_rt_values_ex(a->ctx, &v1);
+	wall1 = ns_now(CLOCK_REALTIME);
+	c0 = (uint64_t)v0.raw_clock.tv_sec * 1000000000u + (uint64_t)v0.raw_clock.tv_nsec;
+	c1 = (uint64_t)v1.raw_clock.tv_sec * 1000000000u + (uint64_t)v1.raw_clock.tv_nsec;
+	if (a->ts < c0 || a->ts > c1)
+		return "the completion's cycles are not between the raw clock's before and after";
+	/* (1 ms either side: the two clocks read a moment apart) */
+	if (a->wallclock + 1000000 < wall0 || a->wallclock > wall1 + 1000000)
+		return "the completion's wall clock is not between the system's before and after";
+	return NULL;
+}
+
 /* What the extended API must refuse or undo, and a batch of two. */
 static int ex_edges(struct end *a, struct end *b)
 {
@@ -588,9 +635,9 @@ static int ex_edges(struct end *a, struct end *b)
 	int r;
 
 	errno = 0;
-	say("cq_ex_timestamp", !ibv_create_cq_ex(a->ctx, &(struct ibv_cq_init_attr_ex){
-		.cqe = 4, .wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP }) &&
-	    errno == EOPNOTSUPP ? NULL : "a completion timestamp was not refused EOPNOTSUPP");
+	say("cq_ex_flow_tag", !ibv_create_cq_ex(a->ctx, &(struct ibv_cq_init_attr_ex){
+		.cqe = 4, .wc_flags = IBV_WC_EX_WITH_FLOW_TAG }) &&
+	    errno == EOPNOTSUPP ? NULL : "a flow tag was not refused EOPNOTSUPP");
 	errno = 0;
 	say("qp_ex_atomics", !ibv_create_qp_ex(a->ctx, &(struct ibv_qp_init_attr_ex){
 		.send_cq = a->cq, .recv_cq = a->cq, .qp_type = IBV_QPT_RC,
@@ -646,6 +693,7 @@ static int ex_edges(struct end *a, struct end *b)
 		    r1.byte_len == 16 && r2.byte_len == 8 && (r2.wc_flags & IBV_WC_WITH_IMM) &&
 		    r2.imm_data == htonl(5) ? NULL : "wrong completions");
 	}
+	say("completion_time", completion_time(a, b));
 	return 0;
 }
 
