@@ -249,7 +249,7 @@ struct devices {
 static struct vfs *devices_build(struct devices *d, struct emu *e)
 {
 	d->vfs = vfs_new();
-	sysfs_build_host(d->vfs, e->host, e->uverbs, e->ucma);
+	sysfs_build_host(d->vfs, e->host, e->uverbs, e->ucma, false);	/* the host's network */
 	return d->vfs;
 }
 

@@ -133,6 +133,21 @@ static char *show_gid(const struct vnode *v)
 			       (unsigned)(g >> 16) & 0xffff, (unsigned)g & 0xffff);
 }
 
+/* gid_attrs/types/i (sysfs.c print_gid_type): an IB port's GIDs are
+ * "IB/RoCE v1"; an empty entry, and ndevs/i of any (an IB GID has no
+ * net device), fail EINVAL, which libibverbs' ibv_query_gid_type reads
+ * as the IB type. */
+static char *show_gid_type(const struct vnode *v)
+{
+	return port_guid(PORT(v), v->arg) ? g_strdup("IB/RoCE v1\n") : NULL;
+}
+
+static char *show_gid_ndev(const struct vnode *v)
+{
+	(void)v;
+	return NULL;
+}
+
 /*
  * ports/N/counters/: the kernel's PMA counter files (sysfs.c, the set it
  * takes when ClassPortInfo has the extended width, as ibemu's PMA says):
@@ -232,7 +247,7 @@ static void build_port(struct vfs *vfs, struct vnode *ports, struct port *p)
 		{ "link_layer", show_link_layer },
 	};
 	char name[16];
-	struct vnode *dir, *sub;
+	struct vnode *dir, *sub, *types, *ndevs;
 	unsigned i;
 
 	snprintf(name, sizeof(name), "%u", p->num);
@@ -245,6 +260,14 @@ static void build_port(struct vfs *vfs, struct vnode *ports, struct port *p)
 		snprintf(name, sizeof(name), "%u", i);
 		vfs_attr(vfs, sub, name, show_gid, p, i);
 	}
+	sub = vfs_dir(vfs, dir, "gid_attrs");
+	types = vfs_dir(vfs, sub, "types");
+	ndevs = vfs_dir(vfs, sub, "ndevs");
+	for (i = 0; i < GUIDS_PER_PORT; i++) {
+		snprintf(name, sizeof(name), "%u", i);
+		vfs_attr(vfs, types, name, show_gid_type, p, i);
+		vfs_attr(vfs, ndevs, name, show_gid_ndev, p, i);
+	}
 	sub = vfs_dir(vfs, dir, "counters");
 	for (i = 0; i < G_N_ELEMENTS(sysfs_counters); i++)
 		vfs_attr(vfs, sub, sysfs_counters[i].name, show_counter, p, i);
@@ -256,8 +279,70 @@ static void build_port(struct vfs *vfs, struct vnode *ports, struct port *p)
 	}
 }
 
+/*
+ * device/: the HCA as the PCI function it would be (its ids from the
+ * topology's node, the InfiniBand controller class), and net/ with a
+ * directory for each port's IPoIB interface where the run has them,
+ * whose dev_port is the port's number less one: how rdma-core's tests,
+ * libfabric and node feature discovery find an HCA's netdev.
+ */
+static char *show_vendor(const struct vnode *v)
+{
+	uint32_t oui = ((const struct node *)v->ctx)->vendor_id;
+
+	/* NodeInfo's VendorID is an IEEE OUI; Mellanox's (0x0002c9) HCAs
+	 * are PCI vendor 0x15b3, whose device ids NodeInfo's DeviceID
+	 * repeats. Another's: the OUI's low 16 bits. */
+	return g_strdup_printf("0x%04x\n", oui == 0x0002c9 ? 0x15b3 : oui & 0xffff);
+}
+
+static char *show_device(const struct vnode *v)
+{
+	return g_strdup_printf("0x%04x\n", ((const struct node *)v->ctx)->device_id);
+}
+
+static char *show_class(const struct vnode *v)
+{
+	(void)v;
+	return g_strdup("0x020700\n");	/* network controller, InfiniBand */
+}
+
+static char *show_numa_node(const struct vnode *v)
+{
+	(void)v;
+	return g_strdup("-1\n");
+}
+
+static char *show_netdev_port(const struct vnode *v)
+{
+	return g_strdup_printf("%u\n", PORT(v)->num - 1);
+}
+
+static void build_device(struct vfs *vfs, struct vnode *ca, struct node *n,
+			 const struct host *hw)
+{
+	static const struct { const char *name; vnode_show show; } files[] = {
+		{ "vendor", show_vendor }, { "device", show_device },
+		{ "subsystem_vendor", show_vendor }, { "subsystem_device", show_device },
+		{ "class", show_class }, { "numa_node", show_numa_node },
+	};
+	struct vnode *dir = vfs_dir(vfs, ca, "device"), *net;
+	char ifname[32];
+	unsigned i;
+
+	for (i = 0; i < G_N_ELEMENTS(files); i++)
+		vfs_attr(vfs, dir, files[i].name, files[i].show, n, 0);
+	if (!hw)
+		return;
+	net = vfs_dir(vfs, dir, "net");
+	for (i = 1; i <= n->nports; i++)
+		if (host_netdev_name(hw, &n->ports[i], ifname, sizeof(ifname)))
+			vfs_attr(vfs, vfs_dir(vfs, net, ifname), "dev_port", show_netdev_port,
+				 &n->ports[i], 0);
+}
+
 static void build_ca(struct vfs *vfs, struct vnode *ib, struct node *n,
-		     const char *ca_name)
+		     const char *ca_name, const struct host *netdevs)
 {
 	static const struct { const char *name; vnode_show show; } files[] = {
 		{ "node_type", show_node_type }, { "fw_ver", show_fw_ver },
@@ -272,23 +357,26 @@ static void build_ca(struct vfs *vfs, struct vnode *ib, struct node *n,
 		vfs_attr(vfs, dir, files[i].name, files[i].show, n, 0);
 	ports = vfs_dir(vfs, dir, "ports");
 	/* Switches show port 0 only; CAs 1..N (docs/umad.md §1.3.4). */
-	if (node_is_switch(n))
+	if (node_is_switch(n)) {
 		build_port(vfs, ports, &n->ports[0]);
-	else
-		for (i = 1; i <= n->nports; i++)
-			build_port(vfs, ports, &n->ports[i]);
+		return;
+	}
+	for (i = 1; i <= n->nports; i++)
+		build_port(vfs, ports, &n->ports[i]);
+	build_device(vfs, dir, n, netdevs);
 }
 
 void sysfs_build(struct vfs *vfs, struct vnode *ib, struct vnode *mad,
-		 struct vnode *dev, struct umad_host *host)
+		 struct vnode *dev, struct umad_host *host, bool netdevs)
 {
+	const struct host *hw = umad_host_hw(host);
 	unsigned i;
 
-	for (i = 0; i < host_ncas(umad_host_hw(host)); i++) {
+	for (i = 0; i < host_ncas(hw); i++) {
 		const char *name = NULL;
-		struct node *n = host_ca(umad_host_hw(host), i, &name);
+		struct node *n = host_ca(hw, i, &name);
 
-		build_ca(vfs, ib, n, name);
+		build_ca(vfs, ib, n, name, netdevs ? hw : NULL);
 	}
 	vfs_attr(vfs, mad, "abi_version", show_abi, NULL, 0);
 	for (i = 0; i < umad_host_ndevs(host); i++) {

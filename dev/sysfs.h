@@ -5,7 +5,10 @@
  *   <ib>/<ca>/{node_type,fw_ver,hw_rev,hca_type,node_guid,sys_image_guid,
  *             node_desc,board_id}
  *   <ib>/<ca>/ports/<n>/{lid,lid_mask_count,sm_lid,sm_sl,state,phys_state,
- *             rate,cap_mask,link_layer,gids/0..7,pkeys/0..N-1}
+ *             rate,cap_mask,link_layer,gids/0..7,pkeys/0..N-1,
+ *             gid_attrs/{types,ndevs}/0..7,counters/...}
+ *   <ib>/<ca>/device/{vendor,device,subsystem_vendor,subsystem_device,
+ *             class,numa_node,net/ib<k>/dev_port}
  *   <mad>/abi_version, <mad>/umad<N>/{ibdev,port,dev}, <mad>/issm<N>/...
  *   <dev>/umad<N>, <dev>/issm<N>          (the device files)
  *
@@ -24,8 +27,9 @@
 #include "dev/vfs.h"
 #include "kernel/umad.h"
 
+/* @netdevs: the run gives the host's ports IPoIB interfaces (device/net/). */
 void sysfs_build(struct vfs *vfs, struct vnode *ib, struct vnode *mad,
-		 struct vnode *dev, struct umad_host *host);
+		 struct vnode *dev, struct umad_host *host, bool netdevs);
 struct uverbs;
 void sysfs_build_verbs(struct vfs *vfs, struct vnode *verbs, struct vnode *dev,
 		       struct uverbs *uv);
@@ -35,7 +39,7 @@ void sysfs_build_verbs(struct vfs *vfs, struct vnode *verbs, struct vnode *dev,
  * (namespace mode) infiniband_ucma/ and dev/rdma_cm for rdma_cm. */
 struct ucma;
 void sysfs_build_host(struct vfs *vfs, struct umad_host *host, struct uverbs *uv,
-		      struct ucma *ucma);
+		      struct ucma *ucma, bool netdevs);
 /* uverbs<@index>/dev's text: the major:minor of /dev/infiniband/uverbs<@index>
  * as this process sees it (g_malloc'd). */
 char *sysfs_uverbs_devno(unsigned index);

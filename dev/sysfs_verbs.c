@@ -103,12 +103,12 @@ void sysfs_build_verbs(struct vfs *vfs, struct vnode *verbs, struct vnode *dev,
 }
 
 void sysfs_build_host(struct vfs *vfs, struct umad_host *host, struct uverbs *uv,
-		      struct ucma *ucma)
+		      struct ucma *ucma, bool netdevs)
 {
 	struct vnode *root = vfs->root, *dev = vfs_dir(vfs, root, "dev");
 
 	sysfs_build(vfs, vfs_dir(vfs, root, "infiniband"), vfs_dir(vfs, root, "infiniband_mad"),
-		    dev, host);
+		    dev, host, netdevs);
 	sysfs_build_verbs(vfs, vfs_dir(vfs, root, "infiniband_verbs"), dev, uv);
 	if (ucma) {
 		/* librdmacm reads class/infiniband_ucma/abi_version when

@@ -4,6 +4,7 @@
 
 #include <glib.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "kernel/host.h"
 
@@ -121,6 +122,24 @@ unsigned host_attach(struct host *h, struct node *n)
 		port_attach(hp.port, &up);
 	}
 	return last - first + 1;
+}
+
+bool host_netdev_name(const struct host *h, const struct port *p, char *buf, size_t n)
+{
+	unsigned i, k = 0;
+
+	for (i = 0; i < h->ports->len; i++) {
+		const struct port *q = g_array_index(h->ports, struct host_port, i).port;
+
+		if (node_is_switch(q->node))
+			continue;
+		if (q == p) {
+			snprintf(buf, n, "ib%u", k);
+			return true;
+		}
+		k++;
+	}
+	return false;
 }
 
 struct fabric *host_fabric(const struct host *h) { return h->fabric; }

@@ -43,6 +43,11 @@ struct node *host_ca(const struct host *h, unsigned k, const char **name);
 /* The ports, in attach order, with their CA's name. */
 unsigned host_nports(const struct host *h);
 struct port *host_port(const struct host *h, unsigned i, const char **ca_name);
+/* The name of CA port @p's IPoIB interface where the run gives the host
+ * a network (ns/ipoib.h): ib0, ib1, ... in the order above, switches
+ * passed over, as the ib_ipoib driver names them; in @buf (IFNAMSIZ).
+ * False: @p is not a CA port of @h. */
+bool host_netdev_name(const struct host *h, const struct port *p, char *buf, size_t n);
 
 void host_register_client(struct host *h, const struct host_client *c, void *ctx);
 void host_unregister_client(struct host *h, const struct host_client *c, void *ctx);

@@ -64,9 +64,8 @@ struct ipoib_plan *ipoib_plan_host(const struct host *h, int index)
 	for (i = 0; h && i < host_nports(h); i++) {
 		struct port *port = host_port(h, i, NULL);
 
-		if (node_is_switch(port->node))
-			continue;
-		snprintf(p->ifs[n].name, IFNAMSIZ, "ib%u", n);
+		if (!host_netdev_name(h, port, p->ifs[n].name, IFNAMSIZ))
+			continue;	/* a switch's */
 		if (index >= 0)
 			snprintf(p->ifs[n].peer, IFNAMSIZ, "h%dp%u", index, n);
 		p->ifs[n].ip4 = port_ip4(port);

@@ -142,7 +142,9 @@ static struct attachment *attachment_new(struct attach_owner *o, const char *lab
 	 * (socket/fastpath_verbs.h), their port events and packets are its. */
 	a->uv = uverbs_new(a->hw);
 	a->vfs = vfs_new();
-	sysfs_build_host(a->vfs, a->r.host, a->uv, a->ucma);
+	/* A host of this run has its interfaces (ns/vhosts.c); a remote
+	 * one has none yet. */
+	sysfs_build_host(a->vfs, a->r.host, a->uv, a->ucma, sock != NULL);
 	if (!(a->fp = fastpath_new(a->r.host, sock, err))) {
 		attachment_free(a);
 		return NULL;

@@ -19,6 +19,33 @@ expect_match "^ib2 +[A-Z]+ +10\.1\.0\.4/16 fe80::2:c903:0:104/64 *$" "ib2: host2
 expect_line "ib0 ib1 ib2 lo " "/sys/class/net is the run's"
 expect_line "2044" "IPoIB's datagram MTU"
 
+# Each HCA's netdevs as rdma-core's tests find them (base.py get_net_name:
+# device/net/<if>/dev_port, the port less one), the PCI ids of a
+# ConnectX, and the GID attributes of an IB port (issue #49).
+cat >"$WORK/netdevs.sh" <<'EOF'
+for d in ibemu0 ibemu1; do
+	for n in $(ls /sys/class/infiniband/$d/device/net); do
+		echo "$d $n port $(($(cat /sys/class/infiniband/$d/device/net/$n/dev_port) + 1))"
+	done
+	echo "$d pci $(cat /sys/class/infiniband/$d/device/vendor) $(cat /sys/class/infiniband/$d/device/device) $(cat /sys/class/infiniband/$d/device/class)"
+done
+P=/sys/class/infiniband/ibemu0/ports/1/gid_attrs
+echo "type 0: $(cat $P/types/0 2>&1)"
+echo "type 1: $(cat $P/types/1 2>&1 | sed 's/.*: //')"
+echo "ndev 0: $(cat $P/ndevs/0 2>&1 | sed 's/.*: //')"
+EOF
+ibemu_run "${RUN[@]}" -- sh "$WORK/netdevs.sh"
+expect_rc 0 "the netdevs of each HCA"
+expect_line "ibemu0 ib0 port 1" "ibemu0's device/net: ib0 is port 1"
+expect_line "ibemu0 ib1 port 2" "and ib1 port 2"
+expect_line "ibemu1 ib2 port 1" "ibemu1's: ib2 is its port 1"
+expect_match "^ibemu0 pci 0x15b3 0x[0-9a-f]{4} 0x020700$" "device/: Mellanox's PCI vendor, an InfiniBand controller"
+expect_line "type 0: IB/RoCE v1" "gid_attrs/types/0 of an IB port"
+expect_line "type 1: Invalid argument" "an empty GID entry's type: EINVAL"
+expect_line "ndev 0: Invalid argument" "an IB GID has no netdev: EINVAL"
+ibemu_run --host-network "${RUN[@]}" -- sh -c 'ls /sys/class/infiniband/ibemu0/device/net 2>&1 | sed "s/^/host-network: /"'
+expect_match "^host-network: .*No such file or directory" "--host-network: no device/net (no interface of ours)"
+
 # The default is the same network; --host-network shares the machine's.
 ibemu_run "${RUN[@]}" -- sh -c 'ls /sys/class/net | tr "\n" " "; echo'
 expect_rc 0 "ibemu run"

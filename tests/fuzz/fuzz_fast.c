@@ -217,7 +217,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	h = umad_host_new(hw);
 	fabric_configure(f, umad_dev_port(umad_host_dev(h, 0)));
 	uv = uverbs_new(hw);
-	sysfs_build_host(vfs, h, uv, NULL);
+	sysfs_build_host(vfs, h, uv, NULL, true);
 	unlink(sock_path);
 	fp = fastpath_new(h, sock_path, NULL);
 	if (!fp)
