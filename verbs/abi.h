@@ -90,7 +90,9 @@ struct verbs_device {
 typedef void (*verbs_op)(void);
 struct verbs_mr;
 struct verbs_context_ops {
-	verbs_op advise_mr, alloc_dm;
+	int (*advise_mr)(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
+			 struct ibv_sge *sg_list, uint32_t num_sges);
+	verbs_op alloc_dm;
 	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
 	verbs_op alloc_null_mr, alloc_parent_domain;
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);

@@ -30,7 +30,10 @@ struct ibv_mr *ibemu_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		errno = EINVAL;
 		return NULL;
 	}
-	if (!addr && length) {
+	/* addr NULL: the whole address space, as an implicit ODP region
+	 * (mlx5_ib_reg_user_mr: start 0, length U64_MAX, iova 0); else no
+	 * memory there. */
+	if (!addr && length && !(length == SIZE_MAX && !hca_va && (access & IBV_ACCESS_ON_DEMAND))) {
 		errno = EFAULT;
 		return NULL;
 	}
@@ -101,6 +104,32 @@ int ibemu_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *add
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	return 0;
+}
+
+/* ibv_advise_mr: a prefetch of on-demand regions' pages, which the
+ * process has mapped or not already: nothing to do, once every SGE names
+ * an ODP region of @pd and falls inside it (else EINVAL, as mlx5's
+ * prefetch; a flush only asks it done before the return). */
+int ibemu_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
+		    struct ibv_sge *sg_list, uint32_t num_sges)
+{
+	struct ibemu_context *ctx = to_ctx(pd->context);
+	uint32_t i;
+	char *host;
+	int ret = 0;
+
+	if ((advice != IBV_ADVISE_MR_ADVICE_PREFETCH &&
+	     advice != IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
+	     advice != IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT) ||
+	    (flags & ~(uint32_t)IBV_ADVISE_MR_FLAG_FLUSH) || !num_sges)
+		return EINVAL;
+	pthread_mutex_lock(&ctx->lock);
+	for (i = 0; i < num_sges && !ret; i++)
+		if (!ibemu_mr_check(ctx, pd, sg_list[i].lkey, false, sg_list[i].addr,
+				    sg_list[i].length, IBV_ACCESS_ON_DEMAND, &host))
+			ret = EINVAL;
+	pthread_mutex_unlock(&ctx->lock);
+	return ret;
 }
 
 int ibemu_dereg_mr(struct verbs_mr *vmr)

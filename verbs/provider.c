@@ -86,6 +86,7 @@ static void ibemu_free_context(struct ibv_context *ibctx)
 }
 
 static const struct verbs_context_ops ibemu_ops = {
+	.advise_mr = ibemu_advise_mr,
 	.alloc_mw = ibemu_alloc_mw,
 	.alloc_pd = ibemu_limited_alloc_pd,
 	.attach_mcast = ibemu_attach_mcast,

@@ -206,6 +206,8 @@ bool ibemu_dma_mapped(const void *p, size_t len);
 struct ibv_mr *ibemu_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
 int ibemu_dereg_mr(struct verbs_mr *vmr);
+int ibemu_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
+		    struct ibv_sge *sg_list, uint32_t num_sges);
 /* ibv_rereg_mr: a new translation, PD or access for the same keys. */
 int ibemu_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length,
 		   int access);

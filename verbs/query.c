@@ -99,6 +99,9 @@ static int parse(char *text, const struct field *fields, void *obj)
 	return 0;
 }
 
+#define ODP_RC	(IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE | \
+		 IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV)
+
 int ibemu_query_device_ex(struct ibv_context *context,
 			  const struct ibv_query_device_ex_input *input,
 			  struct ibv_device_attr_ex *attr, size_t attr_size)
@@ -124,6 +127,22 @@ int ibemu_query_device_ex(struct ibv_context *context,
 	if (attr_size >= offsetof(struct ibv_device_attr_ex, phys_port_cnt_ex) +
 			 sizeof(attr->phys_port_cnt_ex))
 		attr->phys_port_cnt_ex = attr->orig_attr.phys_port_cnt;
+	/* On-demand paging: the provider reaches the process's memory as
+	 * it is at each access (mr.c, pin.c), implicit regions too. */
+	if (attr_size >= offsetof(struct ibv_device_attr_ex, odp_caps) + sizeof(attr->odp_caps))
+		attr->odp_caps = (struct ibv_odp_caps){
+			.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT,
+			.per_transport_caps = {
+				.rc_odp_caps = ODP_RC,
+				.uc_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+					       IBV_ODP_SUPPORT_WRITE,
+				.ud_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+					       IBV_ODP_SUPPORT_SRQ_RECV,
+			},
+		};
+	if (attr_size >= offsetof(struct ibv_device_attr_ex, xrc_odp_caps) +
+			 sizeof(attr->xrc_odp_caps))
+		attr->xrc_odp_caps = ODP_RC;
 	if (attr_size >= offsetof(struct ibv_device_attr_ex, hca_core_clock) +
 			 sizeof(attr->hca_core_clock)) {
 		attr->completion_timestamp_mask = UINT64_MAX;

@@ -19,7 +19,10 @@ pingpong 18605 ibv_srq_pingpong -n 200 -c -e
 pingpong 18606 ibv_uc_pingpong -n 200 -c
 pingpong 18607 ibv_uc_pingpong -n 200 -c -e
 pingpong 18608 ibv_rc_pingpong -n 200 -c -t
-sed "s/^/ts client: /" "$W/pp.cli"'
+sed "s/^/ts client: /" "$W/pp.cli"
+pingpong 18609 ibv_rc_pingpong -n 200 -c -o
+pingpong 18610 ibv_rc_pingpong -n 200 -c -O -P
+sed "s/^/odp client: /" "$W/pp.cli"'
 export PINGPONGS
 
 cat >"$WORK/configured.sh" <<'SCRIPT'
@@ -31,6 +34,7 @@ eval "$PINGPONGS"
 "$RC_TOOL" ibemu0 ibemu1 uc | sed 's/^/uc: /'
 "$RC_TOOL" ibemu0 ibemu1 rnr
 "$RC_TOOL" ibemu0 ibemu1 recv-errors
+"$RC_TOOL" ibemu0 ibemu1 odp
 "$RC_TOOL" ibemu0 ibemu1 channels 200 | sed 's/^/channels: /'
 # The switch port that delivers to host3 (leaf2/1) counts what the
 # stream sends: 10 messages of 4096 bytes at MTU 1024.
@@ -66,11 +70,19 @@ for p in "rc_pingpong -n 200 -c" "rc_pingpong -n 200 -c -e" "ud_pingpong -n 200 
 	expect_line "ibv_$p: client 0 server 0" "ibv_$p passes on --configured"
 done
 n=$(grep -c "^  client: 200 iters in" "$WORK/out")
-[ "$n" -eq 8 ] && pass "every pingpong client did its 200 iterations" ||
-	fail "$n pingpong clients report 200 iterations, want 8"
+[ "$n" -eq 10 ] && pass "every pingpong client did its 200 iterations" ||
+	fail "$n pingpong clients report 200 iterations, want 10"
 # -t: completion timestamps (ibv_create_cq_ex with
 # IBV_WC_EX_WITH_COMPLETION_TIMESTAMP; the device's 1 GHz clock).
 expect_line "ibv_rc_pingpong -n 200 -c -t: client 0 server 0" "ibv_rc_pingpong -t passes"
+# On-demand paging: odp_caps, explicit and implicit ODP regions, prefetch.
+expect_line "ibv_rc_pingpong -n 200 -c -o: client 0 server 0" "ibv_rc_pingpong -o (ODP) passes"
+expect_line "ibv_rc_pingpong -n 200 -c -O -P: client 0 server 0" \
+	"ibv_rc_pingpong -O -P (implicit ODP, prefetched) passes"
+expect_no_line "odp client: Couldn't prefetch" "ibv_advise_mr takes the prefetch"
+for l in odp_implicit_reg odp_write_to_new_memory odp_read_back odp_prefetch odp_prefetch_pinned; do
+	expect_line "$l ok" "verbs_rc odp: $l"
+done
 expect_no_line "ts client: The device isn't completion timestamp capable" \
 	"ibv_query_device_ex gives a completion timestamp mask"
 awk '/^ts client: Max receive completion clock cycles/ { max = $NF }

@@ -43,6 +43,11 @@
  *       moved to another PD, or to other memory (the WR naming the old
  *       range), or a SEND longer than it; "NAME: sender STATUS, receiver
  *       STATUS" each, on QPs made anew for each
+ *   verbs_rc A B odp
+ *       on-demand paging: B registers its whole address space (implicit
+ *       ODP), then maps memory; A writes there and reads it back through
+ *       that one rkey; ibv_advise_mr prefetches it, and refuses a region
+ *       that is not ODP: "NAME ok" each
  *   verbs_rc A B ud N PKEY_INDEX
  *       N UD SENDs of 256 bytes from A with the P_Key at PKEY_INDEX,
  *       then waits for the receives at B for a second:
@@ -576,6 +581,48 @@ static void recv_error(struct end *a, struct end *b, const char *name, enum recv
 	free(nb);
 }
 
+/* Implicit ODP: one rkey for all of B's memory, mapped after it too. */
+static int odp(struct end *a, struct end *b)
+{
+	struct ibv_mr *all = ibv_reg_mr(b->pd, NULL, SIZE_MAX, IBV_ACCESS_ON_DEMAND |
+					IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+					IBV_ACCESS_REMOTE_READ);
+	char *m = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_sge sg = { (uintptr_t)m + 4096, 8192, 0 };
+	const char *why = NULL;
+
+	say("odp_implicit_reg", all ? NULL : strerror(errno));
+	if (!all || m == MAP_FAILED)
+		return 1;
+	sg.lkey = all->lkey;
+	connect_rc(a, b, 14, 7, 7);
+	connect_rc(b, a, 14, 7, 7);
+	fill(a->buf, 5000, 31);
+	if (post_send(a, IBV_WR_RDMA_WRITE, 0, 5000, (uintptr_t)m + 12345, all->rkey, 0) ||
+	    next_wc(a, 5000).status != IBV_WC_SUCCESS)
+		why = "the write through the implicit region failed";
+	else if (!same(a->buf, m + 12345, 5000))
+		why = "the data is not in memory mapped after the registration";
+	say("odp_write_to_new_memory", why);
+	memset(a->buf + BUF / 2, 0, 5000);
+	why = NULL;
+	if (post_send(a, IBV_WR_RDMA_READ, BUF / 2, 5000, (uintptr_t)m + 12345, all->rkey, 0) ||
+	    next_wc(a, 5000).status != IBV_WC_SUCCESS)
+		why = "the read failed";
+	else if (!same(a->buf + BUF / 2, m + 12345, 5000))
+		why = "the read brought other bytes";
+	say("odp_read_back", why);
+	say("odp_prefetch", ibv_advise_mr(b->pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+					  IBV_ADVISE_MR_FLAG_FLUSH, &sg, 1) ?
+	    "ibv_advise_mr refused an ODP range" : NULL);
+	sg = (struct ibv_sge){ (uintptr_t)b->buf, 64, b->mr->lkey };
+	say("odp_prefetch_pinned", ibv_advise_mr(b->pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &sg, 1) ==
+	    EINVAL ? NULL : "ibv_advise_mr took a region that is not ODP");
+	ibv_dereg_mr(all);
+	munmap(m, 1 << 20);
+	return 0;
+}
+
 static int recv_errors(struct end *a, struct end *b)
 {
 	recv_error(a, b, "region moved to another PD", MOVED_PD);
@@ -917,7 +964,7 @@ int main(int argc, char **argv)
 	use_ex = !strcmp(mode, "ops-ex");
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: verbs_rc A B ops|ops-ex|uc|rnr|recv-errors|segv [handler|bare]|stream N SIZE TIMEOUT|channels N|retry TIMEOUT RETRY|ud N PKEY_INDEX\n");
+		fprintf(stderr, "usage: verbs_rc A B ops|ops-ex|uc|rnr|recv-errors|odp|segv [handler|bare]|stream N SIZE TIMEOUT|channels N|retry TIMEOUT RETRY|ud N PKEY_INDEX\n");
 		return 2;
 	}
 	if (!strcmp(mode, "segv") && argc == 5 && !strcmp(argv[4], "handler"))
@@ -942,6 +989,8 @@ int main(int argc, char **argv)
 		return rnr(&a, &b);
 	if (!strcmp(mode, "recv-errors"))
 		return recv_errors(&a, &b);
+	if (!strcmp(mode, "odp"))
+		return odp(&a, &b);
 	if (is_uc)
 		return uc(&a, &b);
 	if (!strcmp(mode, "stream") && argc == 7)
