@@ -92,7 +92,7 @@ struct verbs_mr;
 struct verbs_context_ops {
 	int (*advise_mr)(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
 			 struct ibv_sge *sg_list, uint32_t num_sges);
-	verbs_op alloc_dm;
+	struct ibv_dm *(*alloc_dm)(struct ibv_context *context, struct ibv_alloc_dm_attr *attr);
 	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
 	verbs_op alloc_null_mr, alloc_parent_domain;
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
@@ -130,7 +130,7 @@ struct verbs_context_ops {
 	verbs_op destroy_wq;
 	int (*detach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
 	void (*free_context)(struct ibv_context *context);
-	verbs_op free_dm;
+	int (*free_dm)(struct ibv_dm *dm);
 	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
 	verbs_op import_dm, import_mr, import_pd, modify_cq,
 		modify_flow_action_esp;
@@ -157,7 +157,10 @@ struct verbs_context_ops {
 	verbs_op query_qp_data_in_order;
 	int (*query_rt_values)(struct ibv_context *context, struct ibv_values_ex *values);
 	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr);
-	verbs_op read_counters, reg_dm_mr, reg_dmabuf_mr;
+	verbs_op read_counters;
+	struct ibv_mr *(*reg_dm_mr)(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t dm_offset,
+				    size_t length, unsigned int access);
+	verbs_op reg_dmabuf_mr;
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 				 int access);
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);

@@ -70,6 +70,19 @@ struct ibv_mr *ibemu_limited_reg_mr(struct ibv_pd *pd, void *addr, size_t length
 	return mr;
 }
 
+struct ibv_mr *ibemu_limited_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t off,
+				       size_t length, unsigned int access)
+{
+	struct ibemu_context *ctx = to_ctx(pd->context);
+	struct ibv_mr *mr;
+
+	if (!take(ctx, &ctx->n_mr, VERBS_MAX_MR))
+		return NULL;
+	if (!(mr = ibemu_reg_dm_mr(pd, dm, off, length, access)))
+		give_back(ctx, &ctx->n_mr);
+	return mr;
+}
+
 int ibemu_limited_dereg_mr(struct verbs_mr *vmr)
 {
 	struct ibemu_context *ctx = to_ctx(vmr->ibv_mr.context);

@@ -20,6 +20,12 @@
 struct ibv_mr *ibemu_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access)
 {
+	return ibemu_reg_region(pd, addr, length, hca_va, access, true);
+}
+
+struct ibv_mr *ibemu_reg_region(struct ibv_pd *pd, void *addr, size_t length,
+				uint64_t hca_va, int access, bool pin)
+{
 	struct ibemu_context *ctx = to_ctx(pd->context);
 	struct ibemu_mr *mr;
 	uint64_t pages;
@@ -37,10 +43,12 @@ struct ibv_mr *ibemu_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		errno = EFAULT;
 		return NULL;
 	}
-	if ((err = ibemu_pin(addr, length, access, &pages)) != 0) {
+	if (pin && (err = ibemu_pin(addr, length, access, &pages)) != 0) {
 		errno = err;
 		return NULL;
 	}
+	if (!pin)
+		pages = 0;
 	mr = calloc(1, sizeof(*mr));
 	if (!mr) {
 		ibemu_unpin(pages);
@@ -79,8 +87,9 @@ int ibemu_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *add
 	uint64_t pages = 0;
 	int err;
 
-	/* libibverbs checked the flags and the translation given. */
-	if ((new_access & REMOTE_WRITES) && !(new_access & IBV_ACCESS_LOCAL_WRITE))
+	/* libibverbs checked the flags and the translation given. A region
+	 * of device memory stays where it is (mlx5: EINVAL). */
+	if (((new_access & REMOTE_WRITES) && !(new_access & IBV_ACCESS_LOCAL_WRITE)) || mr->dm)
 		return EINVAL;
 	if ((flags & IBV_REREG_MR_CHANGE_PD) && (!pd || pd->context != vmr->ibv_mr.context))
 		return EINVAL;
@@ -143,6 +152,8 @@ int ibemu_dereg_mr(struct verbs_mr *vmr)
 	if (*pp)
 		*pp = mr->next;
 	ibemu_mw_forget_mr(ctx, mr);
+	if (mr->dm)
+		ibemu_dm_unref(mr->dm);
 	pthread_mutex_unlock(&ctx->lock);
 	ibemu_unpin(mr->pinned);
 	free(mr);

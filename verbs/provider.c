@@ -87,6 +87,7 @@ static void ibemu_free_context(struct ibv_context *ibctx)
 
 static const struct verbs_context_ops ibemu_ops = {
 	.advise_mr = ibemu_advise_mr,
+	.alloc_dm = ibemu_alloc_dm,
 	.alloc_mw = ibemu_alloc_mw,
 	.alloc_pd = ibemu_limited_alloc_pd,
 	.attach_mcast = ibemu_attach_mcast,
@@ -108,6 +109,7 @@ static const struct verbs_context_ops ibemu_ops = {
 	.destroy_srq = ibemu_limited_destroy_srq,
 	.detach_mcast = ibemu_detach_mcast,
 	.free_context = ibemu_free_context,
+	.free_dm = ibemu_free_dm,
 	.get_srq_num = ibemu_get_srq_num,
 	.modify_qp = ibemu_modify_qp,
 	.modify_srq = ibemu_modify_srq,
@@ -121,6 +123,7 @@ static const struct verbs_context_ops ibemu_ops = {
 	.query_rt_values = ibemu_query_rt_values,
 	.query_qp = ibemu_query_qp,
 	.query_srq = ibemu_query_srq,
+	.reg_dm_mr = ibemu_limited_reg_dm_mr,
 	.reg_mr = ibemu_limited_reg_mr,
 	.req_notify_cq = ibemu_req_notify_cq,
 	.rereg_mr = ibemu_rereg_mr,

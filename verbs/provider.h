@@ -56,6 +56,7 @@ struct ibemu_context {
 	uint8_t nports;			/* 0 until first asked (qp.c) */
 	/* What this context holds of each, under lock (VERBS_MAX_*). */
 	unsigned n_pd, n_mr, n_cq, n_ah, n_srq, n_mw;
+	size_t dm_bytes;		/* device memory allocated (dm.c) */
 	struct ibemu_mw *mws;		/* list, under lock (mw.c) */
 	/* XRC SRQs by number (xrc.c), under lock. */
 	struct ibemu_srq *xsrqs;
@@ -188,6 +189,7 @@ struct ibemu_mr {
 	char *host;		/* where iova is in this process */
 	uint64_t iova;		/* what keys' addresses count from */
 	uint64_t pinned;	/* pages it counts against RLIMIT_MEMLOCK */
+	struct ibemu_dm *dm;	/* device memory it is on (dm.c), or NULL */
 };
 
 /* pin.c: the kernel's checks of a region to pin (ib_umem_get): 0 and the
@@ -206,6 +208,20 @@ bool ibemu_dma_mapped(const void *p, size_t len);
 struct ibv_mr *ibemu_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
 int ibemu_dereg_mr(struct verbs_mr *vmr);
+/* ibemu_reg_mr's region, pinned (checked and counted) or not. */
+struct ibv_mr *ibemu_reg_region(struct ibv_pd *pd, void *addr, size_t length,
+				uint64_t hca_va, int access, bool pin);
+/* dm.c: device memory, IBEMU_DM_SIZE_MAX a context (max_dm_size). A
+ * region on it goes (under lock): ibemu_dm_unref. */
+#define IBEMU_DM_SIZE_MAX	(256u * 1024)
+struct ibemu_dm;
+struct ibv_dm *ibemu_alloc_dm(struct ibv_context *context, struct ibv_alloc_dm_attr *attr);
+int ibemu_free_dm(struct ibv_dm *dm);
+struct ibv_mr *ibemu_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t off,
+			       size_t length, unsigned int access);
+struct ibv_mr *ibemu_limited_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t off,
+				       size_t length, unsigned int access);
+void ibemu_dm_unref(struct ibemu_dm *dm);
 int ibemu_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
 		    struct ibv_sge *sg_list, uint32_t num_sges);
 /* ibv_rereg_mr: a new translation, PD or access for the same keys. */

@@ -140,6 +140,9 @@ int ibemu_query_device_ex(struct ibv_context *context,
 					       IBV_ODP_SUPPORT_SRQ_RECV,
 			},
 		};
+	if (attr_size >= offsetof(struct ibv_device_attr_ex, max_dm_size) +
+			 sizeof(attr->max_dm_size))
+		attr->max_dm_size = IBEMU_DM_SIZE_MAX;	/* dm.c */
 	if (attr_size >= offsetof(struct ibv_device_attr_ex, xrc_odp_caps) +
 			 sizeof(attr->xrc_odp_caps))
 		attr->xrc_odp_caps = ODP_RC;

@@ -22,7 +22,8 @@ pingpong 18608 ibv_rc_pingpong -n 200 -c -t
 sed "s/^/ts client: /" "$W/pp.cli"
 pingpong 18609 ibv_rc_pingpong -n 200 -c -o
 pingpong 18610 ibv_rc_pingpong -n 200 -c -O -P
-sed "s/^/odp client: /" "$W/pp.cli"'
+sed "s/^/odp client: /" "$W/pp.cli"
+pingpong 18611 ibv_rc_pingpong -n 200 -c -j'
 export PINGPONGS
 
 cat >"$WORK/configured.sh" <<'SCRIPT'
@@ -35,6 +36,7 @@ eval "$PINGPONGS"
 "$RC_TOOL" ibemu0 ibemu1 rnr
 "$RC_TOOL" ibemu0 ibemu1 recv-errors
 "$RC_TOOL" ibemu0 ibemu1 odp
+"$RC_TOOL" ibemu0 ibemu1 dm
 "$RC_TOOL" ibemu0 ibemu1 channels 200 | sed 's/^/channels: /'
 # The switch port that delivers to host3 (leaf2/1) counts what the
 # stream sends: 10 messages of 4096 bytes at MTU 1024.
@@ -70,8 +72,8 @@ for p in "rc_pingpong -n 200 -c" "rc_pingpong -n 200 -c -e" "ud_pingpong -n 200 
 	expect_line "ibv_$p: client 0 server 0" "ibv_$p passes on --configured"
 done
 n=$(grep -c "^  client: 200 iters in" "$WORK/out")
-[ "$n" -eq 10 ] && pass "every pingpong client did its 200 iterations" ||
-	fail "$n pingpong clients report 200 iterations, want 10"
+[ "$n" -eq 11 ] && pass "every pingpong client did its 200 iterations" ||
+	fail "$n pingpong clients report 200 iterations, want 11"
 # -t: completion timestamps (ibv_create_cq_ex with
 # IBV_WC_EX_WITH_COMPLETION_TIMESTAMP; the device's 1 GHz clock).
 expect_line "ibv_rc_pingpong -n 200 -c -t: client 0 server 0" "ibv_rc_pingpong -t passes"
@@ -82,6 +84,11 @@ expect_line "ibv_rc_pingpong -n 200 -c -O -P: client 0 server 0" \
 expect_no_line "odp client: Couldn't prefetch" "ibv_advise_mr takes the prefetch"
 for l in odp_implicit_reg odp_write_to_new_memory odp_read_back odp_prefetch odp_prefetch_pinned; do
 	expect_line "$l ok" "verbs_rc odp: $l"
+done
+# Device memory: ibv_alloc_dm, a zero-based region on it, RDMA there.
+expect_line "ibv_rc_pingpong -n 200 -c -j: client 0 server 0" "ibv_rc_pingpong -j (device memory) passes"
+for l in dm_too_big dm_not_zero_based dm_write dm_read dm_copy_bounds dm_busy dm_free; do
+	expect_line "$l ok" "verbs_rc dm: $l"
 done
 expect_no_line "ts client: The device isn't completion timestamp capable" \
 	"ibv_query_device_ex gives a completion timestamp mask"

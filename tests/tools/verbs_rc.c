@@ -48,6 +48,11 @@
  *       ODP), then maps memory; A writes there and reads it back through
  *       that one rkey; ibv_advise_mr prefetches it, and refuses a region
  *       that is not ODP: "NAME ok" each
+ *   verbs_rc A B dm
+ *       device memory: B allocates some (past max_dm_size: ENOMEM),
+ *       registers it zero-based (not zero-based: EINVAL), A writes and
+ *       reads it by RDMA, B sees it with ibv_memcpy_from_dm; freeing it
+ *       under a region: EBUSY: "NAME ok" each
  *   verbs_rc A B ud N PKEY_INDEX
  *       N UD SENDs of 256 bytes from A with the P_Key at PKEY_INDEX,
  *       then waits for the receives at B for a second:
@@ -623,6 +628,58 @@ static int odp(struct end *a, struct end *b)
 	return 0;
 }
 
+/* Device memory, reached by RDMA through a zero-based region. */
+static int dm(struct end *a, struct end *b)
+{
+	struct ibv_device_attr_ex dx;
+	struct ibv_alloc_dm_attr big = { 0 }, some = { .length = 8192 };
+	struct ibv_dm *d;
+	struct ibv_mr *mr;
+	char back[4096];
+	int r;
+
+	if (ibv_query_device_ex(b->ctx, NULL, &dx) || !dx.max_dm_size) {
+		say("dm_size", "no max_dm_size");
+		return 1;
+	}
+	big.length = dx.max_dm_size + 1;
+	errno = 0;
+	say("dm_too_big", !ibv_alloc_dm(b->ctx, &big) && errno == ENOMEM ? NULL :
+	    "more than max_dm_size was not ENOMEM");
+	if (!(d = ibv_alloc_dm(b->ctx, &some))) {
+		say("dm_alloc", strerror(errno));
+		return 1;
+	}
+	errno = 0;
+	say("dm_not_zero_based", !ibv_reg_dm_mr(b->pd, d, 0, 4096, IBV_ACCESS_LOCAL_WRITE) &&
+	    errno == EINVAL ? NULL : "a region not zero-based was not EINVAL");
+	mr = ibv_reg_dm_mr(b->pd, d, 4096, 4096, IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (!mr) {
+		say("dm_reg", strerror(errno));
+		return 1;
+	}
+	connect_rc(a, b, 14, 7, 7);
+	connect_rc(b, a, 14, 7, 7);
+	fill(a->buf, 3000, 47);
+	say("dm_write", post_send(a, IBV_WR_RDMA_WRITE, 0, 3000, 100, mr->rkey, 0) ||
+	    next_wc(a, 5000).status != IBV_WC_SUCCESS ? "the RDMA WRITE failed" :
+	    ibv_memcpy_from_dm(back, d, 4096 + 100, 3000) || !same(back, a->buf, 3000) ?
+	    "ibv_memcpy_from_dm does not show it" : NULL);
+	memset(back, 0x5a, sizeof(back));
+	ibv_memcpy_to_dm(d, 4096, back, sizeof(back));
+	say("dm_read", post_send(a, IBV_WR_RDMA_READ, BUF / 2, 4096, 0, mr->rkey, 0) ||
+	    next_wc(a, 5000).status != IBV_WC_SUCCESS ? "the RDMA READ failed" :
+	    !same(a->buf + BUF / 2, back, 4096) ? "it read other bytes" : NULL);
+	say("dm_copy_bounds", ibv_memcpy_to_dm(d, 8000, back, 200) ? NULL :
+	    "a copy past the end was taken");
+	r = ibv_free_dm(d);
+	say("dm_busy", r == EBUSY ? NULL : "freed under a region");
+	ibv_dereg_mr(mr);
+	say("dm_free", ibv_free_dm(d) ? "not freed" : NULL);
+	return 0;
+}
+
 static int recv_errors(struct end *a, struct end *b)
 {
 	recv_error(a, b, "region moved to another PD", MOVED_PD);
@@ -964,7 +1021,7 @@ int main(int argc, char **argv)
 	use_ex = !strcmp(mode, "ops-ex");
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: verbs_rc A B ops|ops-ex|uc|rnr|recv-errors|odp|segv [handler|bare]|stream N SIZE TIMEOUT|channels N|retry TIMEOUT RETRY|ud N PKEY_INDEX\n");
+		fprintf(stderr, "usage: verbs_rc A B ops|ops-ex|uc|rnr|recv-errors|odp|dm|segv [handler|bare]|stream N SIZE TIMEOUT|channels N|retry TIMEOUT RETRY|ud N PKEY_INDEX\n");
 		return 2;
 	}
 	if (!strcmp(mode, "segv") && argc == 5 && !strcmp(argv[4], "handler"))
@@ -991,6 +1048,8 @@ int main(int argc, char **argv)
 		return recv_errors(&a, &b);
 	if (!strcmp(mode, "odp"))
 		return odp(&a, &b);
+	if (!strcmp(mode, "dm"))
+		return dm(&a, &b);
 	if (is_uc)
 		return uc(&a, &b);
 	if (!strcmp(mode, "stream") && argc == 7)
