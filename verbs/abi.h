@@ -94,9 +94,12 @@ struct verbs_context_ops {
 			 struct ibv_sge *sg_list, uint32_t num_sges);
 	struct ibv_dm *(*alloc_dm)(struct ibv_context *context, struct ibv_alloc_dm_attr *attr);
 	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
-	verbs_op alloc_null_mr, alloc_parent_domain;
+	verbs_op alloc_null_mr;
+	struct ibv_pd *(*alloc_parent_domain)(struct ibv_context *context,
+					      struct ibv_parent_domain_init_attr *attr);
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
-	verbs_op alloc_td, async_event, attach_counters_point_flow;
+	struct ibv_td *(*alloc_td)(struct ibv_context *context, struct ibv_td_init_attr *init_attr);
+	verbs_op async_event, attach_counters_point_flow;
 	int (*attach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
 	int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
 	int (*close_xrcd)(struct ibv_xrcd *xrcd);
@@ -118,7 +121,7 @@ struct verbs_context_ops {
 	verbs_op create_wq;
 	int (*dealloc_mw)(struct ibv_mw *mw);
 	int (*dealloc_pd)(struct ibv_pd *pd);
-	verbs_op dealloc_td;
+	int (*dealloc_td)(struct ibv_td *td);
 	int (*dereg_mr)(struct verbs_mr *vmr);
 	int (*destroy_ah)(struct ibv_ah *ah);
 	verbs_op destroy_counters;

@@ -112,6 +112,12 @@ static int chan_fd_for(struct ibemu_context *ctx, struct ibv_comp_channel *chann
 struct ibv_cq *ibemu_create_cq(struct ibv_context *context, int cqe,
 			       struct ibv_comp_channel *channel, int comp_vector)
 {
+	return ibemu_cq_new(context, cqe, channel, comp_vector, NULL);
+}
+
+struct ibv_cq *ibemu_cq_new(struct ibv_context *context, int cqe,
+			    struct ibv_comp_channel *channel, int comp_vector, struct ibv_pd *pd)
+{
 	struct ibemu_cq *cq;
 
 	if (cqe < 1 || cqe > IBEMU_MAX_CQE || comp_vector < 0 ||
@@ -120,17 +126,19 @@ struct ibv_cq *ibemu_create_cq(struct ibv_context *context, int cqe,
 		return NULL;
 	}
 	cq = calloc(1, sizeof(*cq));
-	if (!cq || !(cq->ring = calloc((size_t)cqe, sizeof(*cq->ring)))) {
+	if (!cq || !(cq->ring = ibemu_queue_alloc(pd, (size_t)cqe, sizeof(*cq->ring),
+						  IBEMU_RES_TYPE_CQ))) {
 		free(cq);
 		errno = ENOMEM;
 		return NULL;
 	}
+	cq->pd = pd;
 	cq->size = (unsigned)cqe;
 	cq->chan_fd = -1;
 	if (channel) {
 		cq->chan_fd = chan_fd_for(to_ctx(context), channel);
 		if (cq->chan_fd < 0) {
-			free(cq->ring);
+			ibemu_queue_free(pd, cq->ring, IBEMU_RES_TYPE_CQ);
 			free(cq);
 			errno = EINVAL;
 			return NULL;
@@ -156,7 +164,7 @@ int ibemu_destroy_cq(struct ibv_cq *ibcq)
 	pthread_mutex_unlock(&ctx->lock);
 	if (cq->chan_fd >= 0)
 		close(cq->chan_fd);
-	free(cq->ring);
+	ibemu_queue_free(cq->pd, cq->ring, IBEMU_RES_TYPE_CQ);
 	free(cq->ts);
 	free(cq);
 	return 0;
@@ -222,9 +230,9 @@ int ibemu_resize_cq(struct ibv_cq *ibcq, int cqe)
 
 	if (cqe < 1 || cqe > IBEMU_MAX_CQE)
 		return EINVAL;
-	if (!(ring = calloc((size_t)cqe, sizeof(*ring))) ||
+	if (!(ring = ibemu_queue_alloc(cq->pd, (size_t)cqe, sizeof(*ring), IBEMU_RES_TYPE_CQ)) ||
 	    (cq->ts && !(ts = calloc((size_t)cqe, sizeof(*ts))))) {
-		free(ring);
+		ibemu_queue_free(cq->pd, ring, IBEMU_RES_TYPE_CQ);
 		return ENOMEM;
 	}
 	pthread_mutex_lock(&ctx->lock);
@@ -232,7 +240,7 @@ int ibemu_resize_cq(struct ibv_cq *ibcq, int cqe)
 		/* What it holds must fit, as a driver's resize keeps every
 		 * completion (mlx5_resize_cq: EINVAL below the outstanding). */
 		pthread_mutex_unlock(&ctx->lock);
-		free(ring);
+		ibemu_queue_free(cq->pd, ring, IBEMU_RES_TYPE_CQ);
 		free(ts);
 		return EINVAL;
 	}
@@ -241,7 +249,7 @@ int ibemu_resize_cq(struct ibv_cq *ibcq, int cqe)
 		if (ts)
 			ts[i] = cq->ts[(cq->head + i) % cq->size];
 	}
-	free(cq->ring);
+	ibemu_queue_free(cq->pd, cq->ring, IBEMU_RES_TYPE_CQ);
 	free(cq->ts);
 	cq->ring = ring;
 	cq->ts = ts;

@@ -126,9 +126,19 @@ struct ibv_cq_ex *ibemu_create_cq_ex(struct ibv_context *context,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
+	/* On a parent domain: its allocators make the ring (mlx5: only a
+	 * parent domain, EINVAL for a plain PD). */
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!ibemu_is_parent_domain(attr->parent_domain) ||
+	     attr->parent_domain->context != context)) {
+		errno = EINVAL;
+		return NULL;
+	}
 	/* libibverbs fills in the rest (its __lib_ibv_create_cq_ex calls
 	 * verbs_init_cq after us, the channel's reference count too). */
-	ibcq = ibemu_create_cq(context, (int)attr->cqe, attr->channel, (int)attr->comp_vector);
+	ibcq = ibemu_cq_new(context, (int)attr->cqe, attr->channel, (int)attr->comp_vector,
+			    (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) ? attr->parent_domain :
+									   NULL);
 	if (!ibcq)
 		return NULL;
 	if ((attr->wc_flags & WC_FLAGS_TS) &&

@@ -47,6 +47,19 @@ struct ibv_pd *ibemu_limited_alloc_pd(struct ibv_context *context)
 	return pd;
 }
 
+struct ibv_pd *ibemu_limited_alloc_parent_domain(struct ibv_context *context,
+						 struct ibv_parent_domain_init_attr *attr)
+{
+	struct ibemu_context *ctx = to_ctx(context);
+	struct ibv_pd *pd;
+
+	if (!take(ctx, &ctx->n_pd, VERBS_MAX_PD))
+		return NULL;
+	if (!(pd = ibemu_alloc_parent_domain(context, attr)))
+		give_back(ctx, &ctx->n_pd);
+	return pd;
+}
+
 int ibemu_limited_dealloc_pd(struct ibv_pd *pd)
 {
 	struct ibemu_context *ctx = to_ctx(pd->context);

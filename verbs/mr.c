@@ -170,7 +170,8 @@ bool ibemu_mr_check(struct ibemu_context *ctx, struct ibv_pd *pd, uint32_t key, 
 
 		if ((remote ? m->rkey : m->lkey) != key)
 			continue;
-		if (m->pd != pd || (mr->vmr.access & access) != access)
+		if (ibemu_pd_prot(m->pd) != ibemu_pd_prot(pd) ||
+		    (mr->vmr.access & access) != access)
 			return false;
 		if (va < mr->iova || len > m->length || va - mr->iova > m->length - len)
 			return false;

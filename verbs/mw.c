@@ -125,7 +125,7 @@ static bool bind_ok(struct ibemu_qp *qp, const struct ibemu_mw *mw, const struct
 {
 	int rights = b->mw_access_flags;
 
-	if ((rights & ~MW_ACCESS_OK) || mw->mw.pd != qp->qp.pd)
+	if ((rights & ~MW_ACCESS_OK) || ibemu_pd_prot(mw->mw.pd) != ibemu_pd_prot(qp->qp.pd))
 		return false;
 	if (mw->mw.type == IBV_MW_TYPE_1 && (rights & IBV_ACCESS_ZERO_BASED))
 		return false;	/* o10-36.2.2 */
@@ -137,7 +137,8 @@ static bool bind_ok(struct ibemu_qp *qp, const struct ibemu_mw *mw, const struct
 		return true;	/* a type 1 window unbound */
 	/* C10-73: bindable, in the window's PD; C10-74: remote writes
 	 * need local write; C10-75: the window inside the region */
-	return mr && mr->vmr.ibv_mr.pd == mw->mw.pd && (mr->vmr.access & IBV_ACCESS_MW_BIND) &&
+	return mr && ibemu_pd_prot(mr->vmr.ibv_mr.pd) == ibemu_pd_prot(mw->mw.pd) &&
+	       (mr->vmr.access & IBV_ACCESS_MW_BIND) &&
 	       (!(rights & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) ||
 		(mr->vmr.access & IBV_ACCESS_LOCAL_WRITE)) &&
 	       b->addr >= mr->iova && b->length <= mr->vmr.ibv_mr.length &&
@@ -184,7 +185,8 @@ int ibemu_mw_local(struct ibemu_qp *qp, const struct ibemu_swqe *w)
 		return bind(qp, w);
 	/* LOCAL_INV: a bound type 2 window of the QP's PD. */
 	mw = by_rkey(qp->ctx, w->rkey);
-	if (!mw || mw->mw.type != IBV_MW_TYPE_2 || mw->mw.pd != qp->qp.pd)
+	if (!mw || mw->mw.type != IBV_MW_TYPE_2 ||
+	    ibemu_pd_prot(mw->mw.pd) != ibemu_pd_prot(qp->qp.pd))
 		return IBV_WC_LOC_PROT_ERR;
 	mw->mr = NULL;
 	return 0;
@@ -195,7 +197,8 @@ bool ibemu_mw_check(struct ibemu_qp *qp, uint32_t rkey, uint64_t va, uint64_t le
 {
 	struct ibemu_mw *mw = by_rkey(qp->ctx, rkey);
 
-	if (!mw || (mw->access & access) != access || mw->mw.pd != ibemu_rx_pd(qp) ||
+	if (!mw || (mw->access & access) != access ||
+	    ibemu_pd_prot(mw->mw.pd) != ibemu_pd_prot(ibemu_rx_pd(qp)) ||
 	    (mw->mw.type == IBV_MW_TYPE_2 && mw->qp != qp))
 		return false;
 	if (va < mw->start || len > mw->len || va - mw->start > mw->len - len)

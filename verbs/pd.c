@@ -1,33 +1,215 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Protection domains. A PD only groups the objects of the data path
- * (the "Verbs, part 2" issue), so the process keeps it: nothing of it
- * needs the daemon yet.
+ * Protection domains, thread domains and parent domains (docs/verbs.md
+ * "Parent domains"). A PD only groups the objects of the data path, so
+ * the process keeps it: nothing of it needs the daemon.
+ *
+ * A parent domain (ibv_alloc_parent_domain) is a PD that objects are made
+ * on as on any, standing for its protection domain in every check (a
+ * region of either serves a QP of either: ibemu_pd_prot), with a thread
+ * domain or none, and the program's allocators for the queues of what is
+ * made on it (its QPs', SRQs' and, by IBV_CQ_INIT_ATTR_MASK_PD, CQs'
+ * rings: ibemu_queue_alloc), as mlx5's. A PD with parent domains or
+ * objects' queues on it, and a thread domain one uses, cannot go (EBUSY).
  */
 #include "config.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "verbs/provider.h"
 
+struct ibemu_pd {
+	struct ibv_pd pd;
+	struct ibemu_pd *prot;	/* itself; a parent domain's: its PD */
+	unsigned parents;	/* parent domains on this PD (context lock) */
+	unsigned queues;	/* queues of objects made on it (atomic) */
+	struct ibemu_td *td;	/* a parent domain's, or NULL */
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment,
+		       uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t resource_type);
+	void *pd_context;
+};
+
+struct ibemu_td {
+	struct ibv_td td;
+	unsigned users;		/* parent domains on it (context lock) */
+};
+
+static struct ibemu_pd *to_pd(struct ibv_pd *pd)
+{
+	return (struct ibemu_pd *)pd;
+}
+
 struct ibv_pd *ibemu_alloc_pd(struct ibv_context *context)
 {
-	struct ibv_pd *pd = calloc(1, sizeof(*pd));
+	struct ibemu_pd *pd = calloc(1, sizeof(*pd));
 
 	if (!pd) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	pd->context = context;
+	pd->prot = pd;
+	pd->pd.context = context;
 	pthread_mutex_lock(&context->mutex);
-	pd->handle = ++to_ctx(context)->next_pd_handle;
+	pd->pd.handle = ++to_ctx(context)->next_pd_handle;
 	pthread_mutex_unlock(&context->mutex);
-	return pd;
+	return &pd->pd;
 }
 
-int ibemu_dealloc_pd(struct ibv_pd *pd)
+int ibemu_dealloc_pd(struct ibv_pd *ibpd)
 {
+	struct ibemu_context *ctx = to_ctx(ibpd->context);
+	struct ibemu_pd *pd = to_pd(ibpd);
+
+	/* In use: a parent domain on it, a QP, SRQ or CQ made on it (the
+	 * kernel's usecnt says EBUSY too). */
+	pthread_mutex_lock(&ctx->lock);
+	if (pd->parents || __atomic_load_n(&pd->queues, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&ctx->lock);
+		return EBUSY;
+	}
+	if (pd->prot != pd) {
+		pd->prot->parents--;
+		if (pd->td)
+			pd->td->users--;
+	}
+	pthread_mutex_unlock(&ctx->lock);
 	free(pd);
 	return 0;
+}
+
+struct ibv_pd *ibemu_pd_prot(struct ibv_pd *pd)
+{
+	return pd ? &to_pd(pd)->prot->pd : NULL;
+}
+
+/* ---- thread domains ------------------------------------------------------ */
+
+struct ibv_td *ibemu_alloc_td(struct ibv_context *context, struct ibv_td_init_attr *attr)
+{
+	struct ibemu_td *td;
+
+	if (attr->comp_mask) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!(td = calloc(1, sizeof(*td)))) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	td->td.context = context;
+	return &td->td;
+}
+
+int ibemu_dealloc_td(struct ibv_td *ibtd)
+{
+	struct ibemu_context *ctx = to_ctx(ibtd->context);
+	struct ibemu_td *td = (struct ibemu_td *)ibtd;
+
+	pthread_mutex_lock(&ctx->lock);
+	if (td->users) {
+		pthread_mutex_unlock(&ctx->lock);
+		return EBUSY;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	free(td);
+	return 0;
+}
+
+/* ---- parent domains ------------------------------------------------------ */
+
+struct ibv_pd *ibemu_alloc_parent_domain(struct ibv_context *context,
+					 struct ibv_parent_domain_init_attr *attr)
+{
+	struct ibemu_context *ctx = to_ctx(context);
+	struct ibemu_pd *pd, *prot = attr->pd ? to_pd(attr->pd) : NULL;
+	const uint32_t known = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			       IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+
+	/* A PD of this context, not a parent domain; a TD of it; both
+	 * allocators or none (mlx5_alloc_parent_domain's checks). */
+	if ((attr->comp_mask & ~known) || !prot || prot->prot != prot ||
+	    attr->pd->context != context || (attr->td && attr->td->context != context) ||
+	    ((attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) &&
+	     (!attr->alloc || !attr->free))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!(pd = calloc(1, sizeof(*pd)))) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pd->prot = prot;
+	pd->pd.context = context;
+	pd->pd.handle = prot->pd.handle;	/* what a command would name */
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
+		pd->alloc = attr->alloc;
+		pd->free = attr->free;
+	}
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		pd->pd_context = attr->pd_context;
+	pthread_mutex_lock(&ctx->lock);
+	prot->parents++;
+	if ((pd->td = (struct ibemu_td *)attr->td))
+		pd->td->users++;
+	pthread_mutex_unlock(&ctx->lock);
+	return &pd->pd;
+}
+
+bool ibemu_is_parent_domain(struct ibv_pd *pd)
+{
+	return pd && to_pd(pd)->prot != to_pd(pd);
+}
+
+/* ---- the queues of what is made on a domain ------------------------------ */
+
+/* Each queue starts with this, so that it goes back where it came from
+ * (the allocator may say IBV_ALLOCATOR_USE_DEFAULT); the queue follows,
+ * 64-byte aligned. */
+struct queue_head {
+	bool custom;
+	uint8_t pad[63];
+};
+
+void *ibemu_queue_alloc(struct ibv_pd *ibpd, size_t n, size_t size, uint64_t type)
+{
+	struct ibemu_pd *pd = ibpd ? to_pd(ibpd) : NULL;
+	size_t len;
+	struct queue_head *h = IBV_ALLOCATOR_USE_DEFAULT;
+
+	if (size && n > (SIZE_MAX - sizeof(*h)) / size)
+		return NULL;
+	len = sizeof(*h) + n * size;
+	if (pd && pd->alloc)
+		h = pd->alloc(ibpd, pd->pd_context, len, 64, type);
+	if (h == IBV_ALLOCATOR_USE_DEFAULT) {
+		if (!(h = aligned_alloc(64, (len + 63) & ~(size_t)63)))
+			return NULL;
+		h->custom = false;
+	} else if (!h) {
+		return NULL;
+	} else {
+		h->custom = true;
+	}
+	memset(h + 1, 0, n * size);
+	if (pd)
+		__atomic_add_fetch(&pd->queues, 1, __ATOMIC_RELEASE);
+	return h + 1;
+}
+
+void ibemu_queue_free(struct ibv_pd *ibpd, void *q, uint64_t type)
+{
+	struct queue_head *h = q ? (struct queue_head *)q - 1 : NULL;
+	struct ibemu_pd *pd = ibpd ? to_pd(ibpd) : NULL;
+
+	if (!h)
+		return;
+	if (pd)
+		__atomic_sub_fetch(&pd->queues, 1, __ATOMIC_RELEASE);
+	if (h->custom && pd && pd->free)
+		pd->free(ibpd, pd->pd_context, h, type);
+	else
+		free(h);
 }

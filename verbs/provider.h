@@ -180,6 +180,27 @@ int ibemu_query_port(struct ibv_context *context, uint8_t port_num,
 /* pd.c */
 struct ibv_pd *ibemu_alloc_pd(struct ibv_context *context);
 int ibemu_dealloc_pd(struct ibv_pd *pd);
+/* pd.c: thread and parent domains. The protection domain @pd stands for
+ * in every check (itself, or a parent domain's PD); whether @pd is a
+ * parent domain. */
+struct ibv_td *ibemu_alloc_td(struct ibv_context *context, struct ibv_td_init_attr *attr);
+int ibemu_dealloc_td(struct ibv_td *td);
+struct ibv_pd *ibemu_alloc_parent_domain(struct ibv_context *context,
+					 struct ibv_parent_domain_init_attr *attr);
+struct ibv_pd *ibemu_limited_alloc_parent_domain(struct ibv_context *context,
+						 struct ibv_parent_domain_init_attr *attr);
+struct ibv_pd *ibemu_pd_prot(struct ibv_pd *pd);
+bool ibemu_is_parent_domain(struct ibv_pd *pd);
+/* A queue of @n entries of @size bytes (zeroed) for an object made on
+ * @pd (NULL: none), from its parent domain's allocator when it has one,
+ * with the resource type a program's allocator is told: this provider's
+ * driver id is RDMA_DRIVER_UNKNOWN (0), the numbers mlx5dv's. Freed by
+ * ibemu_queue_free with the same @pd. */
+#define IBEMU_RES_TYPE_QP	1
+#define IBEMU_RES_TYPE_SRQ	4
+#define IBEMU_RES_TYPE_CQ	5
+void *ibemu_queue_alloc(struct ibv_pd *pd, size_t n, size_t size, uint64_t type);
+void ibemu_queue_free(struct ibv_pd *pd, void *q, uint64_t type);
 
 /* ---- memory (mr.c) ------------------------------------------------------ */
 
@@ -247,7 +268,8 @@ struct ibemu_cq {
 	};
 	struct ibv_wc cur;	/* cq_ex: the completion start/next_poll took */
 	uint64_t cur_ts;	/* and its timestamp */
-	struct ibv_wc *ring;
+	struct ibv_wc *ring;	/* ibemu_queue_alloc's, of @pd */
+	struct ibv_pd *pd;	/* the parent domain it was made on, or NULL */
 	/* Each entry's completion time (ibemu_clock_ns), beside the ring
 	 * where the CQ was made with a timestamp flag (cq_ex.c); NULL: no. */
 	uint64_t *ts;
@@ -268,6 +290,10 @@ static inline struct ibemu_cq *to_cq(struct ibv_cq *cq)
 struct ibv_cq *ibemu_create_cq(struct ibv_context *context, int cqe,
 			       struct ibv_comp_channel *channel, int comp_vector);
 int ibemu_destroy_cq(struct ibv_cq *cq);
+/* ibemu_create_cq's CQ, its ring from @pd's allocators (a parent domain:
+ * ibv_create_cq_ex's IBV_CQ_INIT_ATTR_MASK_PD), or NULL. */
+struct ibv_cq *ibemu_cq_new(struct ibv_context *context, int cqe,
+			    struct ibv_comp_channel *channel, int comp_vector, struct ibv_pd *pd);
 int ibemu_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int ibemu_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 /* ibv_resize_cq: room for @cqe, what is queued kept; EINVAL below it. */
@@ -308,7 +334,7 @@ struct ibemu_rq {
 };
 
 /* A ring for @max_wr WRs: 0, or ENOMEM. */
-int ibemu_rq_init(struct ibemu_rq *rq, unsigned max_wr);
+int ibemu_rq_init(struct ibemu_rq *rq, unsigned max_wr, struct ibv_pd *pd, uint64_t type);
 /* Append @wr: 0, EINVAL past @max_sge SGEs, ENOMEM when full. */
 int ibemu_rq_push(struct ibemu_rq *rq, const struct ibv_recv_wr *wr, unsigned max_sge);
 /* Take the oldest into @out: false when empty. */

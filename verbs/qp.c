@@ -114,8 +114,9 @@ struct ibv_qp *ibemu_qp_new(struct ibv_context *context, struct ibv_pd *pd,
 	attr->cap.max_inline_data = qp->cap.max_inline_data;
 	/* One slot more than asked: a full ring is never empty. */
 	qp->sq_size = qp->cap.max_send_wr + 1;
-	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
-	if (!qp->sq || (!attr->srq && !xrc && ibemu_rq_init(&qp->rq, qp->cap.max_recv_wr)))
+	qp->sq = ibemu_queue_alloc(pd, qp->sq_size, sizeof(*qp->sq), IBEMU_RES_TYPE_QP);
+	if (!qp->sq || (!attr->srq && !xrc &&
+			ibemu_rq_init(&qp->rq, qp->cap.max_recv_wr, pd, IBEMU_RES_TYPE_QP)))
 		goto nomem;
 	if (ibemu_ioc(ctx, VERBS_IOC_QP_CREATE, &ioc) < 0)
 		goto fail;
@@ -147,8 +148,8 @@ nomem:
 	errno = ENOMEM;
 fail:
 	if (qp) {
-		free(qp->sq);
-		free(qp->rq.ring);
+		ibemu_queue_free(pd, qp->sq, IBEMU_RES_TYPE_QP);
+		ibemu_queue_free(pd, qp->rq.ring, IBEMU_RES_TYPE_QP);
 	}
 	free(qp);
 	return NULL;
@@ -191,8 +192,8 @@ int ibemu_destroy_qp(struct ibv_qp *ibqp)
 	for (i = 0; i < qp->sq_size; i++)
 		free_swqe(&qp->sq[i]);
 	ibemu_qp_ex_free(qp);
-	free(qp->sq);
-	free(qp->rq.ring);
+	ibemu_queue_free(qp->qp.pd, qp->sq, IBEMU_RES_TYPE_QP);
+	ibemu_queue_free(qp->qp.pd, qp->rq.ring, IBEMU_RES_TYPE_QP);
 	free(qp);
 	return 0;
 }

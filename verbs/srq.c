@@ -22,7 +22,7 @@ struct ibv_srq *ibemu_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *at
 		return NULL;
 	}
 	srq = calloc(1, sizeof(*srq));
-	if (!srq || ibemu_rq_init(&srq->rq, attr->attr.max_wr)) {
+	if (!srq || ibemu_rq_init(&srq->rq, attr->attr.max_wr, pd, IBEMU_RES_TYPE_SRQ)) {
 		free(srq);
 		errno = ENOMEM;
 		return NULL;
@@ -76,7 +76,7 @@ int ibemu_destroy_srq(struct ibv_srq *ibsrq)
 	if (srq->xrcd)
 		ibemu_xsrq_forget(ctx, srq);
 	pthread_mutex_unlock(&ctx->lock);
-	free(srq->rq.ring);
+	ibemu_queue_free(ibsrq->pd, srq->rq.ring, IBEMU_RES_TYPE_SRQ);
 	free(srq);
 	return 0;
 }
@@ -109,11 +109,11 @@ bool ibemu_take_rwqe(struct ibemu_qp *qp, struct ibemu_rwqe *out)
 
 /* ---- receive rings ------------------------------------------------------- */
 
-int ibemu_rq_init(struct ibemu_rq *rq, unsigned max_wr)
+int ibemu_rq_init(struct ibemu_rq *rq, unsigned max_wr, struct ibv_pd *pd, uint64_t type)
 {
 	rq->size = max_wr + 1;		/* a full ring is never empty */
 	rq->head = rq->count = 0;
-	rq->ring = calloc(rq->size, sizeof(*rq->ring));
+	rq->ring = ibemu_queue_alloc(pd, rq->size, sizeof(*rq->ring), type);
 	return rq->ring ? 0 : ENOMEM;
 }
 

@@ -37,6 +37,7 @@ eval "$PINGPONGS"
 "$RC_TOOL" ibemu0 ibemu1 recv-errors
 "$RC_TOOL" ibemu0 ibemu1 odp
 "$RC_TOOL" ibemu0 ibemu1 dm
+"$RC_TOOL" ibemu0 ibemu1 parent-domain
 "$RC_TOOL" ibemu0 ibemu1 channels 200 | sed 's/^/channels: /'
 # The switch port that delivers to host3 (leaf2/1) counts what the
 # stream sends: 10 messages of 4096 bytes at MTU 1024.
@@ -89,6 +90,10 @@ done
 expect_line "ibv_rc_pingpong -n 200 -c -j: client 0 server 0" "ibv_rc_pingpong -j (device memory) passes"
 for l in dm_too_big dm_not_zero_based dm_write dm_read dm_copy_bounds dm_busy dm_free; do
 	expect_line "$l ok" "verbs_rc dm: $l"
+done
+# Thread and parent domains, with the program's allocators.
+for l in pd_alloc pd_cq pd_cq_plain_pd pd_qp_allocs pd_send pd_write pd_busy pd_freed pd_dealloc; do
+	expect_line "$l ok" "verbs_rc parent-domain: $l"
 done
 expect_no_line "ts client: The device isn't completion timestamp capable" \
 	"ibv_query_device_ex gives a completion timestamp mask"

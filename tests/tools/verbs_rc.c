@@ -53,6 +53,11 @@
  *       registers it zero-based (not zero-based: EINVAL), A writes and
  *       reads it by RDMA, B sees it with ibv_memcpy_from_dm; freeing it
  *       under a region: EBUSY: "NAME ok" each
+ *   verbs_rc A B parent-domain
+ *       QPs and a CQ made on parent domains (a thread domain, the
+ *       program's allocators: called for each queue, given back each),
+ *       a region of the plain PD serving them, a SEND and a WRITE; the
+ *       domains in use cannot go (EBUSY): "NAME ok" each
  *   verbs_rc A B ud N PKEY_INDEX
  *       N UD SENDs of 256 bytes from A with the P_Key at PKEY_INDEX,
  *       then waits for the receives at B for a second:
@@ -680,6 +685,123 @@ static int dm(struct end *a, struct end *b)
 	return 0;
 }
 
+/* The program's allocators of a parent domain: what they were asked. */
+struct allocs {
+	unsigned alloc, freed, defaults, cq;
+};
+static bool allocs_wrong_context;	/* a call without the pd_context given */
+
+static void *pd_alloc(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment,
+		      uint64_t type)
+{
+	struct allocs *n = pd_context;
+	void *p = NULL;
+
+	(void)pd;
+	if (!n) {
+		allocs_wrong_context = true;
+		return IBV_ALLOCATOR_USE_DEFAULT;
+	}
+	if ((type & 0xffffffff) == 5)
+		n->cq++;
+	if (n->alloc % 2) {	/* every other one: the provider's own */
+		n->alloc++;
+		n->defaults++;
+		return IBV_ALLOCATOR_USE_DEFAULT;
+	}
+	n->alloc++;
+	return posix_memalign(&p, alignment < sizeof(void *) ? sizeof(void *) : alignment, size) ?
+	       NULL : p;
+}
+
+static void pd_free(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t type)
+{
+	struct allocs *n = pd_context;
+
+	(void)pd;
+	(void)type;
+	if (!n) {
+		allocs_wrong_context = true;
+		return;
+	}
+	n->freed++;
+	free(ptr);
+}
+
+/* @e's QP made anew on @pd, its CQ @cq. */
+static void qp_on(struct end *e, struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	ibv_destroy_qp(e->qp);
+	e->qp = ibv_create_qp(pd, &(struct ibv_qp_init_attr){
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 2,
+			 .max_recv_sge = 2 } });
+	if (!e->qp)
+		die("create_qp on a parent domain");
+}
+
+/* Parent and thread domains, as rdma-core's tests/test_parent_domain.py
+ * makes them: the allocators the program gives make the queues. */
+static int parent_domain(struct end *a, struct end *b)
+{
+	struct allocs n = { 0 };
+	struct ibv_td *td = ibv_alloc_td(b->ctx, &(struct ibv_td_init_attr){ 0 });
+	struct ibv_parent_domain_init_attr pa = {
+		.pd = b->pd, .td = td,
+		.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			     IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT,
+		.alloc = pd_alloc, .free = pd_free, .pd_context = &n };
+	struct ibv_pd *pb = td ? ibv_alloc_parent_domain(b->ctx, &pa) : NULL, *pa_dom;
+	struct ibv_cq_ex *cqx;
+	struct ibv_cq *cq_a = a->cq, *cq_b;
+	struct ibv_wc wc;
+
+	say("pd_alloc", pb ? NULL : strerror(errno));
+	if (!pb)
+		return 1;
+	pa = (struct ibv_parent_domain_init_attr){ .pd = a->pd };
+	pa_dom = ibv_alloc_parent_domain(a->ctx, &pa);	/* no allocators, no TD */
+	cqx = ibv_create_cq_ex(b->ctx, &(struct ibv_cq_init_attr_ex){
+		.cqe = 64, .wc_flags = IBV_WC_STANDARD_FLAGS,
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD, .parent_domain = pb });
+	say("pd_cq", cqx && n.cq == 1 ? NULL : "a CQ on the parent domain, its ring not allocated there");
+	if (!cqx || !pa_dom)
+		return 1;
+	cq_b = ibv_cq_ex_to_cq(cqx);
+	errno = 0;
+	say("pd_cq_plain_pd", !ibv_create_cq_ex(b->ctx, &(struct ibv_cq_init_attr_ex){
+		.cqe = 4, .wc_flags = IBV_WC_STANDARD_FLAGS,
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD, .parent_domain = b->pd }) && errno == EINVAL ?
+	    NULL : "a CQ on a plain PD through MASK_PD was not EINVAL");
+	qp_on(a, pa_dom, cq_a);
+	qp_on(b, pb, cq_b);
+	say("pd_qp_allocs", n.alloc >= 3 ? NULL : "the QP's queues were not allocated there");
+	connect_rc(a, b, 14, 7, 7);
+	connect_rc(b, a, 14, 7, 7);
+	/* b's region is of its plain PD; its QP is on the parent domain. */
+	b->cq = cq_b;
+	post_recv(b, 0, 100);
+	fill(a->buf, 100, 5);
+	say("pd_send", post_send(a, IBV_WR_SEND, 0, 100, 0, 0, 0) ||
+	    next_wc(a, 5000).status != IBV_WC_SUCCESS ||
+	    (wc = next_wc(b, 5000)).status != IBV_WC_SUCCESS || wc.byte_len != 100 ||
+	    !same(a->buf, b->buf, 100) ? "a SEND between QPs on parent domains failed" : NULL);
+	fill(a->buf, 4000, 9);
+	say("pd_write", post_send(a, IBV_WR_RDMA_WRITE, 0, 4000, (uintptr_t)b->buf + 8192,
+				  b->mr->rkey, 0) ||
+	    next_wc(a, 5000).status != IBV_WC_SUCCESS || !same(a->buf, b->buf + 8192, 4000) ?
+	    "an RDMA WRITE into the plain PD's region failed" : NULL);
+	say("pd_busy", ibv_dealloc_pd(b->pd) == EBUSY && ibv_dealloc_td(td) == EBUSY &&
+	    ibv_dealloc_pd(pb) == EBUSY ? NULL : "a domain in use was let go");
+	ibv_destroy_qp(b->qp);
+	b->qp = NULL;
+	ibv_destroy_cq(cq_b);
+	say("pd_freed", n.freed == n.alloc - n.defaults && !allocs_wrong_context ? NULL :
+	    "the allocator's queues were not all given back to it");
+	say("pd_dealloc", ibv_dealloc_pd(pb) || ibv_dealloc_td(td) ? "not let go" : NULL);
+	return 0;
+}
+
 static int recv_errors(struct end *a, struct end *b)
 {
 	recv_error(a, b, "region moved to another PD", MOVED_PD);
@@ -1021,7 +1143,7 @@ int main(int argc, char **argv)
 	use_ex = !strcmp(mode, "ops-ex");
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: verbs_rc A B ops|ops-ex|uc|rnr|recv-errors|odp|dm|segv [handler|bare]|stream N SIZE TIMEOUT|channels N|retry TIMEOUT RETRY|ud N PKEY_INDEX\n");
+		fprintf(stderr, "usage: verbs_rc A B ops|ops-ex|uc|rnr|recv-errors|odp|dm|parent-domain|segv [handler|bare]|stream N SIZE TIMEOUT|channels N|retry TIMEOUT RETRY|ud N PKEY_INDEX\n");
 		return 2;
 	}
 	if (!strcmp(mode, "segv") && argc == 5 && !strcmp(argv[4], "handler"))
@@ -1050,6 +1172,8 @@ int main(int argc, char **argv)
 		return odp(&a, &b);
 	if (!strcmp(mode, "dm"))
 		return dm(&a, &b);
+	if (!strcmp(mode, "parent-domain"))
+		return parent_domain(&a, &b);
 	if (is_uc)
 		return uc(&a, &b);
 	if (!strcmp(mode, "stream") && argc == 7)
