@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fabric/cc.h"
 #include "fabric/fabric.h"
 #include "fabric/port.h"
 #include "fabric/route.h"
@@ -35,6 +36,7 @@ static void node_free(struct node *n)
 		g_free(n->ports[i].vlarb);
 		g_free(n->ports[i].mlnx_epi);
 		g_free(n->ports[i].alias_guids);
+		cc_free(&n->ports[i]);
 	}
 	if (n->sw) {
 		g_free(n->sw->lft);

@@ -161,6 +161,7 @@ struct port {
 	uint8_t *mlnx_epi;	/* Mellanox ExtendedPortInfo (64 bytes), on first Set;
 				 * its speeds are the mspeed_ fields */
 	struct port_counters counters;
+	struct cc_state *cc;	/* its Congestion Control agent's (cc.c), on first MAD */
 
 	struct port_upper upper;	/* .deliver NULL when not attached */
 	bool cable_cut;		/* link taken down by the control plane */

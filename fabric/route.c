@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "abi/verbs_wire.h"
+#include "fabric/cc.h"
 #include "fabric/pma.h"
 #include "fabric/port.h"
 #include "fabric/route.h"
@@ -396,6 +397,17 @@ static void local_receive(struct fabric *f, struct port *in, struct mad_pkt *p,
 	    (method == UMAD_METHOD_GET || method == UMAD_METHOD_SET)) {
 		fabric_sync(f);	/* what went past the engine counts too */
 		pma_process(n, in, p->mad, resp);
+		f->delivered++;
+		respond(f, in, p, resp, by_lid);
+		return;
+	}
+	/* So is Congestion Control: a switch's agent on port 0 (cc.c). */
+	if (mad_class(p->mad) == IB_CC_CLASS &&
+	    (method == UMAD_METHOD_GET || method == UMAD_METHOD_SET)) {
+		if (!cc_process(node_is_switch(n) ? &n->ports[0] : in, p->mad, resp)) {
+			drop(f, p, "CC_Key violation", in);
+			return;
+		}
 		f->delivered++;
 		respond(f, in, p, resp, by_lid);
 		return;
