@@ -14,6 +14,7 @@
 #include "fabric/route.h"
 #include "fabric/sma.h"
 #include "fabric/smi.h"
+#include "fabric/vendor_mlx.h"
 
 #define MAX_HOPS 64
 /* LRH + BTH + DETH + MAD + ICRC + VCRC = 290 bytes: 72 words, as ibsim. */
@@ -408,6 +409,14 @@ static void local_receive(struct fabric *f, struct port *in, struct mad_pkt *p,
 			drop(f, p, "CC_Key violation", in);
 			return;
 		}
+		f->delivered++;
+		respond(f, in, p, resp, by_lid);
+		return;
+	}
+	/* And Mellanox's vendor class, on a Mellanox node (vendor_mlx.c). */
+	if (mad_class(p->mad) == VENDOR_MLX_CLASS &&
+	    (method == UMAD_METHOD_GET || method == UMAD_METHOD_SET) &&
+	    vendor_mlx_process(n, p->mad, resp)) {
 		f->delivered++;
 		respond(f, in, p, resp, by_lid);
 		return;

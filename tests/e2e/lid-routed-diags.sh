@@ -3,7 +3,8 @@
 # order: leaf1 1, leaf2 2, host1 3/4, host2 5, host3 6, host4 7; min-hop
 # routes, lowest port first): ibroute, ibtracert, smpquery by LID and by
 # combined route, ibswitches, ibhosts, iblinkinfo, ibportstate query; then an
-# LFT block set over the wire with a real SubnSet shows up in ibroute.
+# LFT block set over the wire with a real SubnSet shows up in ibroute;
+# vendstat's general information from Mellanox's vendor class.
 . "$(dirname "$0")/lib.sh"
 
 ibemu_run --configured -- sh -c '
@@ -36,4 +37,16 @@ new=$(echo "$bytes" | awk "{\$6 = \"08\"; print}");
 # shows the new port and cannot name the (now unreachable) destination.
 expect_line "0x0005 008 : (unknown node and type)" "ibroute shows the LFT entry that was set, and packets follow it"
 expect_line "0x0006 007 : (Channel Adapter portguid 0x0002c90300000106: 'host3 HCA-1')" "other entries unchanged"
+
+# Mellanox's vendor class (fabric/vendor_mlx.c): vendstat -N reads the
+# general info of a switch and of a CA; what is not emulated (the IS3
+# config space) is answered "unsupported", not left to time out.
+ibemu_run --configured -- sh -c 'vendstat -N 1; vendstat -N 6; vendstat -t 300 -R 0x10 1 2>&1 | sed "s/^/cs: /"'
+expect_rc 0 "vendstat runs"
+expect_line "hw_dev_id:   0xc738" "vendstat -N of a switch: its device id (SwitchX)"
+expect_line "hw_dev_id:   0x1003" "vendstat -N of a CA: its device id"
+expect_line "fw_version:  02.42.5000" "the firmware version sysfs gives too"
+expect_line "fw_psid:     'IBEMU1003'" "a PSID"
+expect_line "cs: vendstat: method 1, attribute 80 failure" "config space: refused..."
+expect_no_line "cs: ibwarn" "... at once (unsupported), no timeout"
 finish
