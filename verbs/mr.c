@@ -176,7 +176,9 @@ bool ibemu_mr_check(struct ibemu_context *ctx, struct ibv_pd *pd, uint32_t key, 
 		if (va < mr->iova || len > m->length || va - mr->iova > m->length - len)
 			return false;
 		*host = (char *)mr->host + (va - mr->iova);
-		return true;
+		/* On demand: a page not mapped now fails the access, as the
+		 * HCA's page fault would (pin.c). */
+		return !(mr->vmr.access & IBV_ACCESS_ON_DEMAND) || ibemu_dma_range_mapped(*host, len);
 	}
 	return false;
 }

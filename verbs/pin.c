@@ -23,7 +23,9 @@
  *
  * An on-demand (ODP) region pins nothing and is checked against nothing
  * at registration (ib_umem_odp_get): its pages are the process's as they
- * are at each access, which is what the copies here see anyway.
+ * are at each access, which is what the copies here see anyway. An
+ * access to a part of it that is not mapped then fails, as the HCA's
+ * page fault would (ibemu_dma_range_mapped, from mr.c).
  */
 #include "config.h"
 
@@ -191,6 +193,17 @@ void ibemu_dma_read(void *dst, const void *src, size_t len)
 {
 	if (len && !guarded_copy(dst, src, len))
 		memset(dst, 0, len);
+}
+
+bool ibemu_dma_range_mapped(const void *p, size_t len)
+{
+	uintptr_t psz = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = (uintptr_t)p & ~(psz - 1), end = (uintptr_t)p + len;
+
+	/* msync says ENOMEM for a range with a page not mapped, and does
+	 * nothing else with MS_ASYNC: one system call, whatever the length. */
+	return !len || end < start ||
+	       msync((void *)start, end - start, MS_ASYNC) == 0 || errno != ENOMEM;
 }
 
 bool ibemu_dma_mapped(const void *p, size_t len)

@@ -222,6 +222,9 @@ void ibemu_unpin(uint64_t pages);
 /* The DMA of a registered region: copies that drop what would fault
  * (a page its owner unmapped after registering): pin.c. */
 void ibemu_dma_write(void *dst, const void *src, size_t len);
+/* Whether every page of [@p, @p + @len) is mapped (an ODP region's
+ * access: pin.c). */
+bool ibemu_dma_range_mapped(const void *p, size_t len);
 void ibemu_dma_read(void *dst, const void *src, size_t len);
 /* Whether the page of @p is mapped (an atomic's word). */
 bool ibemu_dma_mapped(const void *p, size_t len);

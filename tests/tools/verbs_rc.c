@@ -47,7 +47,8 @@
  *       on-demand paging: B registers its whole address space (implicit
  *       ODP), then maps memory; A writes there and reads it back through
  *       that one rkey; ibv_advise_mr prefetches it, and refuses a region
- *       that is not ODP: "NAME ok" each
+ *       that is not ODP; a write to memory unmapped since fails (remote
+ *       access error): "NAME ok" each
  *   verbs_rc A B dm
  *       device memory: B allocates some (past max_dm_size: ENOMEM),
  *       registers it zero-based (not zero-based: EINVAL), A writes and
@@ -628,8 +629,13 @@ static int odp(struct end *a, struct end *b)
 	sg = (struct ibv_sge){ (uintptr_t)b->buf, 64, b->mr->lkey };
 	say("odp_prefetch_pinned", ibv_advise_mr(b->pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &sg, 1) ==
 	    EINVAL ? NULL : "ibv_advise_mr took a region that is not ODP");
-	ibv_dereg_mr(all);
+	/* Memory unmapped since: the HCA's page fault fails the write. */
 	munmap(m, 1 << 20);
+	say("odp_unmapped", post_send(a, IBV_WR_RDMA_WRITE, 0, 100, (uintptr_t)m + 12345,
+				      all->rkey, 0) ||
+	    next_wc(a, 5000).status != IBV_WC_REM_ACCESS_ERR ?
+	    "a write to memory no longer mapped was not a remote access error" : NULL);
+	ibv_dereg_mr(all);
 	return 0;
 }
 
