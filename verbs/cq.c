@@ -305,6 +305,23 @@ void ibemu_unlock_events(struct ibemu_context *ctx)
 			    MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+void ibemu_cq_clean(struct ibemu_cq *cq, uint32_t qpn)
+{
+	unsigned i, kept = 0;
+
+	for (i = 0; i < cq->count; i++) {
+		unsigned from = (cq->head + i) % cq->size, to = (cq->head + kept) % cq->size;
+
+		if (cq->ring[from].qp_num == qpn)
+			continue;
+		cq->ring[to] = cq->ring[from];
+		if (cq->ts)
+			cq->ts[to] = cq->ts[from];
+		kept++;
+	}
+	__atomic_store_n(&cq->count, kept, __ATOMIC_RELEASE);
+}
+
 void ibemu_cq_add(struct ibemu_cq *cq, const struct ibv_wc *wc, bool solicited)
 {
 	if (cq->count == cq->size) {

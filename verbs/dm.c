@@ -33,13 +33,17 @@ static struct ibemu_dm *to_dm(struct ibv_dm *dm)
 	return (struct ibemu_dm *)dm;
 }
 
-/* Out of range: EFAULT, as mlx5_memcpy_to_dm. */
+/* Out of range: EFAULT; an offset or a length not a multiple of 4
+ * bytes: EINVAL (the HCA reaches its memory 4 bytes at a time), as
+ * mlx5_memcpy_to_dm and _from_dm. */
 static int to_dm_copy(struct ibv_dm *ibdm, uint64_t off, const void *src, size_t len)
 {
 	struct ibemu_dm *dm = to_dm(ibdm);
 
 	if (off > dm->length || len > dm->length - off)
 		return EFAULT;
+	if ((off | len) & 3)
+		return EINVAL;
 	memcpy(dm->buf + off, src, len);
 	return 0;
 }
@@ -50,6 +54,8 @@ static int from_dm_copy(void *dst, struct ibv_dm *ibdm, uint64_t off, size_t len
 
 	if (off > dm->length || len > dm->length - off)
 		return EFAULT;
+	if ((off | len) & 3)
+		return EINVAL;
 	memcpy(dst, dm->buf + off, len);
 	return 0;
 }
@@ -118,7 +124,7 @@ struct ibv_mr *ibemu_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm, uint64_t 
 	struct ibemu_context *ctx = to_ctx(pd->context);
 	struct ibv_mr *mr;
 
-	if ((access & ~DM_ACCESS_OK) || !(access & IBV_ACCESS_ZERO_BASED) || !length ||
+	if ((access & ~DM_ACCESS_OK) || !(access & IBV_ACCESS_ZERO_BASED) ||
 	    off > dm->length || length > dm->length - off || ibdm->context != pd->context) {
 		errno = EINVAL;
 		return NULL;

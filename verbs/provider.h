@@ -312,6 +312,9 @@ bool ibemu_cq_take(struct ibemu_cq *cq, struct ibv_wc *wc);
 #define IBEMU_CORE_CLOCK_KHZ	1000000
 uint64_t ibemu_clock_ns(void);
 int ibemu_query_rt_values(struct ibv_context *context, struct ibv_values_ex *values);
+/* The completions of QP @qpn taken out (under ctx->lock), the others
+ * kept in order (a QP put in Reset). */
+void ibemu_cq_clean(struct ibemu_cq *cq, uint32_t qpn);
 /* Add a completion (under ctx->lock); @solicited: the SE bit came. */
 void ibemu_cq_add(struct ibemu_cq *cq, const struct ibv_wc *wc, bool solicited);
 /* Unlock ctx->lock, then send the events deferred meanwhile (a reader

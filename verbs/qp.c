@@ -188,6 +188,11 @@ int ibemu_destroy_qp(struct ibv_qp *ibqp)
 		*pp = qp->next;
 	ibemu_direct_drop(qp);
 	ibemu_mw_forget_qp(ctx, qp);
+	/* Its completions not polled go with it, as libmlx5's destroy. */
+	if (ibqp->send_cq)	/* (an XRC target has none) */
+		ibemu_cq_clean(to_cq(ibqp->send_cq), ibqp->qp_num);
+	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+		ibemu_cq_clean(to_cq(ibqp->recv_cq), ibqp->qp_num);
 	pthread_mutex_unlock(&ctx->lock);
 	for (i = 0; i < qp->sq_size; i++)
 		free_swqe(&qp->sq[i]);
@@ -251,6 +256,13 @@ static void qp_reset(struct ibemu_qp *qp)
 	qp->deadline_us = qp->rnr_until_us = 0;
 	qp->recv_open = qp->cur_has_wqe = qp->nak_sent = false;
 	qp->msn = 0;
+	/* Its completions not yet polled go too (libmlx5 cleans its CQs of
+	 * a QP put in Reset): flushes of an error before do not meet the
+	 * QP's next life. An SRQ's receives stay its own. */
+	if (qp->qp.send_cq)
+		ibemu_cq_clean(to_cq(qp->qp.send_cq), qp->qp.qp_num);
+	if (qp->qp.recv_cq && qp->qp.recv_cq != qp->qp.send_cq)
+		ibemu_cq_clean(to_cq(qp->qp.recv_cq), qp->qp.qp_num);
 }
 
 /* ---- the state machine -------------------------------------------------- */

@@ -141,6 +141,7 @@ for l in "region moved to another PD: sender remote operation error, receiver lo
 	"a SEND longer than the receive WR: sender remote invalid request error, receiver local length error"; do
 	expect_line "$l" "$l"
 done
+expect_line "reset_cleans_cq ok" "a QP put in Reset leaves no flush of its first life in its CQ"
 expect_line "channels: channels: 200 made during the stream" \
 	"completion channels made while the same process's reader thread sends ACKs"
 expect_line "channels: stream 200 ok" "and the stream goes on"

@@ -808,11 +808,44 @@ static int parent_domain(struct end *a, struct end *b)
 	return 0;
 }
 
+/* A QP put in Reset after an error leaves no completion of its first
+ * life in its CQ (the flush of a receive WR not polled), as libmlx5
+ * cleans them: the next SEND's receive is the next completion. */
+static const char *reset_cleans(struct end *a, struct end *b)
+{
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	struct ibv_wc wc;
+
+	renew_qp(a);
+	renew_qp(b);
+	connect_rc(a, b, 14, 7, 7);
+	connect_rc(b, a, 14, 7, 7);
+	post_recv(b, 0, 100);
+	post_recv(b, 100, 100);
+	if (post_send(a, IBV_WR_SEND, 0, 200, 0, 0, 0) ||
+	    next_wc(a, 5000).status != IBV_WC_REM_INV_REQ_ERR ||
+	    next_wc(b, 5000).status != IBV_WC_LOC_LEN_ERR)
+		return "the error before did not come";
+	/* b's second receive WR is flushed, not polled. */
+	if (ibv_modify_qp(a->qp, &reset, IBV_QP_STATE) || ibv_modify_qp(b->qp, &reset, IBV_QP_STATE))
+		return "no reset";
+	connect_rc(a, b, 14, 7, 7);
+	connect_rc(b, a, 14, 7, 7);
+	post_recv(b, 0, 100);
+	if (post_send(a, IBV_WR_SEND, 0, 50, 0, 0, 0) || next_wc(a, 5000).status != IBV_WC_SUCCESS)
+		return "the SEND after the reset failed";
+	wc = next_wc(b, 5000);
+	return wc.status == IBV_WC_SUCCESS && wc.byte_len == 50 ? NULL :
+	       wc.status == IBV_WC_WR_FLUSH_ERR ? "the flush of the QP's first life came first" :
+						  "no receive completion";
+}
+
 static int recv_errors(struct end *a, struct end *b)
 {
 	recv_error(a, b, "region moved to another PD", MOVED_PD);
 	recv_error(a, b, "region moved to other memory", MOVED_MEMORY);
 	recv_error(a, b, "a SEND longer than the receive WR", TOO_SHORT);
+	say("reset_cleans_cq", reset_cleans(a, b));
 	return 0;
 }
 
