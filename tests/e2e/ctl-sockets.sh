@@ -18,7 +18,11 @@ done
 NAME=live-$$
 "$IBEMU" run --name "$NAME" -- sh -c 'until [ -e "$0" ]; do timeout 0.1 tail -f /dev/null; done' "$WORK/done" >"$WORK/run1" 2>&1 &
 RUN=$!
-wait_for 10 "$IBEMU" ctl --name "$NAME" seed >/dev/null 2>&1
+# Up once it answers (a minute at most: on a loaded machine, with other
+# suites' programs spinning on both CPUs, a start took longer than the
+# 10 s this waited, and the status below then waited on a run not up yet).
+wait_for 60 "$IBEMU" ctl --name "$NAME" seed >/dev/null 2>&1 ||
+	fail "the emulator never answered ctl seed: $(cat "$WORK/run1")"
 
 "$IBEMU" ctl status >"$WORK/out" 2>&1; RC=$?
 expect_rc 0 "ctl with one live emulator and three stale sockets"
