@@ -74,6 +74,7 @@ struct ibv_mr *ibemu_reg_region(struct ibv_pd *pd, void *addr, size_t length,
 	mr->next = ctx->mrs;
 	ctx->mrs = mr;
 	pthread_mutex_unlock(&ctx->lock);
+	ibemu_pd_hold(pd, 1);
 	return &mr->vmr.ibv_mr;
 }
 
@@ -103,8 +104,11 @@ int ibemu_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *add
 	pthread_mutex_lock(&ctx->lock);
 	mr->pinned = pages;
 	vmr->access = new_access;
-	if (flags & IBV_REREG_MR_CHANGE_PD)
+	if (flags & IBV_REREG_MR_CHANGE_PD) {
+		ibemu_pd_hold(pd, 1);
+		ibemu_pd_hold(vmr->ibv_mr.pd, -1);
 		vmr->ibv_mr.pd = pd;
+	}
 	if (move) {
 		/* The keys stay; their addresses are the new range's own. */
 		mr->host = addr;
@@ -156,6 +160,7 @@ int ibemu_dereg_mr(struct verbs_mr *vmr)
 		ibemu_dm_unref(mr->dm);
 	pthread_mutex_unlock(&ctx->lock);
 	ibemu_unpin(mr->pinned);
+	ibemu_pd_hold(vmr->ibv_mr.pd, -1);
 	free(mr);
 	return 0;
 }

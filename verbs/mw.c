@@ -73,6 +73,7 @@ struct ibv_mw *ibemu_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 	mw->next = ctx->mws;
 	ctx->mws = mw;
 	pthread_mutex_unlock(&ctx->lock);
+	ibemu_pd_hold(pd, 1);
 	return &mw->mw;
 }
 
@@ -88,6 +89,7 @@ int ibemu_dealloc_mw(struct ibv_mw *ibmw)
 		*pp = mw->next;
 	ctx->n_mw--;
 	pthread_mutex_unlock(&ctx->lock);
+	ibemu_pd_hold(ibmw->pd, -1);
 	free(mw);
 	return 0;
 }

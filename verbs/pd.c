@@ -10,7 +10,7 @@
  * domain or none, and the program's allocators for the queues of what is
  * made on it (its QPs', SRQs' and, by IBV_CQ_INIT_ATTR_MASK_PD, CQs'
  * rings: ibemu_queue_alloc), as mlx5's. A PD with parent domains or
- * objects' queues on it, and a thread domain one uses, cannot go (EBUSY).
+ * objects on it, and a thread domain one uses, cannot go (EBUSY).
  */
 #include "config.h"
 
@@ -24,7 +24,8 @@ struct ibemu_pd {
 	struct ibv_pd pd;
 	struct ibemu_pd *prot;	/* itself; a parent domain's: its PD */
 	unsigned parents;	/* parent domains on this PD (context lock) */
-	unsigned queues;	/* queues of objects made on it (atomic) */
+	unsigned users;		/* objects on it: regions, windows, AHs and
+				 * the queues of QPs, SRQs, CQs (atomic) */
 	struct ibemu_td *td;	/* a parent domain's, or NULL */
 	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment,
 		       uint64_t resource_type);
@@ -63,10 +64,10 @@ int ibemu_dealloc_pd(struct ibv_pd *ibpd)
 	struct ibemu_context *ctx = to_ctx(ibpd->context);
 	struct ibemu_pd *pd = to_pd(ibpd);
 
-	/* In use: a parent domain on it, a QP, SRQ or CQ made on it (the
-	 * kernel's usecnt says EBUSY too). */
+	/* In use: a parent domain or an object on it (the kernel's usecnt
+	 * says EBUSY too; the checks of what is on it look at it). */
 	pthread_mutex_lock(&ctx->lock);
-	if (pd->parents || __atomic_load_n(&pd->queues, __ATOMIC_ACQUIRE)) {
+	if (pd->parents || __atomic_load_n(&pd->users, __ATOMIC_ACQUIRE)) {
 		pthread_mutex_unlock(&ctx->lock);
 		return EBUSY;
 	}
@@ -78,6 +79,12 @@ int ibemu_dealloc_pd(struct ibv_pd *ibpd)
 	pthread_mutex_unlock(&ctx->lock);
 	free(pd);
 	return 0;
+}
+
+void ibemu_pd_hold(struct ibv_pd *pd, int delta)
+{
+	if (pd)
+		__atomic_add_fetch(&to_pd(pd)->users, (unsigned)delta, __ATOMIC_RELEASE);
 }
 
 struct ibv_pd *ibemu_pd_prot(struct ibv_pd *pd)
@@ -194,8 +201,7 @@ void *ibemu_queue_alloc(struct ibv_pd *ibpd, size_t n, size_t size, uint64_t typ
 		h->custom = true;
 	}
 	memset(h + 1, 0, n * size);
-	if (pd)
-		__atomic_add_fetch(&pd->queues, 1, __ATOMIC_RELEASE);
+	ibemu_pd_hold(ibpd, 1);
 	return h + 1;
 }
 
@@ -206,8 +212,7 @@ void ibemu_queue_free(struct ibv_pd *ibpd, void *q, uint64_t type)
 
 	if (!h)
 		return;
-	if (pd)
-		__atomic_sub_fetch(&pd->queues, 1, __ATOMIC_RELEASE);
+	ibemu_pd_hold(ibpd, -1);
 	if (h->custom && pd && pd->free)
 		pd->free(ibpd, pd->pd_context, h, type);
 	else

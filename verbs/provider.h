@@ -190,6 +190,8 @@ struct ibv_pd *ibemu_alloc_parent_domain(struct ibv_context *context,
 struct ibv_pd *ibemu_limited_alloc_parent_domain(struct ibv_context *context,
 						 struct ibv_parent_domain_init_attr *attr);
 struct ibv_pd *ibemu_pd_prot(struct ibv_pd *pd);
+/* An object on @pd made (@delta 1) or gone (-1): a PD in use cannot go. */
+void ibemu_pd_hold(struct ibv_pd *pd, int delta);
 bool ibemu_is_parent_domain(struct ibv_pd *pd);
 /* A queue of @n entries of @size bytes (zeroed) for an object made on
  * @pd (NULL: none), from its parent domain's allocator when it has one,

@@ -34,11 +34,13 @@ struct ibv_ah *ibemu_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 		return NULL;
 	}
 	ah->attr = *attr;
+	ibemu_pd_hold(pd, 1);
 	return &ah->ah;
 }
 
 int ibemu_destroy_ah(struct ibv_ah *ah)
 {
+	ibemu_pd_hold(ah->pd, -1);
 	free((struct ibemu_ah *)ah);
 	return 0;
 }

@@ -93,7 +93,8 @@ for l in dm_too_big dm_not_zero_based dm_write dm_read dm_copy_bounds dm_busy dm
 	expect_line "$l ok" "verbs_rc dm: $l"
 done
 # Thread and parent domains, with the program's allocators.
-for l in pd_alloc pd_cq pd_cq_plain_pd pd_qp_allocs pd_send pd_write pd_busy pd_freed pd_dealloc; do
+for l in pd_alloc pd_busy_objects pd_cq pd_cq_plain_pd pd_qp_allocs pd_send pd_write pd_busy pd_freed \
+	pd_dealloc; do
 	expect_line "$l ok" "verbs_rc parent-domain: $l"
 done
 expect_no_line "ts client: The device isn't completion timestamp capable" \

@@ -765,6 +765,22 @@ static int parent_domain(struct end *a, struct end *b)
 	say("pd_alloc", pb ? NULL : strerror(errno));
 	if (!pb)
 		return 1;
+	/* A PD with a region, a window or an AH on it cannot go (EBUSY, as
+	 * the kernel's use count), and can once they are gone. */
+	{
+		struct ibv_pd *pd = ibv_alloc_pd(b->ctx);
+		struct ibv_mr *mr = pd ? ibv_reg_mr(pd, b->buf, 64, IBV_ACCESS_LOCAL_WRITE) : NULL;
+		struct ibv_mw *mw = pd ? ibv_alloc_mw(pd, IBV_MW_TYPE_2) : NULL;
+		struct ibv_ah *ah = pd ? ibv_create_ah(pd, &(struct ibv_ah_attr){
+			.dlid = a->lid, .port_num = 1 }) : NULL;
+		int busy = mr && mw && ah ? ibv_dealloc_pd(pd) : 0;
+
+		ibv_dereg_mr(mr);
+		ibv_dealloc_mw(mw);
+		ibv_destroy_ah(ah);
+		say("pd_busy_objects", busy == EBUSY && !ibv_dealloc_pd(pd) ? NULL :
+		    "a PD with objects on it went, or one without did not");
+	}
 	pa = (struct ibv_parent_domain_init_attr){ .pd = a->pd };
 	pa_dom = ibv_alloc_parent_domain(a->ctx, &pa);	/* no allocators, no TD */
 	cqx = ibv_create_cq_ex(b->ctx, &(struct ibv_cq_init_attr_ex){
