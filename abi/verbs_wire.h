@@ -307,10 +307,16 @@ struct verbs_wire_upcall {
 struct verbs_ioc_qp {
 	uint32_t qpn;		/* out of CREATE; in for the others */
 	uint32_t type;		/* CREATE: IBV_QPT_RC (2), _UC (3), _UD (4),
-				 * _XRC_SEND (9) or _XRC_RECV (10) */
+				 * _XRC_SEND (9) or _XRC_RECV (10); with
+				 * VERBS_QP_* flags in the high 16 bits */
 	uint32_t qkey;		/* SET: the Q_Key a UD QP checks */
 	uint32_t port;		/* SET: its port; 0 while it has none */
 };
+
+/* A UD QP whose multicast sends are not looped back to it on its own
+ * port (IBV_QP_CREATE_BLOCK_SELF_MCAST_LB; IPoIB's QP asks it). */
+#define VERBS_QP_BLOCK_SELF_MCAST	(1u << 16)
+#define VERBS_QP_TYPE(t)		((t) & 0xffffu)
 
 struct verbs_ioc_upcall_done {
 	uint32_t id;

@@ -442,10 +442,13 @@ ssize_t uverbs_ctx_write(struct uverbs_ctx *c, const void *buf, size_t count)
 static int qp_create(struct uverbs_ctx *c, struct verbs_ioc_qp *a)
 {
 	struct uverbs_dev *d = c->dev;
+	uint32_t type = VERBS_QP_TYPE(a->type), flags = a->type & ~0xffffu;
 	struct uverbs_qp *q;
 
-	if (a->type != QPT_RC && a->type != QPT_UC && a->type != QPT_UD &&
-	    a->type != QPT_XRC_SEND && a->type != QPT_XRC_RECV)
+	if (type != QPT_RC && type != QPT_UC && type != QPT_UD &&
+	    type != QPT_XRC_SEND && type != QPT_XRC_RECV)
+		return -EINVAL;
+	if ((flags & ~VERBS_QP_BLOCK_SELF_MCAST) || (flags && type != QPT_UD))
 		return -EINVAL;
 	if (g_hash_table_size(d->qps) >= QPS_MAX)
 		return -ENOMEM;		/* past max_qp, as an HCA driver */
@@ -455,7 +458,8 @@ static int qp_create(struct uverbs_ctx *c, struct verbs_ioc_qp *a)
 	q = g_new0(struct uverbs_qp, 1);
 	q->qpn = d->next_qpn;
 	d->next_qpn = (d->next_qpn + 1) & QPN_MASK;
-	q->type = a->type;
+	q->type = type;
+	q->block_self_mcast = flags & VERBS_QP_BLOCK_SELF_MCAST;
 	q->owner = c;
 	g_hash_table_insert(d->qps, GUINT_TO_POINTER(q->qpn), q);
 	c->qps = g_list_prepend(c->qps, q);

@@ -148,7 +148,8 @@ void uverbs_mcast_detach_all(struct uverbs_dev *d, struct uverbs_qp *q)
  * A packet to a multicast LID reached CA port @in: a copy to every QP
  * attached there to its MLID and, when it has a GRH, to the MGID its
  * DGID names (an HCA matches both). The sender's own QP gets one too if
- * it is attached, as an HCA loops multicast back unless told not to.
+ * it is attached, as an HCA loops multicast back unless told not to
+ * (VERBS_QP_BLOCK_SELF_MCAST: a packet from its own port and QPN).
  */
 enum upper_verdict uverbs_mcast_deliver(struct uverbs_dev *d, struct port *in,
 					const struct mad_pkt *p)
@@ -163,6 +164,8 @@ enum upper_verdict uverbs_mcast_deliver(struct uverbs_dev *d, struct port *in,
 		if (m->mlid != p->dlid || m->qp->port != in->num ||
 		    ((w->flags & VERBS_PKT_GRH) && memcmp(w->dgid, m->gid, 16)))
 			continue;
+		if (m->qp->block_self_mcast && w->sqpn == m->qp->qpn && port_owns_lid(in, p->slid))
+			continue;	/* its own, not looped back */
 		switch (uverbs_qp_deliver(m->qp, in, p)) {
 		case UPPER_TAKEN:
 			v = UPPER_TAKEN;

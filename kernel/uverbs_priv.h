@@ -31,6 +31,7 @@ enum { QPT_RC = 2, QPT_UC = 3, QPT_UD = 4, QPT_XRC_SEND = 9, QPT_XRC_RECV = 10 }
 struct uverbs_qp {
 	uint32_t qpn, type, qkey;
 	uint8_t port;		/* 0 until the QP is bound to one */
+	bool block_self_mcast;	/* VERBS_QP_BLOCK_SELF_MCAST */
 	unsigned mcast;		/* multicast groups it is attached to */
 	struct uverbs_ctx *owner;
 };

@@ -499,8 +499,9 @@ static inline bool ibemu_qp_is_rc_req(const struct ibemu_qp *qp)
 
 struct ibv_qp *ibemu_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 /* The QP of any type: @pd NULL and @xrcd for an XRC target. */
+/* @flags: VERBS_QP_* (abi/verbs_wire.h), the daemon's to know. */
 struct ibv_qp *ibemu_qp_new(struct ibv_context *context, struct ibv_pd *pd,
-			    struct ibv_qp_init_attr *attr, struct ibv_xrcd *xrcd);
+			    struct ibv_qp_init_attr *attr, struct ibv_xrcd *xrcd, uint32_t flags);
 /* ibv_create_qp_ex (qp_ex.c): with send_ops_flags, the ibv_wr_* API. */
 struct ibv_qp *ibemu_create_qp_ex(struct ibv_context *context,
 				  struct ibv_qp_init_attr_ex *attr);

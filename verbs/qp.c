@@ -82,10 +82,10 @@ static bool parts_ok(const struct ibv_qp_init_attr *attr, const struct ibv_xrcd 
 }
 
 struct ibv_qp *ibemu_qp_new(struct ibv_context *context, struct ibv_pd *pd,
-			    struct ibv_qp_init_attr *attr, struct ibv_xrcd *xrcd)
+			    struct ibv_qp_init_attr *attr, struct ibv_xrcd *xrcd, uint32_t flags)
 {
 	struct ibemu_context *ctx = to_ctx(context);
-	struct verbs_ioc_qp ioc = { .type = attr->qp_type };
+	struct verbs_ioc_qp ioc = { .type = attr->qp_type | flags };
 	bool xrc = attr->qp_type == IBV_QPT_XRC_SEND || attr->qp_type == IBV_QPT_XRC_RECV;
 	struct ibemu_qp *qp;
 
@@ -159,7 +159,7 @@ fail:
 
 struct ibv_qp *ibemu_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
-	return ibemu_qp_new(pd->context, pd, attr, NULL);
+	return ibemu_qp_new(pd->context, pd, attr, NULL, 0);
 }
 
 static void free_swqe(struct ibemu_swqe *w)

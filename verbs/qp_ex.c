@@ -352,6 +352,7 @@ struct ibv_qp *ibemu_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 	bool tgt = attr->qp_type == IBV_QPT_XRC_RECV;
 	struct ibv_qp_init_attr base;
 	uint64_t ops = 0;
+	uint32_t flags = 0;
 	struct ibv_qp *ibqp;
 
 	if (attr->comp_mask & ~known) {	/* TSO, RSS, a source QPN: none here */
@@ -364,9 +365,16 @@ struct ibv_qp *ibemu_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 		errno = EINVAL;
 		return NULL;
 	}
+	/* One create flag: a UD QP's multicast not looped back to it (as
+	 * mlx4 and mlx5 take it); the rest (FCS, VLAN, a source QPN, ...)
+	 * are for raw packet QPs and Ethernet, none here. */
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags) {
-		errno = EOPNOTSUPP;
-		return NULL;
+		if ((attr->create_flags & ~(uint32_t)IBV_QP_CREATE_BLOCK_SELF_MCAST_LB) ||
+		    attr->qp_type != IBV_QPT_UD) {
+			errno = EOPNOTSUPP;
+			return NULL;
+		}
+		flags = VERBS_QP_BLOCK_SELF_MCAST;
 	}
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
 		ops = attr->send_ops_flags;
@@ -384,7 +392,7 @@ struct ibv_qp *ibemu_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 		.recv_cq = attr->recv_cq, .srq = attr->srq, .cap = attr->cap,
 		.qp_type = attr->qp_type, .sq_sig_all = attr->sq_sig_all,
 	};
-	ibqp = ibemu_qp_new(context, tgt ? NULL : attr->pd, &base, tgt ? attr->xrcd : NULL);
+	ibqp = ibemu_qp_new(context, tgt ? NULL : attr->pd, &base, tgt ? attr->xrcd : NULL, flags);
 	if (!ibqp)
 		return NULL;
 	attr->cap = base.cap;	/* what it got, as ibv_create_qp says */

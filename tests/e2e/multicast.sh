@@ -105,4 +105,8 @@ expect_match "max_total_mcast_qp_attach:[[:space:]]+4096$" "ibv_devinfo -v: max_
 expect_line "qps in a group: 256 made, next Cannot allocate memory" "one QP past max_mcast_qp_attach: ENOMEM"
 expect_line "groups: 1024 made, next Cannot allocate memory" "one group past max_mcast_grp: ENOMEM"
 expect_line "attachments: 4096 made, next Cannot allocate memory" "one past max_total_mcast_qp_attach: ENOMEM"
+expect_line "self loopback (not blocked): sender 1, other 1" "a UD QP's own multicast loops back to it, as an HCA's"
+expect_line "self loopback (blocked): sender 0, other 1" \
+	"IBV_QP_CREATE_BLOCK_SELF_MCAST_LB: not to the sender, still to the port's other QPs"
+expect_line "block self loopback on an RC QP: Operation not supported" "the flag on an RC QP: EOPNOTSUPP"
 finish

@@ -4,12 +4,15 @@
  * refuse (the kernel's rules: ib_uverbs_attach_mcast, ib_attach_mcast),
  * and the device's multicast limits, one past each. Prints "WHAT: ok" or
  * "WHAT: ERRNO TEXT", and "KIND: N made, next ERRNO TEXT" for a limit
- * (tests/e2e/multicast.sh).
+ * (tests/e2e/multicast.sh); then a UD QP's own multicast looped back
+ * to it, and not with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB ("self loopback
+ * (blocked|not blocked): sender N, other N").
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <infiniband/verbs.h>
 
@@ -48,6 +51,84 @@ static union ibv_gid mgid(unsigned n)
 	g.raw[14] = (uint8_t)(n >> 8);
 	g.raw[15] = (uint8_t)n;
 	return g;
+}
+
+#define LOOP_MLID	0xc001
+#define QKEY		0x1234
+
+static char buf[8192];
+static struct ibv_mr *mr;
+
+/* A UD QP on port 1, in RTS, attached to group 1 at LOOP_MLID, with two
+ * receive WRs; its create flags @flags. */
+static struct ibv_qp *loop_qp(struct ibv_context *ctx, uint32_t flags, unsigned slot)
+{
+	struct ibv_qp_init_attr_ex a = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS, .pd = pd,
+		.create_flags = flags };
+	struct ibv_qp_attr x = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY };
+	struct ibv_qp *qp = ibv_create_qp_ex(ctx, &a);
+	union ibv_gid g = mgid(1);
+	unsigned i;
+
+	if (!qp || ibv_modify_qp(qp, &x, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				 IBV_QP_QKEY))
+		exit(1);
+	x.qp_state = IBV_QPS_RTR;
+	ibv_modify_qp(qp, &x, IBV_QP_STATE);
+	x.qp_state = IBV_QPS_RTS;
+	ibv_modify_qp(qp, &x, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	if (ibv_attach_mcast(qp, &g, LOOP_MLID))
+		exit(1);
+	for (i = 0; i < 2; i++) {
+		struct ibv_sge sg = { (uintptr_t)buf + 4096 * slot + 2048 * i, 2048, mr->lkey };
+		struct ibv_recv_wr w = { .sg_list = &sg, .num_sge = 1 }, *bad;
+
+		ibv_post_recv(qp, &w, &bad);
+	}
+	return qp;
+}
+
+/* One multicast SEND from a QP made with @flags, another QP of the port
+ * attached too: who received it. */
+static void self_loopback(struct ibv_context *ctx, uint32_t flags)
+{
+	struct ibv_qp *sender = loop_qp(ctx, flags, 0), *other = loop_qp(ctx, 0, 1);
+	struct ibv_ah_attr aa = { .dlid = LOOP_MLID, .port_num = 1, .is_global = 1,
+		.grh = { .dgid = mgid(1), .hop_limit = 1 } };
+	struct ibv_ah *ah = ibv_create_ah(pd, &aa);
+	struct ibv_sge sg = { (uintptr_t)buf + 8000, 10, mr->lkey };
+	struct ibv_send_wr w = { .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.wr.ud = { ah, 0xffffff, QKEY } }, *bad;
+	struct timespec t0, t;
+	unsigned self = 0, others = 0;
+	struct ibv_wc wc;
+
+	if (!ah || ibv_post_send(sender, &w, &bad))
+		exit(1);
+	/* Until each QP that should have a copy has it (10 s at most); a
+	 * blocked sender's would have come with the other's (one delivery,
+	 * one context's ring), which the drain after takes. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (t = t0; (!others || (!flags && !self)) && t.tv_sec - t0.tv_sec < 10;
+	     clock_gettime(CLOCK_MONOTONIC, &t))
+		while (ibv_poll_cq(cq, 1, &wc) == 1)
+			if (wc.opcode == IBV_WC_RECV && wc.qp_num == sender->qp_num)
+				self++;
+			else if (wc.opcode == IBV_WC_RECV && wc.qp_num == other->qp_num)
+				others++;
+	while (ibv_poll_cq(cq, 1, &wc) == 1)
+		if (wc.opcode == IBV_WC_RECV && wc.qp_num == sender->qp_num)
+			self++;
+	printf("self loopback (%s): sender %u, other %u\n", flags ? "blocked" : "not blocked",
+	       self, others);
+	/* Gone again: the limits below count from none. */
+	ibv_detach_mcast(sender, &aa.grh.dgid, LOOP_MLID);
+	ibv_detach_mcast(other, &aa.grh.dgid, LOOP_MLID);
+	ibv_destroy_qp(sender);
+	ibv_destroy_qp(other);
+	ibv_destroy_ah(ah);
 }
 
 static void say(const char *what, int r)
@@ -93,6 +174,21 @@ int main(int argc, char **argv)
 	say("detach", ibv_detach_mcast(ud, &g, MLID));
 	say("detach again", ibv_detach_mcast(ud, &g, MLID));
 	say("destroy detached", ibv_destroy_qp(ud));
+
+	/* The sender's own multicast, looped back or blocked; the flag on
+	 * a QP of another type is refused. */
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	cq = ibv_create_cq(ctx, 32, NULL, NULL, 0);
+	if (!mr || !cq)
+		return 1;
+	self_loopback(ctx, 0);
+	self_loopback(ctx, IBV_QP_CREATE_BLOCK_SELF_MCAST_LB);
+	errno = 0;
+	say("block self loopback on an RC QP", ibv_create_qp_ex(ctx, &(struct ibv_qp_init_attr_ex){
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS, .pd = pd,
+		.create_flags = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB }) ? 0 : errno);
 
 	/* QPs in one group: max_mcast_qp_attach, then one more. */
 	n = (unsigned)da.max_mcast_qp_attach + 1;
