@@ -45,7 +45,8 @@ expect_line "set: Threshold:.......................0x0f" "its threshold"
 expect_line "set: Marking_Rate:....................1" "its marking rate"
 expect_line "no key rc 255" "a CC_Key with its protect bit: a keyless Get goes unanswered"
 expect_line "key: CC_Key:..........................0x0000000000001234" "with the key it is answered"
-expect_line "key: CC_KeyViolations:................1" "and the violation was counted"
+# (each of ibccquery's retries is one more: 1 to 3 here, by its timing)
+expect_match "^key: CC_KeyViolations:\.+[1-3]$" "and the violations were counted"
 
 # opensm's congestion control manager (congestion_control TRUE).
 cat >"$WORK/osm.sh" <<'SCRIPT'
