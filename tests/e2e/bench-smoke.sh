@@ -62,5 +62,11 @@ if [ -x "$(dirname "$IBEMU")/verbs/libibemu-rdmav34.so" ]; then
 	expect_match "^ib_write_bw 64 KiB: median [0-9.]+ Gbit/s$" "ib_write_bw"
 	expect_match "^ibv_rc_pingpong 64 B -e: median [0-9.]+ us/iter$" "ibv_rc_pingpong -e"
 	expect_match "^ucx_perftest am_lat rc_verbs: median [0-9.]+ us$" "ucx_perftest am_lat"
+	# The CPUs' distance beside each round (bench/core_rtt.c), where
+	# there are two.
+	if [ "$(nproc)" -ge 2 ]; then
+		expect_match "^cpu 0-1 cache-line round trip, ns \(before/after each round\): [0-9]+/[0-9]+$" \
+			"the cache line's round trip between CPU 0 and 1, before and after the round"
+	fi
 fi
 finish
