@@ -41,40 +41,26 @@
 #define FW_MINOR		42
 #define FW_SUB_MINOR		5000
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
 static void general_info(const struct node *n, uint8_t *d)
 {
 	const struct timerq *tq = n->fabric->tq;
 	char psid[PSID_LEN + 1];
 
-	put16(d + GI_HW_REV, (uint16_t)n->revision);
-	put16(d + GI_DEVICE_ID, n->device_id);
-	put32(d + GI_UPTIME, tq ? (uint32_t)(timerq_now(tq) / 1000000) : 0);	/* seconds */
+	put_be16(d, GI_HW_REV, (uint16_t)n->revision);
+	put_be16(d, GI_DEVICE_ID, n->device_id);
+	put_be32(d, GI_UPTIME, tq ? (uint32_t)(timerq_now(tq) / 1000000) : 0);	/* seconds */
 	d[GI_FW_MAJOR] = FW_MAJOR;
 	d[GI_FW_MINOR] = FW_MINOR;
 	d[GI_FW_SUB_MINOR] = (uint8_t)FW_SUB_MINOR;
-	put32(d + GI_FW_BUILD_ID, 1);
+	put_be32(d, GI_FW_BUILD_ID, 1);
 	d[GI_FW_MONTH] = 0x11;	/* BCD, as vendstat prints it: 11/28/2026 */
 	d[GI_FW_DAY] = 0x28;
-	put16(d + GI_FW_YEAR, 0x2026);
+	put_be16(d, GI_FW_YEAR, 0x2026);
 	snprintf(psid, sizeof(psid), "IBEMU%04X", n->device_id);
 	memcpy(d + GI_FW_PSID, psid, strlen(psid));
-	put32(d + GI_EXT_MAJOR, FW_MAJOR);
-	put32(d + GI_EXT_MINOR, FW_MINOR);
-	put32(d + GI_EXT_SUB_MINOR, FW_SUB_MINOR);
+	put_be32(d, GI_EXT_MAJOR, FW_MAJOR);
+	put_be32(d, GI_EXT_MINOR, FW_MINOR);
+	put_be32(d, GI_EXT_SUB_MINOR, FW_SUB_MINOR);
 }
 
 bool vendor_mlx_process(const struct node *n, const uint8_t *req, uint8_t *resp)

@@ -33,31 +33,35 @@ static struct ibemu_dm *to_dm(struct ibv_dm *dm)
 	return (struct ibemu_dm *)dm;
 }
 
-/* Out of range: EFAULT; an offset or a length not a multiple of 4
- * bytes: EINVAL (the HCA reaches its memory 4 bytes at a time), as
- * mlx5_memcpy_to_dm and _from_dm. */
+/* Whether a copy of @len bytes at @off may be made: out of range,
+ * EFAULT; an offset or a length not a multiple of 4 bytes, EINVAL (the
+ * HCA reaches its memory 4 bytes at a time), as mlx5_memcpy_to_dm and
+ * _from_dm. */
+static int copy_check(const struct ibemu_dm *dm, uint64_t off, size_t len)
+{
+	if (off > dm->length || len > dm->length - off)
+		return EFAULT;
+	return (off | len) & 3 ? EINVAL : 0;
+}
+
 static int to_dm_copy(struct ibv_dm *ibdm, uint64_t off, const void *src, size_t len)
 {
 	struct ibemu_dm *dm = to_dm(ibdm);
+	int err = copy_check(dm, off, len);
 
-	if (off > dm->length || len > dm->length - off)
-		return EFAULT;
-	if ((off | len) & 3)
-		return EINVAL;
-	memcpy(dm->buf + off, src, len);
-	return 0;
+	if (!err)
+		memcpy(dm->buf + off, src, len);
+	return err;
 }
 
 static int from_dm_copy(void *dst, struct ibv_dm *ibdm, uint64_t off, size_t len)
 {
 	struct ibemu_dm *dm = to_dm(ibdm);
+	int err = copy_check(dm, off, len);
 
-	if (off > dm->length || len > dm->length - off)
-		return EFAULT;
-	if ((off | len) & 3)
-		return EINVAL;
-	memcpy(dst, dm->buf + off, len);
-	return 0;
+	if (!err)
+		memcpy(dst, dm->buf + off, len);
+	return err;
 }
 
 struct ibv_dm *ibemu_alloc_dm(struct ibv_context *context, struct ibv_alloc_dm_attr *attr)

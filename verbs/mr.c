@@ -28,7 +28,7 @@ struct ibv_mr *ibemu_reg_region(struct ibv_pd *pd, void *addr, size_t length,
 {
 	struct ibemu_context *ctx = to_ctx(pd->context);
 	struct ibemu_mr *mr;
-	uint64_t pages;
+	uint64_t pages = 0;	/* none pinned (@pin false) */
 	uint32_t key;
 	int err;
 
@@ -47,8 +47,6 @@ struct ibv_mr *ibemu_reg_region(struct ibv_pd *pd, void *addr, size_t length,
 		errno = err;
 		return NULL;
 	}
-	if (!pin)
-		pages = 0;
 	mr = calloc(1, sizeof(*mr));
 	if (!mr) {
 		ibemu_unpin(pages);
