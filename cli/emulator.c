@@ -315,6 +315,9 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 			return 1;
 		}
 		fabric_configure(e->f, umad_dev_port(umad_host_dev(e->host, 0)));
+		/* The SM's SA too, last of the host's clients: an opensm
+		 * started later takes its requests first. */
+		e->sa = sa_new(e->hw);
 	}
 	g_source_attach(timerq_source_new(e->tq), NULL);
 	return 0;
@@ -336,6 +339,7 @@ void emu_teardown(struct emu *e)
 	if (e->env.scenarios)
 		g_ptr_array_free(e->env.scenarios, TRUE);
 	scenario_free(e->sc);
+	sa_free(e->sa);
 	uverbs_free(e->uverbs);
 	ucma_free(e->ucma);
 	umad_host_free(e->host);

@@ -12,6 +12,7 @@
 #include "ctl/ctl.h"
 #include "ctl/scenario.h"
 #include "ctl/sockname.h"
+#include "kernel/sa.h"
 #include "kernel/ucma.h"
 #include "kernel/umad.h"
 #include "kernel/uverbs.h"
@@ -32,6 +33,7 @@ struct emu {
 	struct host *hw;	/* the attached CAs' ports (kernel/host.h) */
 	struct umad_host *host;	/* their MAD layer */
 	struct uverbs *uverbs;	/* the CAs as libibverbs devices */
+	struct sa *sa;		/* --configured: the SM's SA; else NULL */
 	struct ucma *ucma;	/* their connection manager (rdma_cm) */
 	struct ctl_env env;
 	struct ctl_server *ctl;

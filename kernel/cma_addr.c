@@ -15,24 +15,14 @@
 
 #include "fabric/port.h"
 #include "kernel/cma_priv.h"
+#include "kernel/sa.h"
+#include "kernel/sa_wire.h"
 #include "lib/log.h"
 
-/* What the emulator's answer says: opensm's default subnet timeout as the
- * packet lifetime (4.096 us x 2^18), 40 Gb/s (IB rate 7: 4x QDR, the
- * default fabric's links). */
-#define PACKET_LIFE_DEFAULT	18
-#define RATE_40G		7
 #define EPHEMERAL_FIRST		32768
 /* The upper TID bits of our SA queries: past umad's agents' 24 bits and
  * beside the CM's (cma.c CM_HI_TID), as ib_sa's agent has its own. */
 #define SA_HI_TID		0x01000001ull
-/* PathRecord component mask bits (IBA Table 205; the kernel's
- * IB_SA_PATH_REC_*). */
-#define PR_COMP_DGID		(1ull << 2)
-#define PR_COMP_SGID		(1ull << 3)
-#define PR_COMP_REVERSIBLE	(1ull << 11)
-#define PR_COMP_NUMB_PATH	(1ull << 12)
-#define PR_COMP_PKEY		(1ull << 13)
 
 /* The CA port that has this address: IPv4 by the address table, IPv6 as
  * the link-local address of a port GUID, AF_IB by GID. */
@@ -219,26 +209,6 @@ int cma_resolve_addr(struct cma_id *id, const struct sockaddr *src, size_t src_l
 	return 0;
 }
 
-/* The PathRecord the emulator gives between two Active ports with LIDs,
- * as an SM would (--configured, or no SA answers at the SM's LID). */
-static void own_route(struct cma_id *id)
-{
-	struct cma_path *p = &id->path;
-	struct port *lp = id->port, *rp = id->remote;
-
-	memset(p, 0, sizeof(*p));
-	p->slid = cma_port_lid(lp);
-	p->dlid = cma_port_lid(rp);
-	cma_port_gid(lp, p->sgid);
-	cma_port_gid(rp, p->dgid);
-	p->pkey = lp->pkeys[0] ? lp->pkeys[0] : PKEY_DEFAULT;
-	p->sl = 0;
-	p->mtu = MIN(lp->neighbor_mtu, rp->neighbor_mtu);
-	p->rate = RATE_40G;
-	p->packet_life = port_mgmt(lp)->subnet_timeout ? port_mgmt(lp)->subnet_timeout :
-							   PACKET_LIFE_DEFAULT;
-}
-
 /* A PathRecord (IBA 15.2.5.16, the SA's or ibacm's) as the route. */
 static void take_path(struct cma_id *id, const struct ibv_path_record *pr)
 {
@@ -272,6 +242,13 @@ static void forget_query(struct cma_id *id)
 	if (id->wait == PENDING_SA)
 		g_hash_table_remove(id->u->sa_queries, GUINT_TO_POINTER(id->sa_tid));
 	cma_disarm(id);
+}
+
+/* The P_Key a route is asked with: the port's first (the default's when
+ * the table is empty). */
+static uint16_t cma_path_pkey(const struct port *p)
+{
+	return p->pkeys[0] ? p->pkeys[0] : PKEY_DEFAULT;
 }
 
 void cma_sa_hdr(struct umad_sa_packet *sa, uint8_t method, uint16_t attr, uint64_t tid,
@@ -312,7 +289,7 @@ static void query_sa(struct cma_id *id, unsigned timeout_ms)
 	memcpy(&pr.sgid, sgid, 16);
 	memcpy(&pr.dgid, dgid, 16);
 	pr.reversible_numpath = 0x80 | 1;
-	pr.pkey = htobe16(lp->pkeys[0] ? lp->pkeys[0] : PKEY_DEFAULT);
+	pr.pkey = htobe16(cma_path_pkey(lp));
 	memcpy(sa.data, &pr, sizeof(pr));
 	g_hash_table_insert(u->sa_queries, GUINT_TO_POINTER(id->sa_tid), id);
 	id->wait = PENDING_SA;
@@ -338,9 +315,13 @@ bool cma_sa_answer(struct ucma *u, const struct mad_pkt *pkt)
 	forget_query(id);
 	status = mad_status(pkt->mad);
 	if (status == UMAD_STATUS_ATTR_NOT_SUPPORTED) {
-		/* No SA agent at the SM's LID: no SM runs (a --configured
-		 * fabric). The emulator answers as the SM would have. */
-		own_route(id);
+		/* No SA agent at the SM's LID: the SM that set it stopped.
+		 * The emulator answers as it would have (sa_path). */
+		if (!sa_path(id->port, id->remote, cma_path_pkey(id->port), &pr)) {
+			route_failed(id, -EHOSTUNREACH);
+			return true;
+		}
+		take_path(id, &pr);
 		route_done(id);
 		return true;
 	}

@@ -18,6 +18,7 @@
 
 #include "fabric/port.h"
 #include "kernel/cma_priv.h"
+#include "kernel/sa_wire.h"
 #include "lib/log.h"
 
 /* The upper TID bits of our joins and leaves, beside the PathRecord
@@ -25,18 +26,6 @@
 #define MC_HI_TID		0x01000002ull
 /* ib_sa's join waits this long for the SA (core/multicast.c send_join). */
 #define JOIN_TIMEOUT_US		(3000 * 1000)
-/* MCMemberRecord component mask bits (the kernel's IB_SA_MCMEMBER_REC_*). */
-#define MCR_MGID		(1ull << 0)
-#define MCR_PORT_GID		(1ull << 1)
-#define MCR_QKEY		(1ull << 2)
-#define MCR_TCLASS		(1ull << 6)
-#define MCR_PKEY		(1ull << 7)
-#define MCR_SL			(1ull << 12)
-#define MCR_FLOW_LABEL		(1ull << 13)
-#define MCR_JOIN_STATE		(1ull << 16)
-/* HopLimit is the last byte of the SL/FlowLabel/HopLimit word at 44
- * (libibmad has no field for it). */
-#define MCR_HOP_LIMIT_OFF	47
 
 bool cma_addr_is_mcast(const struct sockaddr_storage *ss)
 {

@@ -180,19 +180,17 @@ expect_match "^write_lat: +2 +100 " "ib_write_lat -R"
 expect_match "^read_bw: +65536 +100 " "ib_read_bw -R"
 
 # Half the CM MADs lost at leaf1 (--seed 1: 5 of 11): ib_cm's
-# retransmissions still connect, about 6 s a loss. Meanwhile a REQ across
-# links that are down ends UNREACHABLE.
+# retransmissions still connect, about 6 s a loss. Meanwhile a REQ that
+# never arrives ends UNREACHABLE; and once the cables between the leaves
+# are pulled, a route across them is an error at once.
 cat >"$WORK/drop.sh" <<'SCRIPT'
 set -u
 . "$INSIDE"
 . "$W/pairs.sh"
-# Both cables between the leaves down: host3 (on leaf2) stays Active, so
-# the route to it resolves, but a REQ from host2 (on leaf1) cannot reach
-# it, and ib_cm gives up after its 15 retries (about 100 s, in the
-# background meanwhile). (host3's own link down would be a ROUTE_ERROR at
-# once: the port is gone from the subnet.)
-ibemu ctl link down leaf1/7 >/dev/null
-ibemu ctl link down leaf1/8 >/dev/null
+# host3 takes no CM MAD: the route to it resolves (the SA has a path),
+# but a REQ from host2 never reaches it, and ib_cm gives up after its 15
+# retries (about 100 s, in the background meanwhile).
+ibemu ctl fault add drop --class cm --node host3 >/dev/null
 ( start=$(date +%s)
   timeout 150 rping -c -I $C -a 10.1.0.5 -C 1 -v >"$W/unreach.out" 2>&1
   echo "unreachable after $(( $(date +%s) - start )) s" >>"$W/unreach.out" ) &
@@ -204,6 +202,11 @@ server_done rping 7174
 ibemu ctl fault list | sed 's/^/rule: /'
 wait $unreach
 sed 's/^/unreach: /' "$W/unreach.out"
+# Both cables between the leaves down: host3 (on leaf2) stays Active, but
+# the SA has no path from host2 (on leaf1) to it.
+ibemu ctl link down leaf1/7 >/dev/null
+ibemu ctl link down leaf1/8 >/dev/null
+timeout 30 rping -c -I $C -a 10.1.0.5 -C 1 -v 2>&1 | sed 's/^/cut: /'
 SCRIPT
 # (ibemu_run's 120 s are too few for ib_cm's budget: its own timeout.)
 timeout 200 "$IBEMU" run -v --seed 1 -c -a host1 -a host2 -- bash "$WORK/drop.sh" \
@@ -212,8 +215,9 @@ RC=$?
 expect_rc 0 "the run with a drop rule on CM MADs"
 expect_line "rping: ping data: rdma-ping-2" "rping connects through a 50% drop rule on CM MADs"
 expect_match "^rule: .*class 7 .*hits [1-9]" "and the rule dropped some"
-expect_match "^unreach: .*RDMA_CM_EVENT_UNREACHABLE" "a REQ across links that are down: UNREACHABLE"
+expect_match "^unreach: .*RDMA_CM_EVENT_UNREACHABLE" "a REQ that never arrives: UNREACHABLE"
 expect_match "^unreach: unreachable after (9[0-9]|1[01][0-9]) s$" "after ib_cm's 16 tries (about 100 s)"
+expect_match "^cut: .*RDMA_CM_EVENT_ROUTE_ERROR" "a route across pulled cables: ROUTE_ERROR (no path at the SA)"
 
 # Addresses set in the topology file (addr=) and by ibemu ctl addr.
 cat >"$WORK/addr.net" <<'NET'

@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Multicast groups at the SA (IBA 15.2.5.17 MCMemberRecord, 15.4.2): a
+ * SubnAdmSet joins a port (making the group, with an MLID, when it is the
+ * first full member), a SubnAdmDelete leaves (the group goes with its
+ * last member), Get and GetTable list them. Each change programs the
+ * switches' MulticastForwardingTables as opensm does: one tree over the
+ * switches for the group, every port on it that leads to a member.
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <string.h>
+
+#include <infiniband/umad_sa.h>
+
+#include "fabric/port.h"
+#include "kernel/sa_priv.h"
+#include "lib/log.h"
+
+#define MLID_FIRST	0xc000
+/* JoinState bits (IBA Table 210): FullMember is the one that makes a group. */
+#define JOIN_FULL	0x1
+/* A group the SA names itself (MGID 0 asked): opensm's signature, a01b. */
+#define MGID_SIGNATURE	0xa01b
+/* MTU 2048, the IPoIB broadcast group's under opensm, when none is asked. */
+#define MTU_2048	4
+
+struct sa_member {
+	struct port *port;
+	uint8_t gid[16];
+	uint8_t join_state;
+	bool proxy;
+};
+
+struct sa_group {
+	uint8_t rec[MCR_SIZE];	/* the group's fields; PortGID and JoinState 0 */
+	uint16_t mlid;
+	GArray *members;	/* struct sa_member */
+};
+
+/* The fields that are the group's, compared by a query (PortGID,
+ * JoinState and ProxyJoin are a member's). */
+static const struct sa_comp group_comps[] = {
+	{ 0, IB_NO_FIELD, 0, 16, false },
+	{ 2, IB_SA_MCM_QKEY_F, 0, 0, false },
+	{ 3, IB_SA_MCM_MLID_F, 0, 0, false },
+	{ 6, IB_SA_MCM_TCLASS_F, 0, 0, false },
+	{ 7, IB_SA_MCM_PKEY_F, 0, 0, false },
+	{ 12, IB_SA_MCM_SL_F, 0, 0, false },
+	{ 13, IB_SA_MCM_FLOW_LABEL_F, 0, 0, false },
+};
+
+static void group_free(struct sa_group *g)
+{
+	g_array_free(g->members, TRUE);
+	g_free(g);
+}
+
+void sa_mcast_free(struct sa *sa)
+{
+	g_ptr_array_set_free_func(sa->groups, (GDestroyNotify)group_free);
+	g_ptr_array_free(sa->groups, TRUE);
+}
+
+static struct sa_group *group_by_mgid(struct sa *sa, const uint8_t *mgid)
+{
+	unsigned i;
+
+	for (i = 0; i < sa->groups->len; i++) {
+		struct sa_group *g = g_ptr_array_index(sa->groups, i);
+
+		if (!memcmp(g->rec, mgid, 16))
+			return g;
+	}
+	return NULL;
+}
+
+static struct sa_member *member_of(struct sa_group *g, const uint8_t *gid, unsigned *at)
+{
+	unsigned i;
+
+	for (i = 0; i < g->members->len; i++) {
+		struct sa_member *m = &g_array_index(g->members, struct sa_member, i);
+
+		if (!memcmp(m->gid + 8, gid + 8, 8)) {
+			if (at)
+				*at = i;
+			return m;
+		}
+	}
+	return NULL;
+}
+
+static bool has_port(const struct sa_group *g, const struct port *p)
+{
+	unsigned i;
+
+	for (i = 0; i < g->members->len; i++)
+		if (g_array_index(g->members, struct sa_member, i).port == p)
+			return true;
+	return false;
+}
+
+/* How many MLIDs every switch can forward (the smallest MFT). */
+static unsigned mlid_cap(struct sa *sa)
+{
+	unsigned i, cap = 1024;
+
+	for (i = 0; i < sa->f->nodes->len; i++) {
+		struct node *n = g_ptr_array_index(sa->f->nodes, i);
+
+		if (node_is_switch(n))
+			cap = MIN(cap, n->sw->mft_cap);
+	}
+	return cap;
+}
+
+static uint16_t free_mlid(struct sa *sa)
+{
+	unsigned i, k, cap = mlid_cap(sa);
+
+	for (i = 0; i < cap; i++) {
+		for (k = 0; k < sa->groups->len; k++)
+			if (((struct sa_group *)g_ptr_array_index(sa->groups, k))->mlid ==
+			    MLID_FIRST + i)
+				break;
+		if (k == sa->groups->len)
+			return (uint16_t)(MLID_FIRST + i);
+	}
+	return 0;
+}
+
+/* Is the cable at @p up both ways (a tree may use it)? */
+static bool link_up(const struct port *p)
+{
+	return p->remote && p->state == PORT_ACTIVE && p->remote->state == PORT_ACTIVE &&
+	       !p->node->off && !p->remote->node->off;
+}
+
+/* Set or clear @port in the MFT entry of @mlid at switch @n. */
+static void mft_set(struct node *n, uint16_t mlid, unsigned port, bool on)
+{
+	struct switch_state *sw = n->sw;
+	unsigned positions = n->nports / 16 + 1, i = mlid - MLID_FIRST;
+	uint16_t *e;
+
+	if (i >= sw->mft_cap)
+		return;
+	if (!sw->mft) {
+		if (!on)
+			return;
+		sw->mft = g_new0(uint16_t, (size_t)sw->mft_cap * positions);
+	}
+	e = &sw->mft[(size_t)i * positions + port / 16];
+	*e = on ? (uint16_t)(*e | 1u << (port % 16)) : (uint16_t)(*e & ~(1u << (port % 16)));
+	if (on && mlid > sw->mft_top)
+		sw->mft_top = mlid;
+}
+
+/*
+ * The group's forwarding: a tree over the switches by breadth from the
+ * switch of its first member, and at each switch the ports toward a
+ * member (a member's own cable, a child whose subtree has one, the parent
+ * when some member is outside its subtree). Every switch's entry for the
+ * MLID is rewritten; nothing else is.
+ */
+static void program(struct sa *sa, struct sa_group *g)
+{
+	struct fabric *f = sa->f;
+	unsigned nn = f->nodes->len, i, j, head = 0, total = 0;
+	struct node **order = g_new0(struct node *, nn);
+	uint8_t *parent_port = g_new0(uint8_t, nn);	/* port toward the root */
+	unsigned *sub = g_new0(unsigned, nn), norder = 0;
+	struct node **parent = g_new0(struct node *, nn);
+	bool *seen = g_new0(bool, nn);
+	struct node *root = NULL;
+
+	for (i = 0; i < nn; i++) {
+		struct node *n = g_ptr_array_index(f->nodes, i);
+
+		if (node_is_switch(n))
+			for (j = 1; j <= n->nports; j++)
+				mft_set(n, g->mlid, j, false);
+	}
+	/* Members count at the switch their cable reaches. */
+	for (i = 0; i < g->members->len; i++) {
+		struct port *p = g_array_index(g->members, struct sa_member, i).port;
+
+		if (!link_up(p) || !node_is_switch(p->remote->node))
+			continue;
+		if (!root)
+			root = p->remote->node;
+		sub[p->remote->node->index]++;
+		total++;
+	}
+	if (root) {
+		order[norder++] = root;
+		seen[root->index] = true;
+	}
+	while (head < norder) {
+		struct node *n = order[head++];
+
+		for (j = 1; j <= n->nports; j++) {
+			struct port *r = n->ports[j].remote;
+
+			if (!link_up(&n->ports[j]) || !node_is_switch(r->node) || seen[r->node->index])
+				continue;
+			seen[r->node->index] = true;
+			parent[r->node->index] = n;
+			parent_port[r->node->index] = r->num;
+			order[norder++] = r->node;
+		}
+	}
+	/* Subtree counts, leaves first. */
+	for (i = norder; i-- > 1;)
+		sub[parent[order[i]->index]->index] += sub[order[i]->index];
+	for (i = 0; i < norder; i++) {
+		struct node *n = order[i];
+
+		for (j = 1; j <= n->nports; j++) {
+			struct port *r = n->ports[j].remote;
+
+			if (!link_up(&n->ports[j]))
+				continue;
+			if (!node_is_switch(r->node)) {
+				if (has_port(g, r))
+					mft_set(n, g->mlid, j, true);	/* a member's cable */
+			} else if (parent[r->node->index] == n && seen[r->node->index] &&
+				   parent_port[r->node->index] == r->num && sub[r->node->index]) {
+				mft_set(n, g->mlid, j, true);	/* a child with members */
+			}
+		}
+		if (n != root && total > sub[n->index])
+			mft_set(n, g->mlid, parent_port[n->index], true);
+	}
+	fabric_changed(f);	/* the direct path: multicast ways changed */
+	g_free(order);
+	g_free(parent_port);
+	g_free(sub);
+	g_free(parent);
+	g_free(seen);
+}
+
+/* The record a member sees: the group's with its PortGID and JoinState. */
+static void member_rec(const struct sa_group *g, const struct sa_member *m, uint8_t *out)
+{
+	memcpy(out, g->rec, MCR_SIZE);
+	if (!m)
+		return;
+	mad_set_array(out, 0, IB_SA_MCM_PORTGID_F, (void *)m->gid);
+	out[MCR_SCOPE_JOIN_OFF] = (uint8_t)((out[MCR_SCOPE_JOIN_OFF] & 0xf0) | m->join_state);
+	out[MCR_PROXY_OFF] = m->proxy ? 0x80 : 0;
+}
+
+/* A selector and value byte as the group takes it: what was asked, or
+ * @dflt when nothing was. */
+static uint8_t pick(uint64_t comp, uint64_t sel_bit, uint64_t val_bit, uint8_t asked,
+		    uint8_t dflt, uint8_t max)
+{
+	uint8_t v = asked & 0x3f;
+
+	if (!(comp & val_bit))
+		return dflt;
+	switch (comp & sel_bit ? asked >> 6 : SA_SEL_EXACTLY) {
+	case SA_SEL_GREATER:
+		return (uint8_t)MIN(v + 1, max);
+	case SA_SEL_LESS:
+		return (uint8_t)(v > 1 ? v - 1 : 1);
+	case SA_SEL_EXACTLY:
+		return v;
+	default:
+		return dflt;
+	}
+}
+
+static struct sa_group *create(struct sa *sa, const struct sa_req *req, struct port *p,
+			       struct sa_answer *a)
+{
+	struct sa_group *g;
+	uint8_t *r, mgid[16];
+	uint16_t mlid = free_mlid(sa), pkey = (uint16_t)mad_get_field((void *)req->rec, 0,
+								     IB_SA_MCM_PKEY_F);
+	uint8_t port_mtu = MIN(p->neighbor_mtu, (uint8_t)MTU_2048);
+
+	if (!mlid) {
+		g_warning("SA: every one of the %u MLIDs is in use: NO_RESOURCES", mlid_cap(sa));
+		a->status = UMAD_SA_STATUS_NO_RESOURCES;
+		return NULL;
+	}
+	g = g_new0(struct sa_group, 1);
+	g->members = g_array_new(FALSE, TRUE, sizeof(struct sa_member));
+	g->mlid = mlid;
+	r = g->rec;
+	memcpy(r, req->rec, MCR_SIZE);
+	mad_get_array((void *)req->rec, 0, IB_SA_MCM_MGID_F, mgid);
+	if (!(req->comp & MCR_MGID) || !memcmp(mgid, (uint8_t[16]){ 0 }, 16)) {
+		/* ff1<scope>:a01b:<P_Key>::<MLID>, unique while the group lives */
+		memset(mgid, 0, 16);
+		mgid[0] = 0xff;
+		mgid[1] = 0x12;
+		put_be16(mgid, 2, MGID_SIGNATURE);
+		put_be16(mgid, 4, pkey);
+		put_be16(mgid, 14, mlid);
+	}
+	mad_set_array(r, 0, IB_SA_MCM_MGID_F, mgid);
+	memset(r + 16, 0, 16);	/* PortGID: a member's */
+	mad_set_field(r, 0, IB_SA_MCM_MLID_F, mlid);
+	r[MCR_MTU_OFF] = (uint8_t)(SA_SEL_EXACTLY << 6 |
+				   pick(req->comp, MCR_MTU_SELECTOR, MCR_MTU, req->rec[MCR_MTU_OFF],
+					port_mtu, 5));
+	r[MCR_RATE_OFF] = (uint8_t)(SA_SEL_EXACTLY << 6 |
+				    pick(req->comp, MCR_RATE_SELECTOR, MCR_RATE,
+					 req->rec[MCR_RATE_OFF], sa_rate_code(p), 23));
+	r[MCR_LIFE_OFF] = (uint8_t)(SA_SEL_EXACTLY << 6 |
+				    pick(req->comp, MCR_LIFE_SELECTOR, MCR_LIFE,
+					 req->rec[MCR_LIFE_OFF], port_mgmt(p)->subnet_timeout, 63));
+	if (!(req->comp & MCR_TCLASS))
+		mad_set_field(r, 0, IB_SA_MCM_TCLASS_F, 0);
+	if (!(req->comp & MCR_SL))
+		mad_set_field(r, 0, IB_SA_MCM_SL_F, 0);
+	if (!(req->comp & MCR_FLOW_LABEL))
+		mad_set_field(r, 0, IB_SA_MCM_FLOW_LABEL_F, 0);
+	if (!(req->comp & MCR_HOP_LIMIT))
+		r[MCR_HOP_LIMIT_OFF] = 0;
+	/* Scope is the MGID's (IBA 4.1.1), JoinState and ProxyJoin a member's. */
+	r[MCR_SCOPE_JOIN_OFF] = (uint8_t)((mgid[1] & 0x0f) << 4);
+	r[MCR_PROXY_OFF] = 0;
+	g_ptr_array_add(sa->groups, g);
+	g_debug("SA: group %04x:%04x:...:%04x MLID 0x%04x made", get_be16(mgid, 0),
+		get_be16(mgid, 2), get_be16(mgid, 14), mlid);
+	return g;
+}
+
+/* SubnAdmSet(MCMemberRecord): join the port PortGID names. */
+static void join(struct sa *sa, const struct sa_req *req, struct sa_answer *a)
+{
+	uint8_t gid[16], mgid[16], state = req->rec[MCR_SCOPE_JOIN_OFF] & 0x0f, *out;
+	struct sa_group *g = NULL;
+	struct sa_member *m, nm = { 0 };
+	struct port *p;
+	uint64_t guid;
+
+	if (!(req->comp & MCR_PORT_GID) || !(req->comp & MCR_JOIN_STATE) || !state) {
+		a->status = UMAD_SA_STATUS_INSUF_COMPS;
+		return;
+	}
+	mad_get_array((void *)req->rec, 0, IB_SA_MCM_PORTGID_F, gid);
+	memcpy(&guid, gid + 8, 8);
+	p = sa_port_by_guid(sa->f, be64toh(guid));
+	if (!p || node_is_switch(p->node) || !p->lid) {
+		a->status = UMAD_SA_STATUS_INVALID_GID;
+		return;
+	}
+	mad_get_array((void *)req->rec, 0, IB_SA_MCM_MGID_F, mgid);
+	if ((req->comp & MCR_MGID) && memcmp(mgid, (uint8_t[16]){ 0 }, 16))
+		g = group_by_mgid(sa, mgid);
+	if (g && !sa_comp_match(group_comps + 1, 2, req->comp, req->rec, g->rec)) {
+		a->status = UMAD_SA_STATUS_REQ_INVALID;	/* another Q_Key or MLID */
+		return;
+	}
+	if (g && (req->comp & MCR_PKEY) &&
+	    ((mad_get_field(g->rec, 0, IB_SA_MCM_PKEY_F) ^
+	      mad_get_field((void *)req->rec, 0, IB_SA_MCM_PKEY_F)) & PKEY_BASE_MASK)) {
+		a->status = UMAD_SA_STATUS_REQ_INVALID;
+		return;
+	}
+	if (!g) {
+		/* Making a group takes a full member and its Q_Key and P_Key
+		 * (IBA 15.4.2, o15-0.1.x; opensm's REQUIRED_MC_CREATE_COMP_MASK
+		 * asks more, which the kernel's joins send). */
+		if (!(state & JOIN_FULL) || !(req->comp & MCR_QKEY) || !(req->comp & MCR_PKEY)) {
+			a->status = UMAD_SA_STATUS_INSUF_COMPS;
+			return;
+		}
+		if (!(g = create(sa, req, p, a)))
+			return;
+	}
+	m = member_of(g, gid, NULL);
+	if (!m) {
+		nm.port = p;
+		memcpy(nm.gid, gid, 16);
+		g_array_append_val(g->members, nm);
+		m = &g_array_index(g->members, struct sa_member, g->members->len - 1);
+	}
+	m->join_state |= state;
+	m->proxy = (req->comp & MCR_PROXY_JOIN) && (req->rec[MCR_PROXY_OFF] & 0x80);
+	program(sa, g);
+	a->recsz = MCR_SIZE;
+	if ((out = sa_add(a)))
+		member_rec(g, m, out);
+}
+
+/* SubnAdmDelete(MCMemberRecord): the port leaves with the JoinState bits
+ * given; the group goes with its last member. */
+static void leave(struct sa *sa, const struct sa_req *req, struct sa_answer *a)
+{
+	uint8_t gid[16], mgid[16], state = req->rec[MCR_SCOPE_JOIN_OFF] & 0x0f, *out;
+	struct sa_group *g;
+	struct sa_member *m;
+	unsigned at = 0;
+
+	mad_get_array((void *)req->rec, 0, IB_SA_MCM_MGID_F, mgid);
+	mad_get_array((void *)req->rec, 0, IB_SA_MCM_PORTGID_F, gid);
+	if (!(req->comp & MCR_MGID) || !(req->comp & MCR_PORT_GID) ||
+	    !(g = group_by_mgid(sa, mgid)) || !(m = member_of(g, gid, &at))) {
+		a->status = UMAD_SA_STATUS_REQ_INVALID;
+		return;
+	}
+	a->recsz = MCR_SIZE;
+	if ((out = sa_add(a)))
+		member_rec(g, m, out);
+	m->join_state &= (uint8_t)~(req->comp & MCR_JOIN_STATE ? state : 0xf);
+	if (!m->join_state)
+		g_array_remove_index(g->members, at);
+	program(sa, g);
+	if (!g->members->len) {
+		g_debug("SA: group MLID 0x%04x gone with its last member", g->mlid);
+		g_ptr_array_remove(sa->groups, g);
+		group_free(g);
+	}
+}
+
+/* Get and GetTable: a record for each member of each matching group to a
+ * trusted requester that names no port; otherwise one a group (the
+ * port's, if it names one), as opensm. */
+static void query(struct sa *sa, const struct sa_req *req, struct sa_answer *a)
+{
+	uint8_t gid[16], *out;
+	unsigned i, k;
+
+	a->recsz = MCR_SIZE;
+	mad_get_array((void *)req->rec, 0, IB_SA_MCM_PORTGID_F, gid);
+	for (i = 0; i < sa->groups->len && !a->status; i++) {
+		struct sa_group *g = g_ptr_array_index(sa->groups, i);
+		struct sa_member *m = NULL;
+
+		if (!sa_comp_match(group_comps, G_N_ELEMENTS(group_comps), req->comp, req->rec,
+				   g->rec))
+			continue;
+		if (req->comp & MCR_PORT_GID) {
+			if (!(m = member_of(g, gid, NULL)))
+				continue;
+		} else if (req->trusted) {
+			for (k = 0; k < g->members->len && !a->status; k++)
+				if ((out = sa_add(a)))
+					member_rec(g, &g_array_index(g->members, struct sa_member,
+								     k), out);
+			continue;
+		}
+		if ((out = sa_add(a)))
+			member_rec(g, m, out);
+	}
+}
+
+void sa_mcmember(struct sa *sa, const struct sa_req *req, struct sa_answer *a)
+{
+	a->recsz = MCR_SIZE;
+	if (req->method == UMAD_METHOD_SET)
+		join(sa, req, a);
+	else if (req->method == UMAD_SA_METHOD_DELETE)
+		leave(sa, req, a);
+	else
+		query(sa, req, a);
+}

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What programs register at the SA: ServiceRecords (IBA 15.2.5.14; Set
+ * registers or replaces the record of a ServiceID, GID and P_Key, Get and
+ * GetTable find them, Delete takes them away) and InformInfo
+ * subscriptions (IBA 13.4.8.3, 15.2.5.12: Set subscribes or unsubscribes
+ * the sending port, InformInfoRecord lists them). A record stays until it
+ * is deleted or the run ends: leases are not counted down.
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <string.h>
+
+#include <infiniband/umad_sa.h>
+
+#include "fabric/port.h"
+#include "kernel/sa_priv.h"
+
+/* ServiceRecord (IBA Table 199): where its fields are. */
+#define SR_SIZE		176
+#define SR_KEY_LEN	26	/* ServiceID, ServiceGID, ServiceP_Key */
+#define SR_DATA8_OFF	112
+#define SR_DATA16_OFF	128
+#define SR_DATA32_OFF	144
+#define SR_DATA64_OFF	160
+#define SR_MAX		4096	/* records kept, all ports together */
+
+/* InformInfo (IBA Table 144) and InformInfoRecord (Table 196). */
+#define II_SIZE		36
+#define II_SUBSCRIBE_OFF	23
+#define IIR_SIZE	64
+#define IIR_ENUM_OFF	16
+#define IIR_INFO_OFF	24
+#define II_MAX		4096	/* subscriptions kept */
+
+/* ServiceRecord's components: one a field (bit 3 is reserved), then one
+ * a byte, a 16-, 32- or 64-bit word of ServiceData (bits 7 to 36). */
+#define SR_RAW(bit, off, len)	{ (bit), IB_NO_FIELD, (off), (len), false }
+#define D8(i)	SR_RAW(7 + (i), SR_DATA8_OFF + (i), 1)
+#define D16(i)	SR_RAW(23 + (i), SR_DATA16_OFF + 2 * (i), 2)
+#define D32(i)	SR_RAW(31 + (i), SR_DATA32_OFF + 4 * (i), 4)
+#define D64(i)	SR_RAW(35 + (i), SR_DATA64_OFF + 8 * (i), 8)
+static const struct sa_comp sr_comps[] = {
+	SR_RAW(0, 0, 8), SR_RAW(1, 8, 16), SR_RAW(2, 24, 2), SR_RAW(4, 28, 4),
+	SR_RAW(5, 32, 16), SR_RAW(6, 48, 64),
+	D8(0), D8(1), D8(2), D8(3), D8(4), D8(5), D8(6), D8(7),
+	D8(8), D8(9), D8(10), D8(11), D8(12), D8(13), D8(14), D8(15),
+	D16(0), D16(1), D16(2), D16(3), D16(4), D16(5), D16(6), D16(7),
+	D32(0), D32(1), D32(2), D32(3), D64(0), D64(1),
+};
+#undef D8
+#undef D16
+#undef D32
+#undef D64
+#undef SR_RAW
+
+static int sr_find(struct sa *sa, const uint8_t *rec)
+{
+	unsigned i;
+
+	for (i = 0; i < sa->services->len; i++)
+		if (!memcmp(g_ptr_array_index(sa->services, i), rec, SR_KEY_LEN))
+			return (int)i;
+	return -1;
+}
+
+void sa_service(struct sa *sa, const struct sa_req *req, struct sa_answer *a)
+{
+	uint8_t *out;
+	unsigned i;
+	int at;
+
+	a->recsz = SR_SIZE;
+	if (req->method == UMAD_METHOD_SET) {
+		if ((req->comp & 7) != 7) {	/* ServiceID, ServiceGID, ServiceP_Key */
+			a->status = UMAD_SA_STATUS_INSUF_COMPS;
+			return;
+		}
+		at = sr_find(sa, req->rec);
+		if (at >= 0)
+			memcpy(g_ptr_array_index(sa->services, at), req->rec, SR_SIZE);
+		else if (sa->services->len >= SR_MAX) {
+			g_warning("SA: %u ServiceRecords kept already: NO_RESOURCES", SR_MAX);
+			a->status = UMAD_SA_STATUS_NO_RESOURCES;
+			return;
+		} else
+			g_ptr_array_add(sa->services, g_memdup2(req->rec, SR_SIZE));
+		if ((out = sa_add(a)))
+			memcpy(out, req->rec, SR_SIZE);
+		return;
+	}
+	for (i = 0; i < sa->services->len && !a->status;) {
+		uint8_t *r = g_ptr_array_index(sa->services, i);
+
+		if (!sa_comp_match(sr_comps, G_N_ELEMENTS(sr_comps), req->comp, req->rec, r)) {
+			i++;
+			continue;
+		}
+		if ((out = sa_add(a)))
+			memcpy(out, r, SR_SIZE);
+		if (req->method == UMAD_SA_METHOD_DELETE)
+			g_ptr_array_remove_index(sa->services, i);
+		else
+			i++;
+	}
+	if (req->method == UMAD_SA_METHOD_DELETE && !a->n)
+		a->status = UMAD_SA_STATUS_REQ_INVALID;
+}
+
+/* SubnAdmSet(InformInfo): the sending port subscribes (Subscribe 1) or
+ * takes back what it subscribed with the same InformInfo (0). */
+void sa_inform_info(struct sa *sa, const struct sa_req *req, struct sa_answer *a)
+{
+	uint8_t gid[16], *out;
+	unsigned i;
+
+	a->recsz = II_SIZE;
+	if (!req->from) {
+		a->status = UMAD_SA_STATUS_REQ_INVALID;
+		return;
+	}
+	port_gid(req->from, 0, gid);
+	for (i = 0; i < sa->informs->len; i++) {
+		uint8_t *r = g_ptr_array_index(sa->informs, i);
+
+		/* The same subscriber and InformInfo but for Subscribe. */
+		if (!memcmp(r, gid, 16) && !memcmp(r + IIR_INFO_OFF, req->rec, II_SUBSCRIBE_OFF) &&
+		    !memcmp(r + IIR_INFO_OFF + II_SUBSCRIBE_OFF + 1, req->rec + II_SUBSCRIBE_OFF + 1,
+			    II_SIZE - II_SUBSCRIBE_OFF - 1))
+			break;
+	}
+	if (req->rec[II_SUBSCRIBE_OFF] & 1) {
+		if (i == sa->informs->len) {
+			uint8_t *r;
+
+			if (sa->informs->len >= II_MAX) {
+				g_warning("SA: %u subscriptions kept already: NO_RESOURCES", II_MAX);
+				a->status = UMAD_SA_STATUS_NO_RESOURCES;
+				return;
+			}
+			r = g_malloc0(IIR_SIZE);
+			memcpy(r, gid, 16);
+			put_be16(r, IIR_ENUM_OFF, sa->next_enum++);
+			memcpy(r + IIR_INFO_OFF, req->rec, II_SIZE);
+			g_ptr_array_add(sa->informs, r);
+		}
+	} else if (i < sa->informs->len) {
+		g_ptr_array_remove_index(sa->informs, i);
+	} else {
+		a->status = UMAD_SA_STATUS_REQ_INVALID;	/* nothing to take back */
+		return;
+	}
+	if ((out = sa_add(a)))
+		memcpy(out, req->rec, II_SIZE);
+}
+
+static const struct sa_comp iir_comps[] = {
+	{ 0, IB_NO_FIELD, 0, 16, false },
+	{ 1, IB_NO_FIELD, IIR_ENUM_OFF, 2, false },
+};
+
+void sa_inform_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a)
+{
+	uint8_t *out;
+	unsigned i;
+
+	a->recsz = IIR_SIZE;
+	for (i = 0; i < sa->informs->len && !a->status; i++) {
+		uint8_t *r = g_ptr_array_index(sa->informs, i);
+
+		if (sa_comp_match(iir_comps, G_N_ELEMENTS(iir_comps), req->comp, req->rec, r) &&
+		    (out = sa_add(a)))
+			memcpy(out, r, IIR_SIZE);
+	}
+}
