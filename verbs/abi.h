@@ -135,8 +135,10 @@ struct verbs_context_ops {
 	void (*free_context)(struct ibv_context *context);
 	int (*free_dm)(struct ibv_dm *dm);
 	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
-	verbs_op import_dm, import_mr, import_pd, modify_cq,
-		modify_flow_action_esp;
+	verbs_op import_dm;
+	struct ibv_mr *(*import_mr)(struct ibv_pd *pd, uint32_t mr_handle);
+	struct ibv_pd *(*import_pd)(struct ibv_context *context, uint32_t pd_handle);
+	verbs_op modify_cq, modify_flow_action_esp;
 	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 	verbs_op modify_qp_rate_limit;
 	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
@@ -170,7 +172,9 @@ struct verbs_context_ops {
 	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr,
 			size_t length, int access);
 	int (*resize_cq)(struct ibv_cq *cq, int cqe);
-	verbs_op set_ece, unimport_dm, unimport_mr, unimport_pd;
+	verbs_op set_ece, unimport_dm;
+	void (*unimport_mr)(struct ibv_mr *mr);
+	void (*unimport_pd)(struct ibv_pd *pd);
 };
 
 /* libibverbs' struct verbs_mr: what ibv_dereg_mr reads beside ibv_mr. */

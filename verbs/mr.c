@@ -57,7 +57,7 @@ struct ibv_mr *ibemu_reg_region(struct ibv_pd *pd, void *addr, size_t length,
 	pthread_mutex_lock(&ctx->lock);
 	/* Keys: an index in the high 24 bits and a tag in the low 8, as
 	 * HCAs make them; never 0. */
-	key = (++ctx->next_key << 8) | 0x2a;
+	key = ibemu_new_key(ctx) | 0x2a;
 	mr->vmr.ibv_mr.lkey = mr->vmr.ibv_mr.rkey = key;
 	mr->vmr.ibv_mr.handle = key;
 	mr->vmr.mr_type = IBEMU_MR_TYPE_MR;
@@ -148,6 +148,12 @@ int ibemu_dereg_mr(struct verbs_mr *vmr)
 	struct ibemu_mr *mr = (struct ibemu_mr *)vmr, **pp;
 	struct ibemu_context *ctx = to_ctx(vmr->ibv_mr.context);
 
+	/* An imported region's is its owner's to end (docs/verbs.md
+	 * "Importing objects"): this lets go of it. */
+	if (mr->imported) {
+		ibemu_unimport_mr(&vmr->ibv_mr);
+		return 0;
+	}
 	pthread_mutex_lock(&ctx->lock);
 	for (pp = &ctx->mrs; *pp && *pp != mr; pp = &(*pp)->next)
 		;
@@ -163,27 +169,103 @@ int ibemu_dereg_mr(struct verbs_mr *vmr)
 	return 0;
 }
 
-bool ibemu_mr_check(struct ibemu_context *ctx, struct ibv_pd *pd, uint32_t key, bool remote,
+uint32_t ibemu_new_key(struct ibemu_context *ctx)
+{
+	/* From the context whose objects it shares (import.c): a key is
+	 * one region's in both. */
+	return __atomic_add_fetch(&ibemu_root(ctx)->next_key, 1, __ATOMIC_RELAXED) << 8;
+}
+
+/* The region of @list with @key: 1 and *@host if the access is allowed,
+ * 0 if not, -1 if no region there has the key. */
+static int check_in(struct ibemu_mr *list, struct ibv_pd *pd, uint32_t key, bool remote,
 		    uint64_t va, uint64_t len, int access, char **host)
 {
 	struct ibemu_mr *mr;
 
-	for (mr = ctx->mrs; mr; mr = mr->next) {
+	for (mr = list; mr; mr = mr->next) {
 		struct ibv_mr *m = &mr->vmr.ibv_mr;
 
 		if ((remote ? m->rkey : m->lkey) != key)
 			continue;
 		if (ibemu_pd_prot(m->pd) != ibemu_pd_prot(pd) ||
 		    (mr->vmr.access & access) != access)
-			return false;
+			return 0;
 		if (va < mr->iova || len > m->length || va - mr->iova > m->length - len)
-			return false;
+			return 0;
 		*host = (char *)mr->host + (va - mr->iova);
 		/* On demand: a page not mapped now fails the access, as the
 		 * HCA's page fault would (pin.c). */
 		return !(mr->vmr.access & IBV_ACCESS_ON_DEMAND) || ibemu_dma_range_mapped(*host, len);
 	}
-	return false;
+	return -1;
+}
+
+bool ibemu_mr_check(struct ibemu_context *ctx, struct ibv_pd *pd, uint32_t key, bool remote,
+		    uint64_t va, uint64_t len, int access, char **host)
+{
+	struct ibemu_context *root = ibemu_root(ctx);
+	int r = check_in(ctx->mrs, pd, key, remote, va, len, access, host);
+
+	/* An imported context sees its root's regions too (import.c). */
+	if (r < 0 && root != ctx) {
+		pthread_mutex_lock(&root->lock);
+		r = check_in(root->mrs, pd, key, remote, va, len, access, host);
+		pthread_mutex_unlock(&root->lock);
+	}
+	return r > 0;
+}
+
+/*
+ * ibv_import_mr: the region @handle of the context whose objects @pd's
+ * shares, or of its own, as a region on @pd: its keys and length (the
+ * kernel's query gives no address). The region itself stays the
+ * other's: a key this context does not have is looked for there
+ * (ibemu_mr_check), and its deregistration ends it for both. EINVAL: no
+ * such region, or another PD's.
+ */
+struct ibv_mr *ibemu_import_mr(struct ibv_pd *pd, uint32_t handle)
+{
+	struct ibemu_context *ctx = to_ctx(pd->context), *root;
+	struct ibemu_mr *mr, *found;
+
+	if (!(mr = calloc(1, sizeof(*mr)))) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	root = ibemu_root_lock(ctx);
+	for (found = root->mrs; found && found->vmr.ibv_mr.handle != handle; found = found->next)
+		;
+	if (found && ibemu_pd_prot(found->vmr.ibv_mr.pd) == ibemu_pd_prot(pd)) {
+		mr->vmr.ibv_mr.lkey = found->vmr.ibv_mr.lkey;
+		mr->vmr.ibv_mr.rkey = found->vmr.ibv_mr.rkey;
+		mr->vmr.ibv_mr.length = found->vmr.ibv_mr.length;
+		mr->vmr.access = found->vmr.access;
+	} else
+		found = NULL;
+	ibemu_root_unlock(ctx, root);
+	if (!found) {
+		free(mr);
+		errno = EINVAL;
+		return NULL;
+	}
+	mr->imported = true;
+	mr->vmr.mr_type = IBEMU_MR_TYPE_MR;
+	mr->vmr.ibv_mr.context = pd->context;
+	mr->vmr.ibv_mr.pd = pd;
+	mr->vmr.ibv_mr.handle = handle;
+	ibemu_pd_hold(pd, 1);
+	return &mr->vmr.ibv_mr;
+}
+
+void ibemu_unimport_mr(struct ibv_mr *ibmr)
+{
+	struct ibemu_mr *mr = (struct ibemu_mr *)ibmr;
+
+	if (!mr->imported)
+		return;		/* not an imported one: the program's error */
+	ibemu_pd_hold(ibmr->pd, -1);
+	free(mr);
 }
 
 int ibemu_sge_check(struct ibemu_context *ctx, struct ibv_pd *pd, const struct ibv_sge *sg,

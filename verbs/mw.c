@@ -65,7 +65,7 @@ struct ibv_mw *ibemu_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 	}
 	ctx->n_mw++;
 	/* An index of the key space regions use (mr.c), a tag of 0. */
-	mw->mw.rkey = ++ctx->next_key << 8;
+	mw->mw.rkey = ibemu_new_key(ctx);
 	mw->mw.context = pd->context;
 	mw->mw.pd = pd;
 	mw->mw.handle = mw->mw.rkey;

@@ -22,7 +22,11 @@
 
 struct ibemu_pd {
 	struct ibv_pd pd;
-	struct ibemu_pd *prot;	/* itself; a parent domain's: its PD */
+	struct ibemu_pd *prot;	/* itself; a parent domain's or an imported
+				 * one's: the PD it stands for */
+	struct ibemu_pd *next;	/* the context's PDs (not parent domains) */
+	bool imported;		/* ibv_import_pd's (holds @prot as a user) */
+	bool unimported;	/* and let go of while objects were on it */
 	unsigned parents;	/* parent domains on this PD (context lock) */
 	unsigned users;		/* objects on it: regions, windows, AHs and
 				 * the queues of QPs, SRQs, CQs (atomic) */
@@ -53,10 +57,24 @@ struct ibv_pd *ibemu_alloc_pd(struct ibv_context *context)
 	}
 	pd->prot = pd;
 	pd->pd.context = context;
-	pthread_mutex_lock(&context->mutex);
-	pd->pd.handle = ++to_ctx(context)->next_pd_handle;
-	pthread_mutex_unlock(&context->mutex);
+	pthread_mutex_lock(&to_ctx(context)->lock);
+	/* Handles from the context whose objects it shares (import.c). */
+	pd->pd.handle = __atomic_add_fetch(&ibemu_root(to_ctx(context))->next_pd_handle, 1,
+					   __ATOMIC_RELAXED);
+	pd->next = to_ctx(context)->pds;
+	to_ctx(context)->pds = pd;
+	pthread_mutex_unlock(&to_ctx(context)->lock);
 	return &pd->pd;
+}
+
+static void unlink_pd(struct ibemu_context *ctx, struct ibemu_pd *pd)
+{
+	struct ibemu_pd **pp;
+
+	for (pp = &ctx->pds; *pp && *pp != pd; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = pd->next;
 }
 
 int ibemu_dealloc_pd(struct ibv_pd *ibpd)
@@ -71,20 +89,81 @@ int ibemu_dealloc_pd(struct ibv_pd *ibpd)
 		pthread_mutex_unlock(&ctx->lock);
 		return EBUSY;
 	}
-	if (pd->prot != pd) {
+	if (pd->imported)
+		ibemu_pd_hold(&pd->prot->pd, -1);
+	else if (pd->prot != pd) {
 		pd->prot->parents--;
 		if (pd->td)
 			pd->td->users--;
-	}
+	} else
+		unlink_pd(ctx, pd);
 	pthread_mutex_unlock(&ctx->lock);
 	free(pd);
 	return 0;
 }
 
-void ibemu_pd_hold(struct ibv_pd *pd, int delta)
+/*
+ * ibv_import_pd: the PD @handle of the context whose objects @context
+ * shares (import.c), or its own; one that stands for it, as a parent
+ * domain for its PD (ibemu_pd_prot). It holds that PD as a user would
+ * (its dealloc is EBUSY meanwhile). EINVAL: no such PD.
+ */
+struct ibv_pd *ibemu_import_pd(struct ibv_context *context, uint32_t handle)
 {
-	if (pd)
-		__atomic_add_fetch(&to_pd(pd)->users, (unsigned)delta, __ATOMIC_RELEASE);
+	struct ibemu_context *ctx = to_ctx(context), *root;
+	struct ibemu_pd *pd, *found = NULL;
+
+	if (!(pd = calloc(1, sizeof(*pd)))) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	root = ibemu_root_lock(ctx);
+	for (found = root->pds; found && found->pd.handle != handle; found = found->next)
+		;
+	if (found)
+		ibemu_pd_hold(&found->pd, 1);
+	ibemu_root_unlock(ctx, root);
+	if (!found) {
+		free(pd);
+		errno = EINVAL;
+		return NULL;
+	}
+	pd->prot = found;
+	pd->imported = true;
+	pd->pd.context = context;
+	pd->pd.handle = handle;
+	return &pd->pd;
+}
+
+void ibemu_unimport_pd(struct ibv_pd *ibpd)
+{
+	struct ibemu_pd *pd = to_pd(ibpd);
+
+	if (!pd->imported)
+		return;		/* not an imported one: the program's error */
+	/* The import's hold on the PD it stands for goes; the PD itself
+	 * with the last object on it (ibemu_pd_hold). */
+	__atomic_sub_fetch(&pd->prot->users, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&pd->unimported, true, __ATOMIC_RELEASE);
+	if (!__atomic_load_n(&pd->users, __ATOMIC_ACQUIRE))
+		free(pd);
+}
+
+void ibemu_pd_hold(struct ibv_pd *ibpd, int delta)
+{
+	struct ibemu_pd *pd = to_pd(ibpd);
+	unsigned left;
+
+	if (!pd)
+		return;
+	/* An object on an imported PD is on the PD it stands for too, as
+	 * the kernel's one object is (its dealloc is EBUSY meanwhile). */
+	if (pd->imported)
+		__atomic_add_fetch(&pd->prot->users, (unsigned)delta, __ATOMIC_RELEASE);
+	left = __atomic_add_fetch(&pd->users, (unsigned)delta, __ATOMIC_ACQ_REL);
+	/* The last object on one the program let go of (ibemu_unimport_pd). */
+	if (pd->imported && !left && __atomic_load_n(&pd->unimported, __ATOMIC_ACQUIRE))
+		free(pd);
 }
 
 struct ibv_pd *ibemu_pd_prot(struct ibv_pd *pd)

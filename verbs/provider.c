@@ -78,6 +78,7 @@ static void ibemu_free_context(struct ibv_context *ibctx)
 {
 	struct ibemu_context *ctx = to_ctx(ibctx);
 
+	ibemu_import_unregister(ctx);
 	ibemu_threads_stop(ctx);
 	ibemu_fast_close(ctx);
 	ibemu_chans_free(ctx);
@@ -114,6 +115,8 @@ static const struct verbs_context_ops ibemu_ops = {
 	.free_context = ibemu_free_context,
 	.free_dm = ibemu_free_dm,
 	.get_srq_num = ibemu_get_srq_num,
+	.import_mr = ibemu_import_mr,
+	.import_pd = ibemu_import_pd,
 	.modify_qp = ibemu_modify_qp,
 	.modify_srq = ibemu_modify_srq,
 	.open_xrcd = ibemu_open_xrcd,
@@ -131,15 +134,22 @@ static const struct verbs_context_ops ibemu_ops = {
 	.req_notify_cq = ibemu_req_notify_cq,
 	.rereg_mr = ibemu_rereg_mr,
 	.resize_cq = ibemu_resize_cq,
+	.unimport_mr = ibemu_unimport_mr,
+	.unimport_pd = ibemu_unimport_pd,
 };
 
 static struct verbs_context *ibemu_alloc_context(struct ibv_device *ibdev, int cmd_fd,
 						 void *private_data)
 {
+	(void)private_data;
+	return ibemu_context_new(ibdev, cmd_fd);
+}
+
+struct verbs_context *ibemu_context_new(struct ibv_device *ibdev, int cmd_fd)
+{
 	struct ibemu_context *ctx;
 	int fd;
 
-	(void)private_data;
 	/* vctx is the first member: its offset, as the pointer, is 0. */
 	ctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*ctx), NULL, 0);
 	if (!ctx)
@@ -170,6 +180,7 @@ static struct verbs_context *ibemu_alloc_context(struct ibv_device *ibdev, int c
 	if (errno)
 		goto fail_errno;
 	verbs_set_ops(&ctx->vctx, &ibemu_ops);
+	ibemu_import_register(ctx);
 	return &ctx->vctx;
 
 fail:
@@ -210,6 +221,7 @@ static const struct verbs_device_ops ibemu_device_ops = {
 	.match_max_abi_version = IBEMU_DRIVER_ABI,
 	.match_table = ibemu_match,
 	.alloc_context = ibemu_alloc_context,
+	.import_context = ibemu_import_context,
 	.alloc_device = ibemu_alloc_device,
 	.uninit_device = ibemu_uninit_device,
 };
@@ -250,4 +262,5 @@ static __attribute__((constructor)) void ibemu_register(void)
 	}
 	verbs_register_driver_34(&ibemu_device_ops);
 	ibemu_rdmacm_hook();
+	ibemu_import_hook();
 }

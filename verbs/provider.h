@@ -44,11 +44,21 @@ struct ibemu_device {
 
 struct ibemu_qp;
 struct ibemu_mr;
+struct ibemu_pd;
 struct ibemu_chan;
 
 struct ibemu_context {
 	struct verbs_context vctx;	/* first: see alloc_context */
 	uint32_t next_pd_handle;
+	struct ibemu_pd *pds;		/* list, under lock (pd.c) */
+	/* An imported context (import.c): the context whose PDs and
+	 * regions it sees, or NULL; under lock, and cleared under it when
+	 * that one goes. The process's contexts (reg_next) and what its
+	 * command file is (fstat's) and says it is (the device's number). */
+	struct ibemu_context *share;
+	struct ibemu_context *reg_next;
+	dev_t cmd_dev, cdev;
+	ino_t cmd_ino;
 	pthread_mutex_t lock;		/* the data path's state below */
 	struct ibemu_qp *qps;		/* list */
 	struct ibemu_mr *mrs;		/* list */
@@ -213,7 +223,10 @@ struct ibemu_mr {
 	uint64_t iova;		/* what keys' addresses count from */
 	uint64_t pinned;	/* pages it counts against RLIMIT_MEMLOCK */
 	struct ibemu_dm *dm;	/* device memory it is on (dm.c), or NULL */
+	bool imported;		/* ibv_import_mr's: keys only, in no list */
 };
+/* A new key's index (the high 24 bits; the low 8 are the caller's). */
+uint32_t ibemu_new_key(struct ibemu_context *ctx);
 
 /* pin.c: the kernel's checks of a region to pin (ib_umem_get): 0 and the
  * pages it counts in *@pages; EFAULT for a page not mapped (or not
@@ -611,6 +624,26 @@ int ibemu_threads_start(struct ibemu_context *ctx);
 void ibemu_threads_stop(struct ibemu_context *ctx);
 /* The daemon's QP numbers (VERBS_IOC_QP_*). */
 int ibemu_ioc(struct ibemu_context *ctx, unsigned long cmd, void *arg);
+
+/* import.c (docs/verbs.md "Importing objects"): the process's contexts
+ * as libibverbs' fstat and async-fd ioctl see them, import_context, and
+ * the context whose objects @ctx uses, itself or the one it imported
+ * (with its lock held). */
+void ibemu_import_hook(void);
+void ibemu_import_register(struct ibemu_context *ctx);
+void ibemu_import_unregister(struct ibemu_context *ctx);
+struct verbs_context *ibemu_import_context(struct ibv_device *ibdev, int cmd_fd);
+struct ibemu_context *ibemu_root(struct ibemu_context *ctx);
+/* Both locks, @ctx's then its root's (a root takes no other's): the root. */
+struct ibemu_context *ibemu_root_lock(struct ibemu_context *ctx);
+void ibemu_root_unlock(struct ibemu_context *ctx, struct ibemu_context *root);
+/* provider.c: a context of @ibdev on @cmd_fd (alloc_context's). */
+struct verbs_context *ibemu_context_new(struct ibv_device *ibdev, int cmd_fd);
+/* pd.c, mr.c: what ibv_import_pd and _mr give, and take back. */
+struct ibv_pd *ibemu_import_pd(struct ibv_context *context, uint32_t pd_handle);
+void ibemu_unimport_pd(struct ibv_pd *pd);
+struct ibv_mr *ibemu_import_mr(struct ibv_pd *pd, uint32_t mr_handle);
+void ibemu_unimport_mr(struct ibv_mr *mr);
 
 /* interpose_rdmacm.c: put librdmacm's device calls onto the daemon's rdma_cm file
  * (namespace mode), if both are there. */

@@ -192,6 +192,23 @@ for l in "					MEM_WINDOW" "					MEM_WINDOW_TYPE_2B" "	max_mw:				4096" \
 	expect_line "$l" "memory windows: $l"
 done
 
+# Importing (verbs/import.c, issue #49): a context on a duplicate of
+# another's command fd, its PD and region by handle, RDMA into and out of
+# the imported region from a QP of the imported context; what import
+# refuses; the PD busy while a QP is on it through its import.
+ibemu_run --configured -a host1 -- "$TOOLS/verbs_import" ibemu0
+expect_rc 0 "the import run"
+for l in "import device: ok" "import pd: handle same" "import mr: keys same" \
+	"import pd of no handle: Invalid argument" "import mr of no handle: Invalid argument" \
+	"rdma write to the imported region: success, there" \
+	"send from the imported region: success, received success, the data" \
+	"dealloc pd in use through its import: Device or resource busy" "close imported: ok" \
+	"dereg mr: ok" "dealloc pd: ok" "import of /dev/null: No such device" \
+	"import of a file: Invalid argument" \
+	"import of the device node: Operation not supported"; do
+	expect_line "$l" "import: $l"
+done
+
 # fork(): with ibv_fork_init a region registered after it is not in the
 # child (libibverbs' MADV_DONTFORK: a touch is SIGSEGV); with or without,
 # a child that exits takes nothing from the parent (whose RDMA WRITE
