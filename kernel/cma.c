@@ -345,6 +345,10 @@ int cma_listen(struct cma_id *id, unsigned backlog)
 	for (l = id->u->listeners; l; l = l->next) {
 		struct cma_id *o = l->data;
 
+		/* cma_check_port(): two AFONLY ids of two families do not
+		 * meet (tgt's iSER portals on 0.0.0.0 and [::]). */
+		if (o->afonly && id->afonly && o->src.ss_family != id->src.ss_family)
+			continue;
 		if (o->ps == id->ps && sa_port(&o->src) == sa_port(&id->src) &&
 		    (!o->port || !id->port || o->port == id->port))
 			return -EADDRINUSE;
@@ -355,15 +359,27 @@ int cma_listen(struct cma_id *id, unsigned backlog)
 	return 0;
 }
 
-static struct cma_id *find_listener(struct ucma *u, struct port *port, uint16_t ps,
-				    uint16_t tcp)
+/* Does listener @o take a request of IP version @ipver (its CMA
+ * header's; cma_match_private_data): an any-address listener without
+ * AFONLY takes both, another only its own family's. */
+static bool takes_family(const struct cma_id *o, unsigned ipver)
 {
+	if (sa_is_any(&o->src) && !o->afonly)
+		return true;
+	return (o->src.ss_family == AF_INET6 ? 6 : 4) == ipver;
+}
+
+static struct cma_id *find_listener(struct ucma *u, struct port *port, uint16_t ps,
+				    uint16_t tcp, const uint8_t *priv)
+{
+	unsigned ipver = priv[offsetof(struct cma_hdr, ip_version)] >> 4;
 	GList *l;
 
 	for (l = u->listeners; l; l = l->next) {
 		struct cma_id *o = l->data;
 
-		if (o->ps == ps && sa_port(&o->src) == tcp && (!o->port || o->port == port))
+		if (o->ps == ps && sa_port(&o->src) == tcp && (!o->port || o->port == port) &&
+		    takes_family(o, ipver))
 			return o;
 	}
 	return NULL;
@@ -421,7 +437,7 @@ static void take_req(struct ucma *u, struct port *port, const struct mad_pkt *pk
 
 	if (dup_req(u, m))
 		return;
-	l = find_listener(u, port, (uint16_t)(sid >> 16), (uint16_t)sid);
+	l = find_listener(u, port, (uint16_t)(sid >> 16), (uint16_t)sid, m + CM_REQ_PRIVATE);
 	if (!l || (sid >> 32)) {
 		g_debug("rdma_cm: REQ for service 0x%016" G_GINT64_MODIFIER "x at %s/%u: no listener",
 			sid, port->node->id, port->num);
@@ -485,7 +501,8 @@ static void take_sidr_req(struct ucma *u, struct port *port, const struct mad_pk
 	const uint8_t *m = pkt->mad;
 	uint64_t sid = cm_get(m, CM_SIDR_REQ_SERVICE_ID);
 	struct rdma_ucm_event_resp ev = { 0 };
-	struct cma_id *l = find_listener(u, port, (uint16_t)(sid >> 16), (uint16_t)sid), *c;
+	struct cma_id *l = find_listener(u, port, (uint16_t)(sid >> 16), (uint16_t)sid,
+					 m + CM_SIDR_REQ_PRIVATE), *c;
 
 	if (!l || l->pending >= l->backlog || !(c = l->handler->new_conn_id(l)))
 		return;	/* the requester times out (SIDR has no REJ) */
@@ -612,6 +629,16 @@ static void timewait_over(struct timer *t, void *ctx)
 	cma_event(id, UCMA_EV_TIMEWAIT_EXIT, 0, NULL);
 }
 
+/* ib_cm's timewait (cm_enter_timewait): the path's av.timeout, its
+ * packet lifetime + 1, in ms as cm_convert_to_ms() has it (2.1 s for
+ * opensm's 18). */
+static uint64_t timewait_us(const struct cma_id *id)
+{
+	unsigned t = id->path.packet_life + 1u;
+
+	return (1ull << (t > 8 ? t - 8 : 0)) * 1000;
+}
+
 /* The connection is over: DISCONNECTED now, TIMEWAIT_EXIT once the
  * packets it may still have in flight are gone (ib_cm's timewait). */
 static void disconnected(struct cma_id *id)
@@ -621,7 +648,7 @@ static void disconnected(struct cma_id *id)
 	id->state = CMA_DISCONNECTED;
 	cma_event(id, UCMA_EV_DISCONNECTED, 0, NULL);
 	timer_init(&id->timewait, timewait_over, id);
-	timerq_arm(cma_tq(id->u), &id->timewait, cm_timeout_us(id));
+	timerq_arm(cma_tq(id->u), &id->timewait, timewait_us(id));
 }
 
 int cma_disconnect(struct cma_id *id)

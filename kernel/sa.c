@@ -227,11 +227,11 @@ static void answer(struct sa *sa, struct port *port, const struct mad_pkt *pkt)
 	memset(resp + 24, 0, 12);	/* the RMPP header: rmpp_message writes it */
 	memset(resp + SA_SMKEY_OFF, 0, 8);
 	put_be16(resp, SA_ATTR_OFFSET_OFF, (uint16_t)(stride / 8));
-	if (table)
+	if (table && a.n)
 		memcpy(resp + SA_HDR_LEN, a.recs->data, (size_t)a.n * stride);
-	else if (!status && a.n)
+	else if (!table && !status && a.n)
 		memcpy(resp + SA_HDR_LEN, a.recs->data, MIN(a.recs->len, (guint)SA_REC_MAX));
-	else if (status)
+	else if (!table && status)
 		memcpy(resp + SA_HDR_LEN, req.rec, SA_REC_MAX);	/* opensm echoes the query */
 	if (log_tracing())
 		g_debug("SA: method 0x%02x attr 0x%04x comp 0x%" G_GINT64_MODIFIER "x from LID %u"
