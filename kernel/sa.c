@@ -27,6 +27,8 @@
 #define SA_ATTR_OFFSET_OFF	44
 #define SA_COMP_OFF		48
 #define QP1_QKEY		0x80010000u
+/* The SM_Key that makes a request trusted: opensm's default sa_key. */
+#define SA_KEY			1
 /* ClassPortInfo's RespTimeValue: opensm's default, 4.096 us x 2^18. */
 #define SA_RESP_TIME		18
 
@@ -36,6 +38,7 @@ enum {
 	M_GET_TABLE = 1 << 1,
 	M_SET = 1 << 2,
 	M_DELETE = 1 << 3,
+	M_GET_MULTI = 1 << 4,
 };
 
 typedef void (*sa_fn)(struct sa *sa, const struct sa_req *req, struct sa_answer *a);
@@ -54,9 +57,11 @@ static const struct sa_attr {
 	{ UMAD_SA_ATTR_LINK_REC, M_GET | M_GET_TABLE, sa_link_records },
 	{ UMAD_SA_ATTR_GUID_INFO_REC, M_GET | M_GET_TABLE, sa_guidinfo_records },
 	{ UMAD_SA_ATTR_PKEY_TABLE_REC, M_GET | M_GET_TABLE, sa_pkey_records },
+	{ UMAD_SA_ATTR_SM_INFO_REC, M_GET | M_GET_TABLE, sa_sminfo_records },
 	{ UMAD_SA_ATTR_LINEAR_FT_REC, M_GET | M_GET_TABLE, sa_lft_records },
 	{ UMAD_SA_ATTR_MCAST_FT_REC, M_GET | M_GET_TABLE, sa_mft_records },
 	{ UMAD_SA_ATTR_PATH_REC, M_GET | M_GET_TABLE, sa_path_records },
+	{ UMAD_SA_ATTR_MULTI_PATH_REC, M_GET_MULTI, sa_multipath_records },
 	{ UMAD_SA_ATTR_MCMEMBER_REC, M_GET | M_GET_TABLE | M_SET | M_DELETE, sa_mcmember },
 	{ UMAD_SA_ATTR_SERVICE_REC, M_GET | M_GET_TABLE | M_SET | M_DELETE, sa_service },
 	{ UMAD_ATTR_INFORM_INFO, M_SET, sa_inform_info },
@@ -74,6 +79,8 @@ static unsigned method_bit(uint8_t method)
 		return M_SET;
 	case UMAD_SA_METHOD_DELETE:
 		return M_DELETE;
+	case UMAD_SA_METHOD_GET_MULTI:
+		return M_GET_MULTI;
 	default:
 		return 0;
 	}
@@ -175,6 +182,8 @@ static uint8_t resp_method(uint8_t method)
 		return UMAD_SA_METHOD_GET_TABLE_RESP;
 	case UMAD_SA_METHOD_DELETE:
 		return UMAD_SA_METHOD_DELETE_RESP;
+	case UMAD_SA_METHOD_GET_MULTI:
+		return UMAD_SA_METHOD_GET_MULTI_RESP;
 	default:
 		return UMAD_METHOD_GET_RESP;	/* Get and Set (IBA 13.4.5) */
 	}
@@ -186,17 +195,23 @@ static void answer(struct sa *sa, struct port *port, const struct mad_pkt *pkt)
 	const uint8_t *m = pkt->mad;
 	const struct sa_attr *at = NULL;
 	struct sa_answer a = { .recs = g_byte_array_new() };
-	struct sa_req req = { .method = mad_method(m), .slid = pkt->slid };
+	struct sa_req req = { .method = mad_method(m), .slid = pkt->slid, .sm = port };
 	uint16_t status = 0;
 	size_t i, stride, len;
 	bool table;
 	uint8_t *resp;
 
+	/* A wrong SM_Key (neither 0 nor the SA's) goes unanswered, as
+	 * opensm's SA drops it (IBA 15.4.1: not to be trusted, not told). */
+	if (get_be64(m, SA_SMKEY_OFF) && get_be64(m, SA_SMKEY_OFF) != SA_KEY) {
+		g_debug("SA: a request with a wrong SM_Key: dropped");
+		return;
+	}
 	for (i = 0; i < G_N_ELEMENTS(attrs); i++)
 		if (attrs[i].id == mad_attr_id(m))
 			at = &attrs[i];
 	req.comp = get_be64(m, SA_COMP_OFF);
-	req.trusted = get_be64(m, SA_SMKEY_OFF) != 0;
+	req.trusted = get_be64(m, SA_SMKEY_OFF) == SA_KEY;
 	memcpy(req.rec, m + SA_HDR_LEN, SA_REC_MAX);
 	req.from = sa_port_by_lid(sa->f, pkt->slid);
 	if (mad_class_version(m) != UMAD_SA_CLASS_VERSION)
@@ -213,7 +228,8 @@ static void answer(struct sa *sa, struct port *port, const struct mad_pkt *pkt)
 	if (status)
 		a.n = 0;
 	stride = (a.recsz + 7) & ~(size_t)7;
-	table = req.method == UMAD_SA_METHOD_GET_TABLE;
+	/* GetTableResp and GetMultiResp: every record, one RMPP transfer. */
+	table = req.method == UMAD_SA_METHOD_GET_TABLE || req.method == UMAD_SA_METHOD_GET_MULTI;
 	/* GetTableResp carries every record (none is a valid answer); the
 	 * others one, or none with an error. */
 	if (table)
@@ -264,7 +280,7 @@ struct sa *sa_new(struct host *h)
 	sa->h = h;
 	sa->f = host_fabric(h);
 	sa->groups = g_ptr_array_new();
-	sa->services = g_ptr_array_new_with_free_func(g_free);
+	sa->services = g_ptr_array_new_with_free_func(g_free);	/* struct sa_svc */
 	sa->informs = g_ptr_array_new_with_free_func(g_free);
 	host_register_client(h, &sa_client, sa);
 	return sa;

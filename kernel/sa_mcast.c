@@ -23,8 +23,12 @@
 #define JOIN_FULL	0x1
 /* A group the SA names itself (MGID 0 asked): opensm's signature, a01b. */
 #define MGID_SIGNATURE	0xa01b
-/* MTU 2048, the IPoIB broadcast group's under opensm, when none is asked. */
-#define MTU_2048	4
+#define SCOPE_LINK_LOCAL	0x2
+#define MCR_CREATE	(MCR_MGID | MCR_PORT_GID | MCR_JOIN_STATE | MCR_QKEY | MCR_TCLASS | \
+			 MCR_PKEY | MCR_FLOW_LABEL | MCR_SL)
+/* The MTUs IBA names: 256 (1) to 4096 (5). */
+#define MTU_MIN		1
+#define MTU_MAX		5
 
 struct sa_member {
 	struct port *port;
@@ -253,25 +257,63 @@ static void member_rec(const struct sa_group *g, const struct sa_member *m, uint
 	out[MCR_PROXY_OFF] = m->proxy ? 0x80 : 0;
 }
 
-/* A selector and value byte as the group takes it: what was asked, or
- * @dflt when nothing was. */
-static uint8_t pick(uint64_t comp, uint64_t sel_bit, uint64_t val_bit, uint8_t asked,
-		    uint8_t dflt, uint8_t max)
+/*
+ * The MTU and rate a new group gets for the joining port @p, as opensm's
+ * mgrp_request_is_realizable(): a value counts only with its selector;
+ * none, or "largest", is the port's; "greater than" a value the port
+ * cannot beat is not realizable (false), else the port's; "less than" is
+ * one step below it, or the port's if that is lower; "exactly" is the
+ * value. A result outside IBA's range is not realizable.
+ */
+static bool realizable(const struct sa_req *req, const struct port *p, uint8_t *mtu,
+		       uint8_t *rate)
 {
-	uint8_t v = asked & 0x3f;
+	uint8_t want, sel;
 
-	if (!(comp & val_bit))
-		return dflt;
-	switch (comp & sel_bit ? asked >> 6 : SA_SEL_EXACTLY) {
-	case SA_SEL_GREATER:
-		return (uint8_t)MIN(v + 1, max);
-	case SA_SEL_LESS:
-		return (uint8_t)(v > 1 ? v - 1 : 1);
-	case SA_SEL_EXACTLY:
-		return v;
-	default:
-		return dflt;
+	*mtu = p->neighbor_mtu;
+	sel = req->rec[MCR_MTU_OFF] >> 6;
+	want = req->rec[MCR_MTU_OFF] & 0x3f;
+	if ((req->comp & (MCR_MTU | MCR_MTU_SELECTOR)) == (MCR_MTU | MCR_MTU_SELECTOR) &&
+	    sel != SA_SEL_LARGEST) {
+		if (sel == SA_SEL_GREATER && want >= p->neighbor_mtu)
+			return false;
+		if (sel == SA_SEL_LESS)
+			*mtu = want > p->neighbor_mtu ? p->neighbor_mtu : (uint8_t)(want - 1);
+		else if (sel == SA_SEL_EXACTLY)
+			*mtu = want;
+		if (*mtu < MTU_MIN || *mtu > MTU_MAX)
+			return false;
 	}
+	*rate = sa_rate_code(p);
+	sel = req->rec[MCR_RATE_OFF] >> 6;
+	want = req->rec[MCR_RATE_OFF] & 0x3f;
+	if ((req->comp & (MCR_RATE | MCR_RATE_SELECTOR)) == (MCR_RATE | MCR_RATE_SELECTOR) &&
+	    sel != SA_SEL_LARGEST) {
+		if (sel == SA_SEL_GREATER && sa_rate_deci(want) >= sa_rate_deci(*rate))
+			return false;
+		if (sel == SA_SEL_LESS && sa_rate_deci(want) <= sa_rate_deci(*rate))
+			*rate = sa_rate_step(want, -1);
+		else if (sel == SA_SEL_EXACTLY)
+			*rate = want;
+		if (!sa_rate_deci(*rate))
+			return false;
+	}
+	return true;
+}
+
+/* Whether a group may be made with the MGID @g asked (IBA 4.1.1 and
+ * o15-0.2.x, as opensm's validate_requested_mgid): a multicast GID, and
+ * but for IPoIB's (signatures 401b, 601b) no flag in the three upper
+ * bits and no SA-style signature (a01b) in link-local scope. */
+static bool mgid_valid(const uint8_t *g)
+{
+	uint16_t sig = get_be16(g, 2);
+
+	if (g[0] != 0xff)
+		return false;
+	if (sig == 0x401b || sig == 0x601b)
+		return true;
+	return !(g[1] & 0xe0) && !(sig == MGID_SIGNATURE && (g[1] & 0x0f) == SCOPE_LINK_LOCAL);
 }
 
 static struct sa_group *create(struct sa *sa, const struct sa_req *req, struct port *p,
@@ -279,11 +321,16 @@ static struct sa_group *create(struct sa *sa, const struct sa_req *req, struct p
 {
 	struct sa_group *g;
 	uint8_t *r, mgid[16];
-	uint16_t mlid = free_mlid(sa), pkey = (uint16_t)mad_get_field((void *)req->rec, 0,
-								     IB_SA_MCM_PKEY_F);
-	uint8_t port_mtu = MIN(p->neighbor_mtu, (uint8_t)MTU_2048);
+	uint16_t mlid, pkey = (uint16_t)mad_get_field((void *)req->rec, 0, IB_SA_MCM_PKEY_F);
+	uint8_t mtu, rate;
 
-	if (!mlid) {
+	mad_get_array((void *)req->rec, 0, IB_SA_MCM_MGID_F, mgid);
+	if ((memcmp(mgid, (uint8_t[16]){ 0 }, 16) && !mgid_valid(mgid)) ||
+	    !realizable(req, p, &mtu, &rate)) {
+		a->status = UMAD_SA_STATUS_REQ_INVALID;	/* o15-0.1.8, o15-0.2.4 */
+		return NULL;
+	}
+	if (!(mlid = free_mlid(sa))) {
 		g_warning("SA: every one of the %u MLIDs is in use: NO_RESOURCES", mlid_cap(sa));
 		a->status = UMAD_SA_STATUS_NO_RESOURCES;
 		return NULL;
@@ -293,8 +340,7 @@ static struct sa_group *create(struct sa *sa, const struct sa_req *req, struct p
 	g->mlid = mlid;
 	r = g->rec;
 	memcpy(r, req->rec, MCR_SIZE);
-	mad_get_array((void *)req->rec, 0, IB_SA_MCM_MGID_F, mgid);
-	if (!(req->comp & MCR_MGID) || !memcmp(mgid, (uint8_t[16]){ 0 }, 16)) {
+	if (!memcmp(mgid, (uint8_t[16]){ 0 }, 16)) {
 		/* ff1<scope>:a01b:<P_Key>::<MLID>, unique while the group lives */
 		memset(mgid, 0, 16);
 		mgid[0] = 0xff;
@@ -306,15 +352,11 @@ static struct sa_group *create(struct sa *sa, const struct sa_req *req, struct p
 	mad_set_array(r, 0, IB_SA_MCM_MGID_F, mgid);
 	memset(r + 16, 0, 16);	/* PortGID: a member's */
 	mad_set_field(r, 0, IB_SA_MCM_MLID_F, mlid);
-	r[MCR_MTU_OFF] = (uint8_t)(SA_SEL_EXACTLY << 6 |
-				   pick(req->comp, MCR_MTU_SELECTOR, MCR_MTU, req->rec[MCR_MTU_OFF],
-					port_mtu, 5));
-	r[MCR_RATE_OFF] = (uint8_t)(SA_SEL_EXACTLY << 6 |
-				    pick(req->comp, MCR_RATE_SELECTOR, MCR_RATE,
-					 req->rec[MCR_RATE_OFF], sa_rate_code(p), 23));
-	r[MCR_LIFE_OFF] = (uint8_t)(SA_SEL_EXACTLY << 6 |
-				    pick(req->comp, MCR_LIFE_SELECTOR, MCR_LIFE,
-					 req->rec[MCR_LIFE_OFF], port_mgmt(p)->subnet_timeout, 63));
+	r[MCR_MTU_OFF] = (uint8_t)(SA_SEL_EXACTLY << 6 | mtu);
+	r[MCR_RATE_OFF] = (uint8_t)(SA_SEL_EXACTLY << 6 | rate);
+	if (!(req->comp & MCR_LIFE))
+		r[MCR_LIFE_OFF] = (uint8_t)(SA_SEL_EXACTLY << 6 |
+					    (port_mgmt(p)->subnet_timeout & 0x3f));
 	if (!(req->comp & MCR_TCLASS))
 		mad_set_field(r, 0, IB_SA_MCM_TCLASS_F, 0);
 	if (!(req->comp & MCR_SL))
@@ -330,6 +372,41 @@ static struct sa_group *create(struct sa *sa, const struct sa_req *req, struct p
 	g_debug("SA: group %04x:%04x:...:%04x MLID 0x%04x made", get_be16(mgid, 0),
 		get_be16(mgid, 2), get_be16(mgid, 14), mlid);
 	return g;
+}
+
+/* Does @have satisfy @want under the selector @sel (IBA 15.2.5.17)? */
+static bool sel_ok(unsigned sel, unsigned have, unsigned want)
+{
+	return sel == SA_SEL_GREATER ? have > want :
+	       sel == SA_SEL_LESS ? have < want :
+	       sel == SA_SEL_EXACTLY ? have == want : true;
+}
+
+/*
+ * May port @p join the existing group @g as @req asks (opensm's
+ * validate_other_comp_fields, validate_more_comp_fields,
+ * validate_port_caps and validate_modify)? The group's fields the
+ * request names must be the group's, its MTU and rate selectors met;
+ * the port must carry the group's MTU and rate; a member joined without
+ * ProxyJoin changes only by its own port's requests.
+ */
+static bool joinable(const struct sa_group *g, const struct sa_req *req, const struct port *p)
+{
+	const struct sa_member *m = member_of((struct sa_group *)g, req->rec + 16, NULL);
+	uint8_t mtu = g->rec[MCR_MTU_OFF] & 0x3f, rate = g->rec[MCR_RATE_OFF] & 0x3f;
+
+	if (!sa_comp_match(group_comps, G_N_ELEMENTS(group_comps), req->comp, req->rec, g->rec))
+		return false;
+	if ((req->comp & MCR_MTU_SELECTOR) &&
+	    !sel_ok(req->rec[MCR_MTU_OFF] >> 6, mtu, req->rec[MCR_MTU_OFF] & 0x3f))
+		return false;
+	if ((req->comp & MCR_RATE_SELECTOR) &&
+	    !sel_ok(req->rec[MCR_RATE_OFF] >> 6, sa_rate_deci(rate),
+		    sa_rate_deci(req->rec[MCR_RATE_OFF] & 0x3f)))
+		return false;
+	if (p->neighbor_mtu < mtu || sa_rate_deci(sa_rate_code(p)) < sa_rate_deci(rate))
+		return false;
+	return !m || m->proxy || !req->from || req->from == m->port;
 }
 
 /* SubnAdmSet(MCMemberRecord): join the port PortGID names. */
@@ -355,22 +432,20 @@ static void join(struct sa *sa, const struct sa_req *req, struct sa_answer *a)
 	mad_get_array((void *)req->rec, 0, IB_SA_MCM_MGID_F, mgid);
 	if ((req->comp & MCR_MGID) && memcmp(mgid, (uint8_t[16]){ 0 }, 16))
 		g = group_by_mgid(sa, mgid);
-	if (g && !sa_comp_match(group_comps + 1, 2, req->comp, req->rec, g->rec)) {
-		a->status = UMAD_SA_STATUS_REQ_INVALID;	/* another Q_Key or MLID */
-		return;
-	}
-	if (g && (req->comp & MCR_PKEY) &&
-	    ((mad_get_field(g->rec, 0, IB_SA_MCM_PKEY_F) ^
-	      mad_get_field((void *)req->rec, 0, IB_SA_MCM_PKEY_F)) & PKEY_BASE_MASK)) {
+	if (g && !joinable(g, req, p)) {
 		a->status = UMAD_SA_STATUS_REQ_INVALID;
 		return;
 	}
 	if (!g) {
-		/* Making a group takes a full member and its Q_Key and P_Key
-		 * (IBA 15.4.2, o15-0.1.x; opensm's REQUIRED_MC_CREATE_COMP_MASK
-		 * asks more, which the kernel's joins send). */
-		if (!(state & JOIN_FULL) || !(req->comp & MCR_QKEY) || !(req->comp & MCR_PKEY)) {
+		/* Making a group takes a full member and the fields opensm's
+		 * REQUIRED_MC_CREATE_COMP_MASK names (IBA o15-0.1.3): MGID
+		 * (0: the SA names it), Q_Key, TClass, P_Key, FlowLabel, SL. */
+		if ((req->comp & MCR_CREATE) != MCR_CREATE) {
 			a->status = UMAD_SA_STATUS_INSUF_COMPS;
+			return;
+		}
+		if (!(state & JOIN_FULL)) {
+			a->status = UMAD_SA_STATUS_REQ_INVALID;	/* o15-0.1.13 */
 			return;
 		}
 		if (!(g = create(sa, req, p, a)))
@@ -407,10 +482,20 @@ static void leave(struct sa *sa, const struct sa_req *req, struct sa_answer *a)
 		a->status = UMAD_SA_STATUS_REQ_INVALID;
 		return;
 	}
+	/* The bits to leave must be some of the member's, none other
+	 * (o15-0.1.14; opensm's validate_delete). */
+	if (!(req->comp & MCR_JOIN_STATE))
+		state = m->join_state;
+	if (!(state & m->join_state) || (state & ~m->join_state)) {
+		a->status = UMAD_SA_STATUS_REQ_INVALID;
+		return;
+	}
+	/* The answer: the member as it is after (opensm's
+	 * osm_mgrp_remove_port). */
+	m->join_state &= (uint8_t)~state;
 	a->recsz = MCR_SIZE;
 	if ((out = sa_add(a)))
 		member_rec(g, m, out);
-	m->join_state &= (uint8_t)~(req->comp & MCR_JOIN_STATE ? state : 0xf);
 	if (!m->join_state)
 		g_array_remove_index(g->members, at);
 	program(sa, g);

@@ -32,6 +32,19 @@ static const struct {
 	{ 6000, 23 },
 };
 
+uint8_t sa_rate_step(uint8_t code, int dir)
+{
+	unsigned i;
+
+	for (i = 0; i < G_N_ELEMENTS(rates); i++)
+		if (rates[i].code == code)
+			break;
+	if (i == G_N_ELEMENTS(rates) || (dir < 0 && i == 0) ||
+	    (dir > 0 && i + 1 == G_N_ELEMENTS(rates)))
+		return 0;
+	return rates[(int)i + dir].code;
+}
+
 uint8_t sa_rate_code(const struct port *p)
 {
 	unsigned d = port_rate_deci_gbps(p), i;
@@ -42,7 +55,7 @@ uint8_t sa_rate_code(const struct port *p)
 	return code;
 }
 
-static unsigned rate_deci(uint8_t code)
+unsigned sa_rate_deci(uint8_t code)
 {
 	unsigned i;
 
@@ -52,18 +65,74 @@ static unsigned rate_deci(uint8_t code)
 	return 0;
 }
 
+/* Can a packet leave by @p onto its cable (route.c's rule for data)? */
+static bool leaves(const struct port *p)
+{
+	const struct port *r = p->remote;
+
+	return r && !r->node->off && p->phys_state == PHYS_LINKUP && r->phys_state == PHYS_LINKUP &&
+	       p->state == PORT_ACTIVE && r->state >= PORT_ARMED;
+}
+
+/*
+ * The way from end port @s to end port @d where one is a switch's port 0
+ * (a data packet's, CA to CA, is fabric_data_path()'s): the switches'
+ * LFTs from @s (a switch starts at its own table), the ports left by in
+ * @out. False if it does not reach @d.
+ */
+static bool switch_walk(struct port *s, struct port *d, struct port **out, unsigned *n)
+{
+	struct node *at = s->node;
+	uint16_t dlid = port_mgmt(d)->lid;
+	struct port *p = node_is_switch(at) ? NULL : s;
+
+	*n = 0;
+	while (*n < PATH_MAX_HOPS) {
+		if (!p) {
+			unsigned o;
+
+			if (port_owns_lid(&at->ports[0], dlid))
+				return &at->ports[0] == d;
+			o = dlid < at->sw->lft_len ? at->sw->lft[dlid] : 0xff;
+			if (!o || o > at->nports)
+				return false;
+			p = &at->ports[o];
+		}
+		if (!leaves(p))
+			return false;
+		out[(*n)++] = p;
+		at = p->remote->node;
+		if (!node_is_switch(at))
+			return p->remote == d;
+		p = NULL;
+	}
+	return false;
+}
+
 bool sa_path(struct port *s, struct port *d, uint16_t pkey, struct ibv_path_record *pr)
 {
 	struct port *out[PATH_MAX_HOPS], *dest = NULL, *sm = port_mgmt(s);
 	unsigned n = 0, i;
 	uint8_t mtu = s->neighbor_mtu, rate = sa_rate_code(s), gid[16];
+	bool sw = node_is_switch(s->node) || node_is_switch(d->node);
 
-	if (s->state != PORT_ACTIVE || d->state != PORT_ACTIVE || !s->lid || !d->lid ||
-	    fabric_data_path(s, d->lid, pkey, out, PATH_MAX_HOPS, &n, &dest) || dest != d)
+	if (port_mgmt(s)->state != PORT_ACTIVE || port_mgmt(d)->state != PORT_ACTIVE ||
+	    !port_mgmt(s)->lid || !port_mgmt(d)->lid)
 		return false;
+	if (sw ? !switch_walk(s, d, out, &n) :
+		 fabric_data_path(s, d->lid, pkey, out, PATH_MAX_HOPS, &n, &dest) || dest != d)
+		return false;
+	/* A switch's own port 0 reaches itself over no cable. */
+	if (!n && node_is_switch(s->node)) {
+		mtu = s->mtu_cap;
+		rate = sa_rate_code(s);
+	} else if (n) {
+		mtu = out[0]->neighbor_mtu;
+		rate = sa_rate_code(out[0]);
+	}
 	for (i = 0; i < n; i++) {
 		mtu = MIN(mtu, out[i]->neighbor_mtu);
-		if (rate_deci(sa_rate_code(out[i])) < rate_deci(rate))
+		if (sa_rate_deci(sa_rate_code(out[i])) < sa_rate_deci(rate))
 			rate = sa_rate_code(out[i]);
 	}
 	memset(pr, 0, sizeof(*pr));
@@ -71,8 +140,8 @@ bool sa_path(struct port *s, struct port *d, uint16_t pkey, struct ibv_path_reco
 	memcpy(&pr->dgid, gid, 16);
 	port_gid(s, 0, gid);
 	memcpy(&pr->sgid, gid, 16);
-	pr->dlid = htobe16(d->lid);
-	pr->slid = htobe16(s->lid);
+	pr->dlid = htobe16(port_mgmt(d)->lid);
+	pr->slid = htobe16(port_mgmt(s)->lid);
 	pr->reversible_numpath = IBV_PATH_RECORD_REVERSIBLE;
 	pr->pkey = htobe16(pkey);
 	pr->mtu = (uint8_t)(SA_SEL_EXACTLY << 6 | mtu);
@@ -107,7 +176,7 @@ static bool selectors_match(uint64_t comp, const struct ibv_path_record *q,
 		      comp & PR_COMP_MTU_SELECTOR ? q->mtu >> 6 : SA_SEL_EXACTLY))
 		return false;
 	if ((comp & PR_COMP_RATE) &&
-	    !selected(rate_deci(r->rate & 0x3f), rate_deci(q->rate & 0x3f),
+	    !selected(sa_rate_deci(r->rate & 0x3f), sa_rate_deci(q->rate & 0x3f),
 		      comp & PR_COMP_RATE_SELECTOR ? q->rate >> 6 : SA_SEL_EXACTLY))
 		return false;
 	if ((comp & PR_COMP_LIFE) &&
@@ -130,8 +199,7 @@ static GPtrArray *ends(struct sa *sa, GPtrArray *all, uint64_t comp, uint64_t gi
 		p = sa_port_by_lid(sa->f, lid);
 	else
 		g_ptr_array_extend(some, all, NULL, NULL);
-	if (p && !node_is_switch(p->node) &&
-	    (!(comp & lid_bit) || port_owns_lid(p, lid)))
+	if (p && (!(comp & lid_bit) || port_owns_lid(port_mgmt(p), lid)))
 		g_ptr_array_add(some, p);
 	return some;
 }
@@ -151,13 +219,13 @@ void sa_path_records(struct sa *sa, const struct sa_req *req, struct sa_answer *
 		uint16_t pkey = req->comp & PR_COMP_PKEY ? be16toh(q.pkey) :
 			       s->pkeys[0] ? s->pkeys[0] : PKEY_DEFAULT;
 
-		if (node_is_switch(s->node) || port_pkey_find(s, pkey) < 0)
+		if (port_pkey_find(port_mgmt(s), pkey) < 0)
 			continue;
 		for (j = 0; j < dst->len && !a->status; j++) {
 			struct port *d = g_ptr_array_index(dst, j);
 			uint8_t *rec;
 
-			if (node_is_switch(d->node) || !sa_path(s, d, pkey, &r))
+			if (!sa_path(s, d, pkey, &r))
 				continue;
 			if ((req->comp & PR_COMP_SL) && (be16toh(q.qosclass_sl) & 0xf) != 0)
 				continue;
@@ -172,4 +240,59 @@ void sa_path_records(struct sa *sa, const struct sa_req *req, struct sa_answer *
 	g_ptr_array_free(src, TRUE);
 	g_ptr_array_free(dst, TRUE);
 	g_ptr_array_free(all, TRUE);
+}
+
+/*
+ * SubnAdmGetMulti(MultiPathRecord) (IBA 15.2.5.20): a PathRecord from
+ * each source GID to each destination GID of the request that a packet
+ * would reach, NumbPath of them at most when given. SGIDCount and
+ * DGIDCount are needed (else ERR_INSUFFICIENT_COMPONENTS, as opensm); the
+ * GIDs are read from the request's first MAD: as many as fit there (11).
+ */
+void sa_multipath_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a)
+{
+	unsigned ns = req->rec[MPR_SGID_COUNT_OFF], nd = req->rec[MPR_DGID_COUNT_OFF], i, j;
+	unsigned limit = req->comp & MPR_COMP_NUMB_PATH ? req->rec[MPR_NUMB_PATH_OFF] & 0x7f : ~0u;
+	struct ibv_path_record r;
+
+	a->recsz = sizeof(r);
+	if ((req->comp & (MPR_COMP_SGID_COUNT | MPR_COMP_DGID_COUNT)) !=
+	    (MPR_COMP_SGID_COUNT | MPR_COMP_DGID_COUNT)) {
+		a->status = UMAD_SA_STATUS_INSUF_COMPS;
+		return;
+	}
+	if (MPR_GIDS_OFF + (ns + nd) * 16u > SA_REC_MAX) {
+		a->status = UMAD_SA_STATUS_REQ_INVALID;
+		return;
+	}
+	/* A GID no end port has: ERR_INVALID_GID; a multicast one (no
+	 * multicast paths here): ERR_REQ_INVALID. */
+	for (i = 0; i < ns + nd; i++) {
+		const uint8_t *g = req->rec + MPR_GIDS_OFF + 16 * i;
+		struct port *p = sa_port_by_guid(sa->f, get_be64(g, 8));
+
+		if (g[0] == 0xff || !p) {
+			g_debug("SA: MultiPathRecord: GID %u of %u+%u (0x%016" G_GINT64_MODIFIER
+				"x:0x%016" G_GINT64_MODIFIER "x) is no CA port's", i, ns, nd,
+				get_be64(g, 0), get_be64(g, 8));
+			a->status = g[0] == 0xff ? UMAD_SA_STATUS_REQ_INVALID :
+						   UMAD_SA_STATUS_INVALID_GID;
+			return;
+		}
+	}
+	for (i = 0; i < ns && !a->status; i++) {
+		struct port *s = sa_port_by_guid(sa->f, get_be64(req->rec, MPR_GIDS_OFF + 16 * i + 8));
+		uint16_t pkey;
+
+		pkey = req->comp & MPR_COMP_PKEY ? get_be16(req->rec, MPR_PKEY_OFF) :
+		       port_mgmt(s)->pkeys[0] ? port_mgmt(s)->pkeys[0] : PKEY_DEFAULT;
+		for (j = 0; j < nd && a->n < limit && !a->status; j++) {
+			struct port *d = sa_port_by_guid(sa->f, get_be64(req->rec, MPR_GIDS_OFF +
+									   16 * (ns + j) + 8));
+			uint8_t *out;
+
+			if (sa_path(s, d, pkey, &r) && (out = sa_add(a)))
+				memcpy(out, &r, sizeof(r));
+		}
+	}
 }

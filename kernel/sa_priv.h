@@ -25,21 +25,22 @@ struct sa {
 	struct host *h;
 	struct fabric *f;
 	GPtrArray *groups;	/* struct sa_group *, owned (sa_mcast.c) */
-	GPtrArray *services;	/* uint8_t[176] ServiceRecords, owned (sa_service.c) */
+	GPtrArray *services;	/* struct sa_svc: ServiceRecords, owned (sa_service.c) */
 	GPtrArray *informs;	/* uint8_t[64] InformInfoRecords, owned */
 	uint16_t next_enum;	/* InformInfoRecord:Enum of the next subscription */
 };
 
 /* A request: its method, component mask, the record it carries (zero
- * past what was sent), and who sent it (the LID; the CA port with that
- * LID, or NULL). */
+ * past what was sent), who sent it (the LID; the end port with that
+ * LID, or NULL) and where it arrived. */
 struct sa_req {
 	uint8_t method;
 	uint64_t comp;
-	bool trusted;		/* a non-zero SM_Key (opensm's "trusted") */
+	bool trusted;		/* SM_Key is the SA's, 1 (opensm's sa_key) */
 	uint8_t rec[SA_REC_MAX];
 	uint16_t slid;
 	struct port *from;
+	struct port *sm;	/* the port it reached: the SM's */
 };
 
 /* The records of an answer, each @recsz bytes (sa_add) and an SA status
@@ -82,8 +83,12 @@ GPtrArray *sa_end_ports(struct fabric *f);
  * whose GUID is @guid; NULL if none. */
 struct port *sa_port_by_lid(struct fabric *f, uint16_t lid);
 struct port *sa_port_by_guid(struct fabric *f, uint64_t guid);
-/* IB rate encoding (IBA Table 205) of a link's active rate. */
+/* IB rate encoding (IBA Table 205) of a link's active rate; a code's
+ * rate in tenths of Gb/s (0: no such code); the code of the next rate
+ * up (@dir 1) or down (-1), or 0 past the ends. */
 uint8_t sa_rate_code(const struct port *p);
+unsigned sa_rate_deci(uint8_t code);
+uint8_t sa_rate_step(uint8_t code, int dir);
 
 /* The attributes: fill @a for @req (sa_records.c, sa_path.c, sa_mcast.c,
  * sa_service.c). */
@@ -95,7 +100,9 @@ void sa_guidinfo_records(struct sa *sa, const struct sa_req *req, struct sa_answ
 void sa_pkey_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a);
 void sa_lft_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a);
 void sa_mft_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a);
+void sa_sminfo_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a);
 void sa_path_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a);
+void sa_multipath_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a);
 void sa_mcmember(struct sa *sa, const struct sa_req *req, struct sa_answer *a);
 void sa_service(struct sa *sa, const struct sa_req *req, struct sa_answer *a);
 void sa_inform_info(struct sa *sa, const struct sa_req *req, struct sa_answer *a);

@@ -11,6 +11,7 @@
 #include <endian.h>
 #include <string.h>
 
+#include <infiniband/umad_sa.h>
 #include <infiniband/umad_types.h>
 
 #include "fabric/port.h"
@@ -322,6 +323,12 @@ void sa_pkey_records(struct sa *sa, const struct sa_req *req, struct sa_answer *
 	unsigned i, b;
 
 	a->recsz = PKR_SIZE;
+	/* Only to a trusted requester (IBA p922; opensm: ERR_REQ_DENIED). */
+	if (!req->trusted) {
+		a->status = UMAD_SA_STATUS_REQ_DENIED;
+		g_ptr_array_free(all, TRUE);
+		return;
+	}
 	for (i = 0; i < all->len && !a->status; i++) {
 		struct port *p = g_ptr_array_index(all, i);
 		uint16_t lid = port_mgmt(p)->lid;
@@ -415,4 +422,34 @@ void sa_mft_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a
 					memcpy(out, rec, FTR_SIZE);
 			}
 	}
+}
+
+/* SMInfoRecord (IBA 15.2.5.5): LID, then SMInfo. The SM a configured
+ * fabric stands for is the one at the SA's port: master, priority 0. */
+#define SMIR_SIZE	28
+#define SMIR_INFO_OFF	4
+#define SM_STATE_MASTER	3
+
+static const struct sa_comp smir_comps[] = {
+	{ 0, IB_NO_FIELD, 0, 2, false },
+	{ 2, IB_SMINFO_GUID_F, SMIR_INFO_OFF, 0, false },
+	{ 3, IB_SMINFO_KEY_F, SMIR_INFO_OFF, 0, false },
+	{ 4, IB_SMINFO_ACT_F, SMIR_INFO_OFF, 0, false },
+	{ 5, IB_SMINFO_PRIO_F, SMIR_INFO_OFF, 0, false },
+	{ 6, IB_SMINFO_STATE_F, SMIR_INFO_OFF, 0, false },
+};
+
+void sa_sminfo_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a)
+{
+	uint8_t rec[SA_REC_MAX], *out;
+
+	(void)sa;
+	a->recsz = SMIR_SIZE;
+	memset(rec, 0, sizeof(rec));
+	put_be16(rec, 0, port_mgmt(req->sm)->lid);
+	mad_set_field64(rec, SMIR_INFO_OFF, IB_SMINFO_GUID_F, req->sm->guid);
+	mad_set_field(rec, SMIR_INFO_OFF, IB_SMINFO_STATE_F, SM_STATE_MASTER);
+	if (sa_comp_match(smir_comps, G_N_ELEMENTS(smir_comps), req->comp, req->rec, rec) &&
+	    (out = sa_add(a)))
+		memcpy(out, rec, SMIR_SIZE);
 }

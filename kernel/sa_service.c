@@ -4,8 +4,9 @@
  * registers or replaces the record of a ServiceID, GID and P_Key, Get and
  * GetTable find them, Delete takes them away) and InformInfo
  * subscriptions (IBA 13.4.8.3, 15.2.5.12: Set subscribes or unsubscribes
- * the sending port, InformInfoRecord lists them). A record stays until it
- * is deleted or the run ends: leases are not counted down.
+ * the sending port, InformInfoRecord lists them). A ServiceRecord's
+ * lease is counted down (on the host's clock, looked at whenever the SA
+ * is asked about them).
  */
 #include "config.h"
 
@@ -16,10 +17,19 @@
 
 #include "fabric/port.h"
 #include "kernel/sa_priv.h"
+#include "lib/timerq.h"
 
 /* ServiceRecord (IBA Table 199): where its fields are. */
 #define SR_SIZE		176
-#define SR_KEY_LEN	26	/* ServiceID, ServiceGID, ServiceP_Key */
+#define SR_KEY_LEN	26	/* ServiceID, ServiceGID, ServiceP_Key: the RID */
+#define SR_GID_OFF	8
+#define SR_PKEY_OFF	24
+#define SR_KEY_OFF	32
+#define SR_KEY_BYTES	16
+#define SR_LEASE_OFF	28
+#define SR_LEASE_FOREVER	0xffffffffu
+#define SR_COMP_PKEY	(1ull << 2)
+#define SR_COMP_LEASE	(1ull << 4)
 #define SR_DATA8_OFF	112
 #define SR_DATA16_OFF	128
 #define SR_DATA32_OFF	144
@@ -29,6 +39,8 @@
 /* InformInfo (IBA Table 144) and InformInfoRecord (Table 196). */
 #define II_SIZE		36
 #define II_SUBSCRIBE_OFF	23
+#define II_TYPE_OFF	24
+#define II_QPN_OFF	28
 #define IIR_SIZE	64
 #define IIR_ENUM_OFF	16
 #define IIR_INFO_OFF	24
@@ -55,57 +67,141 @@ static const struct sa_comp sr_comps[] = {
 #undef D64
 #undef SR_RAW
 
-static int sr_find(struct sa *sa, const uint8_t *rec)
-{
-	unsigned i;
+/* A registration: the record, and when its lease ends (0: never). */
+struct sa_svc {
+	uint8_t rec[SR_SIZE];
+	uint64_t expires_us;
+};
 
-	for (i = 0; i < sa->services->len; i++)
-		if (!memcmp(g_ptr_array_index(sa->services, i), rec, SR_KEY_LEN))
-			return (int)i;
-	return -1;
+static uint64_t now_us(struct sa *sa)
+{
+	return timerq_now(host_tq(sa->h));
 }
 
-void sa_service(struct sa *sa, const struct sa_req *req, struct sa_answer *a)
+/* Records whose lease ran out go, as opensm's lease timer drops them. */
+static void expire(struct sa *sa)
 {
-	uint8_t *out;
+	uint64_t now = now_us(sa);
 	unsigned i;
-	int at;
 
-	a->recsz = SR_SIZE;
-	if (req->method == UMAD_METHOD_SET) {
-		if ((req->comp & 7) != 7) {	/* ServiceID, ServiceGID, ServiceP_Key */
-			a->status = UMAD_SA_STATUS_INSUF_COMPS;
-			return;
-		}
-		at = sr_find(sa, req->rec);
-		if (at >= 0)
-			memcpy(g_ptr_array_index(sa->services, at), req->rec, SR_SIZE);
-		else if (sa->services->len >= SR_MAX) {
-			g_warning("SA: %u ServiceRecords kept already: NO_RESOURCES", SR_MAX);
-			a->status = UMAD_SA_STATUS_NO_RESOURCES;
-			return;
-		} else
-			g_ptr_array_add(sa->services, g_memdup2(req->rec, SR_SIZE));
-		if ((out = sa_add(a)))
-			memcpy(out, req->rec, SR_SIZE);
-		return;
-	}
-	for (i = 0; i < sa->services->len && !a->status;) {
-		uint8_t *r = g_ptr_array_index(sa->services, i);
+	for (i = 0; i < sa->services->len;) {
+		struct sa_svc *v = g_ptr_array_index(sa->services, i);
 
-		if (!sa_comp_match(sr_comps, G_N_ELEMENTS(sr_comps), req->comp, req->rec, r)) {
-			i++;
-			continue;
-		}
-		if ((out = sa_add(a)))
-			memcpy(out, r, SR_SIZE);
-		if (req->method == UMAD_SA_METHOD_DELETE)
+		if (v->expires_us && v->expires_us <= now)
 			g_ptr_array_remove_index(sa->services, i);
 		else
 			i++;
 	}
-	if (req->method == UMAD_SA_METHOD_DELETE && !a->n)
-		a->status = UMAD_SA_STATUS_REQ_INVALID;
+}
+
+/* The registration with @rec's RID (ServiceID, ServiceGID, ServiceP_Key),
+ * or -1. */
+static int by_rid(struct sa *sa, const uint8_t *rec)
+{
+	unsigned i;
+
+	for (i = 0; i < sa->services->len; i++)
+		if (!memcmp(((struct sa_svc *)g_ptr_array_index(sa->services, i))->rec, rec,
+			    SR_KEY_LEN))
+			return (int)i;
+	return -1;
+}
+
+/* A P_Key given must be in the requester's table and in the table of the
+ * port a unicast ServiceGID names (opensm's validate_sr). */
+static bool pkey_valid(struct sa *sa, const struct sa_req *req)
+{
+	uint16_t pkey = get_be16(req->rec, SR_PKEY_OFF);
+	struct port *p;
+	uint64_t guid;
+
+	if (!(req->comp & SR_COMP_PKEY))
+		return true;
+	if (!req->from || port_pkey_find(req->from, pkey) < 0)
+		return false;
+	if (req->rec[SR_GID_OFF] == 0xff)
+		return true;	/* a multicast GID */
+	guid = get_be64(req->rec, SR_GID_OFF + 8);
+	p = sa_port_by_guid(sa->f, guid);
+	return p && port_pkey_find(p, pkey) >= 0;
+}
+
+/* An answer's record: its ServiceKey only to a trusted requester (IBA
+ * 15.2.5.14, opensm's sr_rcv_respond). */
+static void answer_rec(struct sa_answer *a, const struct sa_req *req, const uint8_t *rec)
+{
+	uint8_t *out = sa_add(a);
+
+	if (!out)
+		return;
+	memcpy(out, rec, SR_SIZE);
+	if (!req->trusted)
+		memset(out + SR_KEY_OFF, 0, SR_KEY_BYTES);
+}
+
+/*
+ * ServiceRecord (opensm's osm_sa_service_record.c): Set and Delete name a
+ * record by the RID the record sent carries; a Set needs ServiceID and
+ * ServiceGID in its mask (else ERR_REQ_INVALID), and no P_Key given is
+ * the default one, no lease an infinite one. A Delete of no such record:
+ * ERR_NO_RECORDS.
+ */
+void sa_service(struct sa *sa, const struct sa_req *req, struct sa_answer *a)
+{
+	uint8_t rec[SR_SIZE];
+	struct sa_svc *v;
+	uint32_t lease;
+	unsigned i;
+	int at;
+
+	expire(sa);
+	a->recsz = SR_SIZE;
+	memcpy(rec, req->rec, SR_SIZE);
+	if (req->method == UMAD_METHOD_SET || req->method == UMAD_SA_METHOD_DELETE) {
+		/* A Set names its record by ServiceID and ServiceGID at least. */
+		if ((req->method == UMAD_METHOD_SET && (req->comp & 3) != 3) ||
+		    !pkey_valid(sa, req)) {
+			a->status = UMAD_SA_STATUS_REQ_INVALID;
+			return;
+		}
+		if (req->method == UMAD_METHOD_SET && !(req->comp & SR_COMP_PKEY))
+			put_be16(rec, SR_PKEY_OFF, PKEY_DEFAULT);
+		at = by_rid(sa, rec);
+	}
+	if (req->method == UMAD_SA_METHOD_DELETE) {
+		if (at < 0) {
+			a->status = UMAD_SA_STATUS_NO_RECORDS;
+			return;
+		}
+		answer_rec(a, req, ((struct sa_svc *)g_ptr_array_index(sa->services, at))->rec);
+		g_ptr_array_remove_index(sa->services, at);
+		return;
+	}
+	if (req->method == UMAD_METHOD_SET) {
+		if (!(req->comp & SR_COMP_LEASE))
+			put_be32(rec, SR_LEASE_OFF, SR_LEASE_FOREVER);
+		if (at < 0 && sa->services->len >= SR_MAX) {
+			g_warning("SA: %u ServiceRecords kept already: NO_RESOURCES", SR_MAX);
+			a->status = UMAD_SA_STATUS_NO_RESOURCES;
+			return;
+		}
+		if (at < 0) {
+			v = g_new0(struct sa_svc, 1);
+			g_ptr_array_add(sa->services, v);
+		} else
+			v = g_ptr_array_index(sa->services, at);
+		memcpy(v->rec, rec, SR_SIZE);
+		lease = get_be32(rec, SR_LEASE_OFF);
+		v->expires_us = lease == SR_LEASE_FOREVER ? 0 :
+				now_us(sa) + (uint64_t)lease * 1000000 + !lease;
+		answer_rec(a, req, rec);
+		return;
+	}
+	for (i = 0; i < sa->services->len && !a->status; i++) {
+		v = g_ptr_array_index(sa->services, i);
+		if (sa_comp_match(sr_comps, G_N_ELEMENTS(sr_comps), req->comp, req->rec, v->rec))
+			answer_rec(a, req, v->rec);
+	}
 }
 
 /* SubnAdmSet(InformInfo): the sending port subscribes (Subscribe 1) or
@@ -124,10 +220,13 @@ void sa_inform_info(struct sa *sa, const struct sa_req *req, struct sa_answer *a
 	for (i = 0; i < sa->informs->len; i++) {
 		uint8_t *r = g_ptr_array_index(sa->informs, i);
 
-		/* The same subscriber and InformInfo but for Subscribe. */
+		/* The same subscriber and InformInfo but for Subscribe and the
+		 * QPN word (opensm keeps the requester's QP there). */
 		if (!memcmp(r, gid, 16) && !memcmp(r + IIR_INFO_OFF, req->rec, II_SUBSCRIBE_OFF) &&
-		    !memcmp(r + IIR_INFO_OFF + II_SUBSCRIBE_OFF + 1, req->rec + II_SUBSCRIBE_OFF + 1,
-			    II_SIZE - II_SUBSCRIBE_OFF - 1))
+		    !memcmp(r + IIR_INFO_OFF + II_TYPE_OFF, req->rec + II_TYPE_OFF,
+			    II_QPN_OFF - II_TYPE_OFF) &&
+		    !memcmp(r + IIR_INFO_OFF + II_QPN_OFF + 4, req->rec + II_QPN_OFF + 4,
+			    II_SIZE - II_QPN_OFF - 4))
 			break;
 	}
 	if (req->rec[II_SUBSCRIBE_OFF] & 1) {

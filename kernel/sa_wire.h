@@ -27,6 +27,18 @@
 #define PR_COMP_LIFE_SELECTOR	(1ull << 20)
 #define PR_COMP_LIFE		(1ull << 21)
 
+/* MultiPathRecord (IBA 15.2.5.20): its fields, then the source GIDs and
+ * the destination GIDs from byte 24. */
+#define MPR_COMP_NUMB_PATH	(1ull << 6)
+#define MPR_COMP_PKEY		(1ull << 7)
+#define MPR_COMP_SGID_COUNT	(1ull << 19)
+#define MPR_COMP_DGID_COUNT	(1ull << 20)
+#define MPR_NUMB_PATH_OFF	5
+#define MPR_PKEY_OFF		6
+#define MPR_SGID_COUNT_OFF	15
+#define MPR_DGID_COUNT_OFF	16
+#define MPR_GIDS_OFF		24
+
 /* MCMemberRecord (IBA 15.2.5.17, Table 210). */
 #define MCR_MGID		(1ull << 0)
 #define MCR_PORT_GID		(1ull << 1)

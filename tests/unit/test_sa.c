@@ -205,7 +205,8 @@ static void test_join_tree(void **state)
 	for (k = 0; k < NMEMBERS; k++) {
 		mcr(e, k, rec, mgid);
 		a = ask(e, k, UMAD_METHOD_SET, UMAD_SA_ATTR_MCMEMBER_REC,
-			MCR_MGID | MCR_PORT_GID | MCR_QKEY | MCR_PKEY | MCR_JOIN_STATE, rec,
+			MCR_MGID | MCR_PORT_GID | MCR_QKEY | MCR_PKEY | MCR_JOIN_STATE | MCR_TCLASS |
+			MCR_FLOW_LABEL | MCR_SL, rec,
 			IB_SA_DATA_SIZE);
 		assert_int_equal(mad_status(a->mad), 0);
 		assert_int_equal(mad_method(a->mad), UMAD_METHOD_GET_RESP);
