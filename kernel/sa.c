@@ -263,9 +263,21 @@ static enum upper_verdict sa_deliver(void *ctx, struct port *port, const struct 
 	struct sa *sa = ctx;
 	struct port *m = port_mgmt(port);
 
-	/* Requests of the SA class to the SM's own port: the SM's SA. */
-	if (pkt->data || mad_class(pkt->mad) != UMAD_CLASS_SUBN_ADM ||
-	    mad_is_response(pkt->mad) || !m->lid || m->sm_lid != m->lid || pkt->dqp != 1)
+	if (pkt->data || !m->lid || m->sm_lid != m->lid)
+		return UPPER_UNCLAIMED;
+	/* A trap to the SM's own port: the SM's to forward (sa_report.c). */
+	if (mad_class(pkt->mad) == UMAD_CLASS_SUBN_LID_ROUTED && pkt->dqp == 0 &&
+	    mad_method(pkt->mad) == UMAD_METHOD_TRAP && mad_attr_id(pkt->mad) == UMAD_ATTR_NOTICE) {
+		sa_trap(sa, port, pkt);
+		return UPPER_TAKEN;
+	}
+	/* Requests of the SA class to the SM's own port: the SM's SA; and
+	 * the subscribers' ReportResps, which it takes (sa_report.c). */
+	if (mad_class(pkt->mad) != UMAD_CLASS_SUBN_ADM || pkt->dqp != 1)
+		return UPPER_UNCLAIMED;
+	if (mad_method(pkt->mad) == UMAD_METHOD_REPORT_RESP)
+		return UPPER_TAKEN;
+	if (mad_is_response(pkt->mad))
 		return UPPER_UNCLAIMED;
 	answer(sa, port, pkt);
 	return UPPER_TAKEN;

@@ -12,8 +12,9 @@
  * MulticastForwardingTableRecord, PathRecord (Get, GetTable),
  * MCMemberRecord (joins and leaves, which make and drop groups and
  * program the switches' MulticastForwardingTables), ServiceRecord
- * (register, query, delete), InformInfo (subscriptions, kept and listed)
- * and ClassPortInfo; any other attribute gets status 0x000C.
+ * (register, query, delete), InformInfo (subscriptions, kept, listed,
+ * and the traps the SMAs send reported to them), MultiPathRecord,
+ * SMInfoRecord and ClassPortInfo; any other attribute gets status 0x000C.
  */
 #ifndef IBEMU_KERNEL_SA_H
 #define IBEMU_KERNEL_SA_H

@@ -28,6 +28,7 @@ struct sa {
 	GPtrArray *services;	/* struct sa_svc: ServiceRecords, owned (sa_service.c) */
 	GPtrArray *informs;	/* uint8_t[64] InformInfoRecords, owned */
 	uint16_t next_enum;	/* InformInfoRecord:Enum of the next subscription */
+	uint64_t report_tid;	/* the last Report's TID (sa_report.c) */
 };
 
 /* A request: its method, component mask, the record it carries (zero
@@ -107,6 +108,10 @@ void sa_mcmember(struct sa *sa, const struct sa_req *req, struct sa_answer *a);
 void sa_service(struct sa *sa, const struct sa_req *req, struct sa_answer *a);
 void sa_inform_info(struct sa *sa, const struct sa_req *req, struct sa_answer *a);
 void sa_inform_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a);
+
+/* sa_report.c: a trap that reached the SM's port @sm: repressed, and
+ * reported to its subscribers. */
+void sa_trap(struct sa *sa, struct port *sm, const struct mad_pkt *pkt);
 
 /* sa_mcast.c: the groups, freed with the SA. */
 void sa_mcast_free(struct sa *sa);

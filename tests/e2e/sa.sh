@@ -3,7 +3,8 @@
 # saquery reads NodeRecords, PortInfoRecords, LinkRecords, forwarding
 # tables, ClassPortInfo and PathRecords from the emulator, as it would
 # from opensm; a path over a cable that was pulled is gone; programs
-# register ServiceRecords and subscribe with InformInfo; what an SA must
+# register ServiceRecords and subscribe with InformInfo, and a trap is
+# reported to its subscriber; what an SA must
 # refuse gets its status; an opensm started in the run answers instead,
 # and the emulator again once it stops. (Multicast joins: multicast.sh.)
 . "$(dirname "$0")/lib.sh"
@@ -34,6 +35,14 @@ $T inform 64
 saquery -I | grep -E "SubscriberGID|trap_num" | tr -s '. \t' ' ' | sed 's/^ */iir: /'
 $T uninform 64
 saquery -I | grep -c "InformInfoRecord dump" | sed 's/^/subscriptions left: /'
+# Event forwarding: a subscriber to trap 128 gets the Report of the trap
+# leaf2 sends when host4's cable is pulled.
+$T listen 128 >"$W/listen.out" 2>&1 &
+l=$!
+wait_log "$W/listen.out" subscribed
+"$IBEMU" ctl link down host4/1 >/dev/null
+wait $l
+sed 's/^/listen: /' "$W/listen.out"
 $T hostile | sed 's/^/hostile: /'
 mkdir -p "$W/cache"
 OSM_CACHE_DIR=$W/cache opensm -d2 -f "$W/opensm.log" >/dev/null 2>&1 &
@@ -74,6 +83,8 @@ expect_line "inform: status 0x0000" "InformInfo subscription accepted"
 expect_line "iir: SubscriberGID fe80::2:c903:0:101" "saquery -I: the subscriber"
 expect_line "iir: trap_num 64" "saquery -I: the trap"
 expect_line "subscriptions left: 0" "the subscription taken back"
+expect_line "listen: report: trap 128 type 1 producer 2 issuer LID 2" \
+	"a Report of leaf2's trap 128 to its subscriber (InformInfo)"
 expect_line "hostile: unknown attribute: status 0x000c" "an unknown attribute: 0x000C"
 expect_line "hostile: delete of a NodeRecord: status 0x000c" "a method the attribute lacks: 0x000C"
 expect_line "hostile: class version 1: status 0x0004" "another class version: 0x0004"

@@ -9,6 +9,8 @@
  *   sa_register inform TRAP        SubnAdmSet(InformInfo): subscribe to TRAP
  *   sa_register uninform TRAP      ... and take it back
  *   sa_register hostile            requests an SA must refuse, one a line
+ *   sa_register listen TRAP        subscribe to TRAP, then print the first
+ *                                  Report that comes (30 s at most) and answer it
  *
  * Prints one line a request: "NAME: status 0xSSSS" (and what came back).
  */
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 
 #include <infiniband/mad.h>
 #include <infiniband/umad.h>
@@ -87,7 +90,52 @@ static void inform_rec(uint8_t *r, unsigned trap, int subscribe)
 	r[24] = r[25] = 0xff;			/* Type: all */
 	r[26] = (uint8_t)(trap >> 8);
 	r[27] = (uint8_t)trap;
-	r[35] = 0x04;				/* ProducerType: class manager */
+	r[33] = r[34] = r[35] = 0xff;		/* ProducerType: all */
+}
+
+/* Subscribe to @trap on an agent that takes the SA's Reports, and print
+ * the first one (its trap, type, producer and issuer). */
+static int listen_reports(unsigned trap)
+{
+	long methods[16 / sizeof(long)] = { 0 };
+	uint8_t rec[IB_SA_DATA_SIZE], buf[4096];
+	void *umad = buf;
+	uint8_t *mad = umad_get_mad(umad), *n;
+	int rep, len;
+
+	methods[0] = 1L << UMAD_METHOD_REPORT;
+	rep = umad_register(fd, UMAD_CLASS_SUBN_ADM, UMAD_SA_CLASS_VERSION, 1, methods);
+	if (rep < 0) {
+		fprintf(stderr, "umad_register for Reports failed\n");
+		return 1;
+	}
+	inform_rec(rec, trap, 1);
+	rec[28] = rec[29] = 0;
+	rec[30] = 1;		/* QPN 1, the QP this agent is on */
+	if (ask("inform", 2, UMAD_METHOD_SET, UMAD_ATTR_INFORM_INFO, 0, rec, 36, NULL) != 0)
+		return 1;
+	printf("subscribed\n");
+	fflush(stdout);
+	for (;;) {
+		len = (int)(sizeof(buf) - umad_size());
+		if (umad_recv(fd, umad, &len, 30000) < 0) {
+			printf("no report\n");
+			return 1;
+		}
+		if (mad[1] == UMAD_CLASS_SUBN_ADM && mad[3] == UMAD_METHOD_REPORT)
+			break;
+	}
+	n = mad + SA_HDR_LEN;
+	printf("report: trap %u type %u producer %u issuer LID %u\n",
+	       mad_get_field(n, 0, IB_NOTICE_TRAP_NUMBER_F), mad_get_field(n, 0, IB_NOTICE_TYPE_F),
+	       mad_get_field(n, 0, IB_NOTICE_PRODUCER_F),
+	       mad_get_field(n, 0, IB_NOTICE_ISSUER_LID_F));
+	/* ReportResp: the Report back, as the subscriber answers it. */
+	mad[3] = UMAD_METHOD_REPORT_RESP;
+	umad_set_addr(umad, umad_get_mad_addr(umad)->lid ? ntohs(umad_get_mad_addr(umad)->lid) :
+		      port.sm_lid, 1, 0, UMAD_QKEY);
+	umad_send(fd, rep, umad, IB_MAD_SIZE, 0, 0);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -117,6 +165,8 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[1], "inform") || !strcmp(argv[1], "uninform")) {
 		inform_rec(rec, argc > 2 ? (unsigned)atoi(argv[2]) : 64, argv[1][0] == 'i');
 		ask(argv[1], 2, UMAD_METHOD_SET, UMAD_ATTR_INFORM_INFO, 0, rec, 36, NULL);
+	} else if (!strcmp(argv[1], "listen") && argc == 3) {
+		return listen_reports((unsigned)atoi(argv[2]));
 	} else if (!strcmp(argv[1], "hostile")) {
 		memset(rec, 0xa5, sizeof(rec));
 		ask("unknown attribute", 2, UMAD_METHOD_GET, 0x7777, ~0ull, rec, sizeof(rec), NULL);
