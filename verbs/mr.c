@@ -16,6 +16,8 @@
 /* The access a region needs for remote writes and atomics needs local
  * write as well (IBA 10.6.3.1; ib_check_mr_access). */
 #define REMOTE_WRITES	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)
+/* The accesses that write the region's memory. */
+#define WRITES		(IBV_ACCESS_LOCAL_WRITE | REMOTE_WRITES)
 
 struct ibv_mr *ibemu_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access)
@@ -194,9 +196,13 @@ static int check_in(struct ibemu_mr *list, struct ibv_pd *pd, uint32_t key, bool
 		if (va < mr->iova || len > m->length || va - mr->iova > m->length - len)
 			return 0;
 		*host = (char *)mr->host + (va - mr->iova);
-		/* On demand: a page not mapped now fails the access, as the
-		 * HCA's page fault would (pin.c). */
-		return !(mr->vmr.access & IBV_ACCESS_ON_DEMAND) || ibemu_dma_range_mapped(*host, len);
+		/* On demand: a page not mapped now, or not writable for a
+		 * write, fails the access, as the HCA's page fault would
+		 * (pin.c). */
+		if (!(mr->vmr.access & IBV_ACCESS_ON_DEMAND))
+			return 1;
+		return access & WRITES ? ibemu_dma_range_writable(*host, len) :
+					 ibemu_dma_range_mapped(*host, len);
 	}
 	return -1;
 }

@@ -206,6 +206,11 @@ bool ibemu_dma_range_mapped(const void *p, size_t len)
 	       msync((void *)start, end - start, MS_ASYNC) == 0 || errno != ENOMEM;
 }
 
+bool ibemu_dma_range_writable(const void *p, size_t len)
+{
+	return !len || mapped((uintptr_t)p, (uintptr_t)p + len, true);
+}
+
 bool ibemu_dma_mapped(const void *p, size_t len)
 {
 	uintptr_t psz = (uintptr_t)sysconf(_SC_PAGESIZE);

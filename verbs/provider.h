@@ -240,6 +240,9 @@ void ibemu_dma_write(void *dst, const void *src, size_t len);
 /* Whether every page of [@p, @p + @len) is mapped (an ODP region's
  * access: pin.c). */
 bool ibemu_dma_range_mapped(const void *p, size_t len);
+/* Whether every page of it is mapped writable (an ODP region's write:
+ * /proc/self/maps, a read of it each time). */
+bool ibemu_dma_range_writable(const void *p, size_t len);
 void ibemu_dma_read(void *dst, const void *src, size_t len);
 /* Whether the page of @p is mapped (an atomic's word). */
 bool ibemu_dma_mapped(const void *p, size_t len);

@@ -84,7 +84,7 @@ expect_line "ibv_rc_pingpong -n 200 -c -O -P: client 0 server 0" \
 	"ibv_rc_pingpong -O -P (implicit ODP, prefetched) passes"
 expect_no_line "odp client: Couldn't prefetch" "ibv_advise_mr takes the prefetch"
 for l in odp_implicit_reg odp_write_to_new_memory odp_read_back odp_prefetch odp_prefetch_pinned \
-	odp_unmapped; do
+	odp_unmapped odp_read_only; do
 	expect_line "$l ok" "verbs_rc odp: $l"
 done
 # Device memory: ibv_alloc_dm, a zero-based region on it, RDMA there.

@@ -592,6 +592,17 @@ static void recv_error(struct end *a, struct end *b, const char *name, enum recv
 	free(nb);
 }
 
+/* Both QPs back through Reset to RTS, after an error. */
+static void reset_pair(struct end *a, struct end *b)
+{
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+
+	if (ibv_modify_qp(a->qp, &reset, IBV_QP_STATE) || ibv_modify_qp(b->qp, &reset, IBV_QP_STATE))
+		die("RESET");
+	connect_rc(a, b, 14, 7, 7);
+	connect_rc(b, a, 14, 7, 7);
+}
+
 /* Implicit ODP: one rkey for all of B's memory, mapped after it too. */
 static int odp(struct end *a, struct end *b)
 {
@@ -635,6 +646,16 @@ static int odp(struct end *a, struct end *b)
 				      all->rkey, 0) ||
 	    next_wc(a, 5000).status != IBV_WC_REM_ACCESS_ERR ?
 	    "a write to memory no longer mapped was not a remote access error" : NULL);
+	/* A page mapped read-only: the write faults as well. */
+	reset_pair(a, b);
+	m = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return 1;
+	say("odp_read_only", post_send(a, IBV_WR_RDMA_WRITE, 0, 100, (uintptr_t)m + 16,
+				       all->rkey, 0) ||
+	    next_wc(a, 5000).status != IBV_WC_REM_ACCESS_ERR ?
+	    "a write to a read-only page was not a remote access error" : NULL);
+	munmap(m, 4096);
 	ibv_dereg_mr(all);
 	return 0;
 }
