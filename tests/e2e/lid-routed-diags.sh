@@ -49,4 +49,13 @@ expect_line "fw_version:  02.42.5000" "the firmware version sysfs gives too"
 expect_line "fw_psid:     'IBEMU1003'" "a PSID"
 expect_line "cs: vendstat: method 1, attribute 80 failure" "config space: refused..."
 expect_no_line "cs: ibwarn" "... at once (unsupported), no timeout"
+
+# mstflint's in-band access reads the CR space (vendor classes 0x0A and
+# 0x09, attribute 0x50), which no emulated device has: "unsupported" at
+# once, and mstflint says it cannot open the device (well inside its 30 s
+# MAD timeout, with no retry).
+ibemu_run --configured -- bash -c 'timeout 25 mstflint -d lid-5 q 2>&1 | sed "s/^/mstflint: /"; echo "mstflint done ${PIPESTATUS[0]}"'
+expect_line "mstflint: -E- Cannot open Device: lid-5." "mstflint -d lid-N: a clear refusal"
+expect_match "^mstflint done [0-9]+$" "mstflint ends by itself (not killed by timeout 25)"
+expect_no_line "mstflint done 124" "mstflint is not left to time out"
 finish
