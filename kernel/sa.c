@@ -58,6 +58,8 @@ static const struct sa_attr {
 	{ UMAD_SA_ATTR_GUID_INFO_REC, M_GET | M_GET_TABLE, sa_guidinfo_records },
 	{ UMAD_SA_ATTR_PKEY_TABLE_REC, M_GET | M_GET_TABLE, sa_pkey_records },
 	{ UMAD_SA_ATTR_SM_INFO_REC, M_GET | M_GET_TABLE, sa_sminfo_records },
+	{ UMAD_SA_ATTR_SLVL_REC, M_GET | M_GET_TABLE, sa_slvl_records },
+	{ UMAD_SA_ATTR_VL_ARB_REC, M_GET | M_GET_TABLE, sa_vlarb_records },
 	{ UMAD_SA_ATTR_LINEAR_FT_REC, M_GET | M_GET_TABLE, sa_lft_records },
 	{ UMAD_SA_ATTR_MCAST_FT_REC, M_GET | M_GET_TABLE, sa_mft_records },
 	{ UMAD_SA_ATTR_PATH_REC, M_GET | M_GET_TABLE, sa_path_records },

@@ -9,7 +9,8 @@
  *
  * It answers NodeRecord, PortInfoRecord, SwitchInfoRecord, LinkRecord,
  * GUIDInfoRecord, P_KeyTableRecord, LinearForwardingTableRecord,
- * MulticastForwardingTableRecord, PathRecord (Get, GetTable),
+ * MulticastForwardingTableRecord, SLtoVL and VLArbitration table records,
+ * PathRecord (Get, GetTable),
  * MCMemberRecord (joins and leaves, which make and drop groups and
  * program the switches' MulticastForwardingTables), ServiceRecord
  * (register, query, delete), InformInfo (subscriptions, kept, listed,

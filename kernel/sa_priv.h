@@ -102,6 +102,8 @@ void sa_pkey_records(struct sa *sa, const struct sa_req *req, struct sa_answer *
 void sa_lft_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a);
 void sa_mft_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a);
 void sa_sminfo_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a);
+void sa_slvl_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a);
+void sa_vlarb_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a);
 void sa_path_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a);
 void sa_multipath_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a);
 void sa_mcmember(struct sa *sa, const struct sa_req *req, struct sa_answer *a);

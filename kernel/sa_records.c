@@ -453,3 +453,94 @@ void sa_sminfo_records(struct sa *sa, const struct sa_req *req, struct sa_answer
 	    (out = sa_add(a)))
 		memcpy(out, rec, SMIR_SIZE);
 }
+
+/* SLtoVLMappingTableRecord (IBA 15.2.5.4): LID, input and output port,
+ * the table; VLArbitrationTableRecord (15.2.5.9): LID, output port,
+ * block, the table. A switch's every (input, output) pair and every
+ * output port's four blocks, a CA port's own; as the SMA answers them. */
+#define SLVL_SIZE	16
+#define VLA_SIZE	72
+#define TBL_INFO_OFF	8
+#define VLA_BLOCKS	4
+
+static const struct sa_comp slvl_comps[] = {
+	{ 0, IB_NO_FIELD, 0, 2, false },
+	{ 1, IB_NO_FIELD, 2, 1, false },
+	{ 2, IB_NO_FIELD, 3, 1, false },
+};
+
+static void slvl_one(struct sa_answer *a, const struct sa_req *req, struct port *at,
+		     uint16_t lid, unsigned in, unsigned out_port)
+{
+	uint8_t rec[SA_REC_MAX], data[IB_SMP_DATA_SIZE], *out;
+	bool sw = node_is_switch(at->node);
+
+	memset(rec, 0, sizeof(rec));
+	put_be16(rec, 0, lid);
+	rec[2] = (uint8_t)in;
+	rec[3] = (uint8_t)out_port;
+	if (!sma_get(at, IB_ATTR_SLVL_TABLE, sw ? in << 8 | out_port : 0, data))
+		return;
+	memcpy(rec + TBL_INFO_OFF, data, SLVL_SIZE - TBL_INFO_OFF);
+	if (sa_comp_match(slvl_comps, G_N_ELEMENTS(slvl_comps), req->comp, req->rec, rec) &&
+	    (out = sa_add(a)))
+		memcpy(out, rec, SLVL_SIZE);
+}
+
+void sa_slvl_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a)
+{
+	GPtrArray *all = sa_end_ports(sa->f);
+	unsigned i, in, o;
+
+	a->recsz = SLVL_SIZE;
+	for (i = 0; i < all->len && !a->status; i++) {
+		struct port *p = g_ptr_array_index(all, i);
+		struct node *n = p->node;
+
+		if (!node_is_switch(n)) {
+			slvl_one(a, req, p, p->lid, 0, p->num);
+			continue;
+		}
+		for (in = 0; in <= n->nports && !a->status; in++)
+			for (o = 1; o <= n->nports && !a->status; o++)
+				if (in != o)
+					slvl_one(a, req, &n->ports[0], n->ports[0].lid, in, o);
+	}
+	g_ptr_array_free(all, TRUE);
+}
+
+static const struct sa_comp vla_comps[] = {
+	{ 0, IB_NO_FIELD, 0, 2, false },
+	{ 1, IB_NO_FIELD, 2, 1, false },
+	{ 2, IB_NO_FIELD, 3, 1, false },
+};
+
+void sa_vlarb_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a)
+{
+	GPtrArray *all = sa_end_ports(sa->f);
+	uint8_t rec[SA_REC_MAX], *out;
+	unsigned i, o, b;
+
+	a->recsz = VLA_SIZE;
+	for (i = 0; i < all->len && !a->status; i++) {
+		struct port *p = g_ptr_array_index(all, i);
+		struct node *n = p->node;
+		bool sw = node_is_switch(n);
+
+		for (o = sw ? 1 : p->num; o <= (sw ? n->nports : p->num) && !a->status; o++)
+			for (b = 1; b <= VLA_BLOCKS && !a->status; b++) {
+				memset(rec, 0, sizeof(rec));
+				put_be16(rec, 0, port_mgmt(p)->lid);
+				rec[2] = (uint8_t)o;
+				rec[3] = (uint8_t)b;
+				if (!sma_get(p, IB_ATTR_VL_ARBITRATION, b << 16 | (sw ? o : 0),
+					     rec + TBL_INFO_OFF) ||
+				    !sa_comp_match(vla_comps, G_N_ELEMENTS(vla_comps), req->comp,
+						   req->rec, rec))
+					continue;
+				if ((out = sa_add(a)))
+					memcpy(out, rec, VLA_SIZE);
+			}
+	}
+	g_ptr_array_free(all, TRUE);
+}

@@ -19,6 +19,8 @@ saquery -O 6 | sed 's/^/name of 6: /'
 saquery PIR 6 | grep -E "EndPortLid|LinkState|LID\.\.\." | tr -s '. \t' ' ' | sed 's/^ */pir: /'
 saquery -x | grep -c "LinkRecord dump" | sed 's/^/link records: /'
 saquery LFTR 1 | awk '$1 == 6 { print "lft 1: lid 6 port " $2 }'
+saquery SL2VL 3 | grep -E "OutPort|VL:" | tr -s '. \t' ' ' | sed 's/^ */sl2vl: /'
+saquery VLAR 3 | grep -c "VLArbTableRecord dump" | sed 's/^/vlarb blocks: /'
 saquery -c | grep -E "Class version|Response time" | tr -s '. \t' ' ' | sed 's/^ */cpi: /'
 saquery -p | grep -c "PathRecord dump" | sed 's/^/paths: /'
 saquery --src-to-dst 3:6 | grep -E "slid|dlid|mtu|rate|pkt_life" | tr -s '. \t' ' ' | sed 's/^ */path: /'
@@ -64,6 +66,9 @@ expect_line "pir: EndPortLid 6" "a PortInfoRecord by LID"
 expect_line "pir: LinkState: Active" "its PortInfo is the SMA's (Active)"
 expect_line "link records: 14" "LinkRecords: both ends of the seven cables"
 expect_line "lft 1: lid 6 port 7" "LinearForwardingTableRecord: the switch's LFT"
+expect_line "sl2vl: OutPort 1" "SLtoVLMappingTableRecord of a CA port"
+expect_line "sl2vl: VL: 0| 1| 2| 3| 4| 5| 6| 7| 0| 1| 2| 3| 4| 5| 6| 7|" "its table, as the SMA has it"
+expect_line "vlarb blocks: 4" "VLArbitrationTableRecords: a CA port's four blocks"
 expect_line "cpi: Class version 2" "ClassPortInfo: SA class version 2"
 expect_line "cpi: Response time value 0x12" "ClassPortInfo: opensm's response time"
 expect_line "paths: 49" "saquery -p: a path between every two of the 7 end ports (CA ports, switches), as opensm"
