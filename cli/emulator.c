@@ -26,6 +26,8 @@ GOptionEntry *emu_option_entries(struct emu_opts *o)
 		  "Node (id or GUID) whose ports are this host's; repeatable (default: the first CA)", "NODE" },
 		{ "configured", 'c', 0, G_OPTION_ARG_NONE, &o->configured,
 		  "Start as if a subnet manager had run: LIDs, routes, ports Active", NULL },
+		{ "roce", 0, 0, G_OPTION_ARG_NONE, &o->roce,
+		  "Every CA port is a RoCE port: Ethernet, GIDs from its address, no SM needed", NULL },
 		{ "strict", 0, 0, G_OPTION_ARG_NONE, &o->strict,
 		  "Refuse a topology line that is not topology (default: skip it, warning)", NULL },
 		{ "seed", 0, 0, G_OPTION_ARG_STRING, &o->seed_str,
@@ -48,7 +50,7 @@ GOptionEntry *emu_option_entries(struct emu_opts *o)
 
 bool emu_remote_opts_ok(const struct emu_opts *o)
 {
-	return !o->topology && !o->configured && !o->seed_str && !o->scenario_file &&
+	return !o->topology && !o->configured && !o->roce && !o->seed_str && !o->scenario_file &&
 	       !o->capture_path && !o->strict;
 }
 
@@ -305,7 +307,11 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 	e->env.name = o->name ? o->name : default_name;
 	e->env.topology = o->topology ? o->topology : "(built-in default)";
 	e->env.attached = attached_ids(e->hw);
-	if (o->configured) {
+	if (o->roce && o->configured) {
+		fprintf(stderr, "ibemu: --roce: RoCE ports have no SM to stand for: not with --configured\n");
+		return 2;
+	}
+	if (o->configured || o->roce) {
 		unsigned need = fabric_lids_needed(e->f);
 
 		if (need > FABRIC_MAX_UCAST_LID) {
@@ -314,10 +320,18 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 				need, FABRIC_MAX_UCAST_LID, FABRIC_MAX_UCAST_LID);
 			return 1;
 		}
-		fabric_configure(e->f, umad_dev_port(umad_host_dev(e->host, 0)));
-		/* The SM's SA too, last of the host's clients: an opensm
-		 * started later takes its requests first. */
-		e->sa = sa_new(e->hw);
+		if (o->roce) {
+			/* Ethernet ports, Active once cabled: the routes are
+			 * the fabric's own (its switches forward as Ethernet
+			 * switches do), the LIDs never shown, no SM LID. */
+			fabric_set_roce(e->f);
+			fabric_configure(e->f, NULL);
+		} else {
+			fabric_configure(e->f, umad_dev_port(umad_host_dev(e->host, 0)));
+			/* The SM's SA too, last of the host's clients: an
+			 * opensm started later takes its requests first. */
+			e->sa = sa_new(e->hw);
+		}
 	}
 	g_source_attach(timerq_source_new(e->tq), NULL);
 	return 0;

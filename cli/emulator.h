@@ -21,6 +21,7 @@
 struct emu_opts {
 	gchar *topology, **attach, *name, *scenario_file, *seed_str, *log_path, *capture_path;
 	gboolean configured, verbose, strict;
+	gboolean roce;		/* every CA port a RoCE port (docs/roce.md) */
 	/* The machine's network, not one of the run's own (run
 	 * --host-network, start): the ports' addresses are loopback ones
 	 * (struct fabric's loopback_addrs). */

@@ -62,9 +62,10 @@ static char *show_board_id(const struct vnode *v)
 #define PORT(v)	((struct port *)(v)->ctx)
 #define INFO(v)	port_mgmt(PORT(v))
 
+/* A RoCE port has no LID and no SM (its routes are the fabric's own). */
 static char *show_lid(const struct vnode *v)
 {
-	return g_strdup_printf("0x%x\n", INFO(v)->lid);
+	return g_strdup_printf("0x%x\n", port_is_roce(PORT(v)) ? 0 : INFO(v)->lid);
 }
 
 static char *show_lmc(const struct vnode *v)
@@ -74,7 +75,7 @@ static char *show_lmc(const struct vnode *v)
 
 static char *show_sm_lid(const struct vnode *v)
 {
-	return g_strdup_printf("0x%x\n", INFO(v)->sm_lid);
+	return g_strdup_printf("0x%x\n", port_is_roce(PORT(v)) ? 0 : INFO(v)->sm_lid);
 }
 
 static char *show_sm_sl(const struct vnode *v)
@@ -111,41 +112,47 @@ static char *show_cap_mask(const struct vnode *v)
 
 static char *show_link_layer(const struct vnode *v)
 {
-	(void)v;
-	return g_strdup("InfiniBand\n");
+	return g_strdup(port_is_roce(PORT(v)) ? "Ethernet\n" : "InfiniBand\n");
 }
 
-/* GID i: the subnet prefix and GUID i of GUIDInfo; an unset alias GUID
- * is an all-zero GID, as the kernel's cache shows an empty entry. */
+/* GID i (port_gid): an IB port's subnet prefix and GUID i of GUIDInfo, a
+ * RoCE port's from its MAC and address; an empty entry is all zero, as
+ * the kernel's cache shows it. */
 static char *show_gid(const struct vnode *v)
 {
-	const struct port *p = PORT(v);
-	uint64_t pfx = INFO(v)->gid_prefix;
-	uint64_t g = port_guid(p, v->arg);
+	uint8_t g[16];
 
-	if (!g)
-		pfx = 0;
+	port_gid(PORT(v), v->arg, g);
 	/* All eight groups, as %pI6 prints: libibumad cannot read "::". */
-	return g_strdup_printf("%04x:%04x:%04x:%04x:%04x:%04x:%04x:%04x\n",
-			       (unsigned)(pfx >> 48) & 0xffff, (unsigned)(pfx >> 32) & 0xffff,
-			       (unsigned)(pfx >> 16) & 0xffff, (unsigned)pfx & 0xffff,
-			       (unsigned)(g >> 48) & 0xffff, (unsigned)(g >> 32) & 0xffff,
-			       (unsigned)(g >> 16) & 0xffff, (unsigned)g & 0xffff);
+	return g_strdup_printf("%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:"
+			       "%02x%02x\n", g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8],
+			       g[9], g[10], g[11], g[12], g[13], g[14], g[15]);
 }
 
 /* gid_attrs/types/i (sysfs.c print_gid_type): an IB port's GIDs are
- * "IB/RoCE v1"; an empty entry, and ndevs/i of any (an IB GID has no
- * net device), fail EINVAL, which libibverbs' ibv_query_gid_type reads
+ * "IB/RoCE v1", a RoCE port's each type in turn (port_gid_type); an
+ * empty entry fails EINVAL, which libibverbs' ibv_query_gid_type reads
  * as the IB type. */
 static char *show_gid_type(const struct vnode *v)
 {
-	return port_guid(PORT(v), v->arg) ? g_strdup("IB/RoCE v1\n") : NULL;
+	const char *t = port_gid_type(PORT(v), v->arg);
+
+	return t ? g_strdup_printf("%s\n", t) : NULL;
 }
 
+/* gid_attrs/ndevs/i: a RoCE GID's net device, the port's interface
+ * where the run has a network (its number + 1 in arg's NDEV bits); an IB
+ * GID has none (EINVAL). */
+#define NDEV_SHIFT	8
 static char *show_gid_ndev(const struct vnode *v)
 {
-	(void)v;
-	return NULL;
+	unsigned k = v->arg >> NDEV_SHIFT, i = v->arg & ((1u << NDEV_SHIFT) - 1);
+	char name[32];
+
+	if (!port_is_roce(PORT(v)) || !port_gid_type(PORT(v), i) || !k)
+		return NULL;
+	host_netdev_format(PORT(v), k - 1, name, sizeof(name));
+	return g_strdup_printf("%s\n", name);
 }
 
 /*
@@ -237,7 +244,8 @@ static const struct {
 	{ "issm", &issm_fops, 64 },
 };
 
-static void build_port(struct vfs *vfs, struct vnode *ports, struct port *p)
+static void build_port(struct vfs *vfs, struct vnode *ports, struct port *p,
+		       const struct host *netdevs)
 {
 	static const struct { const char *name; vnode_show show; } files[] = {
 		{ "lid", show_lid }, { "lid_mask_count", show_lmc },
@@ -248,8 +256,10 @@ static void build_port(struct vfs *vfs, struct vnode *ports, struct port *p)
 	};
 	char name[16];
 	struct vnode *dir, *sub, *types, *ndevs;
-	unsigned i;
+	unsigned i, k, ndev = 0;
 
+	if (netdevs && host_netdev_index(netdevs, p, &k))
+		ndev = (k + 1) << NDEV_SHIFT;
 	snprintf(name, sizeof(name), "%u", p->num);
 	dir = vfs_dir(vfs, ports, name);
 	for (i = 0; i < G_N_ELEMENTS(files); i++)
@@ -266,7 +276,7 @@ static void build_port(struct vfs *vfs, struct vnode *ports, struct port *p)
 	for (i = 0; i < GUIDS_PER_PORT; i++) {
 		snprintf(name, sizeof(name), "%u", i);
 		vfs_attr(vfs, types, name, show_gid_type, p, i);
-		vfs_attr(vfs, ndevs, name, show_gid_ndev, p, i);
+		vfs_attr(vfs, ndevs, name, show_gid_ndev, p, i | ndev);
 	}
 	sub = vfs_dir(vfs, dir, "counters");
 	for (i = 0; i < G_N_ELEMENTS(sysfs_counters); i++)
@@ -358,11 +368,11 @@ static void build_ca(struct vfs *vfs, struct vnode *ib, struct node *n,
 	ports = vfs_dir(vfs, dir, "ports");
 	/* Switches show port 0 only; CAs 1..N (docs/umad.md §1.3.4). */
 	if (node_is_switch(n)) {
-		build_port(vfs, ports, &n->ports[0]);
+		build_port(vfs, ports, &n->ports[0], NULL);
 		return;
 	}
 	for (i = 1; i <= n->nports; i++)
-		build_port(vfs, ports, &n->ports[i]);
+		build_port(vfs, ports, &n->ports[i], netdevs);
 	build_device(vfs, dir, n, netdevs);
 }
 

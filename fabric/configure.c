@@ -172,3 +172,15 @@ unsigned fabric_configure(struct fabric *f, struct port *sm)
 	}
 	return max_lid;
 }
+
+void fabric_set_roce(struct fabric *f)
+{
+	unsigned i, j;
+
+	for (i = 0; i < f->nodes->len; i++) {
+		struct node *n = g_ptr_array_index(f->nodes, i);
+
+		for (j = 1; !node_is_switch(n) && j <= n->nports; j++)
+			n->ports[j].link = PORT_LINK_ETH;
+	}
+}

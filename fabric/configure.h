@@ -15,6 +15,8 @@
 /* Returns the highest LID assigned. @sm may be NULL (SM LID stays 0).
  * Ports past the 49151 unicast LIDs get none: check fabric_lids_needed(). */
 unsigned fabric_configure(struct fabric *f, struct port *sm);
+/* Every CA port a RoCE port (PORT_LINK_ETH; docs/roce.md). */
+void fabric_set_roce(struct fabric *f);
 /* How many LIDs the sweep gives: one per switch, one per cabled CA port. */
 unsigned fabric_lids_needed(const struct fabric *f);
 

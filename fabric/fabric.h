@@ -49,6 +49,12 @@ enum phys_state {
 	PHYS_ERROR_RECOVERY = 6,
 };
 
+/* A port's link layer (IBV_LINK_LAYER_*'s numbers). */
+enum port_link {
+	PORT_LINK_IB = 0,	/* the default */
+	PORT_LINK_ETH = 2,	/* RoCE: IBV_LINK_LAYER_ETHERNET */
+};
+
 /* LinkWidth bits and LinkSpeed / LinkSpeedExt bits of PortInfo. */
 enum { WIDTH_1X = 1, WIDTH_4X = 2, WIDTH_8X = 4, WIDTH_12X = 8, WIDTH_2X = 16 };
 enum { SPEED_SDR = 1, SPEED_DDR = 2, SPEED_QDR = 4 };
@@ -168,6 +174,10 @@ struct port {
 	/* The IPv4 address an IPoIB interface on this CA port would have
 	 * (host order; 0: the default plan's, port_ip4() in port.h). */
 	uint32_t ip4;
+	/* A CA port's link layer (enum port_link): Ethernet for a RoCE
+	 * port (docs/roce.md), whose LID and routes are the fabric's own,
+	 * never shown. */
+	uint8_t link;
 };
 
 struct switch_state {

@@ -365,12 +365,88 @@ uint64_t port_guid(const struct port *p, unsigned i)
 	return i == 0 ? p->guid : p->alias_guids ? p->alias_guids[i - 1] : 0;
 }
 
+void port_mac(const struct port *p, uint8_t mac[6])
+{
+	uint64_t g = p->guid;
+
+	mac[0] = (uint8_t)(g >> 56);
+	mac[1] = (uint8_t)(g >> 48);
+	mac[2] = (uint8_t)(g >> 40);
+	mac[3] = (uint8_t)(g >> 16);
+	mac[4] = (uint8_t)(g >> 8);
+	mac[5] = (uint8_t)g;
+}
+
+/* A RoCE port's GID @i (see port.h): the kernel's default GIDs of a
+ * netdev with one IPv4 address (roce_gid_mgmt.c), both types each. */
+static void roce_gid(const struct port *p, unsigned i, uint8_t gid[16])
+{
+	uint8_t mac[6];
+	uint32_t ip = port_ip4(p);
+
+	memset(gid, 0, 16);
+	if (i < 2) {
+		port_mac(p, mac);
+		gid[0] = 0xfe;
+		gid[1] = 0x80;
+		gid[8] = mac[0] ^ 0x02;	/* EUI-64: the universal/local bit flipped */
+		gid[9] = mac[1];
+		gid[10] = mac[2];
+		gid[11] = 0xff;
+		gid[12] = 0xfe;
+		gid[13] = mac[3];
+		gid[14] = mac[4];
+		gid[15] = mac[5];
+	} else if (i < 4 && ip) {
+		gid[10] = gid[11] = 0xff;
+		gid[12] = (uint8_t)(ip >> 24);
+		gid[13] = (uint8_t)(ip >> 16);
+		gid[14] = (uint8_t)(ip >> 8);
+		gid[15] = (uint8_t)ip;
+	}
+}
+
+const char *port_gid_type(const struct port *p, unsigned i)
+{
+	if (!port_is_roce(p))
+		return port_guid(p, i) ? "IB/RoCE v1" : NULL;
+	if (i >= 4 || (i >= 2 && !port_ip4(p)))
+		return NULL;
+	return i % 2 ? "RoCE v2" : "IB/RoCE v1";
+}
+
+struct port *fabric_roce_port_by_gid(struct fabric *f, const uint8_t gid[16])
+{
+	unsigned i, k, g;
+
+	for (i = 0; i < f->nodes->len; i++) {
+		struct node *n = g_ptr_array_index(f->nodes, i);
+
+		for (k = 1; !node_is_switch(n) && k <= n->nports; k++) {
+			uint8_t have[16];
+
+			if (!port_is_roce(&n->ports[k]))
+				continue;
+			for (g = 0; g < 4; g++) {
+				roce_gid(&n->ports[k], g, have);
+				if (!memcmp(have, gid, 16))
+					return &n->ports[k];
+			}
+		}
+	}
+	return NULL;
+}
+
 void port_gid(const struct port *p, unsigned i, uint8_t gid[16])
 {
 	const struct port *ip = port_mgmt((struct port *)p);
 	uint64_t g = port_guid(p, i);
 	uint64_t pfx = g ? htobe64(ip->gid_prefix) : 0;
 
+	if (port_is_roce(p)) {
+		roce_gid(p, i, gid);
+		return;
+	}
 	g = htobe64(g);
 	memcpy(gid, &pfx, 8);
 	memcpy(gid + 8, &g, 8);

@@ -32,6 +32,23 @@ void port_cable_set(struct port *p, bool up);
  * on the machine's own network). 0 for a switch port (no IPoIB there).
  */
 uint32_t port_ip4(const struct port *p);
+/*
+ * RoCE ports (docs/roce.md). A port's MAC: its GUID without the two
+ * middle bytes (00:02:c9:00:01:01 for 0x0002c90300000101). Its GID table,
+ * as the kernel's for an Ethernet port with one IPv4 address: 0 and 1 the
+ * link-local GID of the MAC (fe80::EUI-64), 2 and 3 the IPv4-mapped one
+ * (::ffff:a.b.c.d), even entries RoCE v1, odd ones RoCE v2; the type of
+ * entry @i ("IB/RoCE v1", "RoCE v2"), NULL past them.
+ */
+static inline bool port_is_roce(const struct port *p)
+{
+	return p->link == PORT_LINK_ETH;
+}
+void port_mac(const struct port *p, uint8_t mac[6]);
+const char *port_gid_type(const struct port *p, unsigned i);
+/* The RoCE port of the fabric whose GID table has @gid, or NULL. */
+struct port *fabric_roce_port_by_gid(struct fabric *f, const uint8_t gid[16]);
+#define ROCE_GID_V2_IP4		3	/* the index perftest -x 3 takes */
 /* A host-order IPv4 address for printf: IP4_FMT takes IP4_PARTS(a). */
 #define IP4_FMT		"%u.%u.%u.%u"
 #define IP4_PARTS(a)	(unsigned)((a) >> 24), (unsigned)((a) >> 16 & 0xff), \

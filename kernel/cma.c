@@ -38,9 +38,26 @@ struct cma_hdr {
 #define CMA_HDR_SIZE	36
 _Static_assert(sizeof(struct cma_hdr) == CMA_HDR_SIZE, "IBA A11 CM header");
 
+/* A RoCE port's is its IPv4-mapped RoCE v2 GID, the kernel's default
+ * type for the RDMA CM (cma_set_default_gid_type: RoCE v2). */
 void cma_port_gid(const struct port *p, uint8_t gid[16])
 {
-	port_gid(p, 0, gid);
+	port_gid(p, port_is_roce(p) ? ROCE_GID_V2_IP4 : 0, gid);
+}
+
+/* On a RoCE port the address is the GRH (ib_init_ah_attr_from_path for
+ * RoCE): to the path's DGID from the port's RoCE v2 IPv4 GID, hop limit
+ * 64 as IPv4's TTL (RDMA_IP hop limit), the LID 0. */
+void cma_roce_grh(const struct cma_id *id, struct ib_uverbs_ah_attr *ah)
+{
+	if (!port_is_roce(id->port))
+		return;
+	ah->is_global = 1;
+	ah->dlid = 0;
+	ah->src_path_bits = 0;
+	memcpy(ah->grh.dgid, id->path.dgid, 16);
+	ah->grh.sgid_index = ROCE_GID_V2_IP4;
+	ah->grh.hop_limit = ROCE_HOP_LIMIT;
 }
 
 int cma_pkey_index(const struct port *p, uint16_t pkey)
@@ -105,15 +122,25 @@ static void cm_hdr(struct cma_id *id, uint8_t *m, uint16_t attr)
 	mad_set_attr_id(m, attr);
 }
 
-/* Send @m to the peer of @id along its path. */
-void cma_send_mad(struct ucma *u, struct port *port, uint16_t dlid, uint16_t pkey, uint8_t sl,
-		  const uint8_t *m)
+/* Send @m to the peer of @id along its path. On a RoCE port the peer is
+ * its GID @dgid's port, reached by the fabric's own routes, and the MAD
+ * carries a GRH (docs/roce.md). */
+void cma_send_mad(struct ucma *u, struct port *port, uint16_t dlid, const uint8_t *dgid,
+		  uint16_t pkey, uint8_t sl, const uint8_t *m)
 {
 	struct mad_pkt pkt = { 0 };
 
 	memcpy(pkt.mad, m, MAD_SIZE);
 	pkt.slid = cma_port_lid(port);
 	pkt.dlid = dlid;
+	if (port_is_roce(port) && dgid) {
+		struct port *to = fabric_roce_port_by_gid(cma_fabric(u), dgid);
+
+		pkt.dlid = to ? cma_port_lid(to) : 0;
+		pkt.grh = true;
+		cma_port_gid(port, pkt.sgid);
+		memcpy(pkt.dgid, dgid, 16);
+	}
 	pkt.sqp = 1;
 	pkt.dqp = 1;
 	pkt.qkey = QP1_QKEY;
@@ -124,7 +151,7 @@ void cma_send_mad(struct ucma *u, struct port *port, uint16_t dlid, uint16_t pke
 
 static void cm_send(struct cma_id *id, const uint8_t *m)
 {
-	cma_send_mad(id->u, id->port, id->path.dlid, id->path.pkey, id->path.sl, m);
+	cma_send_mad(id->u, id->port, id->path.dlid, id->path.dgid, id->path.pkey, id->path.sl, m);
 }
 
 /* Send id->msg and retransmit it until answered (ib_cm's send with
@@ -390,7 +417,7 @@ static struct cma_id *find_listener(struct ucma *u, struct port *port, uint16_t 
 static void reply_stateless(struct ucma *u, struct port *port, const struct mad_pkt *pkt,
 			    uint8_t *m)
 {
-	cma_send_mad(u, port, pkt->slid, pkt->pkey, pkt->sl, m);
+	cma_send_mad(u, port, pkt->slid, pkt->grh ? pkt->sgid : NULL, pkt->pkey, pkt->sl, m);
 }
 
 static void reject_req(struct ucma *u, struct port *port, const struct mad_pkt *pkt,
@@ -515,14 +542,21 @@ static void take_sidr_req(struct ucma *u, struct port *port, const struct mad_pk
 	c->path.dlid = pkt->slid;
 	c->path.pkey = (uint16_t)cm_get(m, CM_SIDR_REQ_PKEY);
 	c->path.sl = pkt->sl;
+	if (port_is_roce(port) && pkt->grh) {
+		/* RoCE: no LIDs; the requester is its GRH's source GID. */
+		c->path.slid = c->path.dlid = 0;
+		cma_port_gid(port, c->path.sgid);
+		memcpy(c->path.dgid, pkt->sgid, 16);
+	}
 	c->has_path = true;
 	c->remote_comm_id = (uint32_t)cm_get(m, CM_SIDR_REQ_ID);
 	c->remote_qpn = pkt->sqp;
 	c->state = CMA_REQ_RCVD;
 	/* The address to answer the requester by (ib_init_ah_attr_from_wc). */
-	ev.param.ud.ah_attr.dlid = pkt->slid;
+	ev.param.ud.ah_attr.dlid = c->path.dlid;
 	ev.param.ud.ah_attr.sl = pkt->sl;
 	ev.param.ud.ah_attr.port_num = port->num;
+	cma_roce_grh(c, &ev.param.ud.ah_attr);
 	ev.param.ud.private_data_len = CM_SIDR_REQ_PRIVATE_LEN - CMA_HDR_SIZE;
 	memcpy(ev.param.ud.private_data, m + CM_SIDR_REQ_PRIVATE + CMA_HDR_SIZE,
 	       CM_SIDR_REQ_PRIVATE_LEN - CMA_HDR_SIZE);
@@ -879,6 +913,7 @@ static void take_sidr_rep(struct ucma *u, const uint8_t *m)
 	ev.param.ud.ah_attr.dlid = id->path.dlid;
 	ev.param.ud.ah_attr.sl = id->path.sl;
 	ev.param.ud.ah_attr.port_num = id->port->num;
+	cma_roce_grh(id, &ev.param.ud.ah_attr);
 	ev.param.ud.private_data_len = CM_SIDR_REP_PRIVATE_LEN;
 	memcpy(ev.param.ud.private_data, m + CM_SIDR_REP_PRIVATE, CM_SIDR_REP_PRIVATE_LEN);
 	cma_event(id, UCMA_EV_ESTABLISHED, 0, &ev);
@@ -973,6 +1008,7 @@ int cma_init_qp_attr(struct cma_id *id, unsigned state, struct ib_uverbs_qp_attr
 		a->ah_attr.sl = id->path.sl;
 		a->ah_attr.src_path_bits = id->path.slid & ((1u << port_mgmt(id->port)->lmc) - 1);
 		a->ah_attr.port_num = id->port->num;
+		cma_roce_grh(id, &a->ah_attr);
 		a->path_mtu = id->path.mtu;
 		a->dest_qp_num = id->remote_qpn;
 		a->rq_psn = id->rq_psn;

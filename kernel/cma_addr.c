@@ -20,6 +20,10 @@
 #include "lib/log.h"
 
 #define EPHEMERAL_FIRST		32768
+/* RoCE's path: IB MTU 1024 in a 1500-byte frame (iboe_get_mtu), and the
+ * kernel's CMA_IBOE_PACKET_LIFETIME. */
+#define ROCE_PATH_MTU		3
+#define ROCE_PACKET_LIFE	16
 /* The upper TID bits of our SA queries: past umad's agents' 24 bits and
  * beside the CM's (cma.c CM_HI_TID), as ib_sa's agent has its own. */
 #define SA_HI_TID		0x01000001ull
@@ -294,7 +298,7 @@ static void query_sa(struct cma_id *id, unsigned timeout_ms)
 	g_hash_table_insert(u->sa_queries, GUINT_TO_POINTER(id->sa_tid), id);
 	id->wait = PENDING_SA;
 	cma_arm(id, (uint64_t)(timeout_ms ? timeout_ms : 1000) * 1000);
-	cma_send_mad(u, lp, m->sm_lid, lp->pkeys[0] ? lp->pkeys[0] : PKEY_DEFAULT, m->sm_sl,
+	cma_send_mad(u, lp, m->sm_lid, NULL, lp->pkeys[0] ? lp->pkeys[0] : PKEY_DEFAULT, m->sm_sl,
 		     (const uint8_t *)&sa);
 }
 
@@ -348,6 +352,22 @@ void cma_addr_timeout(struct cma_id *id)
 	cma_event(id, UCMA_EV_ADDR_ERROR, -ETIMEDOUT, NULL);
 }
 
+/* A RoCE route (the kernel's cma_resolve_iboe_route): the GIDs of the two
+ * addresses (RoCE v2), no LIDs, the MTU of the Ethernet interface (1024),
+ * the port's rate, and RoCE's packet lifetime (CMA_IBOE_PACKET_LIFETIME). */
+static void roce_route(struct cma_id *id)
+{
+	struct cma_path *p = &id->path;
+
+	memset(p, 0, sizeof(*p));
+	cma_port_gid(id->port, p->sgid);
+	cma_port_gid(id->remote, p->dgid);
+	p->pkey = PKEY_DEFAULT;
+	p->mtu = MIN(id->port->neighbor_mtu, ROCE_PATH_MTU);
+	p->rate = sa_rate_code(id->port);
+	p->packet_life = ROCE_PACKET_LIFE;
+}
+
 /* The path to the resolved destination: asked of the SA at the port's SM
  * LID, as the kernel does; a fabric whose SM LID is this port's own and
  * no SA agent there (--configured) gets the emulator's answer. */
@@ -359,6 +379,16 @@ int cma_resolve_route(struct cma_id *id, unsigned timeout_ms)
 	 * comes with the join). */
 	if (id->state != CMA_ADDR_RESOLVED || id->wait == PENDING_SA || !id->remote)
 		return -EINVAL;
+	/* RoCE: no SA; the path is the addresses' (cma_resolve_iboe_route). */
+	if (port_is_roce(lp)) {
+		if (lp->state != PORT_ACTIVE || rp->state != PORT_ACTIVE || !port_is_roce(rp)) {
+			route_failed(id, -EHOSTUNREACH);
+			return 0;
+		}
+		roce_route(id);
+		route_done(id);
+		return 0;
+	}
 	/* No path between ports that are not Active or have no LID: the
 	 * query would fail (ROUTE_ERROR). */
 	if (lp->state != PORT_ACTIVE || rp->state != PORT_ACTIVE || !cma_port_lid(lp) ||

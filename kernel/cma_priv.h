@@ -239,8 +239,8 @@ bool cma_host_has_port(const struct ucma *u, const struct port *p);
 void cma_arm(struct cma_id *id, uint64_t us);
 void cma_disarm(struct cma_id *id);
 /* Send the MAD @m from @port's QP1 to @dlid's. */
-void cma_send_mad(struct ucma *u, struct port *port, uint16_t dlid, uint16_t pkey, uint8_t sl,
-		  const uint8_t *m);
+void cma_send_mad(struct ucma *u, struct port *port, uint16_t dlid, const uint8_t *dgid,
+		  uint16_t pkey, uint8_t sl, const uint8_t *m);
 void cma_init(struct ucma *u);
 void cma_fini(struct ucma *u);
 int cma_bind(struct cma_id *id, const struct sockaddr *sa, size_t len);
@@ -290,6 +290,9 @@ void cma_mc_port_changed(struct ucma *u, struct port *port, unsigned what);
 bool cma_addr_is_mcast(const struct sockaddr_storage *ss);
 /* IB GID of @p (its subnet prefix and port GUID), as the GID table's 0. */
 void cma_port_gid(const struct port *p, uint8_t gid[16]);
+/* A RoCE id's address handle: its GRH, no LID (cma.c). */
+#define ROCE_HOP_LIMIT	64
+void cma_roce_grh(const struct cma_id *id, struct ib_uverbs_ah_attr *ah);
 /* The P_Key table index of @pkey at @p (full or limited member), or -1. */
 int cma_pkey_index(const struct port *p, uint16_t pkey);
 

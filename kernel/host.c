@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "fabric/port.h"
 #include "kernel/host.h"
 
 struct client {
@@ -124,22 +125,37 @@ unsigned host_attach(struct host *h, struct node *n)
 	return last - first + 1;
 }
 
-bool host_netdev_name(const struct host *h, const struct port *p, char *buf, size_t n)
+bool host_netdev_index(const struct host *h, const struct port *p, unsigned *k)
 {
-	unsigned i, k = 0;
+	unsigned i;
 
+	*k = 0;
 	for (i = 0; i < h->ports->len; i++) {
 		const struct port *q = g_array_index(h->ports, struct host_port, i).port;
 
 		if (node_is_switch(q->node))
 			continue;
-		if (q == p) {
-			snprintf(buf, n, "ib%u", k);
+		if (q == p)
 			return true;
-		}
-		k++;
+		(*k)++;
 	}
 	return false;
+}
+
+/* A RoCE port's interface is an Ethernet one (docs/roce.md). */
+void host_netdev_format(const struct port *p, unsigned k, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s%u", port_is_roce(p) ? "eth" : "ib", k);
+}
+
+bool host_netdev_name(const struct host *h, const struct port *p, char *buf, size_t n)
+{
+	unsigned k;
+
+	if (!host_netdev_index(h, p, &k))
+		return false;
+	host_netdev_format(p, k, buf, n);
+	return true;
 }
 
 struct fabric *host_fabric(const struct host *h) { return h->fabric; }

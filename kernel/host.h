@@ -45,9 +45,14 @@ unsigned host_nports(const struct host *h);
 struct port *host_port(const struct host *h, unsigned i, const char **ca_name);
 /* The name of CA port @p's IPoIB interface where the run gives the host
  * a network (ns/ipoib.h): ib0, ib1, ... in the order above, switches
- * passed over, as the ib_ipoib driver names them; in @buf (IFNAMSIZ).
+ * passed over, as the ib_ipoib driver names them (eth0... for RoCE
+ * ports, whose interfaces are Ethernet ones); in @buf (IFNAMSIZ).
  * False: @p is not a CA port of @h. */
 bool host_netdev_name(const struct host *h, const struct port *p, char *buf, size_t n);
+/* The same in two steps: its number among the host's CA ports, and the
+ * name of number @k for port @p (ib<k>, or eth<k> for a RoCE port). */
+bool host_netdev_index(const struct host *h, const struct port *p, unsigned *k);
+void host_netdev_format(const struct port *p, unsigned k, char *buf, size_t n);
 
 void host_register_client(struct host *h, const struct host_client *c, void *ctx);
 void host_unregister_client(struct host *h, const struct host_client *c, void *ctx);

@@ -37,5 +37,7 @@ void sa_free(struct sa *sa);
  * is not Active, no route, a P_Key the far port lacks).
  */
 bool sa_path(struct port *s, struct port *d, uint16_t pkey, struct ibv_path_record *pr);
+/* IB rate encoding (IBA Table 205) of a link's active rate. */
+uint8_t sa_rate_code(const struct port *p);
 
 #endif

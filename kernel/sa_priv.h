@@ -84,10 +84,8 @@ GPtrArray *sa_end_ports(struct fabric *f);
  * whose GUID is @guid; NULL if none. */
 struct port *sa_port_by_lid(struct fabric *f, uint16_t lid);
 struct port *sa_port_by_guid(struct fabric *f, uint64_t guid);
-/* IB rate encoding (IBA Table 205) of a link's active rate; a code's
- * rate in tenths of Gb/s (0: no such code); the code of the next rate
- * up (@dir 1) or down (-1), or 0 past the ends. */
-uint8_t sa_rate_code(const struct port *p);
+/* A rate code's rate in tenths of Gb/s (0: no such code); the code of
+ * the next rate up (@dir 1) or down (-1), or 0 past the ends. */
 unsigned sa_rate_deci(uint8_t code);
 uint8_t sa_rate_step(uint8_t code, int dir);
 

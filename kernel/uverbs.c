@@ -212,6 +212,11 @@ static unsigned verbs_speed(const struct port *p)
 	return 1;
 }
 
+/* A RoCE port's (docs/roce.md): IBV_MTU_1024, and CM_SUP |
+ * IP_BASED_GIDS (IBA's CapabilityMask bits 16 and 26, ib_verbs.h). */
+#define ROCE_ACTIVE_MTU		3
+#define ROCE_CAP_FLAGS		(0x00010000u | 0x04000000u)
+
 /*
  * ibv_port_attr as an HCA driver fills it from its own PortInfo (mlx4's
  * ib_query_port: NeighborMTU is the active MTU, VLCap the max_vl_num).
@@ -220,27 +225,36 @@ char *uverbs_port_text(const struct uverbs_dev *d, unsigned num)
 {
 	struct port *p;
 	GString *s;
+	bool roce;
 
 	if (num < 1 || num > d->node->nports)
 		return NULL;
 	p = &d->node->ports[num];
+	roce = port_is_roce(p);
 	s = g_string_new(NULL);
 	g_string_append_printf(s, "state %u\n", p->state);
-	g_string_append_printf(s, "max_mtu %u\nactive_mtu %u\n", p->mtu_cap, p->neighbor_mtu);
+	/* RoCE's active MTU is the IB MTU that fits the interface's 1500
+	 * (iboe_get_mtu: 1024); no LIDs, no SM; the capability flags an
+	 * Ethernet port has (CM, IP-based GIDs). */
+	g_string_append_printf(s, "max_mtu %u\nactive_mtu %u\n", p->mtu_cap,
+			       roce ? MIN(p->neighbor_mtu, ROCE_ACTIVE_MTU) : p->neighbor_mtu);
 	g_string_append_printf(s, "gid_tbl_len %u\n", GUIDS_PER_PORT);
-	g_string_append_printf(s, "port_cap_flags 0x%08x\n", p->cap_mask);
+	g_string_append_printf(s, "port_cap_flags 0x%08x\n",
+			       roce ? ROCE_CAP_FLAGS : p->cap_mask);
 	g_string_append_printf(s, "max_msg_sz 0x80000000\n");
 	g_string_append_printf(s, "bad_pkey_cntr %u\nqkey_viol_cntr %u\n",
 			       p->pkey_violations, p->qkey_violations);
 	g_string_append_printf(s, "pkey_tbl_len %u\n", p->npkeys);
 	g_string_append_printf(s, "lid %u\nsm_lid %u\nlmc %u\nsm_sl %u\n",
-			       p->lid, p->sm_lid, p->lmc, p->sm_sl);
+			       roce ? 0 : p->lid, roce ? 0 : p->sm_lid, roce ? 0 : p->lmc,
+			       roce ? 0 : p->sm_sl);
 	g_string_append_printf(s, "max_vl_num %u\n", p->vl_cap);
 	g_string_append_printf(s, "subnet_timeout %u\ninit_type_reply 0\n", p->subnet_timeout);
 	g_string_append_printf(s, "active_width %u\nactive_speed %u\n", p->width_active,
 			       verbs_speed(p));
 	g_string_append_printf(s, "phys_state %u\n", p->phys_state);
-	g_string_append_printf(s, "link_layer 1\n");	/* IBV_LINK_LAYER_INFINIBAND */
+	/* enum ibv_link_layer: 1 InfiniBand, 2 Ethernet (port_link's). */
+	g_string_append_printf(s, "link_layer %u\n", roce ? PORT_LINK_ETH : 1u);
 	g_string_append_printf(s, "flags 0\nport_cap_flags2 0\n");
 	return g_string_free(s, FALSE);
 }

@@ -359,6 +359,9 @@ static const char *check_pkt(struct uverbs_ctx *c, const struct verbs_wire_pkt *
 		return "P_Key index past the port's table";
 	if ((w->flags & VERBS_PKT_GRH) && w->sgid_index >= GUIDS_PER_PORT)
 		return "GID index past the port's table";
+	/* RoCE: every packet has its GRH, the only address there is. */
+	if (port_is_roce(&n->ports[w->port]) && !(w->flags & VERBS_PKT_GRH))
+		return "no GRH on a RoCE port";
 	return NULL;
 }
 
@@ -382,6 +385,14 @@ static void send_pkt(struct uverbs_ctx *c, const void *rec, size_t len)
 		p.grh = true;
 		memcpy(p.sgid, w->sgid, 16);
 		memcpy(p.dgid, w->dgid, 16);
+	}
+	/* RoCE: the destination is its GID's port, reached by the routes the
+	 * fabric keeps for it (Ethernet switches' forwarding, docs/roce.md);
+	 * a GID nobody has goes nowhere (LID 0). Multicast is not routed yet. */
+	if (port_is_roce(port)) {
+		struct port *to = fabric_roce_port_by_gid(host_fabric(c->dev->uv->hw), w->dgid);
+
+		w->dlid = to ? to->lid : 0;
 	}
 	p.slid = w->slid;
 	p.dlid = w->dlid;

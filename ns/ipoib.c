@@ -33,6 +33,8 @@
 /* IPoIB's datagram-mode MTU (RFC 4391: the 2048-byte IB MTU less the
  * 4-byte IPoIB header), what ip link shows on a ConnectX port. */
 #define IPOIB_MTU		2044
+/* A RoCE port's Ethernet interface: the standard frame (docs/roce.md). */
+#define ROCE_MTU		1500
 #define IPOIB_PREFIX4		16
 #define IPOIB_PREFIX6		64
 /* run --hosts: the switch every host's interfaces are cabled to. */
@@ -43,6 +45,9 @@ struct ipoib_if {
 	char peer[IFNAMSIZ];	/* run --hosts: its veth's other end */
 	uint32_t ip4;		/* host order; 0: none */
 	uint64_t guid;
+	uint32_t mtu;		/* IPoIB's, or Ethernet's for a RoCE port */
+	bool roce;		/* a RoCE port's: @mac is its address */
+	uint8_t mac[6];
 };
 
 struct ipoib_plan {
@@ -70,6 +75,9 @@ struct ipoib_plan *ipoib_plan_host(const struct host *h, int index)
 			snprintf(p->ifs[n].peer, IFNAMSIZ, "h%dp%u", index, n);
 		p->ifs[n].ip4 = port_ip4(port);
 		p->ifs[n].guid = port->guid;
+		p->ifs[n].mtu = port_is_roce(port) ? ROCE_MTU : IPOIB_MTU;
+		if ((p->ifs[n].roce = port_is_roce(port)))
+			port_mac(port, p->ifs[n].mac);
 		n++;
 	}
 	p->n = n;
@@ -170,20 +178,24 @@ static void no_addr_gen(int fd, const char *name)
 }
 
 /*
- * A link named @name of @kind with IPoIB's MTU. A veth's other end is
- * @peer, made in the network namespace @peer_ns (an fd of it).
+ * A link named @name of @kind with the MTU @mtu (and the MAC @mac, or
+ * the kernel's). A veth's other end is @peer, made in the network
+ * namespace @peer_ns (an fd of it).
  */
-static int new_link(int fd, const char *name, const char *kind, const char *peer, int peer_ns)
+static int new_link(int fd, const char *name, const char *kind, const char *peer, int peer_ns,
+		    uint32_t mtu, const uint8_t *mac)
 {
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
 	struct nlreq r;
 	struct rtattr *info, *data, *end;
-	uint32_t mtu = IPOIB_MTU, nsfd = (uint32_t)peer_ns;
+	uint32_t nsfd = (uint32_t)peer_ns;
 	int ret;
 
 	nl_start(&r, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, &ifi, sizeof(ifi));
 	nl_put(&r, IFLA_IFNAME, name, strlen(name) + 1);
 	nl_put(&r, IFLA_MTU, &mtu, sizeof(mtu));
+	if (mac)
+		nl_put(&r, IFLA_ADDRESS, mac, 6);
 	info = nl_put(&r, IFLA_LINKINFO, NULL, 0);
 	nl_put(&r, IFLA_INFO_KIND, kind, strlen(kind));
 	if (peer) {
@@ -280,15 +292,17 @@ static int make_if(int nl, int sock, const struct ipoib_if *i, const struct cabl
 	 * where it does not. */
 	*what = "create the interfaces";
 	if (c) {
-		if ((ret = new_link(nl, i->name, "veth", i->peer, c->ns)) < 0)
+		if ((ret = new_link(nl, i->name, "veth", i->peer, c->ns, i->mtu,
+				    i->roce ? i->mac : NULL)) < 0)
 			return ret;
 		*what = "join the interfaces to the run's bridge";
 		if ((ret = peer_to_bridge(c->nl, i->peer, c->bridge)) < 0)
 			return ret;
 	} else {
-		ret = new_link(nl, i->name, "dummy", NULL, -1);
+		ret = new_link(nl, i->name, "dummy", NULL, -1, i->mtu, i->roce ? i->mac : NULL);
 		if (ret == -EOPNOTSUPP || ret == -ENOENT)
-			ret = new_link(nl, i->name, "bridge", NULL, -1);
+			ret = new_link(nl, i->name, "bridge", NULL, -1, i->mtu,
+				       i->roce ? i->mac : NULL);
 		if (ret == -EOPNOTSUPP || ret == -ENOENT)
 			return NO_DRIVER;
 		if (ret < 0)
@@ -301,6 +315,17 @@ static int make_if(int nl, int sock, const struct ipoib_if *i, const struct cabl
 	if (i->ip4 && (ret = add_addr(nl, ifindex, AF_INET, &a4, sizeof(a4), IPOIB_PREFIX4)) < 0)
 		return ret;
 	memcpy(a6 + 8, &guid, 8);
+	if (i->roce) {
+		/* An Ethernet interface's: the EUI-64 of its MAC, RoCE's GID 0. */
+		a6[8] = i->mac[0] ^ 0x02;
+		a6[9] = i->mac[1];
+		a6[10] = i->mac[2];
+		a6[11] = 0xff;
+		a6[12] = 0xfe;
+		a6[13] = i->mac[3];
+		a6[14] = i->mac[4];
+		a6[15] = i->mac[5];
+	}
 	/* IPv6 is optional: a kernel without it refuses, and that is all. */
 	(void)add_addr(nl, ifindex, AF_INET6, a6, sizeof(a6), IPOIB_PREFIX6);
 	return 0;
@@ -392,7 +417,7 @@ int ipoib_fabric(int *bridge, const char **what)
 	*what = "make the run's bridge";
 	if ((sock = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE)) < 0)
 		return -errno;
-	ret = new_link(sock, IPOIB_BRIDGE, "bridge", NULL, -1);
+	ret = new_link(sock, IPOIB_BRIDGE, "bridge", NULL, -1, IPOIB_MTU, NULL);
 	close(sock);
 	if (ret < 0)
 		return ret;

@@ -27,6 +27,8 @@
 #define IBEMU_MAX_RD_ATOM	VERBS_MAX_RD_ATOM
 /* UD receive buffers start with room for a GRH (IBA 11.4.1.2). */
 #define IBEMU_GRH_BYTES		40
+/* Ports a device may have whose link layer is kept (query.c). */
+#define IBEMU_MAX_PORTS		16
 /* GIDs a port has (GUIDCap; ibemu_port's gid_tbl_len). */
 #define IBEMU_GID_TBL_LEN	8
 
@@ -64,6 +66,7 @@ struct ibemu_context {
 	struct ibemu_mr *mrs;		/* list */
 	uint32_t next_key;
 	uint8_t nports;			/* 0 until first asked (qp.c) */
+	uint8_t link[IBEMU_MAX_PORTS];	/* each port's link layer, 0 until asked */
 	/* What this context holds of each, under lock (VERBS_MAX_*). */
 	unsigned n_pd, n_mr, n_cq, n_ah, n_srq, n_mw;
 	size_t dm_bytes;		/* device memory allocated (dm.c) */
@@ -627,6 +630,10 @@ int ibemu_threads_start(struct ibemu_context *ctx);
 void ibemu_threads_stop(struct ibemu_context *ctx);
 /* The daemon's QP numbers (VERBS_IOC_QP_*). */
 int ibemu_ioc(struct ibemu_context *ctx, unsigned long cmd, void *arg);
+
+/* query.c: whether @port is a RoCE port (Ethernet link layer: its
+ * addresses are GRHs, it has no LIDs; docs/roce.md). */
+bool ibemu_port_roce(struct ibemu_context *ctx, uint8_t port);
 
 /* import.c (docs/verbs.md "Importing objects"): the process's contexts
  * as libibverbs' fstat and async-fd ioctl see them, import_context, and

@@ -16,15 +16,23 @@
 
 /* ---- address handles ---------------------------------------------------- */
 
+/* An address: a LID on an InfiniBand port, a GRH on a RoCE one. */
+static bool av_ok(struct ibemu_context *ctx, const struct ibv_ah_attr *attr)
+{
+	return ibemu_port_roce(ctx, attr->port_num) ? attr->is_global : attr->dlid != 0;
+}
+
 struct ibv_ah *ibemu_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
 	struct ibemu_ah *ah;
 
 	/* No GRH routing: one subnet (a GRH to our own subnet is accepted
 	 * and travels by LID, as within a subnet); the SGID index must name
-	 * one of the port's GIDs (the kernel: no GID there, EINVAL). */
-	if (!attr->port_num || attr->port_num > 254 || !attr->dlid ||
-	    (attr->is_global && attr->grh.sgid_index >= IBEMU_GID_TBL_LEN)) {
+	 * one of the port's GIDs (the kernel: no GID there, EINVAL). A RoCE
+	 * port's address is its GRH, and it has no LIDs (docs/roce.md). */
+	if (!attr->port_num || attr->port_num > 254 ||
+	    (attr->is_global && attr->grh.sgid_index >= IBEMU_GID_TBL_LEN) ||
+	    !av_ok(to_ctx(pd->context), attr)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -383,7 +391,11 @@ static bool values_ok(struct ibemu_qp *qp, const struct ibv_qp_attr *a, int mask
 	if ((mask & IBV_QP_PATH_MTU) && (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096))
 		return false;
 	if ((mask & IBV_QP_AV) &&
-	    (!a->ah_attr.dlid || (a->ah_attr.port_num && a->ah_attr.port_num > nports)))
+	    ((a->ah_attr.port_num && a->ah_attr.port_num > nports) ||
+	     !av_ok(qp->ctx, &(struct ibv_ah_attr){ .dlid = a->ah_attr.dlid,
+		    .is_global = a->ah_attr.is_global,
+		    .port_num = a->ah_attr.port_num ? a->ah_attr.port_num :
+			       mask & IBV_QP_PORT ? a->port_num : qp->port })))
 		return false;
 	if ((mask & IBV_QP_TIMEOUT) && a->timeout > 31)
 		return false;

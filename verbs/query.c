@@ -167,3 +167,26 @@ int ibemu_query_port(struct ibv_context *context, uint8_t port_num,
 	memset(port_attr, 0, sizeof(*port_attr));
 	return parse(text, port_fields, port_attr);
 }
+
+bool ibemu_port_roce(struct ibemu_context *ctx, uint8_t port)
+{
+	struct ibv_port_attr attr;
+	uint8_t link;
+
+	if (!port || port > IBEMU_MAX_PORTS)
+		return false;
+	pthread_mutex_lock(&ctx->lock);
+	link = ctx->link[port - 1];
+	pthread_mutex_unlock(&ctx->lock);
+	/* Asked of the daemon once: a port's link layer never changes. */
+	if (!link) {
+		link = ibv_query_port(&ctx->vctx.context, port, &attr) ? IBV_LINK_LAYER_INFINIBAND :
+									  attr.link_layer;
+		if (!link)
+			link = IBV_LINK_LAYER_INFINIBAND;
+		pthread_mutex_lock(&ctx->lock);
+		ctx->link[port - 1] = link;
+		pthread_mutex_unlock(&ctx->lock);
+	}
+	return link == IBV_LINK_LAYER_ETHERNET;
+}

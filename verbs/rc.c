@@ -90,6 +90,16 @@ static void rc_header(const struct ibemu_qp *qp, struct verbs_wire_pkt *h)
 	h->pkey_index = qp->pkey_index;
 	h->sqpn = qp->qp.qp_num;
 	h->dqpn = qp->dest_qpn;
+	/* A path with a GRH (every RoCE one: docs/roce.md) puts it in each
+	 * packet; the daemon fills the SGID in from the index. */
+	if (qp->ah.is_global) {
+		h->flags |= VERBS_PKT_GRH;
+		h->grh_flow = qp->ah.grh.flow_label & 0xfffff;
+		h->grh_tclass = qp->ah.grh.traffic_class;
+		h->grh_hop_limit = qp->ah.grh.hop_limit;
+		h->sgid_index = qp->ah.grh.sgid_index;
+		memcpy(h->dgid, qp->ah.grh.dgid.raw, 16);
+	}
 }
 
 /* ---- requester ---------------------------------------------------------- */
@@ -190,7 +200,7 @@ static bool send_packet(struct ibemu_qp *qp, struct ibemu_swqe *w, uint32_t i, c
 		h.rkey = w->rkey;
 		h.swap_add = w->swap_add;
 		h.compare = w->compare;
-		h.flags = VERBS_PKT_ACKREQ;
+		h.flags |= VERBS_PKT_ACKREQ;
 		return send_request(qp, w, &h, NULL);
 	}
 	if (w->opcode == IBV_WR_RDMA_READ) {
@@ -198,7 +208,7 @@ static bool send_packet(struct ibemu_qp *qp, struct ibemu_swqe *w, uint32_t i, c
 		h.va = w->remote_addr;
 		h.rkey = w->rkey;
 		h.dma_len = (uint32_t)w->len;
-		h.flags = VERBS_PKT_ACKREQ;
+		h.flags |= VERBS_PKT_ACKREQ;
 		return send_request(qp, w, &h, NULL);
 	}
 	h.len = (uint32_t)(w->len - off < mtu ? w->len - off : mtu);
@@ -228,7 +238,7 @@ static bool send_packet(struct ibemu_qp *qp, struct ibemu_swqe *w, uint32_t i, c
 		}
 	}
 	if (last || (i + 1) % ACKREQ_EVERY == 0)
-		h.flags = VERBS_PKT_ACKREQ;
+		h.flags |= VERBS_PKT_ACKREQ;
 	if (last) {
 		if (w->send_flags & IBV_SEND_SOLICITED)
 			h.flags |= VERBS_PKT_SE;

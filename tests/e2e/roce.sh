@@ -1,0 +1,107 @@
+#!/bin/bash
+# RoCE ports (docs/roce.md; issue #50, first part): `ibemu run --roce`
+# makes every CA port an Ethernet one, Active with no SM. ibv_devinfo and
+# sysfs show it as Soft-RoCE's do (link layer Ethernet, LID 0, the GID
+# table from the interface's MAC and address in both RoCE types, the
+# netdev of each GID); `ip` shows the Ethernet interfaces. Then traffic
+# between host1 and host3 across both switches: ibv_rc_pingpong with a
+# RoCE v2 GID (-g 3, data checked), perftest's ib_send_bw -x 3, rping
+# and udaddy through the RDMA CM (no SA: the route is the addresses'),
+# ib_write_bw -R; the verbs refuse an address without a GRH on a RoCE port.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$WORK/roce.sh" <<'SCRIPT'
+set -u
+. "$INSIDE"
+P=/sys/class/infiniband/ibemu1/ports/1
+ibv_devinfo -v -d ibemu1 | grep -E "link_layer|port_lid|sm_lid|state:|active_mtu|GID\[ *[0-3]\]" |
+	tr -s ' \t' ' ' | sed 's/^ */devinfo: /'
+for i in 0 1 2 3 4; do
+	echo "gid $i: $(cat $P/gids/$i) $(cat $P/gid_attrs/types/$i 2>/dev/null) $(cat $P/gid_attrs/ndevs/$i 2>/dev/null)"
+done
+echo "sysfs: $(cat $P/link_layer) lid $(cat $P/lid) sm_lid $(cat $P/sm_lid)"
+ip -br link | awk '$1 ~ /^eth/ { print "link:", $1, $3 }'
+ip -br -4 addr | awk '$1 ~ /^eth/ { print "addr:", $1, $3 }'
+ip -o link show eth1 | grep -o 'mtu [0-9]*' | sed 's/^/eth1 /'
+
+# The verbs: ibv_rc_pingpong over RoCE v2 (GID 3), data checked.
+port=18600
+pp() {
+	port=$((port + 1))
+	timeout 60 "$@" -d ibemu1 -p $port >"$W/pps.out" 2>&1 &
+	local s=$!
+	wait_listen $port
+	timeout 60 "$@" -d ibemu0 -p $port localhost >"$W/ppc.out" 2>&1
+	local c=$?
+	wait $s
+	echo "$1 $2 $3 | client $c server $? | $(grep -c 'remote address: LID 0x0000.*GID ::ffff:10.1.0.5' "$W/ppc.out")"
+}
+pp ibv_rc_pingpong -g 3 -n 100 -c
+port=$((port + 1))
+timeout 60 ib_send_bw -d ibemu1 -x 3 -n 200 -p $port >"$W/bws.out" 2>&1 &
+s=$!
+wait_listen $port
+timeout 60 ib_send_bw -d ibemu0 -x 3 -n 200 -p $port localhost >"$W/bwc.out" 2>&1
+c=$?
+wait $s
+echo "ib_send_bw -x 3 | client $c server $? | $(grep -E '^ +65536 +200 ' "$W/bwc.out" | awk '{ print $1, $2 }')"
+
+# The RDMA CM: no SA, the route from the addresses.
+timeout 60 rping -s -a 10.1.0.5 -C 5 -v >"$W/rps.out" 2>&1 &
+s=$!
+until ibemu ctl status | grep -q "listening on 10.1.0.5"; do timeout 0.1 tail -f /dev/null; done
+timeout 60 rping -c -a 10.1.0.5 -C 5 -v >"$W/rpc.out" 2>&1
+c=$?
+wait $s
+echo "rping | client $c server $? | $(grep -c 'rdma-ping-' "$W/rpc.out")"
+timeout 60 udaddy -b 10.1.0.5 >"$W/uds.out" 2>&1 &
+s=$!
+until ibemu ctl status | grep -q "listening on 10.1.0.5"; do timeout 0.1 tail -f /dev/null; done
+timeout 60 udaddy -s 10.1.0.5 -b 10.1.0.3 >"$W/udc.out" 2>&1
+c=$?
+wait $s
+echo "udaddy | client $c server $?"
+timeout 60 ib_write_bw -d ibemu1 -R -n 200 -p 19001 >"$W/ws.out" 2>&1 &
+s=$!
+until ibemu ctl status | grep -q "listening on .*19001"; do timeout 0.1 tail -f /dev/null; done
+timeout 60 ib_write_bw -d ibemu0 -R -n 200 -p 19001 10.1.0.5 >"$W/wc.out" 2>&1
+c=$?
+wait $s
+echo "ib_write_bw -R | client $c server $? | $(grep -E '^ +65536 +200 ' "$W/wc.out" | awk '{ print $1, $2 }')"
+# An address without a GRH is no address on a RoCE port.
+port=$((port + 1))
+timeout 30 ibv_rc_pingpong -d ibemu1 -n 5 -p $port >"$W/nogrh-s.out" 2>&1 &
+s=$!
+wait_listen $port
+timeout 30 ibv_rc_pingpong -d ibemu0 -n 5 -p $port localhost >"$W/nogrh-c.out" 2>&1
+echo "without -g: client $?"
+wait $s
+grep -m1 -o "Failed to modify QP to RTR" "$W/nogrh-s.out" "$W/nogrh-c.out" | head -1 | sed 's/.*:/without -g: /'
+exit 0
+SCRIPT
+ibemu_run --roce -a host1 -a host3 -- env W="$WORK" bash "$WORK/roce.sh"
+expect_rc 0 "the RoCE run"
+expect_line "devinfo: link_layer: Ethernet" "ibv_devinfo: link layer Ethernet"
+expect_line "devinfo: state: PORT_ACTIVE (4)" "the port Active with no SM"
+expect_line "devinfo: port_lid: 0" "no LID"
+expect_line "devinfo: sm_lid: 0" "no SM LID"
+expect_line "devinfo: active_mtu: 1024 (3)" "the IB MTU of a 1500-byte interface"
+expect_line "devinfo: GID[ 3]: ::ffff:10.1.0.5, RoCE v2" "ibv_devinfo: GID 3, IPv4-mapped, RoCE v2"
+expect_line "devinfo: GID[ 0]: fe80:0000:0000:0000:0202:c9ff:fe00:0106, RoCE v1" \
+	"ibv_devinfo: GID 0, the MAC's link-local, RoCE v1"
+expect_line "gid 1: fe80:0000:0000:0000:0202:c9ff:fe00:0106 RoCE v2 eth2" "sysfs: GID 1, its type and netdev"
+expect_line "gid 2: 0000:0000:0000:0000:0000:ffff:0a01:0005 IB/RoCE v1 eth2" "sysfs: GID 2 (v1)"
+expect_line "gid 3: 0000:0000:0000:0000:0000:ffff:0a01:0005 RoCE v2 eth2" "sysfs: GID 3 (v2)"
+expect_line "gid 4: 0000:0000:0000:0000:0000:0000:0000:0000" "sysfs: no GID past them"
+expect_line "sysfs: Ethernet lid 0x0 sm_lid 0x0" "sysfs: link_layer, lid, sm_lid"
+expect_line "link: eth2 00:02:c9:00:01:06" "ip: eth2 (host3 port 1) with the port's MAC"
+expect_line "addr: eth2 10.1.0.5/16" "ip: eth2 with the port's address"
+expect_line "eth1 mtu 1500" "ip: an Ethernet MTU"
+expect_line "ibv_rc_pingpong -g 3 | client 0 server 0 | 1" "ibv_rc_pingpong -g 3 over RoCE v2 (-c: data checked)"
+expect_line "ib_send_bw -x 3 | client 0 server 0 | 65536 200" "ib_send_bw -x 3 (RoCE v2 GID)"
+expect_line "rping | client 0 server 0 | 5" "rping through the RDMA CM with no SA"
+expect_line "udaddy | client 0 server 0" "udaddy: UD through SIDR on RoCE"
+expect_line "ib_write_bw -R | client 0 server 0 | 65536 200" "ib_write_bw -R (RDMA CM)"
+expect_match "^without -g: client [1-9]" "ibv_rc_pingpong without a GID fails on RoCE..."
+expect_line "without -g: Failed to modify QP to RTR" "... at RTR: an address needs a GRH there"
+finish
