@@ -235,9 +235,10 @@ static int run_mount(struct run *r)
 		r->fs = fusefs_new(remote_vfs(r->rem));
 	} else {
 		r->vfs = vfs_new();
-		/* device/net/: the interfaces ns/ipoib.c makes (a host
-		 * of --hosts has its own tree, socket/attach.c). */
-		sysfs_build_host(r->vfs, r->e.host, r->e.uverbs, r->e.ucma, r->ipoib && !r->vh);
+		/* device/net/: the interfaces ns/ipoib.c makes, the first
+		 * host's of --hosts too (the others have their own trees,
+		 * socket/attach.c). */
+		sysfs_build_host(r->vfs, r->e.host, r->e.uverbs, r->e.ucma, r->ipoib || r->vh);
 		r->fs = fusefs_new(r->vfs);
 		/* The verbs files by their paths too: the provider's data
 		 * path (verbs/fastchan.c). */
