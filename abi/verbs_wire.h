@@ -124,6 +124,10 @@ enum {
 	VERBS_PKT_SE = 1,	/* BTH SolicitedEvent */
 	VERBS_PKT_ACKREQ = 2,	/* BTH AckReq */
 	VERBS_PKT_GRH = 4,	/* a GRH travels (LRH LNH 3): the grh_ fields */
+	/* Set by the daemon only: a RoCE v2 packet (its SGID index a RoCE v2
+	 * GID), whose GRH travels as an IPv4 or IPv6 header and UDP
+	 * (IBA Annex A17; docs/roce.md). */
+	VERBS_PKT_ROCE_V2 = 8,
 };
 
 /* Multicast LIDs (IBA 4.1.1): 0xc000 to 0xfffe; 0xffff is permissive.

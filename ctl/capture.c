@@ -16,6 +16,8 @@
 
 #include "abi/verbs_wire.h"
 #include "ctl/capture.h"
+#include "ctl/capture_roce.h"
+#include "fabric/port.h"
 #include "kernel/rmpp.h"
 #include "lib/log.h"
 
@@ -27,7 +29,9 @@
  * ERF record in a LINKTYPE_ERF pcap file.
  */
 #define LINKTYPE_ERF		197
+#define ERF_TYPE_ETH		2	/* then 2 bytes (offset, pad), the frame */
 #define ERF_TYPE_INFINIBAND	21
+#define ERF_ETH_PAD		2
 #define ERF_FLAG_VARLEN		0x04
 #define ERF_HDR_BYTES		16
 #define PCAP_SNAPLEN		8192	/* the largest packet: 4096 payload + headers */
@@ -161,6 +165,17 @@ uint32_t ib_icrc(const uint8_t *pkt, size_t len)
 	return ~c;
 }
 
+uint32_t eth_crc32(const uint8_t *b, size_t len)
+{
+	uint32_t c = 0xffffffffu;
+	size_t i;
+
+	crc_tables();
+	for (i = 0; i < len; i++)
+		c = crc32_table[(c ^ b[i]) & 0xff] ^ (c >> 8);
+	return ~c;
+}
+
 uint16_t ib_vcrc(const uint8_t *pkt, size_t len)
 {
 	uint16_t c = 0xffff;
@@ -243,14 +258,17 @@ static size_t put_deth(uint8_t *b, uint32_t qkey, uint32_t sqp)
 /*
  * One packet: the pcap record header, then the ERF record header Wireshark
  * reads an InfiniBand packet behind (its packet-erf.c: type
- * ERF_TYPE_INFINIBAND, the packet from its LRH), then the packet.
+ * ERF_TYPE_INFINIBAND, the packet from its LRH), then the packet; or an
+ * Ethernet frame (ERF_TYPE_ETH: two bytes of offset and pad first).
  */
-static void write_record(struct pkt_capture *c, const uint8_t *pkt, size_t len)
+static void write_record(struct pkt_capture *c, unsigned type, const uint8_t *pkt, size_t len)
 {
+	size_t pre = type == ERF_TYPE_ETH ? ERF_ETH_PAD : 0;
 	uint64_t now = c->f->tq ? timerq_now(c->f->tq) : c->mono0_us;
 	int64_t t = c->real0_us + (int64_t)(now - c->mono0_us);
 	uint32_t hdr[4] = { (uint32_t)(t / G_USEC_PER_SEC), (uint32_t)(t % G_USEC_PER_SEC),
-			    (uint32_t)(len + ERF_HDR_BYTES), (uint32_t)(len + ERF_HDR_BYTES) };
+			    (uint32_t)(ERF_HDR_BYTES + pre + len), (uint32_t)(ERF_HDR_BYTES + pre + len) };
+	const uint8_t pad[ERF_ETH_PAD] = { 0 };
 	/* ERF: a 32.32 fixed-point time, little-endian; type; flags; record
 	 * and wire lengths, big-endian. */
 	uint64_t ts = (uint64_t)(t / G_USEC_PER_SEC) << 32 |
@@ -262,11 +280,11 @@ static void write_record(struct pkt_capture *c, const uint8_t *pkt, size_t len)
 		return;
 	for (i = 0; i < 8; i++)
 		erf[i] = (uint8_t)(ts >> (8 * i));
-	erf[8] = ERF_TYPE_INFINIBAND;
+	erf[8] = (uint8_t)type;
 	erf[9] = ERF_FLAG_VARLEN;
-	put_be16(erf, 10, (uint16_t)(ERF_HDR_BYTES + len));
+	put_be16(erf, 10, (uint16_t)(ERF_HDR_BYTES + pre + len));
 	put_be16(erf, 14, (uint16_t)len);
-	if (c->bytes + sizeof(hdr) + sizeof(erf) + len > c->o.max_bytes) {
+	if (c->bytes + sizeof(hdr) + sizeof(erf) + pre + len > c->o.max_bytes) {
 		c->stopped = "its size cap";
 		flush_out(c);
 		g_message("capture %s reached its %" G_GUINT64_FORMAT " MiB cap after %"
@@ -274,15 +292,16 @@ static void write_record(struct pkt_capture *c, const uint8_t *pkt, size_t len)
 			  c->o.max_bytes >> 20, c->packets);
 		return;
 	}
-	if (c->buf_len + sizeof(hdr) + sizeof(erf) + len > OUT_BUF_BYTES)
+	if (c->buf_len + sizeof(hdr) + sizeof(erf) + pre + len > OUT_BUF_BYTES)
 		flush_out(c);
 	if (c->stopped)
 		return;
 	put_out(c, hdr, sizeof(hdr));
 	put_out(c, erf, sizeof(erf));
+	put_out(c, pad, pre);
 	put_out(c, pkt, len);
 	c->packets++;
-	c->bytes += sizeof(hdr) + sizeof(erf) + len;
+	c->bytes += sizeof(hdr) + sizeof(erf) + pre + len;
 	if (c->buf_len >= OUT_FLUSH_BYTES)
 		flush_out(c);
 }
@@ -303,6 +322,38 @@ static size_t finish(uint8_t *b, size_t len)
 	return len + ICRC_BYTES + VCRC_BYTES;
 }
 
+/*
+ * The packet @pkt (LRH through VCRC) as its link carries it: a packet
+ * from a RoCE port (its SGID one of that port's) as an Ethernet frame,
+ * RoCE v2 unless the SGID index @sgid_index (-1: none, a MAD, which the
+ * RDMA CM sends from the RoCE v2 GID) is a RoCE v1 entry; any other as
+ * InfiniBand.
+ */
+static void emit(struct pkt_capture *c, const uint8_t *pkt, size_t len, bool grh,
+		 const uint8_t *sgid, const uint8_t *dgid, int sgid_index, uint32_t sqp)
+{
+	struct port *from = grh ? fabric_roce_port_by_gid(c->f, sgid) : NULL, *to;
+	struct roce_ends e = { .sqp = sqp, .v2 = true };
+	const char *type;
+	uint8_t *frame;
+
+	if (!from) {
+		write_record(c, ERF_TYPE_INFINIBAND, pkt, len);
+		return;
+	}
+	port_mac(from, e.src_mac);
+	/* A GID no port has (multicast): the broadcast address. */
+	if ((to = fabric_roce_port_by_gid(c->f, dgid)))
+		port_mac(to, e.dst_mac);
+	else
+		memset(e.dst_mac, 0xff, sizeof(e.dst_mac));
+	type = sgid_index >= 0 ? port_gid_type(from, (unsigned)sgid_index) : NULL;
+	e.v2 = !type || !strcmp(type, "RoCE v2");
+	frame = g_malloc(len + 64);
+	write_record(c, ERF_TYPE_ETH, frame, roce_frame(&e, pkt, len, frame));
+	g_free(frame);
+}
+
 /* A MAD (or one RMPP segment @mad of @p) as a UD SEND Only to QP0/QP1. */
 static void write_mad(struct pkt_capture *c, const struct mad_pkt *p, const uint8_t *mad)
 {
@@ -316,7 +367,7 @@ static void write_mad(struct pkt_capture *c, const struct mad_pkt *p, const uint
 	n += put_bth(b + n, OP_UD_SEND_ONLY, 0, p->pkey, p->dqp, false, 0);
 	n += put_deth(b + n, p->qkey, p->sqp);
 	memcpy(b + n, mad, MAD_SIZE);
-	write_record(c, b, finish(b, n + MAD_SIZE));
+	emit(c, b, finish(b, n + MAD_SIZE), p->grh, p->sgid, p->dgid, -1, p->sqp);
 }
 
 /* A verbs data packet (abi/verbs_wire.h) with its extension headers in
@@ -377,7 +428,7 @@ static void write_data(struct pkt_capture *c, const struct mad_pkt *p)
 	}
 	memcpy(b + n, payload, MIN((size_t)w->len, rec_len - sizeof(*w)));
 	n += w->len + pad;
-	write_record(c, b, finish(b, n));
+	emit(c, b, finish(b, n), grh, w->sgid, w->dgid, w->sgid_index, w->sqpn);
 	g_free(b);
 }
 

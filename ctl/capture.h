@@ -58,5 +58,7 @@ int64_t pkt_capture_replaced(const struct pkt_capture *c);
  * 1s) and of @len bytes from the LRH through the ICRC (VCRC, 7.8.2). */
 uint32_t ib_icrc(const uint8_t *pkt, size_t len);
 uint16_t ib_vcrc(const uint8_t *pkt, size_t len);
+/* IEEE 802.3's CRC-32 of @len bytes (an FCS; the ICRC's too). */
+uint32_t eth_crc32(const uint8_t *b, size_t len);
 
 #endif

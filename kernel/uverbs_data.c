@@ -389,10 +389,14 @@ static void send_pkt(struct uverbs_ctx *c, const void *rec, size_t len)
 	/* RoCE: the destination is its GID's port, reached by the routes the
 	 * fabric keeps for it (Ethernet switches' forwarding, docs/roce.md);
 	 * a GID nobody has goes nowhere (LID 0). Multicast is not routed yet. */
+	w->flags &= (uint8_t)~VERBS_PKT_ROCE_V2;
 	if (port_is_roce(port)) {
 		struct port *to = fabric_roce_port_by_gid(host_fabric(c->dev->uv->hw), w->dgid);
+		const char *type = port_gid_type(port, w->sgid_index);
 
 		w->dlid = to ? to->lid : 0;
+		if (type && !strcmp(type, "RoCE v2"))
+			w->flags |= VERBS_PKT_ROCE_V2;
 	}
 	p.slid = w->slid;
 	p.dlid = w->dlid;

@@ -83,16 +83,59 @@ static bool ud_send(struct ibemu_qp *qp, struct ibemu_swqe *w)
 	return true;
 }
 
+/* A RoCE v2 packet between IPv4-mapped GIDs travels as IPv4: its header
+ * fills the last 20 of the GRH's 40 bytes, the first 20 are zero, as
+ * RoCE HCAs write it (libibverbs' ibv_init_ah_from_wc tells it from an
+ * IPv6 header so: version 4 there, a valid checksum). */
+static bool ip4_mapped(const uint8_t *gid)
+{
+	static const uint8_t pfx[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(gid, pfx, sizeof(pfx));
+}
+
+static void ip4_of(const struct verbs_wire_pkt *p, unsigned udp_len, uint8_t *h)
+{
+	unsigned total = 20 + udp_len, i;
+	uint32_t sum = 0;
+
+	memset(h, 0, 20);
+	h[0] = 0x45;
+	h[1] = p->grh_tclass;
+	h[2] = (uint8_t)(total >> 8);
+	h[3] = (uint8_t)total;
+	h[6] = 0x40;			/* don't fragment */
+	h[8] = p->grh_hop_limit;
+	h[9] = 17;			/* UDP */
+	memcpy(h + 12, p->sgid + 12, 4);
+	memcpy(h + 16, p->dgid + 12, 4);
+	for (i = 0; i < 20; i += 2)
+		sum += (uint32_t)h[i] << 8 | h[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	h[10] = (uint8_t)(~sum >> 8);
+	h[11] = (uint8_t)~sum;
+}
+
 /* The GRH a packet came with, as the HCA writes it ahead of the payload
- * (IBA 8.3; struct ibv_grh): PayLen counts BTH to ICRC. */
+ * (IBA 8.3; struct ibv_grh): PayLen counts BTH to ICRC. A RoCE v2
+ * packet's is its IP header (Annex A17.4.5.1): IPv4 as above, or IPv6
+ * whose next header is UDP and whose payload length counts the UDP
+ * header too; libibverbs takes the GID type from it. */
 static void grh_of(const struct verbs_wire_pkt *p, struct ibv_grh *g)
 {
 	unsigned paylen = verbs_pkt_wire_bytes(p) - 8 - IBEMU_GRH_BYTES - 2;
+	bool v2 = p->flags & VERBS_PKT_ROCE_V2;
 
+	if (v2 && ip4_mapped(p->sgid) && ip4_mapped(p->dgid)) {
+		memset(g, 0, sizeof(*g));
+		ip4_of(p, 8 + paylen, (uint8_t *)g + 20);
+		return;
+	}
 	g->version_tclass_flow = htobe32(6u << 28 | (uint32_t)p->grh_tclass << 20 |
 					 (p->grh_flow & 0xfffff));
-	g->paylen = htobe16((uint16_t)paylen);
-	g->next_hdr = 0x1b;	/* IBA: the BTH follows */
+	g->paylen = htobe16((uint16_t)(v2 ? 8 + paylen : paylen));
+	g->next_hdr = v2 ? 17 : 0x1b;	/* UDP; IBA: the BTH follows */
 	g->hop_limit = p->grh_hop_limit;
 	memcpy(g->sgid.raw, p->sgid, 16);
 	memcpy(g->dgid.raw, p->dgid, 16);
@@ -121,6 +164,20 @@ void ibemu_send_pending(struct ibemu_qp *qp)
 		ud_send_pending(qp);
 	else if (qp->qp.qp_type != IBV_QPT_XRC_RECV)
 		ibemu_rc_send_pending(qp);	/* RC, UC, XRC initiators */
+}
+
+/* A UD completion's SL. On a RoCE port, which has no SLs, the packet's
+ * type, where a ConnectX reports it (its CQE's SL field: bit 3 UDP,
+ * bits 2:0 the L3 header, 0 a GRH (RoCE v1), 1 IPv6, 2 IPv4); UCX's UD
+ * transport reads it to know where the DGID is (ud_iface.h,
+ * uct_ud_iface_check_grh) and drops what it cannot match. */
+static uint8_t wc_sl(const struct ibemu_qp *qp, const struct verbs_wire_pkt *p)
+{
+	if (!qp->roce)
+		return p->sl;
+	if (!(p->flags & VERBS_PKT_ROCE_V2))
+		return 0;
+	return ip4_mapped(p->sgid) && ip4_mapped(p->dgid) ? 0x8 | 0x2 : 0x8 | 0x1;
 }
 
 void ibemu_ud_receive(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const char *payload)
@@ -161,8 +218,8 @@ void ibemu_ud_receive(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const
 	}
 	wc.qp_num = qp->qp.qp_num;
 	wc.src_qp = p->sqpn;
-	wc.slid = p->slid;
-	wc.sl = p->sl;
+	wc.slid = ibemu_wc_slid(qp, p);
+	wc.sl = wc_sl(qp, p);
 	wc.pkey_index = p->pkey_index;
 	ibemu_complete(qp, true, &wc, p->flags & VERBS_PKT_SE);
 }

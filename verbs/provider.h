@@ -450,6 +450,7 @@ struct ibemu_qp {
 	struct ibv_qp_cap cap;
 	bool sq_sig_all;
 	uint8_t port;
+	bool roce;		/* the port's link layer Ethernet (modify_qp) */
 	uint16_t pkey_index;
 	uint32_t qkey;
 	int access;
@@ -630,6 +631,13 @@ int ibemu_threads_start(struct ibemu_context *ctx);
 void ibemu_threads_stop(struct ibemu_context *ctx);
 /* The daemon's QP numbers (VERBS_IOC_QP_*). */
 int ibemu_ioc(struct ibemu_context *ctx, unsigned long cmd, void *arg);
+
+/* A completion's SLID for packet @p to @qp: RoCE has no LIDs (the
+ * fabric's own, which carry its packets, are not the program's). */
+static inline uint16_t ibemu_wc_slid(const struct ibemu_qp *qp, const struct verbs_wire_pkt *p)
+{
+	return qp->roce ? 0 : p->slid;
+}
 
 /* query.c: whether @port is a RoCE port (Ethernet link layer: its
  * addresses are GRHs, it has no LIDs; docs/roce.md). */

@@ -454,6 +454,7 @@ int ibemu_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	struct ibemu_context *ctx = qp->ctx;
 	enum ibv_qp_state to;
 	struct verbs_ioc_qp ioc;
+	bool roce;
 	int err = 0;
 
 	/* The kernel drops what an XRC QP has no use for before it checks
@@ -462,6 +463,9 @@ int ibemu_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	mask &= ~xrc_unused(qp);
 	if (!values_ok(qp, attr, mask))
 		return EINVAL;
+	/* The port's link layer, asked before the lock (the receiving
+	 * thread reads it under the lock: ibemu_wc_slid). */
+	roce = (mask & IBV_QP_PORT) ? ibemu_port_roce(ctx, attr->port_num) : qp->roce;
 	pthread_mutex_lock(&ctx->lock);
 	to = (mask & IBV_QP_STATE) ? attr->qp_state : qp->state;
 	if (!(mask & IBV_QP_STATE) || !mask_ok(qp, to, mask)) {
@@ -469,6 +473,7 @@ int ibemu_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 		return EINVAL;
 	}
 	apply(qp, attr, mask);
+	qp->roce = roce;
 	if (to == IBV_QPS_RESET)
 		qp_reset(qp);
 	if (to == IBV_QPS_ERR && qp->state != IBV_QPS_ERR)

@@ -690,7 +690,7 @@ static void complete_recv(struct ibemu_qp *qp, const struct verbs_wire_pkt *p,
 	}
 	wc.qp_num = qp->qp.qp_num;
 	wc.src_qp = p->sqpn;
-	wc.slid = p->slid;
+	wc.slid = ibemu_wc_slid(qp, p);
 	wc.sl = p->sl;
 	wc.pkey_index = p->pkey_index;
 	qp->cur_has_wqe = false;

@@ -6,7 +6,9 @@
 # SA and with each result checked: librpma's remote write (its write,
 # flush to visibility, a read back, and the server's own look at the
 # bytes), an Open MPI job over UCX (tests/tools/mpi_check.c checks every
-# value; UCX's log says rc_verbs carries it), ucmatose's sends, and
+# value; UCX's log says rc_verbs carries it) and one over UCX's UD
+# transport alone (it reads the packet type from the completion's SL, as
+# a ConnectX reports it), ucmatose's sends, and
 # qperf's RC bandwidth with its CM (-cm1).
 . "$(dirname "$0")/lib.sh"
 export W="$WORK"
@@ -46,6 +48,13 @@ mpirun.openmpi -np 2 --host host1,host3 --mca pml ucx -x UCX_LOG_LEVEL=info \
 echo "mpi rc $?"
 grep "^mpi_check: OK" "$W/mpi.out"
 cat "$W"/ucx.*.log | grep -o "ep_cfg\[1\]: tag([a-z_]*verbs/ibemu0:1)" | sort -u | sed 's/^/ucx /'
+# UCX's UD transport alone: it finds the DGID where the completion's SL
+# says the IPv4 header is, and drops what it cannot match.
+rm -f "$W"/ucx.*.log
+mpirun.openmpi -np 2 --host host1,host3 --mca pml ucx -x UCX_TLS=ud_verbs,self -x UCX_LOG_LEVEL=info \
+	-x UCX_LOG_FILE="$W/ucx.%h.%p.log" "$W/mpi_check" >"$W/mpi-ud.out" 2>&1
+echo "mpi ud rc $? | $(grep -c '^mpi_check: OK' "$W/mpi-ud.out")"
+cat "$W"/ucx.*.log | grep -o "ep_cfg\[1\]: tag([a-z_]*verbs/ibemu0:1)" | sort -u | sed 's/^/ucx-ud /'
 
 ssh host3 "timeout 60 ucmatose -b 10.1.0.5 -C 20" >"$W/ums.out" 2>&1 &
 s=$!
@@ -78,6 +87,8 @@ expect_line "server: 65536 bytes written by the client, 0 wrong" "librpma: the s
 expect_line "mpi rc 0" "Open MPI over UCX on RoCE"
 expect_line "mpi_check: OK" "every MPI result checked"
 expect_line "ucx ep_cfg[1]: tag(rc_verbs/ibemu0:1)" "UCX carries it on rc_verbs over the RoCE port"
+expect_line "mpi ud rc 0 | 1" "Open MPI over UCX's UD transport alone, every result checked"
+expect_line "ucx-ud ep_cfg[1]: tag(ud_verbs/ibemu0:1)" "UCX carries that one on ud_verbs"
 expect_line "ucmatose | client 0 server 0 | $WORK/umc.out:1 $WORK/ums.out:1 " "ucmatose between the hosts"
 expect_line "qperf -cm1 rc_bw rc 0 | 1" "qperf's RC bandwidth through its CM"
 finish

@@ -8,6 +8,10 @@
 # RoCE v2 GID (-g 3, data checked), perftest's ib_send_bw -x 3, rping
 # and udaddy through the RDMA CM (no SA: the route is the addresses'),
 # ib_write_bw -R; the verbs refuse an address without a GRH on a RoCE port.
+# The run's capture, read by tshark: RoCE v2 frames (Ethernet, IPv4, UDP
+# 4791, good FCS and checksums), RoCE v1 (GID 0) and v2 over IPv6 (GID 1)
+# where the GID index says so, and udaddy's replies, whose address handle
+# its server makes from the completion, as RoCE v2 too.
 . "$(dirname "$0")/lib.sh"
 
 cat >"$WORK/roce.sh" <<'SCRIPT'
@@ -37,6 +41,9 @@ pp() {
 	echo "$1 $2 $3 | client $c server $? | $(grep -c 'remote address: LID 0x0000.*GID ::ffff:10.1.0.5' "$W/ppc.out")"
 }
 pp ibv_rc_pingpong -g 3 -n 100 -c
+# RoCE v1 (GID 0) and RoCE v2 over IPv6 (GID 1: the link-local GID).
+pp ibv_rc_pingpong -g 0 -n 5 -c
+pp ibv_rc_pingpong -g 1 -n 5 -c
 port=$((port + 1))
 timeout 60 ib_send_bw -d ibemu1 -x 3 -n 200 -p $port >"$W/bws.out" 2>&1 &
 s=$!
@@ -79,7 +86,7 @@ wait $s
 grep -m1 -o "Failed to modify QP to RTR" "$W/nogrh-s.out" "$W/nogrh-c.out" | head -1 | sed 's/.*:/without -g: /'
 exit 0
 SCRIPT
-ibemu_run --roce -a host1 -a host3 -- env W="$WORK" bash "$WORK/roce.sh"
+ibemu_run --roce -a host1 -a host3 --capture "$WORK/roce.pcap" -- env W="$WORK" bash "$WORK/roce.sh"
 expect_rc 0 "the RoCE run"
 expect_line "devinfo: link_layer: Ethernet" "ibv_devinfo: link layer Ethernet"
 expect_line "devinfo: state: PORT_ACTIVE (4)" "the port Active with no SM"
@@ -104,4 +111,34 @@ expect_line "udaddy | client 0 server 0" "udaddy: UD through SIDR on RoCE"
 expect_line "ib_write_bw -R | client 0 server 0 | 65536 200" "ib_write_bw -R (RDMA CM)"
 expect_match "^without -g: client [1-9]" "ibv_rc_pingpong without a GID fails on RoCE..."
 expect_line "without -g: Failed to modify QP to RTR" "... at RTR: an address needs a GRH there"
+
+# The capture: RoCE v2 frames, as Wireshark decodes them.
+ts() { tshark -r "$WORK/roce.pcap" -o eth.check_fcs:TRUE -o ip.check_checksum:TRUE "$@" 2>/dev/null; }
+n=$(ts -Y 'eth.src == 00:02:c9:00:01:01 && eth.dst == 00:02:c9:00:01:06 && ip.src == 10.1.0.3 &&
+	ip.dst == 10.1.0.5 && udp.dstport == 4791 && udp.srcport >= 0xc000 && infiniband.bth.opcode <= 4' | wc -l)
+[ "$n" -ge 100 ] && pass "capture: ibv_rc_pingpong's sends as RoCE v2 (Ethernet, IPv4, UDP 4791): $n" ||
+	fail "capture: $n RoCE v2 RC sends from host1 to host3 (want at least 100)"
+n=$(ts -Y 'ip.src == 10.1.0.3 && udp.dstport == 4791 && infiniband.bth.destqp == 1 &&
+	infiniband.mad.attributeid == 0x0017' | wc -l)
+[ "$n" -ge 1 ] && pass "capture: udaddy's SIDR REQ to QP1 over RoCE v2" || fail "capture: no SIDR REQ"
+n=$(ts -Y 'ip.src == 10.1.0.3 && infiniband.bth.opcode == 0x65' | wc -l)
+[ "$n" -ge 10 ] && pass "capture: udaddy's UD sends (with immediate) over RoCE v2: $n" || fail "capture: $n UD sends from host1 (want 10)"
+n=$(ts -Y 'eth.type == 0x8915 && infiniband.grh.sgid == fe80::202:c9ff:fe00:101 && infiniband.bth.opcode <= 4' | wc -l)
+[ "$n" -ge 20 ] && pass "capture: ibv_rc_pingpong -g 0 as RoCE v1 (EtherType 0x8915, GRH): $n" ||
+	fail "capture: $n RoCE v1 frames (want at least 20)"
+n=$(ts -Y 'ipv6.src == fe80::202:c9ff:fe00:101 && ipv6.nxt == 17 && udp.dstport == 4791 && infiniband.bth.opcode <= 4' | wc -l)
+[ "$n" -ge 20 ] && pass "capture: ibv_rc_pingpong -g 1 as RoCE v2 over IPv6: $n" ||
+	fail "capture: $n RoCE v2 IPv6 frames (want at least 20)"
+# Every frame one of those, none an InfiniBand one, every FCS and IPv4
+# checksum right; a UD reply (udaddy's server answers what it got, its
+# address handle from the completion: ibv_create_ah_from_wc) goes back
+# as RoCE v2, as it came.
+n=$(ts -Y 'erf.types.type != 2 || eth.fcs.status == 0 || ip.checksum.status == 0 ||
+	!(eth.type == 0x8915 || ip.ttl > 0 || ipv6.nxt == 17)' | wc -l)
+total=$(ts | wc -l)
+[ "$n" -eq 0 ] && [ "$total" -gt 0 ] && pass "capture: all $total frames Ethernet, good FCS and checksums" ||
+	fail "capture: $n of $total frames not RoCE or with a bad FCS or checksum"
+n=$(ts -Y 'ip.src == 10.1.0.5 && ip.dst == 10.1.0.3 && infiniband.bth.opcode == 0x65' | wc -l)
+[ "$n" -ge 10 ] && pass "capture: udaddy's replies (ibv_create_ah_from_wc) as RoCE v2: $n" ||
+	fail "capture: $n RoCE v2 UD replies from host3 (want 10)"
 finish
