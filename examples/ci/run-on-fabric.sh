@@ -11,6 +11,8 @@
 #   IBEMU_TOPOLOGY   a topology file (default: the built-in fabric)
 #   IBEMU_ARGS       more `ibemu run` options, e.g. "--configured --seed 1234"
 #   IBEMU_OPENSM     "true": start opensm and wait for SUBNET UP first
+#   IBEMU_ROCE       "true": RoCE ports instead of InfiniBand (ibemu run
+#                    --roce: what Soft-RoCE gives, with no SM to start)
 #   IBEMU_ARTIFACTS  where the logs and capture go (default: ibemu-artifacts)
 #   IBEMU            the ibemu binary (default: the one on PATH)
 # Exit status: the command's.
@@ -20,6 +22,13 @@ ART=$(mkdir -p "${IBEMU_ARTIFACTS:-ibemu-artifacts}" && cd "${IBEMU_ARTIFACTS:-i
 IBEMU=${IBEMU:-ibemu}
 args=(--capture "$ART/fabric.pcap" --log "$ART/ibemu.log")
 [ -z "${IBEMU_TOPOLOGY:-}" ] || args+=(--topology "$IBEMU_TOPOLOGY")
+if [ "${IBEMU_ROCE:-false}" = true ]; then
+	if [ "${IBEMU_OPENSM:-false}" = true ]; then
+		echo "ibemu: roce and opensm: RoCE ports have no subnet manager; leave opensm out" >&2
+		exit 2
+	fi
+	args+=(--roce)
+fi
 # shellcheck disable=SC2206 # IBEMU_ARGS is a list of options by design
 args+=(${IBEMU_ARGS:-})
 

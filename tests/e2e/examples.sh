@@ -64,6 +64,31 @@ RC=$?
 expect_rc 0 "the example's MPI job over four hosts"
 expect_line "rank 3 of 4 on host4" "its ranks on the four hosts"
 expect_line "ring: token 600 after 100 laps, right" "and the token went round right"
+# The RoCE example's step, as written there, through the same script with
+# the action's roce input; and roce with opensm refused.
+python3 - "$EX/ci/github-actions-roce.yml" >"$WORK/step" <<'PY'
+import sys, yaml
+for job in yaml.safe_load(open(sys.argv[1]))["jobs"].values():
+    for step in job["steps"]:
+        w = step.get("with", {})
+        if w.get("roce"):
+            print(w["args"]); print(w["run"], end="")
+PY
+(cd "$EX/.." && IBEMU="$IBEMU" IBEMU_ROCE=true IBEMU_ARTIFACTS="$WORK/art-roce" \
+	IBEMU_ARGS="$(head -1 "$WORK/step")" IBEMU_RUN="$(tail -n +2 "$WORK/step")" \
+	"$EX/ci/run-on-fabric.sh") >"$WORK/out" 2>&1
+RC=$?
+expect_rc 0 "the RoCE example's step"
+expect_match "link_layer:[[:space:]]*Ethernet" "its HCA is a RoCE port"
+[ "$(grep -c "rdma-ping-" "$WORK/out")" -eq 10 ] && pass "its rping client got 10 answers" ||
+	fail "the RoCE example's rping: $(grep -c "rdma-ping-" "$WORK/out") answers, not 10"
+[ "$(tshark -r "$WORK/art-roce/fabric.pcap" -Y 'udp.dstport == 4791' 2>/dev/null | wc -l)" -ge 40 ] &&
+	pass "its capture holds RoCE v2 frames" || fail "no RoCE v2 frames in the RoCE example's capture"
+(cd "$WORK" && IBEMU="$IBEMU" IBEMU_ROCE=true IBEMU_OPENSM=true IBEMU_RUN=true \
+	"$EX/ci/run-on-fabric.sh") >"$WORK/out" 2>&1
+RC=$?
+expect_rc 2 "roce and opensm together refused"
+expect_line "ibemu: roce and opensm: RoCE ports have no subnet manager; leave opensm out" "saying why"
 # action.yml runs files that exist and uses only the inputs it declares.
 python3 - "$EX/../action.yml" >"$WORK/out" 2>&1 <<'PY'
 import os, re, sys, yaml
