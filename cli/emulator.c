@@ -14,6 +14,7 @@
 #include "cli/emulator.h"
 #include "ctl/capture.h"
 #include "fabric/configure.h"
+#include "fabric/port.h"
 #include "lib/log.h"
 #include "topologies/topo.h"
 
@@ -166,6 +167,14 @@ struct fabric *emu_load_fabric(const char *topology, unsigned flags)
 	if (!f) {
 		fprintf(stderr, "ibemu: %s\n", err->message);
 		g_error_free(err);
+		return NULL;
+	}
+	/* RoCE ports (link_layer=Ethernet) on networks of their own. */
+	if (!fabric_roce_networks(f, &err)) {
+		fprintf(stderr, "ibemu: %s: %s\n", topology, err->message);
+		g_error_free(err);
+		fabric_free(f);
+		return NULL;
 	}
 	return f;
 }
@@ -203,6 +212,21 @@ static int attach_nodes(struct fabric *f, struct host *h, char **names)
 	}
 	fprintf(stderr, "ibemu: the topology has no CA to attach; use --attach\n");
 	return -1;
+}
+
+/* The port `--configured` makes the SM's: the host's first InfiniBand
+ * one (a RoCE network has no SM). */
+static struct port *sm_port(struct umad_host *h)
+{
+	unsigned i;
+
+	for (i = 0; i < umad_host_ndevs(h); i++) {
+		struct port *p = umad_dev_port(umad_host_dev(h, i));
+
+		if (!port_is_roce(p))
+			return p;
+	}
+	return NULL;
 }
 
 static char *attached_ids(const struct host *h)
@@ -311,7 +335,15 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 		fprintf(stderr, "ibemu: --roce: RoCE ports have no SM to stand for: not with --configured\n");
 		return 2;
 	}
-	if (o->configured || o->roce) {
+	if (o->roce)
+		fabric_set_roce(e->f);
+	/* RoCE ports, all (--roce) or a topology's: their networks apart. */
+	if (!fabric_roce_networks(e->f, &err)) {
+		fprintf(stderr, "ibemu: %s: %s\n", e->env.topology, err->message);
+		g_error_free(err);
+		return 1;
+	}
+	if (o->configured || fabric_has_roce(e->f)) {
 		unsigned need = fabric_lids_needed(e->f);
 
 		if (need > FABRIC_MAX_UCAST_LID) {
@@ -320,18 +352,23 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 				need, FABRIC_MAX_UCAST_LID, FABRIC_MAX_UCAST_LID);
 			return 1;
 		}
-		if (o->roce) {
-			/* Ethernet ports, Active once cabled: the routes are
-			 * the fabric's own (its switches forward as Ethernet
-			 * switches do), the LIDs never shown, no SM LID. */
-			fabric_set_roce(e->f);
-			fabric_configure(e->f, NULL);
-		} else {
-			fabric_configure(e->f, umad_dev_port(umad_host_dev(e->host, 0)));
-			/* The SM's SA too, last of the host's clients: an
-			 * opensm started later takes its requests first. */
-			e->sa = sa_new(e->hw);
+		/* Ethernet ports, Active once cabled: the routes are the
+		 * fabric's own (its switches forward as Ethernet switches
+		 * do), the LIDs never shown, no SM LID. */
+		fabric_configure_roce(e->f);
+	}
+	if (o->configured) {
+		struct port *sm = sm_port(e->host);
+
+		if (!sm) {
+			fprintf(stderr, "ibemu: --configured: no attached InfiniBand port to stand for "
+				"the SM's (every one is RoCE)\n");
+			return 2;
 		}
+		fabric_configure(e->f, sm);
+		/* The SM's SA too, last of the host's clients: an opensm
+		 * started later takes its requests first. */
+		e->sa = sa_new(e->hw);
 	}
 	g_source_attach(timerq_source_new(e->tq), NULL);
 	return 0;

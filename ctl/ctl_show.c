@@ -534,7 +534,7 @@ static struct port *sm_port(struct fabric *f, uint16_t lid)
  * is up, or fails with "not yet: " and why; `ibemu ctl` asks again until
  * its --timeout (ctl/ctl_client.c). Up means every linked port Active; for
  * sm-up also every port's SM LID naming a port with IsSM (the same SM for
- * all), and no SMP Set for SM_QUIET_US.
+ * all; RoCE networks have none), and no SMP Set for SM_QUIET_US.
  */
 int ctl_wait(struct ctl_call *c)
 {
@@ -556,7 +556,8 @@ int ctl_wait(struct ctl_call *c)
 				return ctl_fail(c, "not yet: %s/%u is %s", n->id, k,
 						port_state_name(p->state));
 			active++;
-			if (!sm)
+			/* A RoCE network has no SM (docs/roce.md). */
+			if (!sm || n->eth_net)
 				continue;
 			if (!m->sm_lid)
 				return ctl_fail(c, "not yet: %s/%u has no SM LID", n->id, k);

@@ -6,8 +6,11 @@
  */
 #include "config.h"
 
+#include <errno.h>
+
 #include "fabric/configure.h"
 #include "fabric/port.h"
+#include "lib/log.h"
 
 static bool lid_taken(GHashTable *used, unsigned lid)
 {
@@ -42,10 +45,35 @@ unsigned fabric_lids_needed(const struct fabric *f)
 	return n;
 }
 
-static void assign_lids(struct fabric *f, unsigned *max)
+/* The next free unicast LID from the top down (RoCE networks: clear of
+ * the LIDs an SM gives from 1 up on the InfiniBand ones), or 0. */
+static uint16_t next_lid_down(GHashTable *used, unsigned *cursor)
+{
+	while (*cursor >= 1 && lid_taken(used, *cursor))
+		(*cursor)--;
+	if (*cursor < 1)
+		return 0;
+	g_hash_table_add(used, GUINT_TO_POINTER(*cursor));
+	return (uint16_t)(*cursor)--;
+}
+
+/* The nodes configure() works on: all, or those with @eth_net as given. */
+struct scope {
+	bool all;
+	bool eth_net;
+};
+
+static bool in_scope(const struct scope *sc, const struct node *n)
+{
+	return sc->all || n->eth_net == sc->eth_net;
+}
+
+static void assign_lids(struct fabric *f, const struct scope *sc, unsigned *max)
 {
 	GHashTable *used = g_hash_table_new(NULL, NULL);
-	unsigned i, j, cursor = 1;
+	bool down = !sc->all && sc->eth_net;
+	unsigned i, j, cursor = down ? FABRIC_MAX_UCAST_LID : 1;
+	uint16_t (*next)(GHashTable *, unsigned *) = down ? next_lid_down : next_lid;
 
 	/* Keep the LIDs the topology file gave. */
 	for (i = 0; i < f->nodes->len; i++) {
@@ -58,9 +86,11 @@ static void assign_lids(struct fabric *f, unsigned *max)
 	for (i = 0; i < f->nodes->len; i++) {
 		struct node *n = g_ptr_array_index(f->nodes, i);
 
+		if (!in_scope(sc, n))
+			continue;
 		if (node_is_switch(n)) {
 			if (!n->ports[0].lid)
-				n->ports[0].lid = next_lid(used, &cursor);
+				n->ports[0].lid = next(used, &cursor);
 			*max = MAX(*max, n->ports[0].lid);
 			continue;
 		}
@@ -68,7 +98,7 @@ static void assign_lids(struct fabric *f, unsigned *max)
 			if (!n->ports[j].remote)
 				continue;
 			if (!n->ports[j].lid)
-				n->ports[j].lid = next_lid(used, &cursor);
+				n->ports[j].lid = next(used, &cursor);
 			*max = MAX(*max, n->ports[j].lid);
 		}
 	}
@@ -106,7 +136,7 @@ static void set_route(struct switch_state *sw, unsigned lid, uint8_t port)
 	sw->lft[lid] = port;
 }
 
-static void fill_lfts(struct fabric *f, unsigned max_lid)
+static void fill_lfts(struct fabric *f, const struct scope *sc, unsigned max_lid)
 {
 	uint8_t *first_hop = g_new0(uint8_t, f->nodes->len);
 	bool *seen = g_new0(bool, f->nodes->len);
@@ -116,7 +146,7 @@ static void fill_lfts(struct fabric *f, unsigned max_lid)
 		struct node *s = g_ptr_array_index(f->nodes, i);
 		struct switch_state *sw = s->sw;
 
-		if (!sw)
+		if (!sw || !in_scope(sc, s))
 			continue;
 		bfs(f, s, first_hop, seen);
 		g_free(sw->lft);
@@ -148,16 +178,19 @@ static void fill_lfts(struct fabric *f, unsigned max_lid)
 	g_free(seen);
 }
 
-unsigned fabric_configure(struct fabric *f, struct port *sm)
+static unsigned configure(struct fabric *f, struct port *sm, const struct scope *sc)
 {
 	unsigned i, j, max_lid = 0;
 	uint16_t sm_lid;
 
-	assign_lids(f, &max_lid);
-	fill_lfts(f, max_lid);
+	assign_lids(f, sc, &max_lid);
+	fill_lfts(f, sc, max_lid);
 	sm_lid = sm ? port_mgmt(sm)->lid : 0;
 	for (i = 0; i < f->nodes->len; i++) {
 		struct node *n = g_ptr_array_index(f->nodes, i);
+
+		if (!in_scope(sc, n))
+			continue;
 
 		for (j = 0; j <= n->nports; j++) {
 			struct port *p = &n->ports[j];
@@ -171,6 +204,88 @@ unsigned fabric_configure(struct fabric *f, struct port *sm)
 		}
 	}
 	return max_lid;
+}
+
+unsigned fabric_configure(struct fabric *f, struct port *sm)
+{
+	const struct scope all = { .all = true }, ib = { .eth_net = false };
+
+	/* With RoCE networks beside, the SM's are the InfiniBand ones. */
+	return configure(f, sm, fabric_has_roce(f) ? &ib : &all);
+}
+
+bool fabric_has_roce(const struct fabric *f)
+{
+	unsigned i;
+
+	for (i = 0; i < f->nodes->len; i++)
+		if (((struct node *)g_ptr_array_index(f->nodes, i))->eth_net)
+			return true;
+	return false;
+}
+
+unsigned fabric_configure_roce(struct fabric *f)
+{
+	const struct scope eth = { .eth_net = true };
+
+	return configure(f, NULL, &eth);
+}
+
+/* Marks the nodes of the network (cabled component) of @n; false when
+ * it has CA ports of both link layers (@eth and @ib say one of each). */
+static bool mark_network(struct fabric *f, struct node *n, struct port **eth, struct port **ib)
+{
+	GQueue q = G_QUEUE_INIT;
+	GPtrArray *seen = g_ptr_array_new();
+	unsigned i, k;
+
+	*eth = *ib = NULL;
+	n->eth_net = true;
+	g_queue_push_tail(&q, n);
+	while (!g_queue_is_empty(&q)) {
+		struct node *m = g_queue_pop_head(&q);
+
+		g_ptr_array_add(seen, m);
+		for (k = 1; k <= m->nports; k++) {
+			struct port *p = &m->ports[k], *r = p->remote;
+
+			if (!node_is_switch(m))
+				*(port_is_roce(p) ? eth : ib) = p;
+			if (r && !r->node->eth_net) {
+				r->node->eth_net = true;
+				g_queue_push_tail(&q, r->node);
+			}
+		}
+	}
+	/* A network of InfiniBand ports only is not a RoCE one. */
+	for (i = 0; !*eth && i < seen->len; i++)
+		((struct node *)g_ptr_array_index(seen, i))->eth_net = false;
+	g_ptr_array_free(seen, true);
+	return !*eth || !*ib;
+}
+
+bool fabric_roce_networks(struct fabric *f, GError **err)
+{
+	unsigned i, k;
+
+	for (i = 0; i < f->nodes->len; i++) {
+		struct node *n = g_ptr_array_index(f->nodes, i);
+		struct port *eth, *ib;
+
+		for (k = 1; !node_is_switch(n) && !n->eth_net && k <= n->nports; k++) {
+			if (!port_is_roce(&n->ports[k]))
+				continue;
+			if (!mark_network(f, n, &eth, &ib)) {
+				g_set_error(err, IBEMU_ERROR, EINVAL,
+					    "%s/%u is a RoCE (Ethernet) port and %s/%u an InfiniBand "
+					    "one on the same network: a network has one link layer",
+					    eth->node->id, eth->num, ib->node->id, ib->num);
+				return false;
+			}
+			break;
+		}
+	}
+	return true;
 }
 
 void fabric_set_roce(struct fabric *f)

@@ -208,6 +208,9 @@ struct node {
 	struct switch_state *sw;	/* switches only */
 	bool led;
 	bool off;		/* powered off: answers nothing */
+	/* On a RoCE network (cabled to RoCE ports; fabric_roce_networks):
+	 * no SM there, a switch stands for an Ethernet switch. */
+	bool eth_net;
 	unsigned index;		/* position in fabric->nodes */
 	uint32_t trap_tid;	/* its SMA's last Trap's TID (trap.c) */
 };

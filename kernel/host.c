@@ -133,7 +133,9 @@ bool host_netdev_index(const struct host *h, const struct port *p, unsigned *k)
 	for (i = 0; i < h->ports->len; i++) {
 		const struct port *q = g_array_index(h->ports, struct host_port, i).port;
 
-		if (node_is_switch(q->node))
+		/* Numbered by kind, as the kernel names them: ib0, ib1 and
+		 * eth0 beside (docs/roce.md). */
+		if (node_is_switch(q->node) || port_is_roce(q) != port_is_roce(p))
 			continue;
 		if (q == p)
 			return true;

@@ -67,7 +67,8 @@ GPtrArray *sa_end_ports(struct fabric *f)
 	for (i = 0; i < f->nodes->len; i++) {
 		struct node *n = g_ptr_array_index(f->nodes, i);
 
-		if (n->off)
+		/* A RoCE network is not the SM's subnet (docs/roce.md). */
+		if (n->off || n->eth_net)
 			continue;
 		if (node_is_switch(n)) {
 			if (n->ports[0].lid)

@@ -19,6 +19,8 @@ void topo_dump(struct fabric *f, GString *out)
 		bool sw = node_is_switch(n);
 
 		g_string_append_printf(out, "vendid=0x%x\ndevid=0x%x\n", n->vendor_id, n->device_id);
+		if (!sw && n->nports && n->ports[1].link == PORT_LINK_ETH)
+			g_string_append(out, "link_layer=Ethernet\n");
 		/* No line for a SystemImageGUID of 0, as ibnetdiscover. */
 		if (n->sys_guid)
 			g_string_append_printf(out, "sysimgguid=0x%" G_GINT64_MODIFIER "x\n", n->sys_guid);

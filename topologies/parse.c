@@ -57,6 +57,8 @@ struct parser {
 	bool have_sysimgguid;
 	uint64_t sysimgguid;		/* for the next node only */
 	uint64_t sw_port_guid;		/* switchguid=G(P): P, for the next switch */
+	unsigned eth_line;		/* link_layer=Ethernet's line, for the next
+					 * node only (a CA); 0: none */
 	uint64_t guid_next[4];		/* by enum node_type */
 	unsigned skipped;		/* lines that are not topology */
 	struct topo_budget budget;	/* what includes may still read */
@@ -281,6 +283,17 @@ static bool parse_directive(struct parser *ps, const char *key, const char *val,
 			return fail(err, file, line, "bad %s \"%s\" (SDR..NDR, FDR10, or an ibsim mask)", key, val);
 		return true;
 	}
+	/* link_layer=Ethernet: the next CA's ports are RoCE ports
+	 * (docs/roce.md); InfiniBand, the default, says so. */
+	if (!strcmp(key, "link_layer")) {
+		if (!g_ascii_strcasecmp(val, "Ethernet"))
+			ps->eth_line = line;
+		else if (!g_ascii_strcasecmp(val, "InfiniBand"))
+			ps->eth_line = 0;
+		else
+			return fail(err, file, line, "bad link_layer \"%s\" (Ethernet or InfiniBand)", val);
+		return true;
+	}
 	if (!parse_u64(val, &v))
 		return fail(err, file, line, "bad number \"%s\" for %s", val, key);
 	/* A node GUID of 0 is no GUID (IBA 4.1.1); SystemImageGUID 0 is
@@ -392,6 +405,18 @@ static bool parse_header(struct parser *ps, GMatchInfo *mi, const char *file,
 	/* GUIDs advance past this node's port GUIDs (guid + 1..nports). */
 	ps->guid_next[type] = guid + (type == NODE_SWITCH ? 1 : nports + 1);
 	node_identity(ps, n);
+	if (ps->eth_line) {
+		unsigned k;
+
+		if (type != NODE_CA) {
+			fail(err, file, ps->eth_line, "link_layer=Ethernet: \"%s\" is a %s; only a CA's "
+			     "ports can be Ethernet", id, type == NODE_SWITCH ? "switch" : "router");
+			goto out;
+		}
+		for (k = 1; k <= n->nports; k++)
+			n->ports[k].link = PORT_LINK_ETH;
+		ps->eth_line = 0;
+	}
 	if (hash) {
 		const char *q1 = strchr(hash, '"'), *q2 = q1 ? strchr(q1 + 1, '"') : NULL;
 		const char *tail = q2 ? q2 + 1 : hash + 1;
@@ -627,7 +652,7 @@ static bool parse_text(struct parser *ps, char *text, size_t len, const char *fi
 		/* `ibnetdiscover -g` groups nodes under these lines. */
 		re_group = g_regex_new("^(Non-Chassis Nodes|Chassis \\d+( \\(guid 0x[0-9a-fA-F]+\\))?)$",
 				       0, 0, NULL);
-		re_set = g_regex_new("^([a-z]+)\\s*=\\s*([^\\s(]+)(\\([0-9a-fA-Fx]+\\))?", 0, 0, NULL);
+		re_set = g_regex_new("^([a-z_]+)\\s*=\\s*([^\\s(]+)(\\([0-9a-fA-Fx]+\\))?", 0, 0, NULL);
 	}
 	ps->cur = NULL;
 	for (p = copy; (p = memchr(p, '\n', (size_t)(end - p))); p++)

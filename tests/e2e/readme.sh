@@ -45,6 +45,7 @@ Ca 1 "other"
 NET
 cp "$EX/umad_nodeinfo.py" "$WORK/scratch/my_umad_tool.py"
 mkdir -p "$WORK/scratch/examples/ci" && cp "$EX/ci/mpi_ring.c" "$WORK/scratch/examples/ci/"
+mkdir -p "$WORK/scratch/topologies" && cp "$EX/../topologies/ib-and-roce.net" "$WORK/scratch/topologies/"
 # The virtual cluster's MPI examples run as root here, as a newcomer who
 # copies them as root would (issue #47): they say --allow-run-as-root.
 osm_before=$([ -e /tmp/osm ] && echo yes)

@@ -6,6 +6,7 @@
 
 #include <glib/gstdio.h>
 
+#include "fabric/configure.h"
 #include "fabric/port.h"
 #include "testfab.h"
 
@@ -359,6 +360,59 @@ static void test_include_budget(void **state)
 	g_free(dir);
 }
 
+/* link_layer=Ethernet: the next CA's ports RoCE ports, their network
+ * marked, configured apart (LIDs from the top down, Active, no SM) while
+ * the InfiniBand network stays for an SM; a dump read back says it. */
+static void test_link_layer(void **state)
+{
+	const char *text =
+		"Switch 4 \"ib\"\n[1] \"h1\"[1]\n\n"
+		"Switch 4 \"eth\"\n[1] \"n1\"[1]\n[2] \"n2\"[1]\n\n"
+		"Ca 1 \"h1\"\n\n"
+		"link_layer=Ethernet\nCa 1 \"n1\"\n\n"
+		"link_layer=Ethernet\nCa 1 \"n2\"\n";
+	GError *err = NULL;
+	struct fabric *f = topo_load_string(text, "t.net", TOPO_STRICT, &err);
+	struct node *h1, *n1, *n2, *eth, *ib;
+	GString *out = g_string_new(NULL);
+
+	(void)state;
+	assert_non_null(f);
+	h1 = fabric_find(f, "h1");
+	n1 = fabric_find(f, "n1");
+	n2 = fabric_find(f, "n2");
+	eth = fabric_find(f, "eth");
+	ib = fabric_find(f, "ib");
+	assert_false(port_is_roce(&h1->ports[1]));
+	assert_true(port_is_roce(&n1->ports[1]));
+	assert_true(fabric_roce_networks(f, &err));
+	assert_true(n1->eth_net && n2->eth_net && eth->eth_net);
+	assert_false(h1->eth_net || ib->eth_net);
+	fabric_configure_roce(f);
+	assert_int_equal(eth->ports[0].lid, FABRIC_MAX_UCAST_LID);
+	assert_true(n1->ports[1].lid > 0xbf00 && n2->ports[1].lid > 0xbf00);
+	assert_int_equal(n1->ports[1].state, PORT_ACTIVE);
+	assert_int_equal(n1->ports[1].sm_lid, 0);
+	assert_int_equal(h1->ports[1].lid, 0);
+	assert_int_not_equal(h1->ports[1].state, PORT_ACTIVE);
+	/* The SM's sweep, stood for: the InfiniBand network alone. */
+	fabric_configure(f, &h1->ports[1]);
+	assert_int_equal(h1->ports[1].state, PORT_ACTIVE);
+	assert_true(h1->ports[1].lid && h1->ports[1].lid < 0x100);
+	assert_int_equal(n1->ports[1].sm_lid, 0);
+	topo_dump(f, out);
+	fabric_free(f);
+	f = topo_load_string(out->str, "dump.net", TOPO_STRICT, &err);
+	assert_non_null(f);
+	assert_true(port_is_roce(&fabric_find(f, "n2")->ports[1]));
+	assert_false(port_is_roce(&fabric_find(f, "h1")->ports[1]));
+	g_string_free(out, TRUE);
+	fabric_free(f);
+	expect_error("Ca 1 \"a\"\n\nlink_layer=Ethernet\nSwitch 2 \"s\"\n",
+		     "t.net:3: link_layer=Ethernet: \"s\" is a switch");
+	expect_error("link_layer=RoCE\nCa 1 \"a\"\n", "t.net:1: bad link_layer \"RoCE\"");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -372,6 +426,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_nul_byte),
 		cmocka_unit_test(test_include_budget),
+		cmocka_unit_test(test_link_layer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
