@@ -17,6 +17,7 @@
 #include "abi/verbs_wire.h"
 #include "ctl/capture.h"
 #include "ctl/capture_roce.h"
+#include "fabric/mcast.h"
 #include "fabric/port.h"
 #include "kernel/rmpp.h"
 #include "lib/log.h"
@@ -342,11 +343,22 @@ static void emit(struct pkt_capture *c, const uint8_t *pkt, size_t len, bool grh
 		return;
 	}
 	port_mac(from, e.src_mac);
-	/* A GID no port has (multicast): the broadcast address. */
-	if ((to = fabric_roce_port_by_gid(c->f, dgid)))
+	/* A multicast group's MAC as IP maps it (RFC 1112 6.4: 01:00:5e and
+	 * the address's low 23 bits; RFC 2464 7: 33:33 and its last four
+	 * bytes); a GID no port has, the broadcast address. */
+	if (fabric_gid_is_mcast(dgid) && dgid[0] != 0xff) {
+		memcpy(e.dst_mac, (const uint8_t[]){ 0x01, 0x00, 0x5e }, 3);
+		e.dst_mac[3] = dgid[13] & 0x7f;
+		e.dst_mac[4] = dgid[14];
+		e.dst_mac[5] = dgid[15];
+	} else if (dgid[0] == 0xff) {
+		e.dst_mac[0] = e.dst_mac[1] = 0x33;
+		memcpy(e.dst_mac + 2, dgid + 12, 4);
+	} else if ((to = fabric_roce_port_by_gid(c->f, dgid))) {
 		port_mac(to, e.dst_mac);
-	else
+	} else {
 		memset(e.dst_mac, 0xff, sizeof(e.dst_mac));
+	}
 	type = sgid_index >= 0 ? port_gid_type(from, (unsigned)sgid_index) : NULL;
 	e.v2 = !type || !strcmp(type, "RoCE v2");
 	frame = g_malloc(len + 64);

@@ -241,6 +241,7 @@ static bool mark_network(struct fabric *f, struct node *n, struct port **eth, st
 
 	*eth = *ib = NULL;
 	n->eth_net = true;
+	n->eth_net_id = n->index + 1;
 	g_queue_push_tail(&q, n);
 	while (!g_queue_is_empty(&q)) {
 		struct node *m = g_queue_pop_head(&q);
@@ -253,13 +254,16 @@ static bool mark_network(struct fabric *f, struct node *n, struct port **eth, st
 				*(port_is_roce(p) ? eth : ib) = p;
 			if (r && !r->node->eth_net) {
 				r->node->eth_net = true;
+				r->node->eth_net_id = n->index + 1;
 				g_queue_push_tail(&q, r->node);
 			}
 		}
 	}
 	/* A network of InfiniBand ports only is not a RoCE one. */
-	for (i = 0; !*eth && i < seen->len; i++)
+	for (i = 0; !*eth && i < seen->len; i++) {
 		((struct node *)g_ptr_array_index(seen, i))->eth_net = false;
+		((struct node *)g_ptr_array_index(seen, i))->eth_net_id = 0;
+	}
 	g_ptr_array_free(seen, true);
 	return !*eth || !*ib;
 }

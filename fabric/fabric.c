@@ -7,6 +7,7 @@
 
 #include "fabric/cc.h"
 #include "fabric/fabric.h"
+#include "fabric/mcast.h"
 #include "fabric/port.h"
 #include "fabric/route.h"
 
@@ -58,6 +59,7 @@ void fabric_free(struct fabric *f)
 		f->verbs_ops->free(f->verbs);
 	fabric_events_clear(f);
 	fault_set_clear(&f->faults);
+	fabric_roce_mcast_free(f);
 	for (i = 0; i < f->nodes->len; i++)
 		node_free(g_ptr_array_index(f->nodes, i));
 	g_ptr_array_free(f->nodes, TRUE);

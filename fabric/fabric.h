@@ -211,6 +211,7 @@ struct node {
 	/* On a RoCE network (cabled to RoCE ports; fabric_roce_networks):
 	 * no SM there, a switch stands for an Ethernet switch. */
 	bool eth_net;
+	unsigned eth_net_id;	/* which RoCE network: its first CA's index + 1 */
 	unsigned index;		/* position in fabric->nodes */
 	uint32_t trap_tid;	/* its SMA's last Trap's TID (trap.c) */
 };
@@ -264,6 +265,7 @@ struct fabric {
 	 * --host-network, CUSE mode): from 127.0.0.0/8, which never leaves
 	 * it (port_ip4). Otherwise the run has a network of its own. */
 	bool loopback_addrs;
+	GPtrArray *roce_groups;	/* the RoCE networks' multicast (mcast.c) */
 };
 
 /* An empty fabric; its owner sets f->tq before anything is delayed. */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fabric/mcast.h"
 #include "fabric/port.h"
 #include "fabric/trap.h"
 
@@ -99,13 +100,19 @@ static bool link_trainable(const struct port *p)
 	       p->remote->phys_state != PHYS_DISABLED;
 }
 
-/* Both ends of a cable come up (again) in Init, as after training. */
+/* Both ends of a cable come up (again) in Init, as after training; on
+ * a RoCE network, which has no SM, Active at once, as an Ethernet link
+ * is up once it trains (docs/roce.md), and its groups' trees are laid
+ * again over what is up now. */
 static void link_up(struct port *p)
 {
 	struct port *r = p->remote;
+	unsigned state = p->node->eth_net && r->node->eth_net ? PORT_ACTIVE : PORT_INIT;
 
 	p->phys_state = r->phys_state = PHYS_LINKUP;
-	p->state = r->state = PORT_INIT;
+	p->state = r->state = (uint8_t)state;
+	if (state == PORT_ACTIVE)
+		fabric_roce_mcast_reprogram(p->node->fabric);
 	port_changed(p, PORT_CHANGED_STATE);
 	port_changed(r, PORT_CHANGED_STATE);
 	trap_link_state_changed(p);
@@ -120,6 +127,8 @@ static void link_down(struct port *p, unsigned local_phys)
 	}
 	p->phys_state = (uint8_t)local_phys;
 	p->state = PORT_DOWN;
+	if (p->node->eth_net)
+		fabric_roce_mcast_reprogram(p->node->fabric);
 	port_changed(p, PORT_CHANGED_STATE);
 	trap_link_state_changed(p);
 	if (p->remote && p->remote->phys_state != PHYS_DISABLED) {

@@ -16,6 +16,7 @@
 #include <infiniband/umad_sa.h>
 #include <infiniband/umad_types.h>
 
+#include "fabric/mcast.h"
 #include "fabric/port.h"
 #include "kernel/cma_priv.h"
 #include "kernel/sa_wire.h"
@@ -135,6 +136,55 @@ static void join_timeout(struct timer *t, void *ctx)
 }
 
 /*
+ * A RoCE join (the kernel's cma_iboe_join_multicast): no SA. The MGID is
+ * the address itself (an IPv4 one mapped, ::ffff:a.b.c.d), the event's
+ * address handle a GRH to it from the port's RoCE v2 GID, hop limit 64
+ * for IPv4 (1 otherwise), no LID; it comes from a work queue there, from
+ * a timer of no delay here. What forwards the group to a port is a QP
+ * attached there (kernel/uverbs_mcast.c), as IGMP snooping would have
+ * it once the host joins.
+ */
+static void roce_joined(struct timer *t, void *ctx)
+{
+	struct cma_mc *mc = ctx;
+	struct rdma_ucm_event_resp ev = { 0 };
+	struct ib_uverbs_ah_attr *ah = &ev.param.ud.ah_attr;
+
+	(void)t;
+	mc->joined = true;
+	ev.param.ud.qp_num = 0xffffff;
+	ev.param.ud.qkey = UDP_QKEY;
+	memcpy(ah->grh.dgid, mc->mgid, 16);
+	ah->grh.sgid_index = ROCE_GID_V2_IP4;
+	ah->grh.hop_limit = mc->addr.ss_family == AF_INET ? ROCE_HOP_LIMIT : 1;
+	ah->is_global = 1;
+	ah->port_num = mc->port->num;
+	cma_mc_event(mc, UCMA_EV_MULTICAST_JOIN, 0, &ev);
+}
+
+static int roce_join(struct cma_mc *mc)
+{
+	const struct sockaddr_storage *ss = &mc->addr;
+
+	memset(mc->mgid, 0, 16);
+	if (ss->ss_family == AF_INET) {
+		mc->mgid[10] = mc->mgid[11] = 0xff;
+		memcpy(mc->mgid + 12, &((const struct sockaddr_in *)ss)->sin_addr, 4);
+	} else if (ss->ss_family == AF_INET6) {
+		memcpy(mc->mgid, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
+	} else {
+		memcpy(mc->mgid, ((const struct sockaddr_ib *)ss)->sib_addr.sib_raw, 16);
+	}
+	if (!fabric_gid_is_mcast(mc->mgid))
+		return -EINVAL;
+	if (mc->timer.fn)
+		timerq_cancel(cma_tq(mc->id->u), &mc->timer);
+	timer_init(&mc->timer, roce_joined, mc);
+	timerq_arm(cma_tq(mc->id->u), &mc->timer, 0);
+	return 0;
+}
+
+/*
  * cma_join_ib_multicast(): MGID, PortGID (the port's GID 0), P_Key, Q_Key
  * (RDMA_UDP_QKEY), JoinState, and SL, FlowLabel and TClass 0 (the kernel
  * copies those from the IPoIB broadcast group, whose values under opensm
@@ -149,6 +199,8 @@ int cma_mc_join(struct cma_mc *mc)
 	    id->qp_type != IBV_QPT_UD)
 		return -EINVAL;
 	mc->port = id->port;
+	if (port_is_roce(mc->port))
+		return roce_join(mc);
 	mgid_of(mc, port_pkey(mc->port), mc->mgid);
 	cma_port_gid(mc->port, gid);
 	mad_set_array(rec, 0, IB_SA_MCM_MGID_F, mc->mgid);
@@ -267,7 +319,7 @@ void cma_mc_leave(struct cma_mc *mc)
 	uint8_t rec[IB_SA_DATA_SIZE] = { 0 }, gid[16];
 
 	forget_query(mc);
-	if (mc->joined && !group_held(mc)) {
+	if (mc->joined && !group_held(mc) && !port_is_roce(mc->port)) {
 		/* SubnAdmDelete of this port's membership; nobody waits
 		 * for the answer (ib_sa_free_multicast does not). */
 		cma_port_gid(mc->port, gid);

@@ -14,11 +14,12 @@
 
 #include <infiniband/umad_sa.h>
 
+#include "fabric/mcast.h"
 #include "fabric/port.h"
 #include "kernel/sa_priv.h"
 #include "lib/log.h"
 
-#define MLID_FIRST	0xc000
+#define MLID_FIRST	FABRIC_MLID_FIRST
 /* JoinState bits (IBA Table 210): FullMember is the one that makes a group. */
 #define JOIN_FULL	0x1
 /* A group the SA names itself (MGID 0 asked): opensm's signature, a01b. */
@@ -96,16 +97,6 @@ static struct sa_member *member_of(struct sa_group *g, const uint8_t *gid, unsig
 	return NULL;
 }
 
-static bool has_port(const struct sa_group *g, const struct port *p)
-{
-	unsigned i;
-
-	for (i = 0; i < g->members->len; i++)
-		if (g_array_index(g->members, struct sa_member, i).port == p)
-			return true;
-	return false;
-}
-
 /* How many MLIDs every switch can forward (the smallest MFT). */
 static unsigned mlid_cap(struct sa *sa)
 {
@@ -135,115 +126,19 @@ static uint16_t free_mlid(struct sa *sa)
 	return 0;
 }
 
-/* Is the cable at @p up both ways (a tree may use it)? */
-static bool link_up(const struct port *p)
-{
-	return p->remote && p->state == PORT_ACTIVE && p->remote->state == PORT_ACTIVE &&
-	       !p->node->off && !p->remote->node->off;
-}
-
-/* Set or clear @port in the MFT entry of @mlid at switch @n. */
-static void mft_set(struct node *n, uint16_t mlid, unsigned port, bool on)
-{
-	struct switch_state *sw = n->sw;
-	unsigned positions = n->nports / 16 + 1, i = mlid - MLID_FIRST;
-	uint16_t *e;
-
-	if (i >= sw->mft_cap)
-		return;
-	if (!sw->mft) {
-		if (!on)
-			return;
-		sw->mft = g_new0(uint16_t, (size_t)sw->mft_cap * positions);
-	}
-	e = &sw->mft[(size_t)i * positions + port / 16];
-	*e = on ? (uint16_t)(*e | 1u << (port % 16)) : (uint16_t)(*e & ~(1u << (port % 16)));
-	if (on && mlid > sw->mft_top)
-		sw->mft_top = mlid;
-}
-
 /*
- * The group's forwarding: a tree over the switches by breadth from the
- * switch of its first member, and at each switch the ports toward a
- * member (a member's own cable, a child whose subtree has one, the parent
- * when some member is outside its subtree). Every switch's entry for the
- * MLID is rewritten; nothing else is.
+ * The group's forwarding: fabric/mcast.c's tree over the InfiniBand
+ * networks' switches for its members.
  */
 static void program(struct sa *sa, struct sa_group *g)
 {
-	struct fabric *f = sa->f;
-	unsigned nn = f->nodes->len, i, j, head = 0, total = 0;
-	struct node **order = g_new0(struct node *, nn);
-	uint8_t *parent_port = g_new0(uint8_t, nn);	/* port toward the root */
-	unsigned *sub = g_new0(unsigned, nn), norder = 0;
-	struct node **parent = g_new0(struct node *, nn);
-	bool *seen = g_new0(bool, nn);
-	struct node *root = NULL;
+	struct port **ports = g_new(struct port *, g->members->len + 1);
+	unsigned i;
 
-	for (i = 0; i < nn; i++) {
-		struct node *n = g_ptr_array_index(f->nodes, i);
-
-		if (node_is_switch(n))
-			for (j = 1; j <= n->nports; j++)
-				mft_set(n, g->mlid, j, false);
-	}
-	/* Members count at the switch their cable reaches. */
-	for (i = 0; i < g->members->len; i++) {
-		struct port *p = g_array_index(g->members, struct sa_member, i).port;
-
-		if (!link_up(p) || !node_is_switch(p->remote->node))
-			continue;
-		if (!root)
-			root = p->remote->node;
-		sub[p->remote->node->index]++;
-		total++;
-	}
-	if (root) {
-		order[norder++] = root;
-		seen[root->index] = true;
-	}
-	while (head < norder) {
-		struct node *n = order[head++];
-
-		for (j = 1; j <= n->nports; j++) {
-			struct port *r = n->ports[j].remote;
-
-			if (!link_up(&n->ports[j]) || !node_is_switch(r->node) || seen[r->node->index])
-				continue;
-			seen[r->node->index] = true;
-			parent[r->node->index] = n;
-			parent_port[r->node->index] = r->num;
-			order[norder++] = r->node;
-		}
-	}
-	/* Subtree counts, leaves first. */
-	for (i = norder; i-- > 1;)
-		sub[parent[order[i]->index]->index] += sub[order[i]->index];
-	for (i = 0; i < norder; i++) {
-		struct node *n = order[i];
-
-		for (j = 1; j <= n->nports; j++) {
-			struct port *r = n->ports[j].remote;
-
-			if (!link_up(&n->ports[j]))
-				continue;
-			if (!node_is_switch(r->node)) {
-				if (has_port(g, r))
-					mft_set(n, g->mlid, j, true);	/* a member's cable */
-			} else if (parent[r->node->index] == n && seen[r->node->index] &&
-				   parent_port[r->node->index] == r->num && sub[r->node->index]) {
-				mft_set(n, g->mlid, j, true);	/* a child with members */
-			}
-		}
-		if (n != root && total > sub[n->index])
-			mft_set(n, g->mlid, parent_port[n->index], true);
-	}
-	fabric_changed(f);	/* the direct path: multicast ways changed */
-	g_free(order);
-	g_free(parent_port);
-	g_free(sub);
-	g_free(parent);
-	g_free(seen);
+	for (i = 0; i < g->members->len; i++)
+		ports[i] = g_array_index(g->members, struct sa_member, i).port;
+	fabric_mcast_program(sa->f, g->mlid, false, ports, g->members->len);
+	g_free(ports);
 }
 
 /* The record a member sees: the group's with its PortGID and JoinState. */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "abi/verbs_wire.h"
+#include "fabric/mcast.h"
 #include "fabric/port.h"
 #include "kernel/uverbs.h"
 #include "kernel/uverbs_priv.h"
@@ -388,13 +389,20 @@ static void send_pkt(struct uverbs_ctx *c, const void *rec, size_t len)
 	}
 	/* RoCE: the destination is its GID's port, reached by the routes the
 	 * fabric keeps for it (Ethernet switches' forwarding, docs/roce.md);
-	 * a GID nobody has goes nowhere (LID 0). Multicast is not routed yet. */
+	 * a multicast GID its network's group, if it has members; a GID
+	 * nobody has goes nowhere (LID 0). */
 	w->flags &= (uint8_t)~VERBS_PKT_ROCE_V2;
 	if (port_is_roce(port)) {
-		struct port *to = fabric_roce_port_by_gid(host_fabric(c->dev->uv->hw), w->dgid);
+		struct fabric *f = host_fabric(c->dev->uv->hw);
 		const char *type = port_gid_type(port, w->sgid_index);
 
-		w->dlid = to ? to->lid : 0;
+		if (fabric_gid_is_mcast(w->dgid)) {
+			w->dlid = fabric_roce_mcast_mlid(f, port, w->dgid);
+		} else {
+			struct port *to = fabric_roce_port_by_gid(f, w->dgid);
+
+			w->dlid = to ? to->lid : 0;
+		}
 		if (type && !strcmp(type, "RoCE v2"))
 			w->flags |= VERBS_PKT_ROCE_V2;
 	}

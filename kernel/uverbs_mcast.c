@@ -8,15 +8,18 @@
  *
  * The errors are the kernel's (drivers/infiniband/core/uverbs_cmd.c
  * ib_uverbs_attach_mcast/detach_mcast, verbs.c ib_attach_mcast): EINVAL
- * for a QP that is not UD, a GID that is not multicast (first byte 0xff)
- * or an LID that is not (0xc000 to 0xfffe); attaching what is attached is
- * no error; detaching what is not is EINVAL.
+ * for a QP that is not UD, a GID that is not multicast (first byte 0xff;
+ * on RoCE IPv6 or IPv4-mapped multicast) or, on InfiniBand, an LID that
+ * is not (0xc000 to 0xfffe); attaching what is attached is no error;
+ * detaching what is not is EINVAL. On a RoCE port an attachment also
+ * makes the port a member of its network's group (fabric/mcast.c).
  */
 #include "config.h"
 
 #include <errno.h>
 #include <string.h>
 
+#include "fabric/mcast.h"
 #include "fabric/port.h"
 #include "kernel/uverbs_priv.h"
 
@@ -24,6 +27,7 @@ struct uverbs_mcast {
 	uint16_t mlid;
 	uint8_t gid[16];
 	struct uverbs_qp *qp;
+	struct port *roce;	/* the RoCE port it made a group member, or NULL */
 };
 
 void uverbs_mcast_init(struct uverbs_dev *d)
@@ -77,10 +81,21 @@ static unsigned *group_count(struct uverbs_dev *d, const uint8_t gid[16], bool m
 	return n;
 }
 
+/* The RoCE port @q is bound to, or NULL (an InfiniBand one, or none). */
+static struct port *roce_port(const struct uverbs_dev *d, const struct uverbs_qp *q)
+{
+	struct port *p = q->port ? node_port(d->node, q->port) : NULL;
+
+	return p && port_is_roce(p) ? p : NULL;
+}
+
 static void remove_at(struct uverbs_dev *d, guint i)
 {
 	struct uverbs_mcast *m = g_ptr_array_index(d->mcast, i);
 	unsigned *n = group_count(d, m->gid, false);
+
+	if (m->roce)
+		fabric_roce_mcast_leave(d->node->fabric, m->roce, m->gid);
 
 	m->qp->mcast--;
 	if (n && !--*n) {
@@ -95,10 +110,14 @@ static void remove_at(struct uverbs_dev *d, guint i)
 int uverbs_mcast_attach(struct uverbs_dev *d, struct uverbs_qp *q,
 			const struct verbs_ioc_mcast *a)
 {
+	struct port *rp = roce_port(d, q);
 	struct uverbs_mcast *m;
 	unsigned *n;
 
-	if (q->type != QPT_UD || a->gid[0] != 0xff || !verbs_lid_is_mcast(a->mlid))
+	/* RoCE: an IP multicast GID, and no LID (ib_attach_mcast checks
+	 * the LID on InfiniBand only). */
+	if (q->type != QPT_UD || (rp ? !fabric_gid_is_mcast(a->gid) :
+				  a->gid[0] != 0xff || !verbs_lid_is_mcast(a->mlid)))
 		return -EINVAL;
 	if (find(d, q, a->mlid, a->gid) >= 0)
 		return 0;
@@ -108,7 +127,12 @@ int uverbs_mcast_attach(struct uverbs_dev *d, struct uverbs_qp *q,
 	if (d->mcast->len >= VERBS_MAX_MCAST_ATTACH || (n && *n >= VERBS_MAX_MCAST_QP_ATTACH) ||
 	    (!n && g_hash_table_size(d->mcast_groups) >= VERBS_MAX_MCAST_GRP))
 		return -ENOMEM;
+	/* The Ethernet switches forward the group to this port now (as
+	 * they would once its host joined by IGMP). */
+	if (rp && fabric_roce_mcast_join(d->node->fabric, rp, a->gid) < 0)
+		return -ENOMEM;
 	m = g_new0(struct uverbs_mcast, 1);
+	m->roce = rp;
 	m->mlid = a->mlid;
 	memcpy(m->gid, a->gid, 16);
 	m->qp = q;
@@ -161,7 +185,9 @@ enum upper_verdict uverbs_mcast_deliver(struct uverbs_dev *d, struct port *in,
 	for (i = 0; i < d->mcast->len; i++) {
 		const struct uverbs_mcast *m = g_ptr_array_index(d->mcast, i);
 
-		if (m->mlid != p->dlid || m->qp->port != in->num ||
+		/* A RoCE packet matches by its DGID alone: the MLID is the
+		 * fabric's own way of carrying it. */
+		if ((!port_is_roce(in) && m->mlid != p->dlid) || m->qp->port != in->num ||
 		    ((w->flags & VERBS_PKT_GRH) && memcmp(w->dgid, m->gid, 16)))
 			continue;
 		if (m->qp->block_self_mcast && w->sqpn == m->qp->qpn && port_owns_lid(in, p->slid))

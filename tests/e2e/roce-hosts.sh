@@ -8,22 +8,22 @@
 # bytes), an Open MPI job over UCX (tests/tools/mpi_check.c checks every
 # value; UCX's log says rc_verbs carries it) and one over UCX's UD
 # transport alone (it reads the packet type from the completion's SL, as
-# a ConnectX reports it), ucmatose's sends, and
+# a ConnectX reports it), MPICH's job, ucmatose's sends, and
 # qperf's RC bandwidth with its CM (-cm1).
 . "$(dirname "$0")/lib.sh"
 export W="$WORK"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 TOOLS="$(dirname "$0")/../tools"
 
-for h in librpma.h mpi.h; do
-	if ! echo "#include <$h>" | ${CC:-cc} -E -I/usr/lib/x86_64-linux-gnu/openmpi/include - >/dev/null 2>&1; then
-		fail "no $h: ./setup.sh --test installs librpma-dev and Open MPI"
-		finish
-		exit 1
-	fi
-done
+if ! echo "#include <librpma.h>" | ${CC:-cc} -E - >/dev/null 2>&1 ||
+	! command -v mpicc.openmpi >/dev/null || ! command -v mpicc.mpich >/dev/null; then
+	fail "no librpma-dev, Open MPI or MPICH: ./setup.sh --test installs them"
+	finish
+	exit 1
+fi
 ${CC:-cc} -O2 -o "$WORK/rpma_write" "$TOOLS/rpma_write.c" -lrpma -libverbs &&
-	mpicc.openmpi -O2 -o "$WORK/mpi_check" "$TOOLS/mpi_check.c" || fail "building the tools"
+	mpicc.openmpi -O2 -o "$WORK/mpi_check" "$TOOLS/mpi_check.c" &&
+	mpicc.mpich -O2 -o "$WORK/mpi_check_mpich" "$TOOLS/mpi_check.c" || fail "building the tools"
 
 cat >"$WORK/roce-hosts.sh" <<'SCRIPT'
 set -u
@@ -55,6 +55,9 @@ mpirun.openmpi -np 2 --host host1,host3 --mca pml ucx -x UCX_TLS=ud_verbs,self -
 	-x UCX_LOG_FILE="$W/ucx.%h.%p.log" "$W/mpi_check" >"$W/mpi-ud.out" 2>&1
 echo "mpi ud rc $? | $(grep -c '^mpi_check: OK' "$W/mpi-ud.out")"
 cat "$W"/ucx.*.log | grep -o "ep_cfg\[1\]: tag([a-z_]*verbs/ibemu0:1)" | sort -u | sed 's/^/ucx-ud /'
+
+mpiexec.mpich -n 2 -hosts host1,host3 "$W/mpi_check_mpich" >"$W/mpich.out" 2>&1
+echo "mpich rc $? | $(grep -c '^mpi_check: OK' "$W/mpich.out")"
 
 ssh host3 "timeout 60 ucmatose -b 10.1.0.5 -C 20" >"$W/ums.out" 2>&1 &
 s=$!
@@ -89,6 +92,7 @@ expect_line "mpi_check: OK" "every MPI result checked"
 expect_line "ucx ep_cfg[1]: tag(rc_verbs/ibemu0:1)" "UCX carries it on rc_verbs over the RoCE port"
 expect_line "mpi ud rc 0 | 1" "Open MPI over UCX's UD transport alone, every result checked"
 expect_line "ucx-ud ep_cfg[1]: tag(ud_verbs/ibemu0:1)" "UCX carries that one on ud_verbs"
+expect_line "mpich rc 0 | 1" "MPICH (over UCX) between the RoCE hosts, every result checked"
 expect_line "ucmatose | client 0 server 0 | $WORK/umc.out:1 $WORK/ums.out:1 " "ucmatose between the hosts"
 expect_line "qperf -cm1 rc_bw rc 0 | 1" "qperf's RC bandwidth through its CM"
 finish

@@ -7,11 +7,13 @@
 # between host1 and host3 across both switches: ibv_rc_pingpong with a
 # RoCE v2 GID (-g 3, data checked), perftest's ib_send_bw -x 3, rping
 # and udaddy through the RDMA CM (no SA: the route is the addresses'),
-# ib_write_bw -R; the verbs refuse an address without a GRH on a RoCE port.
-# The run's capture, read by tshark: RoCE v2 frames (Ethernet, IPv4, UDP
-# 4791, good FCS and checksums), RoCE v1 (GID 0) and v2 over IPv6 (GID 1)
-# where the GID index says so, and udaddy's replies, whose address handle
-# its server makes from the completion, as RoCE v2 too.
+# mckey's IP multicast (no SA either), ib_write_bw -R; the verbs refuse
+# an address without a GRH on a RoCE port. The run's capture, read by
+# tshark: RoCE v2 frames (Ethernet, IPv4, UDP 4791, good FCS and
+# checksums), RoCE v1 (GID 0) and v2 over IPv6 (GID 1) where the GID
+# index says so, mckey's group's frames to its multicast MAC, and
+# udaddy's replies, whose address handle its server makes from the
+# completion, as RoCE v2 too.
 . "$(dirname "$0")/lib.sh"
 
 cat >"$WORK/roce.sh" <<'SCRIPT'
@@ -68,6 +70,14 @@ timeout 60 udaddy -s 10.1.0.5 -b 10.1.0.3 >"$W/udc.out" 2>&1
 c=$?
 wait $s
 echo "udaddy | client $c server $?"
+# IP multicast: mckey's group, with no SA (the MGID the address itself).
+timeout 30 stdbuf -oL mckey -m 224.1.2.3 -b 10.1.0.5 -C 20 >"$W/mr.out" 2>&1 &
+s=$!
+wait_log "$W/mr.out" "receiving data transfers"
+timeout 30 mckey -m 224.1.2.3 -b 10.1.0.3 -s -C 20 >"$W/ms.out" 2>&1
+c=$?
+wait $s
+echo "mckey | sender $c receiver $? | $(grep -o 'joined dgid: [^ ]* mlid 0x[0-9a-f]*' "$W/ms.out") | $(grep -c 'data transfers complete' "$W/mr.out")"
 timeout 60 ib_write_bw -d ibemu1 -R -n 200 -p 19001 >"$W/ws.out" 2>&1 &
 s=$!
 until ibemu ctl status | grep -q "listening on .*19001"; do timeout 0.1 tail -f /dev/null; done
@@ -75,6 +85,13 @@ timeout 60 ib_write_bw -d ibemu0 -R -n 200 -p 19001 10.1.0.5 >"$W/wc.out" 2>&1
 c=$?
 wait $s
 echo "ib_write_bw -R | client $c server $? | $(grep -E '^ +65536 +200 ' "$W/wc.out" | awk '{ print $1, $2 }')"
+# A link flap: down, then Active again as soon as it is back (no SM),
+# and it carries traffic again.
+ibemu ctl link down host3/1 >/dev/null
+echo "pulled: $(cat /sys/class/infiniband/ibemu1/ports/1/state)"
+ibemu ctl link up host3/1 >/dev/null
+echo "back: $(cat /sys/class/infiniband/ibemu1/ports/1/state)"
+pp ibv_rc_pingpong -g 3 -n 5 -c
 # An address without a GRH is no address on a RoCE port.
 port=$((port + 1))
 timeout 30 ibv_rc_pingpong -d ibemu1 -n 5 -p $port >"$W/nogrh-s.out" 2>&1 &
@@ -109,8 +126,14 @@ expect_line "ib_send_bw -x 3 | client 0 server 0 | 65536 200" "ib_send_bw -x 3 (
 expect_line "rping | client 0 server 0 | 5" "rping through the RDMA CM with no SA"
 expect_line "udaddy | client 0 server 0" "udaddy: UD through SIDR on RoCE"
 expect_line "ib_write_bw -R | client 0 server 0 | 65536 200" "ib_write_bw -R (RDMA CM)"
+expect_line "mckey | sender 0 receiver 0 | joined dgid: ::ffff:224.1.2.3 mlid 0x0 | 1" \
+	"mckey: an IP multicast group with no SA, all 20 received"
 expect_match "^without -g: client [1-9]" "ibv_rc_pingpong without a GID fails on RoCE..."
 expect_line "without -g: Failed to modify QP to RTR" "... at RTR: an address needs a GRH there"
+expect_line "pulled: 1: DOWN" "a pulled cable: the RoCE port Down"
+expect_line "back: 4: ACTIVE" "plugged back: Active at once, no SM"
+[ "$(grep -c "^ibv_rc_pingpong -g 3 | client 0 server 0 | 1" "$WORK/out")" -eq 2 ] &&
+	pass "and ibv_rc_pingpong -g 3 runs again after the flap" || fail "no pingpong after the flap"
 
 # The capture: RoCE v2 frames, as Wireshark decodes them.
 ts() { tshark -r "$WORK/roce.pcap" -o eth.check_fcs:TRUE -o ip.check_checksum:TRUE "$@" 2>/dev/null; }
@@ -138,6 +161,9 @@ n=$(ts -Y 'erf.types.type != 2 || eth.fcs.status == 0 || ip.checksum.status == 0
 total=$(ts | wc -l)
 [ "$n" -eq 0 ] && [ "$total" -gt 0 ] && pass "capture: all $total frames Ethernet, good FCS and checksums" ||
 	fail "capture: $n of $total frames not RoCE or with a bad FCS or checksum"
+n=$(ts -Y 'eth.dst == 01:00:5e:01:02:03 && ip.dst == 224.1.2.3 && infiniband.bth.destqp == 0xffffff' | wc -l)
+[ "$n" -eq 20 ] && pass "capture: mckey's 20 sends to 224.1.2.3 (MAC 01:00:5e:01:02:03), once each" ||
+	fail "capture: $n frames to 224.1.2.3 (want 20)"
 n=$(ts -Y 'ip.src == 10.1.0.5 && ip.dst == 10.1.0.3 && infiniband.bth.opcode == 0x65' | wc -l)
 [ "$n" -ge 10 ] && pass "capture: udaddy's replies (ibv_create_ah_from_wc) as RoCE v2: $n" ||
 	fail "capture: $n RoCE v2 UD replies from host3 (want 10)"

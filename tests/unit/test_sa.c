@@ -18,6 +18,7 @@
 #include <infiniband/umad_types.h>
 
 #include "fabric/configure.h"
+#include "fabric/mcast.h"
 #include "fabric/port.h"
 #include "kernel/host.h"
 #include "kernel/sa.h"
@@ -253,6 +254,53 @@ static void test_join_tree(void **state)
 	assert_int_equal(g_bytes_get_size(a->rmpp), SA_HDR_LEN);	/* no group */
 }
 
+/* The RoCE networks' groups (fabric/mcast.c), on the same fat tree made
+ * an Ethernet network: no SA, a QP attached at a port makes it a member;
+ * a flood from any member, and from a port that is none (a sender that
+ * only sends), reaches every member once, no switch twice; two QPs at one
+ * port count twice; the last leave clears every bit. */
+static void test_roce_tree(void **state)
+{
+	struct env *e = *state;
+	const uint8_t mgid[16] = { [10] = 0xff, [11] = 0xff, 224, 1, 2, 3 };
+	struct port *outsider = e->sm;
+	GError *err = NULL;
+	uint16_t mlid;
+	unsigned k, j, i;
+
+	fabric_set_roce(e->f);
+	assert_true(fabric_roce_networks(e->f, &err));
+	assert_true(fabric_gid_is_mcast(mgid));
+	assert_int_equal(fabric_roce_mcast_mlid(e->f, outsider, mgid), 0);
+	for (k = 0; k < NMEMBERS; k++)
+		assert_int_equal(fabric_roce_mcast_join(e->f, e->hosts[k], mgid), 0);
+	assert_int_equal(fabric_roce_mcast_join(e->f, e->hosts[0], mgid), 0);	/* a 2nd QP */
+	mlid = fabric_roce_mcast_mlid(e->f, outsider, mgid);
+	assert_true(mlid >= FABRIC_MLID_FIRST);
+	for (k = 0; k <= NMEMBERS; k++) {
+		GHashTable *hits = g_hash_table_new(NULL, NULL);
+
+		flood(e->f, k < NMEMBERS ? e->hosts[k] : outsider, mlid, hits);
+		for (j = 0; j < NMEMBERS; j++)
+			if (j != k)
+				assert_int_equal(GPOINTER_TO_UINT(g_hash_table_lookup(hits,
+									e->hosts[j])), 1);
+		assert_null(g_hash_table_lookup(hits, outsider));	/* not a member */
+		g_hash_table_destroy(hits);
+	}
+	for (k = 0; k < NMEMBERS; k++)
+		fabric_roce_mcast_leave(e->f, e->hosts[k], mgid);
+	assert_int_equal(fabric_roce_mcast_mlid(e->f, outsider, mgid), mlid);	/* host 0's 2nd QP */
+	fabric_roce_mcast_leave(e->f, e->hosts[0], mgid);
+	assert_int_equal(fabric_roce_mcast_mlid(e->f, outsider, mgid), 0);
+	for (i = 0; i < e->f->nodes->len; i++) {
+		struct node *n = g_ptr_array_index(e->f->nodes, i);
+
+		for (j = 1; node_is_switch(n) && j <= n->nports; j++)
+			assert_false(mft_has(n, mlid, j));
+	}
+}
+
 /* GetTable(NodeRecord): every end port's record, 108 bytes each on 112. */
 static void test_get_table(void **state)
 {
@@ -297,6 +345,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_join_tree, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roce_tree, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_capmask, setup, teardown),
 	};
