@@ -70,22 +70,29 @@ static const struct sa_attr {
 	{ UMAD_SA_ATTR_INFORM_INFO_REC, M_GET | M_GET_TABLE, sa_inform_records },
 };
 
-static unsigned method_bit(uint8_t method)
+/* The methods the SA takes: the bit an attribute's table gives it, its
+ * response (Get and Set have GetResp, IBA 13.4.5), and whether the
+ * response is every record in one RMPP transfer (GetTable, GetMulti). */
+static const struct sa_method {
+	uint8_t method, resp;
+	unsigned bit;
+	bool table;
+} methods[] = {
+	{ UMAD_METHOD_GET, UMAD_METHOD_GET_RESP, M_GET, false },
+	{ UMAD_SA_METHOD_GET_TABLE, UMAD_SA_METHOD_GET_TABLE_RESP, M_GET_TABLE, true },
+	{ UMAD_METHOD_SET, UMAD_METHOD_GET_RESP, M_SET, false },
+	{ UMAD_SA_METHOD_DELETE, UMAD_SA_METHOD_DELETE_RESP, M_DELETE, false },
+	{ UMAD_SA_METHOD_GET_MULTI, UMAD_SA_METHOD_GET_MULTI_RESP, M_GET_MULTI, true },
+};
+
+static const struct sa_method *method_of(uint8_t method)
 {
-	switch (method) {
-	case UMAD_METHOD_GET:
-		return M_GET;
-	case UMAD_SA_METHOD_GET_TABLE:
-		return M_GET_TABLE;
-	case UMAD_METHOD_SET:
-		return M_SET;
-	case UMAD_SA_METHOD_DELETE:
-		return M_DELETE;
-	case UMAD_SA_METHOD_GET_MULTI:
-		return M_GET_MULTI;
-	default:
-		return 0;
-	}
+	unsigned i;
+
+	for (i = 0; i < G_N_ELEMENTS(methods); i++)
+		if (methods[i].method == method)
+			return &methods[i];
+	return NULL;
 }
 
 uint8_t *sa_add(struct sa_answer *a)
@@ -137,6 +144,15 @@ bool sa_comp_match(const struct sa_comp *t, size_t n, uint64_t comp, const uint8
 	return true;
 }
 
+void sa_add_matching(struct sa_answer *a, const struct sa_req *req, const struct sa_comp *t,
+		     size_t n, const uint8_t *rec)
+{
+	uint8_t *out;
+
+	if (sa_comp_match(t, n, req->comp, req->rec, rec) && (out = sa_add(a)))
+		memcpy(out, rec, a->recsz);
+}
+
 /* ClassPortInfo (IBA 13.4.8.1, 15.2.5): what opensm says of its SA. */
 static void class_port_info(struct sa *sa, const struct sa_req *req, struct sa_answer *a)
 {
@@ -177,20 +193,6 @@ static void send_answer(struct sa *sa, struct port *port, const struct mad_pkt *
 	mad_pkt_release(&out);
 }
 
-static uint8_t resp_method(uint8_t method)
-{
-	switch (method) {
-	case UMAD_SA_METHOD_GET_TABLE:
-		return UMAD_SA_METHOD_GET_TABLE_RESP;
-	case UMAD_SA_METHOD_DELETE:
-		return UMAD_SA_METHOD_DELETE_RESP;
-	case UMAD_SA_METHOD_GET_MULTI:
-		return UMAD_SA_METHOD_GET_MULTI_RESP;
-	default:
-		return UMAD_METHOD_GET_RESP;	/* Get and Set (IBA 13.4.5) */
-	}
-}
-
 /* Answer the request @pkt that reached the SM's port @port. */
 static void answer(struct sa *sa, struct port *port, const struct mad_pkt *pkt)
 {
@@ -198,6 +200,7 @@ static void answer(struct sa *sa, struct port *port, const struct mad_pkt *pkt)
 	const struct sa_attr *at = NULL;
 	struct sa_answer a = { .recs = g_byte_array_new() };
 	struct sa_req req = { .method = mad_method(m), .slid = pkt->slid, .sm = port };
+	const struct sa_method *mt = method_of(req.method);
 	uint16_t status = 0;
 	size_t i, stride, len;
 	bool table;
@@ -218,7 +221,7 @@ static void answer(struct sa *sa, struct port *port, const struct mad_pkt *pkt)
 	req.from = sa_port_by_lid(sa->f, pkt->slid);
 	if (mad_class_version(m) != UMAD_SA_CLASS_VERSION)
 		status = UMAD_STATUS_BAD_VERSION;
-	else if (!at || !(at->methods & method_bit(req.method)))
+	else if (!at || !mt || !(at->methods & mt->bit))
 		status = UMAD_STATUS_ATTR_NOT_SUPPORTED;
 	else {
 		at->fn(sa, &req, &a);
@@ -231,7 +234,7 @@ static void answer(struct sa *sa, struct port *port, const struct mad_pkt *pkt)
 		a.n = 0;
 	stride = (a.recsz + 7) & ~(size_t)7;
 	/* GetTableResp and GetMultiResp: every record, one RMPP transfer. */
-	table = req.method == UMAD_SA_METHOD_GET_TABLE || req.method == UMAD_SA_METHOD_GET_MULTI;
+	table = mt && mt->table;
 	/* GetTableResp carries every record (none is a valid answer); the
 	 * others one, or none with an error. */
 	if (table)
@@ -240,7 +243,7 @@ static void answer(struct sa *sa, struct port *port, const struct mad_pkt *pkt)
 		len = MAD_SIZE;
 	resp = g_malloc0(MAX(len, (size_t)MAD_SIZE));
 	memcpy(resp, m, SA_HDR_LEN);
-	resp[MAD_OFF(method)] = resp_method(req.method);
+	resp[MAD_OFF(method)] = mt ? mt->resp : UMAD_METHOD_GET_RESP;
 	mad_set_status(resp, status);
 	memset(resp + 24, 0, 12);	/* the RMPP header: rmpp_message writes it */
 	memset(resp + SA_SMKEY_OFF, 0, 8);

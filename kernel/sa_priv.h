@@ -76,6 +76,10 @@ struct sa_comp {
  * compared (reserved fields). */
 bool sa_comp_match(const struct sa_comp *t, size_t n, uint64_t comp, const uint8_t *q,
 		   const uint8_t *rec);
+/* @rec (@a->recsz bytes) as one more record of @a, if it matches what
+ * @req asks (sa_comp_match of its component mask, @t and @n as there). */
+void sa_add_matching(struct sa_answer *a, const struct sa_req *req, const struct sa_comp *t,
+		     size_t n, const uint8_t *rec);
 
 /* Every CA port with a LID, and every switch's port 0 with one, in the
  * fabric's node order. */

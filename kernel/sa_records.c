@@ -137,16 +137,12 @@ void sa_node_records(struct sa *sa, const struct sa_req *req, struct sa_answer *
 	a->recsz = NR_SIZE;
 	for (i = 0; i < all->len && !a->status; i++) {
 		struct port *p = g_ptr_array_index(all, i);
-		uint8_t *r;
 
 		memset(rec, 0, sizeof(rec));
 		mad_set_field(rec, 0, IB_SA_NR_LID_F, port_mgmt(p)->lid);
-		if (!sma_get(p, IB_ATTR_NODE_INFO, 0, rec + NR_INFO_OFF) ||
-		    !sma_get(p, IB_ATTR_NODE_DESC, 0, rec + NR_DESC_OFF) ||
-		    !sa_comp_match(nr_comps, G_N_ELEMENTS(nr_comps), req->comp, req->rec, rec))
-			continue;
-		if ((r = sa_add(a)))
-			memcpy(r, rec, NR_SIZE);
+		if (sma_get(p, IB_ATTR_NODE_INFO, 0, rec + NR_INFO_OFF) &&
+		    sma_get(p, IB_ATTR_NODE_DESC, 0, rec + NR_DESC_OFF))
+			sa_add_matching(a, req, nr_comps, G_N_ELEMENTS(nr_comps), rec);
 	}
 	g_ptr_array_free(all, TRUE);
 }
@@ -189,7 +185,6 @@ void sa_portinfo_records(struct sa *sa, const struct sa_req *req, struct sa_answ
 
 		for (j = node_is_switch(n) ? 0 : 1; j <= n->nports && !a->status; j++) {
 			struct port *p = &n->ports[j];
-			uint8_t *r;
 
 			if (n->off || !pir_port(p))
 				continue;
@@ -201,11 +196,7 @@ void sa_portinfo_records(struct sa *sa, const struct sa_req *req, struct sa_answ
 			/* opensm shows the M_Key only to a trusted requester. */
 			if (!req->trusted)
 				mad_set_field64(rec, PIR_INFO_OFF, IB_PORT_MKEY_F, 0);
-			if (!sa_comp_match(pir_comps, G_N_ELEMENTS(pir_comps), req->comp, req->rec,
-					   rec))
-				continue;
-			if ((r = sa_add(a)))
-				memcpy(r, rec, PIR_SIZE);
+			sa_add_matching(a, req, pir_comps, G_N_ELEMENTS(pir_comps), rec);
 		}
 	}
 }
@@ -222,7 +213,7 @@ void sa_switchinfo_records(struct sa *sa, const struct sa_req *req, struct sa_an
 	a->recsz = SWIR_SIZE;
 	for (i = 0; i < sa->f->nodes->len && !a->status; i++) {
 		struct node *n = g_ptr_array_index(sa->f->nodes, i);
-		uint8_t data[IB_SMP_DATA_SIZE], *r;
+		uint8_t data[IB_SMP_DATA_SIZE];
 
 		if (n->off || !node_is_switch(n) || !n->ports[0].lid)
 			continue;
@@ -231,10 +222,7 @@ void sa_switchinfo_records(struct sa *sa, const struct sa_req *req, struct sa_an
 		if (!sma_get(&n->ports[0], IB_ATTR_SWITCH_INFO, 0, data))
 			continue;
 		memcpy(rec + SWIR_INFO_OFF, data, SWIR_SIZE - SWIR_INFO_OFF);
-		if (!sa_comp_match(swir_comps, G_N_ELEMENTS(swir_comps), req->comp, req->rec, rec))
-			continue;
-		if ((r = sa_add(a)))
-			memcpy(r, rec, SWIR_SIZE);
+		sa_add_matching(a, req, swir_comps, G_N_ELEMENTS(swir_comps), rec);
 	}
 }
 
@@ -259,7 +247,6 @@ void sa_link_records(struct sa *sa, const struct sa_req *req, struct sa_answer *
 		for (j = 1; j <= n->nports && !a->status; j++) {
 			struct port *p = &n->ports[j], *r = p->remote;
 			uint16_t from = port_mgmt(p)->lid, to;
-			uint8_t *out;
 
 			if (n->off || !r || r->node->off || p->state < PORT_ARMED || !from ||
 			    !(to = port_mgmt(r)->lid))
@@ -271,10 +258,7 @@ void sa_link_records(struct sa *sa, const struct sa_req *req, struct sa_answer *
 			rec[4] = (uint8_t)(to >> 8);
 			rec[5] = (uint8_t)to;
 			rec[6] = rec[7] = 0;
-			if (!sa_comp_match(lr_comps, G_N_ELEMENTS(lr_comps), req->comp, req->rec, rec))
-				continue;
-			if ((out = sa_add(a)))
-				memcpy(out, rec, LR_SIZE);
+			sa_add_matching(a, req, lr_comps, G_N_ELEMENTS(lr_comps), rec);
 		}
 	}
 }
@@ -294,17 +278,13 @@ void sa_guidinfo_records(struct sa *sa, const struct sa_req *req, struct sa_answ
 	a->recsz = GIR_SIZE;
 	for (i = 0; i < all->len && !a->status; i++) {
 		struct port *p = g_ptr_array_index(all, i);
-		uint8_t *r;
 
 		if (node_is_switch(p->node))
 			continue;
 		memset(rec, 0, sizeof(rec));
 		mad_set_field(rec, 0, IB_SA_GIR_LID_F, p->lid);
-		if (!sma_get(p, IB_ATTR_GUID_INFO, 0, rec + GIR_INFO_OFF) ||
-		    !sa_comp_match(gir_comps, G_N_ELEMENTS(gir_comps), req->comp, req->rec, rec))
-			continue;
-		if ((r = sa_add(a)))
-			memcpy(r, rec, GIR_SIZE);
+		if (sma_get(p, IB_ATTR_GUID_INFO, 0, rec + GIR_INFO_OFF))
+			sa_add_matching(a, req, gir_comps, G_N_ELEMENTS(gir_comps), rec);
 	}
 	g_ptr_array_free(all, TRUE);
 }
@@ -335,20 +315,14 @@ void sa_pkey_records(struct sa *sa, const struct sa_req *req, struct sa_answer *
 		uint16_t lid = port_mgmt(p)->lid;
 
 		for (b = 0; b * 32 < MAX(p->npkeys, 1u) && !a->status; b++) {
-			uint8_t *r;
-
 			memset(rec, 0, sizeof(rec));
 			rec[0] = (uint8_t)(lid >> 8);
 			rec[1] = (uint8_t)lid;
 			rec[2] = (uint8_t)(b >> 8);
 			rec[3] = (uint8_t)b;
 			rec[4] = p->num;
-			if (!sma_get(p, IB_ATTR_PKEY_TBL, b, rec + PKR_INFO_OFF) ||
-			    !sa_comp_match(pkr_comps, G_N_ELEMENTS(pkr_comps), req->comp, req->rec,
-					   rec))
-				continue;
-			if ((r = sa_add(a)))
-				memcpy(r, rec, PKR_SIZE);
+			if (sma_get(p, IB_ATTR_PKEY_TBL, b, rec + PKR_INFO_OFF))
+				sa_add_matching(a, req, pkr_comps, G_N_ELEMENTS(pkr_comps), rec);
 		}
 	}
 	g_ptr_array_free(all, TRUE);
@@ -368,7 +342,7 @@ static const struct sa_comp lftr_comps[] = {
 /* Every switch's LFT blocks up to LinearFDBTop. */
 void sa_lft_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a)
 {
-	uint8_t rec[SA_REC_MAX], *out;
+	uint8_t rec[SA_REC_MAX];
 	unsigned i, b;
 
 	a->recsz = FTR_SIZE;
@@ -381,11 +355,8 @@ void sa_lft_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a
 			memset(rec, 0, sizeof(rec));
 			put_be16(rec, 0, n->ports[0].lid);
 			put_be16(rec, 2, (uint16_t)b);
-			if (sma_get(&n->ports[0], IB_ATTR_LINEARFORWTBL, b, rec + FTR_INFO_OFF) &&
-			    sa_comp_match(lftr_comps, G_N_ELEMENTS(lftr_comps), req->comp, req->rec,
-					  rec) &&
-			    (out = sa_add(a)))
-				memcpy(out, rec, FTR_SIZE);
+			if (sma_get(&n->ports[0], IB_ATTR_LINEARFORWTBL, b, rec + FTR_INFO_OFF))
+				sa_add_matching(a, req, lftr_comps, G_N_ELEMENTS(lftr_comps), rec);
 		}
 	}
 }
@@ -399,7 +370,7 @@ static const struct sa_comp mftr_comps[] = {
  * share a word (bits 1 and 3 of the mask; 2 is reserved). */
 void sa_mft_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a)
 {
-	uint8_t rec[SA_REC_MAX], *out;
+	uint8_t rec[SA_REC_MAX];
 	unsigned i, b, pos, qpos = req->rec[2] >> 4, qblock = get_be16(req->rec, 2) & 0x1ff;
 
 	a->recsz = FTR_SIZE;
@@ -413,14 +384,10 @@ void sa_mft_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a
 				memset(rec, 0, sizeof(rec));
 				put_be16(rec, 0, n->ports[0].lid);
 				put_be16(rec, 2, (uint16_t)(pos << 12 | b));
-				if ((req->comp & 2 && pos != qpos) || (req->comp & 8 && b != qblock) ||
-				    !sma_get(&n->ports[0], IB_ATTR_MULTICASTFORWTBL, pos << 28 | b,
-					     rec + FTR_INFO_OFF) ||
-				    !sa_comp_match(mftr_comps, G_N_ELEMENTS(mftr_comps), req->comp,
-						   req->rec, rec))
-					continue;
-				if ((out = sa_add(a)))
-					memcpy(out, rec, FTR_SIZE);
+				if ((!(req->comp & 2) || pos == qpos) && (!(req->comp & 8) || b == qblock) &&
+				    sma_get(&n->ports[0], IB_ATTR_MULTICASTFORWTBL, pos << 28 | b,
+					    rec + FTR_INFO_OFF))
+					sa_add_matching(a, req, mftr_comps, G_N_ELEMENTS(mftr_comps), rec);
 			}
 	}
 }
@@ -442,7 +409,7 @@ static const struct sa_comp smir_comps[] = {
 
 void sa_sminfo_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a)
 {
-	uint8_t rec[SA_REC_MAX], *out;
+	uint8_t rec[SA_REC_MAX];
 
 	(void)sa;
 	a->recsz = SMIR_SIZE;
@@ -450,9 +417,7 @@ void sa_sminfo_records(struct sa *sa, const struct sa_req *req, struct sa_answer
 	put_be16(rec, 0, port_mgmt(req->sm)->lid);
 	mad_set_field64(rec, SMIR_INFO_OFF, IB_SMINFO_GUID_F, req->sm->guid);
 	mad_set_field(rec, SMIR_INFO_OFF, IB_SMINFO_STATE_F, SM_STATE_MASTER);
-	if (sa_comp_match(smir_comps, G_N_ELEMENTS(smir_comps), req->comp, req->rec, rec) &&
-	    (out = sa_add(a)))
-		memcpy(out, rec, SMIR_SIZE);
+	sa_add_matching(a, req, smir_comps, G_N_ELEMENTS(smir_comps), rec);
 }
 
 /* SLtoVLMappingTableRecord (IBA 15.2.5.4): LID, input and output port,
@@ -473,7 +438,7 @@ static const struct sa_comp slvl_comps[] = {
 static void slvl_one(struct sa_answer *a, const struct sa_req *req, struct port *at,
 		     uint16_t lid, unsigned in, unsigned out_port)
 {
-	uint8_t rec[SA_REC_MAX], data[IB_SMP_DATA_SIZE], *out;
+	uint8_t rec[SA_REC_MAX], data[IB_SMP_DATA_SIZE];
 	bool sw = node_is_switch(at->node);
 
 	memset(rec, 0, sizeof(rec));
@@ -483,9 +448,7 @@ static void slvl_one(struct sa_answer *a, const struct sa_req *req, struct port 
 	if (!sma_get(at, IB_ATTR_SLVL_TABLE, sw ? in << 8 | out_port : 0, data))
 		return;
 	memcpy(rec + TBL_INFO_OFF, data, SLVL_SIZE - TBL_INFO_OFF);
-	if (sa_comp_match(slvl_comps, G_N_ELEMENTS(slvl_comps), req->comp, req->rec, rec) &&
-	    (out = sa_add(a)))
-		memcpy(out, rec, SLVL_SIZE);
+	sa_add_matching(a, req, slvl_comps, G_N_ELEMENTS(slvl_comps), rec);
 }
 
 void sa_slvl_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a)
@@ -519,7 +482,7 @@ static const struct sa_comp vla_comps[] = {
 void sa_vlarb_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a)
 {
 	GPtrArray *all = sa_end_ports(sa->f);
-	uint8_t rec[SA_REC_MAX], *out;
+	uint8_t rec[SA_REC_MAX];
 	unsigned i, o, b;
 
 	a->recsz = VLA_SIZE;
@@ -534,13 +497,9 @@ void sa_vlarb_records(struct sa *sa, const struct sa_req *req, struct sa_answer 
 				put_be16(rec, 0, port_mgmt(p)->lid);
 				rec[2] = (uint8_t)o;
 				rec[3] = (uint8_t)b;
-				if (!sma_get(p, IB_ATTR_VL_ARBITRATION, b << 16 | (sw ? o : 0),
-					     rec + TBL_INFO_OFF) ||
-				    !sa_comp_match(vla_comps, G_N_ELEMENTS(vla_comps), req->comp,
-						   req->rec, rec))
-					continue;
-				if ((out = sa_add(a)))
-					memcpy(out, rec, VLA_SIZE);
+				if (sma_get(p, IB_ATTR_VL_ARBITRATION, b << 16 | (sw ? o : 0),
+					    rec + TBL_INFO_OFF))
+					sa_add_matching(a, req, vla_comps, G_N_ELEMENTS(vla_comps), rec);
 			}
 	}
 	g_ptr_array_free(all, TRUE);

@@ -261,15 +261,12 @@ static const struct sa_comp iir_comps[] = {
 
 void sa_inform_records(struct sa *sa, const struct sa_req *req, struct sa_answer *a)
 {
-	uint8_t *out;
 	unsigned i;
 
 	a->recsz = IIR_SIZE;
 	for (i = 0; i < sa->informs->len && !a->status; i++) {
 		uint8_t *r = g_ptr_array_index(sa->informs, i);
 
-		if (sa_comp_match(iir_comps, G_N_ELEMENTS(iir_comps), req->comp, req->rec, r) &&
-		    (out = sa_add(a)))
-			memcpy(out, r, IIR_SIZE);
+		sa_add_matching(a, req, iir_comps, G_N_ELEMENTS(iir_comps), r);
 	}
 }
