@@ -40,18 +40,28 @@ static void mft_set(struct node *n, uint16_t mlid, unsigned port, bool on)
 		sw->mft_top = mlid;
 }
 
-static bool is_member(struct port *const *m, unsigned n, const struct port *p)
+/* Member @i of @members (fabric_mcast_program: its elements begin with
+ * the port). */
+static struct port *member(const GArray *members, unsigned i)
+{
+	struct port *p;
+
+	memcpy(&p, members->data + (size_t)i * g_array_get_element_size((GArray *)members),
+	       sizeof(p));
+	return p;
+}
+
+static bool is_member(const GArray *members, const struct port *p)
 {
 	unsigned i;
 
-	for (i = 0; i < n; i++)
-		if (m[i] == p)
+	for (i = 0; i < members->len; i++)
+		if (member(members, i) == p)
 			return true;
 	return false;
 }
 
-void fabric_mcast_program(struct fabric *f, uint16_t mlid, bool eth_net, struct port *const *members,
-			  unsigned nmembers)
+void fabric_mcast_program(struct fabric *f, uint16_t mlid, bool eth_net, const GArray *members)
 {
 	unsigned nn = f->nodes->len, i, j, head = 0, total = 0;
 	struct node **order = g_new0(struct node *, nn);
@@ -69,8 +79,8 @@ void fabric_mcast_program(struct fabric *f, uint16_t mlid, bool eth_net, struct 
 				mft_set(n, mlid, j, false);
 	}
 	/* Members count at the switch their cable reaches. */
-	for (i = 0; i < nmembers; i++) {
-		struct port *p = members[i];
+	for (i = 0; i < members->len; i++) {
+		struct port *p = member(members, i);
 
 		if (!link_up(p) || !node_is_switch(p->remote->node))
 			continue;
@@ -109,7 +119,7 @@ void fabric_mcast_program(struct fabric *f, uint16_t mlid, bool eth_net, struct 
 			if (!link_up(&n->ports[j]))
 				continue;
 			if (!node_is_switch(r->node)) {
-				if (is_member(members, nmembers, r))
+				if (is_member(members, r))
 					mft_set(n, mlid, j, true);	/* a member's cable */
 			} else if (parent[r->node->index] == n && seen[r->node->index] &&
 				   parent_port[r->node->index] == r->num && sub[r->node->index]) {
@@ -130,7 +140,7 @@ void fabric_mcast_program(struct fabric *f, uint16_t mlid, bool eth_net, struct 
 /* ---- RoCE groups ---------------------------------------------------------- */
 
 struct roce_member {
-	struct port *port;
+	struct port *port;	/* first: fabric_mcast_program reads it */
 	unsigned refs;		/* QPs attached there */
 };
 
@@ -190,13 +200,7 @@ static uint16_t free_mlid(struct fabric *f)
 
 static void program(struct fabric *f, struct roce_group *g)
 {
-	struct port **ports = g_new(struct port *, g->members->len + 1);
-	unsigned i;
-
-	for (i = 0; i < g->members->len; i++)
-		ports[i] = g_array_index(g->members, struct roce_member, i).port;
-	fabric_mcast_program(f, g->mlid, true, ports, g->members->len);
-	g_free(ports);
+	fabric_mcast_program(f, g->mlid, true, g->members);
 }
 
 static void group_free(gpointer p)

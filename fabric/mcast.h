@@ -20,9 +20,10 @@
  * (@eth_net: the RoCE ones, else the InfiniBand ones): a tree by breadth
  * from the switch of the first member, at each switch the ports toward
  * a member (its own cable, a child whose subtree has one, the parent
- * when some member is outside it). No members: the entries cleared. */
-void fabric_mcast_program(struct fabric *f, uint16_t mlid, bool eth_net, struct port *const *members,
-			  unsigned nmembers);
+ * when some member is outside it). No members: the entries cleared.
+ * @members: a group's array, each element beginning with its port
+ * (struct port *). */
+void fabric_mcast_program(struct fabric *f, uint16_t mlid, bool eth_net, const GArray *members);
 
 /* A multicast GID: IPv6 multicast (ff00::/8) or IPv4-mapped 224.0.0.0/4. */
 bool fabric_gid_is_mcast(const uint8_t gid[16]);

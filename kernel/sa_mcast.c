@@ -32,7 +32,7 @@
 #define MTU_MAX		5
 
 struct sa_member {
-	struct port *port;
+	struct port *port;	/* first: fabric_mcast_program reads it */
 	uint8_t gid[16];
 	uint8_t join_state;
 	bool proxy;
@@ -126,19 +126,11 @@ static uint16_t free_mlid(struct sa *sa)
 	return 0;
 }
 
-/*
- * The group's forwarding: fabric/mcast.c's tree over the InfiniBand
- * networks' switches for its members.
- */
+/* The group's forwarding: fabric/mcast.c's tree over the InfiniBand
+ * networks' switches for its members. */
 static void program(struct sa *sa, struct sa_group *g)
 {
-	struct port **ports = g_new(struct port *, g->members->len + 1);
-	unsigned i;
-
-	for (i = 0; i < g->members->len; i++)
-		ports[i] = g_array_index(g->members, struct sa_member, i).port;
-	fabric_mcast_program(sa->f, g->mlid, false, ports, g->members->len);
-	g_free(ports);
+	fabric_mcast_program(sa->f, g->mlid, false, g->members);
 }
 
 /* The record a member sees: the group's with its PortGID and JoinState. */
