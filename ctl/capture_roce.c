@@ -13,6 +13,7 @@
 
 #include <string.h>
 
+#include "abi/roce_wire.h"
 #include "ctl/capture.h"
 #include "ctl/capture_roce.h"
 #include "fabric/packet.h"
@@ -20,7 +21,7 @@
 #define LRH_BYTES	8
 #define GRH_BYTES	40
 #define ETH_BYTES	14
-#define IP4_BYTES	20
+#define IP4_BYTES	ROCE_IP4_BYTES
 #define IP6_BYTES	40
 #define UDP_BYTES	8
 #define ICRC_BYTES	4
@@ -29,16 +30,8 @@
 #define ETHERTYPE_IP4	0x0800
 #define ETHERTYPE_IP6	0x86dd
 #define ETHERTYPE_ROCE	0x8915	/* RoCE v1 (A16.4.1) */
-#define IPPROTO_UDP_	17
 #define ROCE_V2_PORT	4791	/* A17.3.2 */
 #define SPORT_MIN	0xc000	/* the kernel's source ports: 0xC000-0xFFFF */
-
-static bool ip4_mapped(const uint8_t *gid)
-{
-	static const uint8_t pfx[12] = { [10] = 0xff, [11] = 0xff };
-
-	return !memcmp(gid, pfx, sizeof(pfx));
-}
 
 /* The UDP source port of a RoCE v2 packet (A17.3.2 leaves it to the
  * sender for entropy): the flow label folded into 14 bits, or one made
@@ -54,18 +47,6 @@ static uint16_t udp_sport(uint32_t flow, uint32_t sqp, uint32_t dqp)
 		flow = (uint32_t)v & 0xfffff;
 	}
 	return (uint16_t)(((flow & 0x3fff) ^ ((flow & 0xfc000) >> 14)) | SPORT_MIN);
-}
-
-static uint16_t ip4_csum(const uint8_t *h)
-{
-	uint32_t s = 0;
-	unsigned i;
-
-	for (i = 0; i < IP4_BYTES; i += 2)
-		s += (uint32_t)h[i] << 8 | h[i + 1];
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
 }
 
 static void put_le32(uint8_t *b, uint32_t v)
@@ -109,7 +90,7 @@ size_t roce_frame(const struct roce_ends *e, const uint8_t *ib, size_t len, uint
 	const uint8_t *grh = ib + LRH_BYTES, *bth = grh + GRH_BYTES;
 	size_t body = len - LRH_BYTES - GRH_BYTES - ICRC_BYTES - VCRC_BYTES;	/* BTH..payload */
 	uint32_t vtf = get_be32(grh, 0);
-	bool v4 = ip4_mapped(grh + 8) && ip4_mapped(grh + 24);
+	bool v4 = roce_gid_is_ip4(grh + 8) && roce_gid_is_ip4(grh + 24);
 	size_t n = ETH_BYTES, ip = ETH_BYTES;
 	uint16_t udp_len = (uint16_t)(UDP_BYTES + body + ICRC_BYTES);
 
@@ -121,22 +102,13 @@ size_t roce_frame(const struct roce_ends *e, const uint8_t *ib, size_t len, uint
 		n += len - LRH_BYTES - VCRC_BYTES;
 	} else if (v4) {
 		put_be16(out, 12, ETHERTYPE_IP4);
-		memset(out + n, 0, IP4_BYTES);
-		out[n] = 0x45;
-		out[n + 1] = (uint8_t)(vtf >> 20);		/* TOS: the traffic class */
-		put_be16(out, n + 2, (uint16_t)(IP4_BYTES + udp_len));
-		put_be16(out, n + 6, 0x4000);			/* don't fragment */
-		out[n + 8] = grh[7];				/* TTL: the hop limit */
-		out[n + 9] = IPPROTO_UDP_;
-		memcpy(out + n + 12, grh + 8 + 12, 4);
-		memcpy(out + n + 16, grh + 24 + 12, 4);
-		put_be16(out, n + 10, ip4_csum(out + n));
+		roce_ip4_header(out + n, (uint8_t)(vtf >> 20), grh[7], udp_len, grh + 8, grh + 24);
 		n += IP4_BYTES;
 	} else {
 		put_be16(out, 12, ETHERTYPE_IP6);
 		memcpy(out + n, grh, GRH_BYTES);	/* a GRH is an IPv6 header... */
 		put_be16(out, n + 4, udp_len);
-		out[n + 6] = IPPROTO_UDP_;		/* ...whose next header is UDP */
+		out[n + 6] = ROCE_IPPROTO_UDP;		/* ...whose next header is UDP */
 		n += IP6_BYTES;
 	}
 	if (e->v2) {

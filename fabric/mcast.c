@@ -10,6 +10,7 @@
 
 #include <string.h>
 
+#include "abi/roce_wire.h"
 #include "fabric/mcast.h"
 #include "fabric/port.h"
 
@@ -153,11 +154,9 @@ struct roce_group {
 
 bool fabric_gid_is_mcast(const uint8_t gid[16])
 {
-	static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
-
 	/* IPv6 multicast, or an IPv4-mapped one of 224.0.0.0/4 (the
 	 * kernel's rdma_is_multicast_addr). */
-	return gid[0] == 0xff || (!memcmp(gid, v4, sizeof(v4)) && (gid[12] & 0xf0) == 0xe0);
+	return gid[0] == 0xff || (roce_gid_is_ip4(gid) && (gid[12] & 0xf0) == 0xe0);
 }
 
 static struct roce_group *group_of(struct fabric *f, unsigned net, const uint8_t mgid[16])

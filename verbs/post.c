@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi/roce_wire.h"
 #include "verbs/provider.h"
 
 void ibemu_complete(struct ibemu_qp *qp, bool recv, const struct ibv_wc *wc, bool se)
@@ -83,43 +84,9 @@ static bool ud_send(struct ibemu_qp *qp, struct ibemu_swqe *w)
 	return true;
 }
 
-/* A RoCE v2 packet between IPv4-mapped GIDs travels as IPv4: its header
- * fills the last 20 of the GRH's 40 bytes, the first 20 are zero, as
- * RoCE HCAs write it (libibverbs' ibv_init_ah_from_wc tells it from an
- * IPv6 header so: version 4 there, a valid checksum). */
-static bool ip4_mapped(const uint8_t *gid)
-{
-	static const uint8_t pfx[12] = { [10] = 0xff, [11] = 0xff };
-
-	return !memcmp(gid, pfx, sizeof(pfx));
-}
-
-static void ip4_of(const struct verbs_wire_pkt *p, unsigned udp_len, uint8_t *h)
-{
-	unsigned total = 20 + udp_len, i;
-	uint32_t sum = 0;
-
-	memset(h, 0, 20);
-	h[0] = 0x45;
-	h[1] = p->grh_tclass;
-	h[2] = (uint8_t)(total >> 8);
-	h[3] = (uint8_t)total;
-	h[6] = 0x40;			/* don't fragment */
-	h[8] = p->grh_hop_limit;
-	h[9] = 17;			/* UDP */
-	memcpy(h + 12, p->sgid + 12, 4);
-	memcpy(h + 16, p->dgid + 12, 4);
-	for (i = 0; i < 20; i += 2)
-		sum += (uint32_t)h[i] << 8 | h[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	h[10] = (uint8_t)(~sum >> 8);
-	h[11] = (uint8_t)~sum;
-}
-
 /* The GRH a packet came with, as the HCA writes it ahead of the payload
  * (IBA 8.3; struct ibv_grh): PayLen counts BTH to ICRC. A RoCE v2
- * packet's is its IP header (Annex A17.4.5.1): IPv4 as above, or IPv6
+ * packet's is its IP header (Annex A17.4.5.1): IPv4 (below), or IPv6
  * whose next header is UDP and whose payload length counts the UDP
  * header too; libibverbs takes the GID type from it. */
 static void grh_of(const struct verbs_wire_pkt *p, struct ibv_grh *g)
@@ -127,9 +94,14 @@ static void grh_of(const struct verbs_wire_pkt *p, struct ibv_grh *g)
 	unsigned paylen = verbs_pkt_wire_bytes(p) - 8 - IBEMU_GRH_BYTES - 2;
 	bool v2 = p->flags & VERBS_PKT_ROCE_V2;
 
-	if (v2 && ip4_mapped(p->sgid) && ip4_mapped(p->dgid)) {
+	/* Between IPv4-mapped GIDs: IPv4, its header in the last 20 of
+	 * the 40 bytes, the first 20 zero, as RoCE HCAs write it
+	 * (libibverbs' ibv_init_ah_from_wc tells it from IPv6 so: version 4
+	 * there, a valid checksum). */
+	if (v2 && roce_gid_is_ip4(p->sgid) && roce_gid_is_ip4(p->dgid)) {
 		memset(g, 0, sizeof(*g));
-		ip4_of(p, 8 + paylen, (uint8_t *)g + 20);
+		roce_ip4_header((uint8_t *)g + 20, p->grh_tclass, p->grh_hop_limit, 8 + paylen,
+				p->sgid, p->dgid);
 		return;
 	}
 	g->version_tclass_flow = htobe32(6u << 28 | (uint32_t)p->grh_tclass << 20 |
@@ -177,7 +149,7 @@ static uint8_t wc_sl(const struct ibemu_qp *qp, const struct verbs_wire_pkt *p)
 		return p->sl;
 	if (!(p->flags & VERBS_PKT_ROCE_V2))
 		return 0;
-	return ip4_mapped(p->sgid) && ip4_mapped(p->dgid) ? 0x8 | 0x2 : 0x8 | 0x1;
+	return roce_gid_is_ip4(p->sgid) && roce_gid_is_ip4(p->dgid) ? 0x8 | 0x2 : 0x8 | 0x1;
 }
 
 void ibemu_ud_receive(struct ibemu_qp *qp, const struct verbs_wire_pkt *p, const char *payload)
