@@ -137,34 +137,34 @@ expect_line "back: 4: ACTIVE" "plugged back: Active at once, no SM"
 
 # The capture: RoCE v2 frames, as Wireshark decodes them.
 ts() { tshark -r "$WORK/roce.pcap" -o eth.check_fcs:TRUE -o ip.check_checksum:TRUE "$@" 2>/dev/null; }
-n=$(ts -Y 'eth.src == 00:02:c9:00:01:01 && eth.dst == 00:02:c9:00:01:06 && ip.src == 10.1.0.3 &&
-	ip.dst == 10.1.0.5 && udp.dstport == 4791 && udp.srcport >= 0xc000 && infiniband.bth.opcode <= 4' | wc -l)
-[ "$n" -ge 100 ] && pass "capture: ibv_rc_pingpong's sends as RoCE v2 (Ethernet, IPv4, UDP 4791): $n" ||
-	fail "capture: $n RoCE v2 RC sends from host1 to host3 (want at least 100)"
-n=$(ts -Y 'ip.src == 10.1.0.3 && udp.dstport == 4791 && infiniband.bth.destqp == 1 &&
-	infiniband.mad.attributeid == 0x0017' | wc -l)
-[ "$n" -ge 1 ] && pass "capture: udaddy's SIDR REQ to QP1 over RoCE v2" || fail "capture: no SIDR REQ"
-n=$(ts -Y 'ip.src == 10.1.0.3 && infiniband.bth.opcode == 0x65' | wc -l)
-[ "$n" -ge 10 ] && pass "capture: udaddy's UD sends (with immediate) over RoCE v2: $n" || fail "capture: $n UD sends from host1 (want 10)"
-n=$(ts -Y 'eth.type == 0x8915 && infiniband.grh.sgid == fe80::202:c9ff:fe00:101 && infiniband.bth.opcode <= 4' | wc -l)
-[ "$n" -ge 20 ] && pass "capture: ibv_rc_pingpong -g 0 as RoCE v1 (EtherType 0x8915, GRH): $n" ||
-	fail "capture: $n RoCE v1 frames (want at least 20)"
-n=$(ts -Y 'ipv6.src == fe80::202:c9ff:fe00:101 && ipv6.nxt == 17 && udp.dstport == 4791 && infiniband.bth.opcode <= 4' | wc -l)
-[ "$n" -ge 20 ] && pass "capture: ibv_rc_pingpong -g 1 as RoCE v2 over IPv6: $n" ||
-	fail "capture: $n RoCE v2 IPv6 frames (want at least 20)"
+# frames -ge|-eq N WHAT FILTER: the capture has N (or more) frames FILTER takes
+frames() {
+	local n
+	n=$(ts -Y "$4" | wc -l)
+	[ "$n" "$1" "$2" ] && pass "capture: $3: $n" || fail "capture: $3: $n frames, want $1 $2"
+}
+frames -ge 100 "ibv_rc_pingpong's sends as RoCE v2 (Ethernet, IPv4, UDP 4791)" \
+	'eth.src == 00:02:c9:00:01:01 && eth.dst == 00:02:c9:00:01:06 && ip.src == 10.1.0.3 &&
+	ip.dst == 10.1.0.5 && udp.dstport == 4791 && udp.srcport >= 0xc000 && infiniband.bth.opcode <= 4'
+frames -ge 1 "udaddy's SIDR REQ to QP1 over RoCE v2" \
+	'ip.src == 10.1.0.3 && udp.dstport == 4791 && infiniband.bth.destqp == 1 &&
+	infiniband.mad.attributeid == 0x0017'
+frames -ge 10 "udaddy's UD sends (with immediate) over RoCE v2" \
+	'ip.src == 10.1.0.3 && ip.dst == 10.1.0.5 && infiniband.bth.opcode == 0x65'
+frames -ge 20 "ibv_rc_pingpong -g 0 as RoCE v1 (EtherType 0x8915, GRH)" \
+	'eth.type == 0x8915 && infiniband.grh.sgid == fe80::202:c9ff:fe00:101 && infiniband.bth.opcode <= 4'
+frames -ge 20 "ibv_rc_pingpong -g 1 as RoCE v2 over IPv6" \
+	'ipv6.src == fe80::202:c9ff:fe00:101 && ipv6.nxt == 17 && udp.dstport == 4791 && infiniband.bth.opcode <= 4'
 # Every frame one of those, none an InfiniBand one, every FCS and IPv4
 # checksum right; a UD reply (udaddy's server answers what it got, its
 # address handle from the completion: ibv_create_ah_from_wc) goes back
 # as RoCE v2, as it came.
-n=$(ts -Y 'erf.types.type != 2 || eth.fcs.status == 0 || ip.checksum.status == 0 ||
-	!(eth.type == 0x8915 || ip.ttl > 0 || ipv6.nxt == 17)' | wc -l)
-total=$(ts | wc -l)
-[ "$n" -eq 0 ] && [ "$total" -gt 0 ] && pass "capture: all $total frames Ethernet, good FCS and checksums" ||
-	fail "capture: $n of $total frames not RoCE or with a bad FCS or checksum"
-n=$(ts -Y 'eth.dst == 01:00:5e:01:02:03 && ip.dst == 224.1.2.3 && infiniband.bth.destqp == 0xffffff' | wc -l)
-[ "$n" -eq 20 ] && pass "capture: mckey's 20 sends to 224.1.2.3 (MAC 01:00:5e:01:02:03), once each" ||
-	fail "capture: $n frames to 224.1.2.3 (want 20)"
-n=$(ts -Y 'ip.src == 10.1.0.5 && ip.dst == 10.1.0.3 && infiniband.bth.opcode == 0x65' | wc -l)
-[ "$n" -ge 10 ] && pass "capture: udaddy's replies (ibv_create_ah_from_wc) as RoCE v2: $n" ||
-	fail "capture: $n RoCE v2 UD replies from host3 (want 10)"
+[ "$(ts | wc -l)" -gt 0 ] || fail "capture: no frames"
+frames -eq 0 "frames not RoCE, or with a bad FCS or checksum" \
+	'erf.types.type != 2 || eth.fcs.status == 0 || ip.checksum.status == 0 ||
+	!(eth.type == 0x8915 || ip.ttl > 0 || ipv6.nxt == 17)'
+frames -eq 20 "mckey's sends to 224.1.2.3 (MAC 01:00:5e:01:02:03), once each" \
+	'eth.dst == 01:00:5e:01:02:03 && ip.dst == 224.1.2.3 && infiniband.bth.destqp == 0xffffff'
+frames -ge 10 "udaddy's replies (ibv_create_ah_from_wc) as RoCE v2" \
+	'ip.src == 10.1.0.5 && ip.dst == 10.1.0.3 && infiniband.bth.opcode == 0x65'
 finish
