@@ -335,13 +335,12 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 		fprintf(stderr, "ibemu: --roce: RoCE ports have no SM to stand for: not with --configured\n");
 		return 2;
 	}
-	if (o->roce)
+	/* Every CA port RoCE: every network a RoCE one (a topology's own
+	 * RoCE ports were marked as it loaded, emu_load_fabric), so this
+	 * cannot find both kinds on one. */
+	if (o->roce) {
 		fabric_set_roce(e->f);
-	/* RoCE ports, all (--roce) or a topology's: their networks apart. */
-	if (!fabric_roce_networks(e->f, &err)) {
-		fprintf(stderr, "ibemu: %s: %s\n", e->env.topology, err->message);
-		g_error_free(err);
-		return 1;
+		fabric_roce_networks(e->f, NULL);
 	}
 	if (o->configured || fabric_has_roce(e->f)) {
 		unsigned need = fabric_lids_needed(e->f);

@@ -211,7 +211,7 @@ struct verbs_context *ibemu_import_context(struct ibv_device *ibdev, int cmd_fd)
 	pthread_mutex_lock(&reg_lock);
 	for (c = contexts; c && !root; c = c->reg_next)
 		if (same_file(c->vctx.context.cmd_fd, cmd_fd))
-			root = c->share ? c->share : c;
+			root = ibemu_root(c);
 	pthread_mutex_unlock(&reg_lock);
 	if (!root) {
 		ibemu_err("ibv_import_device: fd %d is no context of this process's "

@@ -210,11 +210,11 @@ static int check_in(struct ibemu_mr *list, struct ibv_pd *pd, uint32_t key, bool
 bool ibemu_mr_check(struct ibemu_context *ctx, struct ibv_pd *pd, uint32_t key, bool remote,
 		    uint64_t va, uint64_t len, int access, char **host)
 {
-	struct ibemu_context *root = ibemu_root(ctx);
 	int r = check_in(ctx->mrs, pd, key, remote, va, len, access, host);
+	struct ibemu_context *root;
 
 	/* An imported context sees its root's regions too (import.c). */
-	if (r < 0 && root != ctx) {
+	if (r < 0 && (root = ibemu_root(ctx)) != ctx) {
 		pthread_mutex_lock(&root->lock);
 		r = check_in(root->mrs, pd, key, remote, va, len, access, host);
 		pthread_mutex_unlock(&root->lock);
