@@ -44,6 +44,12 @@ static inline bool port_is_roce(const struct port *p)
 {
 	return p->link == PORT_LINK_ETH;
 }
+/* The P_Key a port's requests go with: its table's first, the default
+ * when that is empty (what ib_sa and the RDMA CM take). */
+static inline uint16_t port_first_pkey(const struct port *p)
+{
+	return p->pkeys[0] ? p->pkeys[0] : PKEY_DEFAULT;
+}
 void port_mac(const struct port *p, uint8_t mac[6]);
 const char *port_gid_type(const struct port *p, unsigned i);
 /* The RoCE port of the fabric whose GID table has @gid, or NULL. */

@@ -248,13 +248,6 @@ static void forget_query(struct cma_id *id)
 	cma_disarm(id);
 }
 
-/* The P_Key a route is asked with: the port's first (the default's when
- * the table is empty). */
-static uint16_t cma_path_pkey(const struct port *p)
-{
-	return p->pkeys[0] ? p->pkeys[0] : PKEY_DEFAULT;
-}
-
 void cma_sa_hdr(struct umad_sa_packet *sa, uint8_t method, uint16_t attr, uint64_t tid,
 		uint64_t comp_mask)
 {
@@ -293,12 +286,12 @@ static void query_sa(struct cma_id *id, unsigned timeout_ms)
 	memcpy(&pr.sgid, sgid, 16);
 	memcpy(&pr.dgid, dgid, 16);
 	pr.reversible_numpath = 0x80 | 1;
-	pr.pkey = htobe16(cma_path_pkey(lp));
+	pr.pkey = htobe16(port_first_pkey(lp));
 	memcpy(sa.data, &pr, sizeof(pr));
 	g_hash_table_insert(u->sa_queries, GUINT_TO_POINTER(id->sa_tid), id);
 	id->wait = PENDING_SA;
 	cma_arm(id, (uint64_t)(timeout_ms ? timeout_ms : 1000) * 1000);
-	cma_send_mad(u, lp, m->sm_lid, NULL, lp->pkeys[0] ? lp->pkeys[0] : PKEY_DEFAULT, m->sm_sl,
+	cma_send_mad(u, lp, m->sm_lid, NULL, port_first_pkey(lp), m->sm_sl,
 		     (const uint8_t *)&sa);
 }
 
@@ -321,7 +314,7 @@ bool cma_sa_answer(struct ucma *u, const struct mad_pkt *pkt)
 	if (status == UMAD_STATUS_ATTR_NOT_SUPPORTED) {
 		/* No SA agent at the SM's LID: the SM that set it stopped.
 		 * The emulator answers as it would have (sa_path). */
-		if (!sa_path(id->port, id->remote, cma_path_pkey(id->port), &pr)) {
+		if (!sa_path(id->port, id->remote, port_first_pkey(id->port), &pr)) {
 			route_failed(id, -EHOSTUNREACH);
 			return true;
 		}

@@ -83,11 +83,6 @@ static void mgid_of(const struct cma_mc *mc, uint16_t pkey, uint8_t mgid[16])
 	mgid[3] = mc->id->ps == RDMA_PS_UDP ? 0x01 : 0x1b;
 }
 
-static uint16_t port_pkey(const struct port *p)
-{
-	return p->pkeys[0] ? p->pkeys[0] : PKEY_DEFAULT;
-}
-
 /* An MCMemberRecord MAD from @mc's port to its SM's SA. */
 static void send_mcr(struct cma_mc *mc, uint8_t method, uint64_t comp, const uint8_t *rec,
 		     uint32_t tid)
@@ -97,7 +92,7 @@ static void send_mcr(struct cma_mc *mc, uint8_t method, uint64_t comp, const uin
 
 	cma_sa_hdr(&sa, method, UMAD_SA_ATTR_MCMEMBER_REC, MC_HI_TID << 32 | tid, comp);
 	memcpy(sa.data, rec, IB_SA_DATA_SIZE);
-	cma_send_mad(mc->id->u, mc->port, m->sm_lid, NULL, port_pkey(mc->port), m->sm_sl,
+	cma_send_mad(mc->id->u, mc->port, m->sm_lid, NULL, port_first_pkey(mc->port), m->sm_sl,
 		     (const uint8_t *)&sa);
 }
 
@@ -201,12 +196,12 @@ int cma_mc_join(struct cma_mc *mc)
 	mc->port = id->port;
 	if (port_is_roce(mc->port))
 		return roce_join(mc);
-	mgid_of(mc, port_pkey(mc->port), mc->mgid);
+	mgid_of(mc, port_first_pkey(mc->port), mc->mgid);
 	cma_port_gid(mc->port, gid);
 	mad_set_array(rec, 0, IB_SA_MCM_MGID_F, mc->mgid);
 	mad_set_array(rec, 0, IB_SA_MCM_PORTGID_F, gid);
 	mad_set_field(rec, 0, IB_SA_MCM_QKEY_F, UDP_QKEY);
-	mad_set_field(rec, 0, IB_SA_MCM_PKEY_F, port_pkey(mc->port));
+	mad_set_field(rec, 0, IB_SA_MCM_PKEY_F, port_first_pkey(mc->port));
 	mad_set_field(rec, 0, IB_SA_MCM_JOIN_STATE_F, mc->join_state);
 	mc->sa_tid = new_tid(id->u);
 	g_hash_table_insert(id->u->mc_queries, GUINT_TO_POINTER(mc->sa_tid), mc);

@@ -216,8 +216,7 @@ void sa_path_records(struct sa *sa, const struct sa_req *req, struct sa_answer *
 	dst = ends(sa, all, req->comp, PR_COMP_DGID, PR_COMP_DLID, &q.dgid, be16toh(q.dlid));
 	for (i = 0; i < src->len && !a->status; i++) {
 		struct port *s = g_ptr_array_index(src, i);
-		uint16_t pkey = req->comp & PR_COMP_PKEY ? be16toh(q.pkey) :
-			       s->pkeys[0] ? s->pkeys[0] : PKEY_DEFAULT;
+		uint16_t pkey = req->comp & PR_COMP_PKEY ? be16toh(q.pkey) : port_first_pkey(s);
 
 		if (port_pkey_find(port_mgmt(s), pkey) < 0)
 			continue;
@@ -285,7 +284,7 @@ void sa_multipath_records(struct sa *sa, const struct sa_req *req, struct sa_ans
 		uint16_t pkey;
 
 		pkey = req->comp & MPR_COMP_PKEY ? get_be16(req->rec, MPR_PKEY_OFF) :
-		       port_mgmt(s)->pkeys[0] ? port_mgmt(s)->pkeys[0] : PKEY_DEFAULT;
+		       port_first_pkey(port_mgmt(s));
 		for (j = 0; j < nd && a->n < limit && !a->status; j++) {
 			struct port *d = sa_port_by_guid(sa->f, get_be64(req->rec, MPR_GIDS_OFF +
 									   16 * (ns + j) + 8));
