@@ -22,11 +22,9 @@
 
 /* The SA header ends at 56 (IBA 15.2.1.1): SM_Key at 36, AttributeOffset
  * at 44, ComponentMask at 48. */
-#define SA_HDR_LEN		56
 #define SA_SMKEY_OFF		36
 #define SA_ATTR_OFFSET_OFF	44
 #define SA_COMP_OFF		48
-#define QP1_QKEY		0x80010000u
 /* The SM_Key that makes a request trusted: opensm's default sa_key. */
 #define SA_KEY			1
 /* ClassPortInfo's RespTimeValue: opensm's default, 4.096 us x 2^18. */

@@ -14,6 +14,11 @@
 #include "kernel/sa.h"
 #include "kernel/sa_wire.h"
 
+/* The SA header before a record (IBA 15.2.1.1), and QP1's Q_Key (IBA
+ * 10.2.4), as libibmad names them. */
+#define SA_HDR_LEN		IB_SA_DATA_OFFS
+#define QP1_QKEY		IB_DEFAULT_QP1_QKEY
+
 /* The record data of an SA MAD: 200 bytes after the 56-byte SA header. */
 #define SA_REC_MAX	IB_SA_DATA_SIZE
 

@@ -31,8 +31,6 @@
 #define ALL24			0xffffff
 #define NOTICE_SIZE		80
 #define NOTICE_ISSUER_GID_OFF	64
-#define SA_HDR_LEN		56
-#define QP1_QKEY		0x80010000u
 
 static uint32_t get_be24(const uint8_t *m, size_t off)
 {
