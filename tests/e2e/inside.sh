@@ -79,3 +79,42 @@ pingpong() {
 	echo "  client: $(tail -1 "$W/pp.cli")"
 	echo "  server: $(tail -1 "$W/pp.srv")"
 }
+
+# cm_listening PORT: an rdma_cm id listens on PORT, as `ibemu ctl status` says
+cm_listening() {
+	ibemu ctl status | grep -q "^rdma_cm: listening on .*:$1 "
+}
+cm_not_listening() { ! cm_listening "$1"; }
+
+# perftest_cm NAME PORT SERVER_DEV CLIENT_DEV DEST TOOL [ARGS...]: a
+# perftest TOOL -R server on SERVER_DEV and its client on CLIENT_DEV to
+# DEST; the client's output in $W/NAME.out, the server's in
+# $W/NAME-server.out, their statuses in pt_client and pt_server.
+# perftest 4.5-0.17's server listens twice, for a control connection and
+# then for the data QPs', with no listener between: a data REQ that comes
+# then is rejected (IBA reason 8, as by a kernel) and the client crashes
+# retrying with the id it has just destroyed (perftest fixed both in
+# 3d9d8d0, 2025-12). So a try whose client fails ends its server and
+# starts both again, 5 times at most; callers also delay CM REQs with a
+# fault rule, as a client a few hops away would see them, which leaves
+# the server its time to listen again.
+perftest_cm() {
+	local name=$1 port=$2 sdev=$3 cdev=$4 dest=$5 tool=$6 n s
+	shift 6
+	for n in 1 2 3 4 5; do
+		timeout 60 "$tool" -R -d "$sdev" -p "$port" "$@" >"$W/$name-server.out" 2>&1 &
+		s=$!
+		wait_until cm_listening "$port"
+		timeout 30 "$tool" -R -d "$cdev" -p "$port" "$@" "$dest" >"$W/$name.out" 2>&1
+		pt_client=$?
+		if [ $pt_client -eq 0 ]; then
+			wait $s
+			pt_server=$?
+			break
+		fi
+		kill $s 2>/dev/null
+		wait $s 2>/dev/null
+		pt_server=$?
+		wait_until cm_not_listening "$port"
+	done
+}

@@ -13,9 +13,9 @@ export W="$WORK"
 
 cat >"$WORK/pairs.sh" <<'SCRIPT'
 S=10.1.0.3 C=10.1.0.4
-# Whether an rdma_cm id listens on PORT, as ibemu ctl status says.
-listening() { ibemu ctl status | grep -q "^rdma_cm: listening on .*:$1 "; }
-not_listening() { ! listening "$1"; }
+# Whether an rdma_cm id listens on PORT (inside.sh).
+listening() { cm_listening "$1"; }
+not_listening() { cm_not_listening "$1"; }
 # until COND ARGS: at most 10 s, polled every 0.1 s.
 until_10s() {
 	local n=0
@@ -117,33 +117,16 @@ done
 server riostream 7471 riostream -S 4096 -C 50
 client riostream riostream -s $S -S 4096 -C 50
 server_done riostream 7471
-# perftest NAME TOOL: TOOL -R server and client. perftest 4.5-0.17's
-# server listens twice, for a control connection and then for the data
-# QPs', with no listener between: a data REQ that comes then is rejected
-# (IBA reason 8, as by a kernel) and the client, retrying with the id it
-# has just destroyed, crashes. So a try whose client fails ends its
-# server and starts both again, 5 times at most (the same race is there
-# on hardware, at other odds). Under load the client won it 5 times in a
-# row (a full make check, 2026-11-26): every REQ now waits 300 ms (a
-# delay rule on CM REQs, attribute 0x0010, at host1's port: perftest's
-# client gives no source address, so it connects to 10.1.0.3 from host1's
-# own port, the kernel's loopback), which leaves the server its time to
-# listen again, as a client a few hops farther away would have.
+# perftest NAME TOOL: TOOL -R server and client (inside.sh's perftest_cm
+# says why it may try 5 times). Under load the client lost the race 5
+# times in a row (a full make check, 2026-11-26): every REQ now waits
+# 300 ms (a delay rule on CM REQs, attribute 0x0010, at host1's port:
+# perftest's client gives no source address, so it connects to 10.1.0.3
+# from host1's own port, the kernel's loopback).
 perftest() {
-	local name=$1 tool=$2 n
-	for n in 1 2 3 4 5; do
-		timeout 60 $tool -R -d ibemu0 -n 100 >"$W/$name-server.out" 2>&1 &
-		until_10s listening 18515
-		if timeout 30 $tool -R -d ibemu1 -n 100 $S >"$W/$name.out" 2>&1; then
-			wait $!
-			echo "$name server rc=$?"
-			break
-		fi
-		kill $! 2>/dev/null
-		wait $! 2>/dev/null
-		until_10s not_listening 18515
-	done
-	sed "s/^/$name: /" "$W/$name.out"
+	perftest_cm "$1" 18515 ibemu0 ibemu1 $S "$2" -n 100
+	[ $pt_client -eq 0 ] && echo "$1 server rc=$pt_server"
+	sed "s/^/$1: /" "$W/$1.out"
 	until_10s not_listening 18515
 }
 # UCX's rdmacm connection manager (io_demo: ucp_ep_create by sockaddr;

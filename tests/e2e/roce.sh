@@ -78,13 +78,13 @@ timeout 30 mckey -m 224.1.2.3 -b 10.1.0.3 -s -C 20 >"$W/ms.out" 2>&1
 c=$?
 wait $s
 echo "mckey | sender $c receiver $? | $(grep -o 'joined dgid: [^ ]* mlid 0x[0-9a-f]*' "$W/ms.out") | $(grep -c 'data transfers complete' "$W/mr.out")"
-timeout 60 ib_write_bw -d ibemu1 -R -n 200 -p 19001 >"$W/ws.out" 2>&1 &
-s=$!
-until ibemu ctl status | grep -q "listening on .*19001"; do timeout 0.1 tail -f /dev/null; done
-timeout 60 ib_write_bw -d ibemu0 -R -n 200 -p 19001 10.1.0.5 >"$W/wc.out" 2>&1
-c=$?
-wait $s
-echo "ib_write_bw -R | client $c server $? | $(grep -E '^ +65536 +200 ' "$W/wc.out" | awk '{ print $1, $2 }')"
+# perftest -R (inside.sh's perftest_cm): its REQs wait 100 ms at host3,
+# so that its server has listened again when they come.
+rule=$(ibemu ctl fault add delay 100 --class cm --attr 0x10 --node host3 | awk '{ print $2 }')
+perftest_cm wbw 19001 ibemu1 ibemu0 10.1.0.5 ib_write_bw -n 200
+ibemu ctl fault list | awk -v r="$rule" '$1 == r { print "REQs delayed:", ($NF > 0) }'
+ibemu ctl fault del "$rule" >/dev/null
+echo "ib_write_bw -R | client $pt_client server $pt_server | $(grep -E '^ +65536 +200 ' "$W/wbw.out" | awk '{ print $1, $2 }')"
 # A link flap: down, then Active again as soon as it is back (no SM),
 # and it carries traffic again.
 ibemu ctl link down host3/1 >/dev/null
@@ -126,6 +126,7 @@ expect_line "ib_send_bw -x 3 | client 0 server 0 | 65536 200" "ib_send_bw -x 3 (
 expect_line "rping | client 0 server 0 | 5" "rping through the RDMA CM with no SA"
 expect_line "udaddy | client 0 server 0" "udaddy: UD through SIDR on RoCE"
 expect_line "ib_write_bw -R | client 0 server 0 | 65536 200" "ib_write_bw -R (RDMA CM)"
+expect_line "REQs delayed: 1" "a fault rule delays RoCE's CM REQs too"
 expect_line "mckey | sender 0 receiver 0 | joined dgid: ::ffff:224.1.2.3 mlid 0x0 | 1" \
 	"mckey: an IP multicast group with no SA, all 20 received"
 expect_match "^without -g: client [1-9]" "ibv_rc_pingpong without a GID fails on RoCE..."

@@ -72,8 +72,7 @@ echo "rc_pingpong server: $(tail -1 "$W/pp.srv")"
 timeout 60 ssh host4 rping -s -a host4 -C 10 -V >"$W/rp.srv" 2>&1 &
 srv=$!
 # rping listens through rdma_cm, which ibemu ctl status shows.
-cm_listening() { ibemu ctl status | grep -q "listening on $1"; }
-wait_until cm_listening 10.1.0.6:7174
+wait_until cm_listening 7174
 timeout 60 rping -c -a host4 -C 10 -V >"$W/rp.cli" 2>&1
 c=$?; wait $srv
 s=$?
