@@ -155,5 +155,10 @@ int real_fstat(int fd, struct stat *st);
 int real_dup_cloexec(int fd);
 int real_getfl(int fd);
 int real_setfl(int fd, int flags);
+/* libc's @name, looked up once into @slot (a constructor may run after
+ * other libraries' constructors have called us already). */
+void *fast_resolve(void **slot, const char *name);
+/* In a run, with the fast path on ($IBEMU_FAST, IBEMU_FAST_PATH not 0). */
+int fast_is_enabled(void);
 
 #endif

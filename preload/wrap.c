@@ -35,9 +35,9 @@ static pid_t owner;		/* the process the table is of */
 
 /* libc's own, looked up once (a constructor may run after other
  * libraries' constructors have called us already). */
-#define REAL(name) ((__typeof__(real_##name))resolve((void **)&real_##name, #name))
+#define REAL(name) ((__typeof__(real_##name))fast_resolve((void **)&real_##name, #name))
 
-static void *resolve(void **slot, const char *name)
+void *fast_resolve(void **slot, const char *name)
 {
 	void *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 
@@ -77,17 +77,17 @@ static int (*real___poll_chk)(struct pollfd *, nfds_t, int, size_t);
 
 int real_close(int fd)
 {
-	return ((__typeof__(real_close_fn))resolve((void **)&real_close_fn, "close"))(fd);
+	return ((__typeof__(real_close_fn))fast_resolve((void **)&real_close_fn, "close"))(fd);
 }
 
 int real_ioctl(int fd, unsigned long cmd, void *arg)
 {
-	return ((__typeof__(real_ioctl_fn))resolve((void **)&real_ioctl_fn, "ioctl"))(fd, cmd, arg);
+	return ((__typeof__(real_ioctl_fn))fast_resolve((void **)&real_ioctl_fn, "ioctl"))(fd, cmd, arg);
 }
 
 int real_fstat(int fd, struct stat *st)
 {
-	return ((__typeof__(real_fstat_fn))resolve((void **)&real_fstat_fn, "fstat"))(fd, st);
+	return ((__typeof__(real_fstat_fn))fast_resolve((void **)&real_fstat_fn, "fstat"))(fd, st);
 }
 
 int real_dup_cloexec(int fd)
@@ -171,7 +171,7 @@ static void adopt_inherited(void)
 		closedir(d);
 }
 
-static int is_enabled(void)
+int fast_is_enabled(void)
 {
 	const char *off = getenv("IBEMU_FAST_PATH");
 
@@ -182,7 +182,7 @@ static int is_enabled(void)
 
 __attribute__((constructor)) static void fast_init(void)
 {
-	if (!is_enabled())
+	if (!fast_is_enabled())
 		return;
 	owner = getpid();
 	pthread_atfork(NULL, NULL, after_fork_child);
@@ -197,7 +197,7 @@ static const char *umad_name(const char *path)
 {
 	const char *p, *q;
 
-	if (!path || !is_enabled() || strncmp(path, UMAD_PREFIX, strlen(UMAD_PREFIX)))
+	if (!path || !fast_is_enabled() || strncmp(path, UMAD_PREFIX, strlen(UMAD_PREFIX)))
 		return NULL;
 	p = q = path + strlen(UMAD_PREFIX);
 	while (*q >= '0' && *q <= '9')
