@@ -302,4 +302,5 @@ void fabric_set_roce(struct fabric *f)
 		for (j = 1; !node_is_switch(n) && j <= n->nports; j++)
 			n->ports[j].link = PORT_LINK_ETH;
 	}
+	fabric_roce_gids_changed(f);
 }

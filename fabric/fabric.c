@@ -65,6 +65,8 @@ void fabric_free(struct fabric *f)
 	g_ptr_array_free(f->nodes, TRUE);
 	g_hash_table_destroy(f->by_id);
 	g_hash_table_destroy(f->by_guid);
+	if (f->roce_by_gid)
+		g_hash_table_destroy(f->roce_by_gid);
 	g_free(f);
 }
 
@@ -79,6 +81,7 @@ struct node *fabric_add_node(struct fabric *f, enum node_type type,
 		return NULL;
 	n = g_new0(struct node, 1);
 	n->fabric = f;
+	fabric_roce_gids_changed(f);
 	n->type = type;
 	n->id = g_strdup(id);
 	g_strlcpy(n->desc, id, sizeof(n->desc));
@@ -135,6 +138,7 @@ void fabric_set_node_guid(struct fabric *f, struct node *n, uint64_t guid)
 	if (node_is_switch(n))
 		for (i = 0; i <= n->nports; i++)
 			n->ports[i].guid = guid;
+	fabric_roce_gids_changed(f);
 }
 
 struct node *fabric_find_guid(struct fabric *f, uint64_t guid)

@@ -266,6 +266,10 @@ struct fabric {
 	 * it (port_ip4). Otherwise the run has a network of its own. */
 	bool loopback_addrs;
 	GPtrArray *roce_groups;	/* the RoCE networks' multicast (mcast.c) */
+	/* RoCE ports by GID (port.c), made when first asked and again after
+	 * anything a GID comes from changed (fabric_roce_gids_changed). */
+	GHashTable *roce_by_gid;
+	bool roce_gids_stale;
 };
 
 /* An empty fabric; its owner sets f->tq before anything is delayed. */

@@ -80,6 +80,7 @@ void port_set_lid(struct port *p, uint16_t lid, uint8_t lmc)
 void port_set_guid(struct port *p, uint64_t guid)
 {
 	p->guid = guid;
+	fabric_roce_gids_changed(p->node->fabric);
 	port_changed(p, PORT_CHANGED_GUID);
 }
 
@@ -424,26 +425,62 @@ const char *port_gid_type(const struct port *p, unsigned i)
 	return i % 2 ? "RoCE v2" : "IB/RoCE v1";
 }
 
-struct port *fabric_roce_port_by_gid(struct fabric *f, const uint8_t gid[16])
+static guint gid_hash(gconstpointer k)
 {
+	const uint8_t *g = k;
+	uint64_t lo;
+
+	memcpy(&lo, g + 8, 8);	/* the interface id or the address: what differs */
+	return g_int64_hash(&lo);
+}
+
+static gboolean gid_equal(gconstpointer a, gconstpointer b)
+{
+	return !memcmp(a, b, 16);
+}
+
+void fabric_roce_gids_changed(struct fabric *f)
+{
+	f->roce_gids_stale = true;
+}
+
+/* Every RoCE port's GIDs, the first holder of each (ports in node order,
+ * as a scan would find them). Unset GIDs (all zero) are left out. */
+static void roce_index(struct fabric *f)
+{
+	static const uint8_t zero[16];
 	unsigned i, k, g;
 
+	if (f->roce_by_gid)
+		g_hash_table_remove_all(f->roce_by_gid);
+	else
+		f->roce_by_gid = g_hash_table_new_full(gid_hash, gid_equal, g_free, NULL);
 	for (i = 0; i < f->nodes->len; i++) {
 		struct node *n = g_ptr_array_index(f->nodes, i);
 
 		for (k = 1; !node_is_switch(n) && k <= n->nports; k++) {
-			uint8_t have[16];
-
 			if (!port_is_roce(&n->ports[k]))
 				continue;
 			for (g = 0; g < 4; g++) {
-				roce_gid(&n->ports[k], g, have);
-				if (!memcmp(have, gid, 16))
-					return &n->ports[k];
+				uint8_t gid[16];
+
+				roce_gid(&n->ports[k], g, gid);
+				if (memcmp(gid, zero, 16) && !g_hash_table_contains(f->roce_by_gid, gid))
+					g_hash_table_insert(f->roce_by_gid, g_memdup2(gid, 16),
+							    &n->ports[k]);
 			}
 		}
 	}
-	return NULL;
+	f->roce_gids_stale = false;
+}
+
+/* Each RoCE packet asks this (the daemon's send, the CM, captures): a
+ * hash lookup, the index made again only after a change. */
+struct port *fabric_roce_port_by_gid(struct fabric *f, const uint8_t gid[16])
+{
+	if (!f->roce_by_gid || f->roce_gids_stale)
+		roce_index(f);
+	return g_hash_table_lookup(f->roce_by_gid, gid);
 }
 
 void port_gid(const struct port *p, unsigned i, uint8_t gid[16])
@@ -531,5 +568,6 @@ int port_set_ip4(struct port *p, uint32_t addr, struct port **other)
 		return -EEXIST;
 	}
 	p->ip4 = addr;
+	fabric_roce_gids_changed(p->node->fabric);
 	return 0;
 }

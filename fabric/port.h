@@ -54,6 +54,9 @@ void port_mac(const struct port *p, uint8_t mac[6]);
 const char *port_gid_type(const struct port *p, unsigned i);
 /* The RoCE port of the fabric whose GID table has @gid, or NULL. */
 struct port *fabric_roce_port_by_gid(struct fabric *f, const uint8_t gid[16]);
+/* A port's GUID, address or link layer changed, or a node came: the
+ * index fabric_roce_port_by_gid keeps is made again when next asked. */
+void fabric_roce_gids_changed(struct fabric *f);
 #define ROCE_GID_V2_IP4		3	/* the index perftest -x 3 takes */
 /* A host-order IPv4 address for printf: IP4_FMT takes IP4_PARTS(a). */
 #define IP4_FMT		"%u.%u.%u.%u"

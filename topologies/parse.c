@@ -415,6 +415,7 @@ static bool parse_header(struct parser *ps, GMatchInfo *mi, const char *file,
 		}
 		for (k = 1; k <= n->nports; k++)
 			n->ports[k].link = PORT_LINK_ETH;
+		fabric_roce_gids_changed(ps->f);
 		ps->eth_line = 0;
 	}
 	if (hash) {
@@ -461,6 +462,7 @@ static bool parse_addr(struct parser *ps, struct link_decl *l, const char *val,
 			    "addr=%s: on this machine's network (--host-network, CUSE mode) a port's address is in 127.0.0.0/8, which never leaves it" :
 			    "addr=%s: not an address a port may have (0, loopback, multicast, class E; loopback only with --host-network)", val);
 	p->ip4 = v;
+	fabric_roce_gids_changed(ps->f);
 	g_hash_table_insert(ps->addr_where, p, g_strdup_printf("%s:%u", file, line));
 	return true;
 }
@@ -772,6 +774,7 @@ static bool remote_guid(struct parser *ps, struct link_decl *l, struct port *b, 
 		return false;
 	}
 	b->guid = l->rguid;
+	fabric_roce_gids_changed(b->node->fabric);
 	g_hash_table_add(ps->named, b);
 	return true;
 }

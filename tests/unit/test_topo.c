@@ -363,6 +363,50 @@ static void test_include_budget(void **state)
 /* link_layer=Ethernet: the next CA's ports RoCE ports, their network
  * marked, configured apart (LIDs from the top down, Active, no SM) while
  * the InfiniBand network stays for an SM; a dump read back says it. */
+/* fabric_roce_port_by_gid's index: each RoCE port by each of its GIDs (the
+ * link-local from its GUID, the IPv4-mapped from its address, both
+ * types), nothing for an InfiniBand port's GID or an unset one, and it
+ * follows an address and a GUID changed after it was made. */
+static void test_roce_gid_index(void **state)
+{
+	const char *text =
+		"Switch 4 \"eth\"\n[1] \"n1\"[1]\n[2] \"n2\"[1]\n[3] \"h1\"[1]\n\n"
+		"link_layer=Ethernet\nCa 1 \"n1\"\n\n"
+		"link_layer=Ethernet\nCa 1 \"n2\"\n\n"
+		"Ca 1 \"h1\"\n";
+	struct fabric *f = load(text);
+	struct port *n1 = &fabric_find(f, "n1")->ports[1];
+	struct port *n2 = &fabric_find(f, "n2")->ports[1];
+	struct port *h1 = &fabric_find(f, "h1")->ports[1];
+	uint8_t gid[16], old[16], zero[16] = { 0 };
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < 4; i++) {
+		port_gid(n1, i, gid);
+		assert_ptr_equal(fabric_roce_port_by_gid(f, gid), n1);
+		port_gid(n2, i, gid);
+		assert_ptr_equal(fabric_roce_port_by_gid(f, gid), n2);
+	}
+	port_gid(h1, 0, gid);
+	assert_null(fabric_roce_port_by_gid(f, gid));
+	assert_null(fabric_roce_port_by_gid(f, zero));
+	/* A new address: the old mapped GID names nobody, the new one n1. */
+	port_gid(n1, 3, old);
+	assert_int_equal(port_set_ip4(n1, 0x0a090909, NULL), 0);
+	assert_null(fabric_roce_port_by_gid(f, old));
+	port_gid(n1, 3, gid);
+	assert_int_equal(gid[15], 9);
+	assert_ptr_equal(fabric_roce_port_by_gid(f, gid), n1);
+	/* A new GUID: a new MAC, a new link-local GID. */
+	port_gid(n2, 1, old);
+	port_set_guid(n2, 0x0002c90300abcdefull);
+	assert_null(fabric_roce_port_by_gid(f, old));
+	port_gid(n2, 1, gid);
+	assert_ptr_equal(fabric_roce_port_by_gid(f, gid), n2);
+	fabric_free(f);
+}
+
 static void test_link_layer(void **state)
 {
 	const char *text =
@@ -427,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_nul_byte),
 		cmocka_unit_test(test_include_budget),
 		cmocka_unit_test(test_link_layer),
+		cmocka_unit_test(test_roce_gid_index),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
