@@ -5,8 +5,9 @@
 # table from the interface's MAC and address in both RoCE types, the
 # netdev of each GID); `ip` shows the Ethernet interfaces. Then traffic
 # between host1 and host3 across both switches: ibv_rc_pingpong with a
-# RoCE v2 GID (-g 3, data checked), perftest's ib_send_bw -x 3, rping
-# and udaddy through the RDMA CM (no SA: the route is the addresses'),
+# RoCE v2 GID (-g 3, data checked), and UC, UD, SRQ and XRC pingpongs
+# so, perftest's ib_send_bw -x 3, rping, rstream (rsockets) and udaddy
+# through the RDMA CM (no SA: the route is the addresses'),
 # mckey's IP multicast (no SA either), ib_write_bw -R; the verbs refuse
 # an address without a GRH on a RoCE port. The run's capture, read by
 # tshark: RoCE v2 frames (Ethernet, IPv4, UDP 4791, good FCS and
@@ -46,6 +47,13 @@ pp ibv_rc_pingpong -g 3 -n 100 -c
 # RoCE v1 (GID 0) and RoCE v2 over IPv6 (GID 1: the link-local GID).
 pp ibv_rc_pingpong -g 0 -n 5 -c
 pp ibv_rc_pingpong -g 1 -n 5 -c
+# UC, UD, an SRQ (-c: data checked) and XRC (ibv_xsrq_pingpong, whose
+# -c is a count of clients) over RoCE v2 too.
+pp ibv_uc_pingpong -g 3 -n 20 -c
+pp ibv_ud_pingpong -g 3 -n 20 -c
+pp ibv_srq_pingpong -g 3 -n 20 -c
+pp ibv_xsrq_pingpong -g 3 -n 20
+echo "xsrq: $(grep -c '^success' "$W/ppc.out") $(grep -c 'remote: LID 0000.*GID ::ffff:10.1.0.5' "$W/ppc.out")"
 port=$((port + 1))
 timeout 60 ib_send_bw -d ibemu1 -x 3 -n 200 -p $port >"$W/bws.out" 2>&1 &
 s=$!
@@ -63,6 +71,14 @@ timeout 60 rping -c -a 10.1.0.5 -C 5 -v >"$W/rpc.out" 2>&1
 c=$?
 wait $s
 echo "rping | client $c server $? | $(grep -c 'rdma-ping-' "$W/rpc.out")"
+# rsockets over the RDMA CM: rstream's data, 100 transfers of 4 KiB.
+timeout 60 rstream -b 10.1.0.5 -S 4096 -C 100 >"$W/rss.out" 2>&1 &
+s=$!
+until ibemu ctl status | grep -q "listening on 10.1.0.5"; do timeout 0.1 tail -f /dev/null; done
+timeout 60 rstream -s 10.1.0.5 -S 4096 -C 100 >"$W/rsc.out" 2>&1
+c=$?
+wait $s
+echo "rstream | client $c server $? | $(awk '$2 == "4k" { print $2, $3, $5 }' "$W/rsc.out")"
 timeout 60 udaddy -b 10.1.0.5 >"$W/uds.out" 2>&1 &
 s=$!
 until ibemu ctl status | grep -q "listening on 10.1.0.5"; do timeout 0.1 tail -f /dev/null; done
@@ -122,6 +138,12 @@ expect_line "link: eth2 00:02:c9:00:01:06" "ip: eth2 (host3 port 1) with the por
 expect_line "addr: eth2 10.1.0.5/16" "ip: eth2 with the port's address"
 expect_line "eth1 mtu 1500" "ip: an Ethernet MTU"
 expect_line "ibv_rc_pingpong -g 3 | client 0 server 0 | 1" "ibv_rc_pingpong -g 3 over RoCE v2 (-c: data checked)"
+expect_line "ibv_uc_pingpong -g 3 | client 0 server 0 | 1" "ibv_uc_pingpong -g 3: UC over RoCE v2, data checked"
+expect_line "ibv_ud_pingpong -g 3 | client 0 server 0 | 1" "ibv_ud_pingpong -g 3: UD, data checked"
+expect_line "ibv_srq_pingpong -g 3 | client 0 server 0 | 16" "ibv_srq_pingpong -g 3: 16 QPs on an SRQ, data checked"
+expect_line "ibv_xsrq_pingpong -g 3 | client 0 server 0 | 0" "ibv_xsrq_pingpong -g 3: XRC over RoCE v2..."
+expect_line "xsrq: 1 1" "... its client says success, its peer by its RoCE v2 GID"
+expect_line "rstream | client 0 server 0 | 4k 100 800k" "rstream: rsockets over the RDMA CM on RoCE"
 expect_line "ib_send_bw -x 3 | client 0 server 0 | 65536 200" "ib_send_bw -x 3 (RoCE v2 GID)"
 expect_line "rping | client 0 server 0 | 5" "rping through the RDMA CM with no SA"
 expect_line "udaddy | client 0 server 0" "udaddy: UD through SIDR on RoCE"
