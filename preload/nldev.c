@@ -380,9 +380,10 @@ static int cmd_sys_get(const struct req *r, struct nl_out *o)
 {
 	reply_begin(o, r);
 	nl_put_u8(o, RDMA_NLDEV_SYS_ATTR_NETNS_MODE, 1);	/* shared, the default */
-	/* Fork leaves registered memory where it was (docs/verbs.md), as a
-	 * kernel with copy-on-fork (5.13+) says. */
-	nl_put_u8(o, RDMA_NLDEV_SYS_ATTR_COPY_ON_FORK, 1);
+	/* No RDMA_NLDEV_SYS_ATTR_COPY_ON_FORK, as a kernel before 5.13:
+	 * libibverbs then keeps ibv_fork_init's MADV_DONTFORK and says
+	 * ENABLED, what programs saw here before this family was answered
+	 * (docs/verbs.md "Fork"). */
 	nl_end(o);
 	return 0;
 }

@@ -40,7 +40,7 @@ expect_line "link: link ibemu0/1 subnet_prefix fe80:0000:0000:0000 lid 3 sm_lid 
 expect_match "^link: link ibemu0/2 .* lid 4 sm_lid 3 .*state ACTIVE" "rdma link: port 2"
 expect_line "sysfs: lid 3 sm_lid 3 state ACTIVE guid 0002:c903:0000:0100 fw 2.42.5000" \
 	"... the numbers sysfs has"
-expect_line "sys: netns shared copy-on-fork on" "rdma sys"
+expect_line "sys: netns shared " "rdma sys: no copy-on-fork, as before 5.13 (docs/verbs.md)"
 expect_match '^json: \[\{"ifindex":0,"ifname":"ibemu0","port":1,.*"lid":3,"sm_lid":3,"lmc":0,"state":"ACTIVE","physical_state":"LINK_UP"\}\]' \
 	"rdma -j link: the same in JSON"
 expect_line "ibv_devices: ibemu0 0002c90300000100" "libibverbs finds the device through netlink"
