@@ -166,22 +166,6 @@ void nl_put_u32(struct nl_out *o, uint16_t attr, uint32_t v) { nl_put(o, attr, &
 void nl_put_u64(struct nl_out *o, uint16_t attr, uint64_t v) { nl_put(o, attr, &v, 8); }
 void nl_put_str(struct nl_out *o, uint16_t attr, const char *s) { nl_put(o, attr, s, strlen(s) + 1); }
 
-size_t nl_nest(struct nl_out *o, uint16_t attr)
-{
-	size_t at = o->len;
-
-	nl_put(o, attr | NLA_F_NESTED, NULL, 0);
-	return at;
-}
-
-void nl_nest_end(struct nl_out *o, size_t at)
-{
-	uint16_t len = (uint16_t)(o->len - at);
-
-	if (!o->failed)
-		memcpy(o->buf + at, &len, sizeof(len));
-}
-
 void nl_end(struct nl_out *o)
 {
 	uint32_t len = (uint32_t)(o->len - o->msg);

@@ -37,9 +37,6 @@ void nl_put_u8(struct nl_out *o, uint16_t attr, uint8_t v);
 void nl_put_u32(struct nl_out *o, uint16_t attr, uint32_t v);
 void nl_put_u64(struct nl_out *o, uint16_t attr, uint64_t v);
 void nl_put_str(struct nl_out *o, uint16_t attr, const char *s);
-/* Open and close a nested attribute: nl_nest returns its offset. */
-size_t nl_nest(struct nl_out *o, uint16_t attr);
-void nl_nest_end(struct nl_out *o, size_t at);
 void nl_end(struct nl_out *o);
 /* NLMSG_ERROR for @req with @err (0: an ACK; else a negative errno), the
  * request's header only, as with NETLINK_CAP_ACK. */
