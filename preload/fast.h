@@ -161,4 +161,11 @@ void *fast_resolve(void **slot, const char *name);
 /* In a run, with the fast path on ($IBEMU_FAST, IBEMU_FAST_PATH not 0). */
 int fast_is_enabled(void);
 
+/* ---- netlink.c: NETLINK_RDMA sockets (netlink.h) ------------------------ */
+
+/* Any NETLINK_RDMA socket of ours open; @fd is being closed (close's
+ * wrapper, not in a vfork child: the table is the parent's). */
+bool nl_any(void);
+void nl_closed(int fd);
+
 #endif

@@ -245,6 +245,24 @@ static struct nl_sock *nl_get(int fd)
 	return s;
 }
 
+/* @fd is being closed: a socket of ours forgets it at once, so that the
+ * process's other calls go back to one load (libibverbs and librdmacm
+ * close theirs at start). */
+bool nl_any(void)
+{
+	return __atomic_load_n(&nsocks, __ATOMIC_ACQUIRE) != 0;
+}
+
+void nl_closed(int fd)
+{
+	struct nl_sock *s;
+
+	pthread_mutex_lock(&lock);
+	if ((s = entry_of(fd)))
+		entry_free(s);
+	pthread_mutex_unlock(&lock);
+}
+
 static void nl_put_sock(struct nl_sock *s)
 {
 	(void)s;

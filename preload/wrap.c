@@ -470,6 +470,8 @@ EXPORT int close(int fd)
 	struct fast_obj *o, *c;
 	int r;
 
+	if (nl_any() && !borrowed_memory())
+		nl_closed(fd);
 	if ((!fdtab_data(fd) && !fdtab_chan(fd)) || borrowed_memory())
 		return real_close(fd);
 	/* Out of the table first: once closed, the number can be reused. */
