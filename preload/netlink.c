@@ -473,32 +473,35 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	return r;
 }
 
+/* sendto and send on @s, held. */
+static ssize_t sock_send(struct nl_sock *s, const void *buf, size_t len, const struct sockaddr *to,
+			 socklen_t tolen)
+{
+	ssize_t r;
+
+	if (len > NL_REQUEST_MAX) {
+		errno = EMSGSIZE;
+		r = -1;
+	} else {
+		r = take(s, buf, len, to, to ? tolen : 0);
+	}
+	nl_put_sock(s);
+	return r;
+}
+
 EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *to,
 		      socklen_t tolen)
 {
 	struct nl_sock *s = nl_get(fd);
-	ssize_t r;
 
-	if (!s)
-		return REAL(sendto)(fd, buf, len, flags, to, tolen);
-	if (len > NL_REQUEST_MAX) {
-		nl_put_sock(s);
-		errno = EMSGSIZE;
-		return -1;
-	}
-	r = take(s, buf, len, to, to ? tolen : 0);
-	nl_put_sock(s);
-	return r;
+	return s ? sock_send(s, buf, len, to, tolen) : REAL(sendto)(fd, buf, len, flags, to, tolen);
 }
 
 EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags)
 {
 	struct nl_sock *s = nl_get(fd);
 
-	if (!s)
-		return REAL(send)(fd, buf, len, flags);
-	nl_put_sock(s);
-	return sendto(fd, buf, len, flags, NULL, 0);
+	return s ? sock_send(s, buf, len, NULL, 0) : REAL(send)(fd, buf, len, flags);
 }
 
 /* Before a read of @fd: queue what room there is; true if it is ours. */

@@ -67,18 +67,7 @@ static bool attr_read(char *buf, size_t size, const char *fmt, ...)
 	return true;
 }
 
-/* A number in sysfs file @path: "4: ACTIVE" -> 4, "0x3" -> 3, "1: CA" -> 1 */
-static bool attr_num(uint64_t *v, const char *path)
-{
-	char buf[64], *end;
-
-	if (!attr_read(buf, sizeof(buf), "%s", path))
-		return false;
-	*v = strtoull(buf, &end, 0);
-	return end != buf;
-}
-
-/* "0002:c900:0001:0101" -> 0x0002c90000010101 */
+/* "0002:c900:0001:0101" -> 0x0002c90000010101; of a GID, its prefix */
 static bool guid_parse(const char *s, uint64_t *v)
 {
 	unsigned a, b, c, d;
@@ -112,9 +101,8 @@ static bool attr_dev(dev_t *d, const char *fmt, const char *name)
 /* ---- the devices ------------------------------------------------------- */
 
 struct dev {
-	uint32_t index;		/* its uverbs device's number */
+	uint32_t index;		/* its uverbs device's number (uverbsN) */
 	char name[64];
-	char uverbs[32];	/* "uverbs0" */
 };
 
 static int dev_cmp(const void *a, const void *b)
@@ -141,9 +129,7 @@ static unsigned devs_list(struct dev *devs, unsigned max)
 		    !attr_read(devs[n].name, sizeof(devs[n].name), VERBS_CLASS "/%s/ibdev",
 			       e->d_name))
 			continue;
-		devs[n].index = k;
-		snprintf(devs[n].uverbs, sizeof(devs[n].uverbs), "uverbs%u", k);
-		n++;
+		devs[n++].index = k;
 	}
 	closedir(d);
 	qsort(devs, n, sizeof(*devs), dev_cmp);
@@ -152,29 +138,28 @@ static unsigned devs_list(struct dev *devs, unsigned max)
 
 static bool dev_by_index(uint32_t index, struct dev *out)
 {
-	struct dev *devs = calloc(DEVS_MAX, sizeof(*devs));
-	unsigned i, n = devs ? devs_list(devs, DEVS_MAX) : 0;
-	bool found = false;
-
-	for (i = 0; i < n && !found; i++)
-		if (devs[i].index == index) {
-			*out = devs[i];
-			found = true;
-		}
-	free(devs);
-	return found;
+	out->index = index;
+	return attr_read(out->name, sizeof(out->name), VERBS_CLASS "/uverbs%u/ibdev", index);
 }
 
-/* A number in @dv's sysfs file ports/@port/@name (@port 0: @name). */
+/* The first line of @dv's sysfs file ports/@port/@name (@port 0: @name). */
+static bool dev_attr(const struct dev *dv, unsigned port, const char *name, char *buf,
+		     size_t size)
+{
+	if (port)
+		return attr_read(buf, size, IB_CLASS "/%s/ports/%u/%s", dv->name, port, name);
+	return attr_read(buf, size, IB_CLASS "/%s/%s", dv->name, name);
+}
+
+/* A number in that file: "4: ACTIVE" -> 4, "0x3" -> 3, "1: CA" -> 1 */
 static bool dev_num(const struct dev *dv, unsigned port, const char *name, uint64_t *v)
 {
-	char path[256];
+	char buf[64], *end;
 
-	if (port)
-		snprintf(path, sizeof(path), IB_CLASS "/%s/ports/%u/%s", dv->name, port, name);
-	else
-		snprintf(path, sizeof(path), IB_CLASS "/%s/%s", dv->name, name);
-	return attr_num(v, path);
+	if (!dev_attr(dv, port, name, buf, sizeof(buf)))
+		return false;
+	*v = strtoull(buf, &end, 0);
+	return end != buf;
 }
 
 /* The highest port number under ports/ (rdma_end_port). */
@@ -202,8 +187,7 @@ static bool port_is_eth(const struct dev *dv, unsigned port)
 {
 	char buf[32];
 
-	return attr_read(buf, sizeof(buf), IB_CLASS "/%s/ports/%u/link_layer", dv->name, port) &&
-	       !strcmp(buf, "Ethernet");
+	return dev_attr(dv, port, "link_layer", buf, sizeof(buf)) && !strcmp(buf, "Ethernet");
 }
 
 static void put_handle(struct nl_out *o, const struct dev *dv)
@@ -221,12 +205,11 @@ static void put_dev(struct nl_out *o, const struct dev *dv)
 
 	put_handle(o, dv);
 	nl_put_u32(o, RDMA_NLDEV_ATTR_PORT_INDEX, dev_ports(dv));
-	if (attr_read(buf, sizeof(buf), IB_CLASS "/%s/fw_ver", dv->name) && buf[0])
+	if (dev_attr(dv, 0, "fw_ver", buf, sizeof(buf)) && buf[0])
 		nl_put_str(o, RDMA_NLDEV_ATTR_FW_VERSION, buf);
-	if (attr_read(buf, sizeof(buf), IB_CLASS "/%s/node_guid", dv->name) && guid_parse(buf, &v))
+	if (dev_attr(dv, 0, "node_guid", buf, sizeof(buf)) && guid_parse(buf, &v))
 		nl_put_u64(o, RDMA_NLDEV_ATTR_NODE_GUID, v);
-	if (attr_read(buf, sizeof(buf), IB_CLASS "/%s/sys_image_guid", dv->name) &&
-	    guid_parse(buf, &v))
+	if (dev_attr(dv, 0, "sys_image_guid", buf, sizeof(buf)) && guid_parse(buf, &v))
 		nl_put_u64(o, RDMA_NLDEV_ATTR_SYS_IMAGE_GUID, v);
 	if (dev_num(dv, 0, "node_type", &v))
 		nl_put_u8(o, RDMA_NLDEV_ATTR_DEV_NODE_TYPE, (uint8_t)v);
@@ -245,12 +228,9 @@ static void put_port(struct nl_out *o, const struct dev *dv, unsigned port)
 	if (dev_num(dv, port, "cap_mask", &v))
 		nl_put_u64(o, RDMA_NLDEV_ATTR_CAP_FLAGS, v);
 	if (!port_is_eth(dv, port)) {
-		unsigned a, b, c, d;
-
-		if (attr_read(buf, sizeof(buf), IB_CLASS "/%s/ports/%u/gids/0", dv->name, port) &&
-		    sscanf(buf, "%4x:%4x:%4x:%4x", &a, &b, &c, &d) == 4)
-			nl_put_u64(o, RDMA_NLDEV_ATTR_SUBNET_PREFIX,
-				   (uint64_t)a << 48 | (uint64_t)b << 32 | (uint64_t)c << 16 | d);
+		/* The prefix: GID 0's first four groups, as a GUID's. */
+		if (dev_attr(dv, port, "gids/0", buf, sizeof(buf)) && guid_parse(buf, &v))
+			nl_put_u64(o, RDMA_NLDEV_ATTR_SUBNET_PREFIX, v);
 		if (dev_num(dv, port, "lid", &v))
 			nl_put_u32(o, RDMA_NLDEV_ATTR_LID, (uint32_t)v);
 		if (dev_num(dv, port, "sm_lid", &v))
@@ -263,8 +243,7 @@ static void put_port(struct nl_out *o, const struct dev *dv, unsigned port)
 	if (dev_num(dv, port, "phys_state", &v))
 		nl_put_u8(o, RDMA_NLDEV_ATTR_PORT_PHYS_STATE, (uint8_t)v);
 	/* The port's netdev: the one its first GID names (RoCE). */
-	if (attr_read(buf, sizeof(buf), IB_CLASS "/%s/ports/%u/gid_attrs/ndevs/0", dv->name, port) &&
-	    buf[0]) {
+	if (dev_attr(dv, port, "gid_attrs/ndevs/0", buf, sizeof(buf)) && buf[0]) {
 		unsigned ifindex = if_nametoindex(buf);
 
 		if (ifindex) {
@@ -416,7 +395,7 @@ static int cmd_get_chardev(const struct req *r, struct nl_out *o)
 	} else if (!strcmp(type, "uverbs")) {
 		if ((err = req_dev(r, &dv)))
 			return err;
-		snprintf(name, sizeof(name), "%s", dv.uverbs);
+		snprintf(name, sizeof(name), "uverbs%u", dv.index);
 		if (!attr_dev(&cdev, VERBS_CLASS "/%s/dev", name) ||
 		    !attr_read(buf, sizeof(buf), VERBS_CLASS "/%s/abi_version", name))
 			return -EOPNOTSUPP;
