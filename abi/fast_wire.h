@@ -99,6 +99,19 @@ enum fast_op {
 				 * fd the answer passes, VERBS_INBOX_* (the
 				 * file's own binding page, an eventfd, one of
 				 * its own sub-rings) */
+	/* The RDMA netlink family's changes (docs/netlink.md). */
+	FAST_RDMA_LINK = 18,	/* on a channel with no file; arg: FAST_LINK_*;
+				 * payload: its NUL-terminated strings. Answered
+				 * 0 or -errno as the kernel's nldev; EPERM for
+				 * a process without CAP_NET_ADMIN, EOPNOTSUPP
+				 * where the host's tree is not the emulator's */
+};
+
+/* FAST_RDMA_LINK's arg, and its strings (kernel/rdma_link.h). */
+enum fast_link_op {
+	FAST_LINK_RENAME = 0,	/* the device's name, its new name */
+	FAST_LINK_ADD = 1,	/* the new device's name, the link type, the netdev */
+	FAST_LINK_DEL = 2,	/* the device's name */
 };
 
 #define FAST_F_MEMFD	0x1	/* the payload is in the memfd passed beside */

@@ -30,6 +30,16 @@
 #define VERBS_WIRE_DEVICE	"ibemu_device"
 
 /*
+ * The driver id the RDMA netlink family gives ibemu's devices
+ * (RDMA_NLDEV_ATTR_UVERBS_DRIVER_ID in GET_CHARDEV's answer, preload/
+ * nldev.c), none of the kernel's enum rdma_driver_id. libibverbs matches
+ * providers by driver id before names (init.c try_drivers): a device
+ * renamed `rxe0` (`rdma link add`) stays ours, not rdma-core's rxe
+ * provider's, which takes names starting "rxe".
+ */
+#define IBEMU_VERBS_DRIVER_ID	0x49424d55u	/* "IBMU" */
+
+/*
  * The device's limits: what ibemu_device says (kernel/uverbs.c) and what
  * is kept. QPs are counted by the daemon per device (max_qp, as an HCA
  * driver); PDs, MRs, CQs, AHs and SRQs by the provider per open context

@@ -23,7 +23,12 @@
 #include "dev/fusefs.h"
 #include "dev/serve.h"
 
-#define TTL 86400.0	/* the tree never changes shape while we run */
+/* The tree never changes shape while we run; a renamed directory is
+ * forgotten by a notice (notes_thread). */
+#define TTL 86400.0
+/* Notices waiting for their thread: past this a rename's is dropped with
+ * a warning, and the old name may answer until TTL ends. */
+#define NOTES_MAX 4096
 
 struct fusefs {
 	struct vfs *vfs;
@@ -33,6 +38,14 @@ struct fusefs {
 	guint watch;
 	uint64_t unique;	/* of the request being dispatched (serve.h) */
 	struct devfiles *df;
+	GAsyncQueue *notes;	/* struct note *, for notes_thread; NULL: none yet */
+};
+
+/* A name the kernel is to forget (FUSE_NOTIFY_INVAL_ENTRY); an empty one
+ * ends the thread. */
+struct note {
+	uint64_t parent;
+	char name[];
 };
 
 static struct fusefs *req_fs(fuse_req_t req)
@@ -325,6 +338,82 @@ static gboolean on_fuse_fd(gint fd, GIOCondition cond, gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
+/*
+ * The notices, each written on the thread's own copy of the session's fd.
+ * Not from the loop that answers lookups: the kernel takes the
+ * directory's lock for a notice, and a lookup there waiting for our
+ * answer holds it (libfuse's fuse_lowlevel_notify_inval_entry warns of
+ * the same). The kernel may say ENOENT (nothing cached): nothing to do.
+ */
+struct notes {
+	GAsyncQueue *q;
+	int fd;
+};
+
+static gpointer notes_thread(gpointer data)
+{
+	struct notes *t = data;
+	struct note *n;
+
+	while ((n = g_async_queue_pop(t->q)) && n->name[0]) {
+		struct fuse_out_header oh = { .error = FUSE_NOTIFY_INVAL_ENTRY };
+		struct fuse_notify_inval_entry_out out = { .parent = n->parent,
+							   .namelen = (uint32_t)strlen(n->name) };
+		struct iovec iov[3] = { { &oh, sizeof(oh) }, { &out, sizeof(out) },
+					{ n->name, out.namelen + 1 } };
+
+		oh.len = (uint32_t)(sizeof(oh) + sizeof(out) + out.namelen + 1);
+		if (writev(t->fd, iov, 3) < 0 && errno != ENOENT)
+			g_debug("fuse: a renamed entry not forgotten: %s", g_strerror(errno));
+		g_free(n);
+	}
+	g_free(n);
+	close(t->fd);
+	g_async_queue_unref(t->q);
+	g_free(t);
+	return NULL;
+}
+
+static void note(struct fusefs *fs, uint64_t parent, const char *name)
+{
+	size_t len = strlen(name) + 1;
+	struct note *n = g_malloc(sizeof(*n) + len);
+
+	n->parent = parent;
+	memcpy(n->name, name, len);
+	g_async_queue_push(fs->notes, n);
+}
+
+static void on_renamed(void *ctx, const struct vnode *dir, const char *was, const char *now)
+{
+	struct fusefs *fs = ctx;
+	struct notes *t;
+	int fd;
+
+	if (fs->fd < 0 || !fs->se)
+		return;		/* not mounted: nothing cached */
+	if (!fs->notes) {
+		if ((fd = fcntl(fs->fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+			g_warning("fuse: no notices of renamed devices: %s", g_strerror(errno));
+			return;
+		}
+		/* The thread owns its fd and a reference to the queue: it
+		 * may outlive us, blocked until the kernel takes a notice. */
+		fs->notes = g_async_queue_new();
+		t = g_new(struct notes, 1);
+		t->q = g_async_queue_ref(fs->notes);
+		t->fd = fd;
+		g_thread_unref(g_thread_new("ibemu-fuse-notes", notes_thread, t));
+	}
+	if (g_async_queue_length(fs->notes) >= NOTES_MAX) {
+		g_warning("fuse: %d notices of renamed devices wait: %s and %s not forgotten",
+			  NOTES_MAX, was, now);
+		return;
+	}
+	note(fs, dir->ino, was);
+	note(fs, dir->ino, now);
+}
+
 struct fusefs *fusefs_new(struct vfs *vfs)
 {
 	struct fusefs *fs = g_new0(struct fusefs, 1);
@@ -332,6 +421,8 @@ struct fusefs *fusefs_new(struct vfs *vfs)
 	fs->vfs = vfs;
 	fs->fd = -1;
 	fs->df = devfiles_new();
+	vfs->renamed = on_renamed;
+	vfs->renamed_ctx = fs;
 	devfiles_set_reply_open(fs->df, reply_device_open, fs);
 	return fs;
 }
@@ -375,6 +466,12 @@ void fusefs_free(struct fusefs *fs)
 {
 	if (!fs)
 		return;
+	if (fs->vfs->renamed_ctx == fs)
+		fs->vfs->renamed = NULL;
+	if (fs->notes) {	/* the thread ends after what it has */
+		note(fs, 0, "");
+		g_async_queue_unref(fs->notes);
+	}
 	if (fs->watch)
 		g_source_remove(fs->watch);
 	if (fs->se)

@@ -376,6 +376,17 @@ static void build_ca(struct vfs *vfs, struct vnode *ib, struct node *n,
 	build_device(vfs, dir, n, netdevs);
 }
 
+bool sysfs_rename_ca(struct vfs *vfs, const char *was, const char *now)
+{
+	struct vnode *ib = vfs_child(vfs->root, "infiniband");
+	struct vnode *dir = vfs_child(ib, was);
+
+	if (!dir || vfs_child(ib, now))
+		return false;
+	vfs_rename(vfs, dir, now);
+	return true;
+}
+
 void sysfs_build(struct vfs *vfs, struct vnode *ib, struct vnode *mad,
 		 struct vnode *dev, struct umad_host *host, bool netdevs)
 {

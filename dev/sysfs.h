@@ -40,6 +40,9 @@ void sysfs_build_verbs(struct vfs *vfs, struct vnode *verbs, struct vnode *dev,
 struct ucma;
 void sysfs_build_host(struct vfs *vfs, struct umad_host *host, struct uverbs *uv,
 		      struct ucma *ucma, bool netdevs);
+/* A host's CA renamed from @was to @now (kernel/rdma_link.h): its
+ * directory in a tree sysfs_build_host made. False if it has none. */
+bool sysfs_rename_ca(struct vfs *vfs, const char *was, const char *now);
 /* uverbs<@index>/dev's text: the major:minor of /dev/infiniband/uverbs<@index>
  * as this process sees it (g_malloc'd). */
 char *sysfs_uverbs_devno(unsigned index);

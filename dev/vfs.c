@@ -99,6 +99,16 @@ struct vnode *vfs_child(const struct vnode *dir, const char *name)
 	return NULL;
 }
 
+void vfs_rename(struct vfs *vfs, struct vnode *v, const char *name)
+{
+	char *was = v->name;
+
+	v->name = g_strdup(name);
+	if (vfs->renamed)
+		vfs->renamed(vfs->renamed_ctx, v->parent, was, name);
+	g_free(was);
+}
+
 struct vnode *vfs_path(struct vnode *from, const char *path)
 {
 	char **parts = g_strsplit(path, "/", -1);

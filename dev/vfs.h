@@ -2,7 +2,8 @@
 /*
  * A small read-only tree of directories, attribute files (whose text is
  * made on every read, so sysfs stays live) and device files, indexed by
- * inode number for the FUSE adapter.
+ * inode number for the FUSE adapter. Its shape is made once; only a name
+ * changes after (a renamed device's directory, vfs_rename).
  */
 #ifndef IBEMU_DEV_VFS_H
 #define IBEMU_DEV_VFS_H
@@ -32,9 +33,16 @@ struct vnode {
 	unsigned arg;
 };
 
+/* A name changed under directory @dir (@was to @now): what caches names
+ * (the FUSE adapter's kernel) forgets both. */
+typedef void (*vfs_renamed_fn)(void *ctx, const struct vnode *dir, const char *was,
+			       const char *now);
+
 struct vfs {
 	GPtrArray *by_ino;	/* index ino - 1 */
 	struct vnode *root;
+	vfs_renamed_fn renamed;	/* the one adapter serving the tree, or NULL */
+	void *renamed_ctx;
 };
 
 struct vfs *vfs_new(void);
@@ -47,6 +55,9 @@ struct vnode *vfs_file(struct vfs *vfs, struct vnode *parent, const char *name,
 		       const struct kfile_ops *ops, void *dev);
 struct vnode *vfs_get(struct vfs *vfs, uint64_t ino);
 struct vnode *vfs_child(const struct vnode *dir, const char *name);
+/* Name @v @name (the same inode; its parent has no other child so named:
+ * the caller checked), and tell vfs->renamed. */
+void vfs_rename(struct vfs *vfs, struct vnode *v, const char *name);
 /* Resolve "a/b/c" below @from; NULL if absent. */
 struct vnode *vfs_path(struct vnode *from, const char *path);
 

@@ -2,9 +2,11 @@
 /* A host and its clients; see host.h. */
 #include "config.h"
 
+#include <errno.h>
 #include <glib.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "fabric/port.h"
 #include "kernel/host.h"
@@ -23,7 +25,10 @@ struct host {
 	struct fabric *fabric;
 	struct timerq *tq;
 	GPtrArray *cas;		/* struct node * in attach order */
-	GPtrArray *ca_names;	/* char *: "ibemu<k>" */
+	GPtrArray *ca_names;	/* char[HOST_CA_NAME_MAX]: "ibemu<k>", or what
+				 * host_rename_ca made it, in place: who keeps
+				 * the pointer sees the new name */
+	GArray *ca_linked;	/* bool: named by `rdma link add` (rdma_link.c) */
 	GArray *ports;		/* struct host_port */
 	GArray *clients;	/* struct client, in registration order */
 };
@@ -78,6 +83,7 @@ struct host *host_new(struct fabric *f, struct timerq *tq)
 	h->tq = tq;
 	h->cas = g_ptr_array_new();
 	h->ca_names = g_ptr_array_new_with_free_func(g_free);
+	h->ca_linked = g_array_new(FALSE, TRUE, sizeof(bool));
 	h->ports = g_array_new(FALSE, FALSE, sizeof(struct host_port));
 	h->clients = g_array_new(FALSE, FALSE, sizeof(struct client));
 	return h;
@@ -98,6 +104,7 @@ void host_free(struct host *h)
 	}
 	g_ptr_array_free(h->cas, TRUE);
 	g_ptr_array_free(h->ca_names, TRUE);
+	g_array_free(h->ca_linked, TRUE);
 	g_array_free(h->ports, TRUE);
 	g_array_free(h->clients, TRUE);
 	g_free(h);
@@ -110,11 +117,14 @@ unsigned host_attach(struct host *h, struct node *n)
 	struct port_upper up = up_fns;
 	unsigned first = node_is_switch(n) ? 0 : 1;
 	unsigned last = node_is_switch(n) ? 0 : n->nports;
-	char *name = g_strdup_printf("ibemu%u", h->cas->len);
+	char *name = g_malloc0(HOST_CA_NAME_MAX);
+	bool linked = false;
 	unsigned i;
 
+	host_ca_default_name(h->cas->len, name);
 	g_ptr_array_add(h->cas, n);
 	g_ptr_array_add(h->ca_names, name);
+	g_array_append_val(h->ca_linked, linked);
 	up.ctx = h;
 	for (i = first; i <= last; i++) {
 		struct host_port hp = { .port = &n->ports[i], .ca_name = name };
@@ -170,6 +180,47 @@ struct node *host_ca(const struct host *h, unsigned k, const char **name)
 	if (name)
 		*name = g_ptr_array_index(h->ca_names, k);
 	return g_ptr_array_index(h->cas, k);
+}
+
+void host_ca_default_name(unsigned k, char name[HOST_CA_NAME_MAX])
+{
+	snprintf(name, HOST_CA_NAME_MAX, "ibemu%u", k);
+}
+
+int host_ca_by_name(const struct host *h, const char *name)
+{
+	unsigned k;
+
+	for (k = 0; k < h->ca_names->len; k++)
+		if (!strcmp(g_ptr_array_index(h->ca_names, k), name))
+			return (int)k;
+	return -1;
+}
+
+int host_rename_ca(struct host *h, unsigned k, const char *name)
+{
+	int other = host_ca_by_name(h, name);
+
+	if (other == (int)k)
+		return 0;
+	if (other >= 0)
+		return -EEXIST;
+	/* sysfs holds it as a directory's name (docs/netlink.md). */
+	if (!*name || strlen(name) >= HOST_CA_NAME_MAX || strchr(name, '/') ||
+	    !strcmp(name, ".") || !strcmp(name, ".."))
+		return -EINVAL;
+	strcpy(g_ptr_array_index(h->ca_names, k), name);
+	return 0;
+}
+
+bool host_ca_linked(const struct host *h, unsigned k)
+{
+	return g_array_index(h->ca_linked, bool, k);
+}
+
+void host_set_ca_linked(struct host *h, unsigned k, bool linked)
+{
+	g_array_index(h->ca_linked, bool, k) = linked;
 }
 
 struct port *host_port(const struct host *h, unsigned i, const char **ca_name)

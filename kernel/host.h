@@ -37,9 +37,26 @@ void host_free(struct host *h);
 unsigned host_attach(struct host *h, struct node *n);
 struct fabric *host_fabric(const struct host *h);
 struct timerq *host_tq(const struct host *h);
-/* The CAs, in attach order, with their names. */
+/* The CAs, in attach order, with their names. A name's storage lives as
+ * long as the host and holds the CA's name as it is now. */
 unsigned host_ncas(const struct host *h);
 struct node *host_ca(const struct host *h, unsigned k, const char **name);
+
+#define HOST_CA_NAME_MAX 64	/* IB_DEVICE_NAME_MAX, its NUL included */
+/* The name CA number @k has until renamed: "ibemu<k>". */
+void host_ca_default_name(unsigned k, char name[HOST_CA_NAME_MAX]);
+/* The number of @h's CA named @name, or -1. */
+int host_ca_by_name(const struct host *h, const char *name);
+/*
+ * Rename CA @k to @name, as the kernel's ib_device_rename: 0 (the same
+ * name too), -EEXIST when another CA of @h has it, -EINVAL for a name a
+ * sysfs directory cannot have (empty, ".", "..", a '/', 64 bytes or more).
+ * Whoever shows the name reads it anew; sysfs's tree is its caller's.
+ */
+int host_rename_ca(struct host *h, unsigned k, const char *name);
+/* CA @k was named by `rdma link add` (kernel/rdma_link.h). */
+bool host_ca_linked(const struct host *h, unsigned k);
+void host_set_ca_linked(struct host *h, unsigned k, bool linked);
 /* The ports, in attach order, with their CA's name. */
 unsigned host_nports(const struct host *h);
 struct port *host_port(const struct host *h, unsigned i, const char **ca_name);

@@ -34,7 +34,7 @@ struct umad_dev {
 	struct umad_host *host;
 	struct port *port;
 	unsigned index;
-	char *ca_name;
+	const char *ca_name;	/* the host's (host.h) */
 	struct agent_table *agents;
 	bool sm_held;
 	GQueue issm_waiters;	/* struct kfile_wait *: blocking issm opens */
@@ -121,7 +121,7 @@ struct umad_host *umad_host_new(struct host *hw)
 		d->host = h;
 		d->port = host_port(hw, i, &ca);
 		d->index = i;
-		d->ca_name = g_strdup(ca);
+		d->ca_name = ca;	/* the host's: renamed in place */
 		d->agents = agent_table_new();
 		g_ptr_array_add(h->devs, d);
 		g_hash_table_insert(h->by_port, d->port, d);
@@ -148,7 +148,6 @@ void umad_host_free(struct umad_host *h)
 
 		agent_table_free(d->agents);
 		g_queue_clear(&d->issm_waiters);	/* at exit: none is answered */
-		g_free(d->ca_name);
 		g_free(d);
 	}
 	g_ptr_array_free(h->devs, TRUE);

@@ -103,6 +103,18 @@ static long exchange(int chan, uint32_t op, uint64_t arg, const void *in, size_t
 	return (long)rp.ret;
 }
 
+long fast_ask(uint32_t op, uint64_t arg, const void *in, size_t in_len)
+{
+	int s = connect_emulator();
+	long r;
+
+	if (s < 0)
+		return -EOPNOTSUPP;
+	r = exchange(s, op, arg, in, in_len, -1, NULL, 0, NULL, 0);
+	real_close(s);
+	return r;
+}
+
 /* Forget @o's slot (a new channel gets its own). */
 static void drop_slot(struct fast_obj *o)
 {

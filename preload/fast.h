@@ -103,6 +103,9 @@ int fast_adopt(int fd);
  */
 long fast_request(struct fast_obj *o, int data_fd, uint32_t op, uint64_t arg, const void *in,
 		  size_t in_len, void *out, size_t out_max);
+/* One request on a channel of its own, which has no file (FAST_RDMA_LINK):
+ * its result or -errno; EOPNOTSUPP with no emulator to ask. */
+long fast_ask(uint32_t op, uint64_t arg, const void *in, size_t in_len);
 /* The last reference to @o went: let the emulator release the file
  * before close returns, then forget @o. */
 void fast_last_close(struct fast_obj *o);

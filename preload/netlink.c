@@ -62,7 +62,9 @@ struct nl_sock {
 
 static struct nl_sock socks[NL_SOCKS_MAX];
 static int nsocks;		/* entries in use: 0 makes every wrapper one load */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* Recursive: an answer that asks the emulator (nldev.c's changes) sends on
+ * a socket of its own through our wrappers, which look it up here. */
+static pthread_mutex_t lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static uint32_t next_portid;	/* autobind's, after the process's pid */
 
 static int (*real_socket)(int, int, int);

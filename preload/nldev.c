@@ -5,7 +5,9 @@
  * drivers/infiniband/core/nldev.c puts in each answer (fill_dev_info,
  * fill_port_info, the clients' get_nl_info for GET_CHARDEV). The device
  * index is the uverbs device's number, which does not change while the
- * emulator runs; docs/netlink.md says what is answered and what not.
+ * emulator runs (a device's name may: SET, NEWLINK and DELLINK are the
+ * emulator's to do, FAST_RDMA_LINK); docs/netlink.md says what is
+ * answered and what not.
  */
 #include "config.h"
 
@@ -24,12 +26,16 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "abi/fast_wire.h"
+#include "abi/verbs_wire.h"
+#include "preload/fast.h"
 #include "preload/netlink.h"
 
 #define IB_CLASS	"/sys/class/infiniband"
 #define VERBS_CLASS	"/sys/class/infiniband_verbs"
 #define MAD_CLASS	"/sys/class/infiniband_mad"
 #define DEVS_MAX	256	/* devices in one dump: more are left out */
+#define IB_DEVICE_NAME_MAX 64	/* the kernel's (include/rdma/ib_verbs.h), its NUL included */
 
 /* The ABI versions of the kernel's char devices, as their clients say
  * them: ib_umad's IB_USER_MAD_ABI_VERSION, ucma's RDMA_USER_CM_ABI_VERSION. */
@@ -433,8 +439,94 @@ static int cmd_get_chardev(const struct req *r, struct nl_out *o)
 	nl_put_u64(o, RDMA_NLDEV_ATTR_CHARDEV, huge_dev(cdev));
 	nl_put_u64(o, RDMA_NLDEV_ATTR_CHARDEV_ABI, abi);
 	nl_put_str(o, RDMA_NLDEV_ATTR_CHARDEV_NAME, name);
+	/* ib_uverbs_get_nl_info: the device's driver (abi/verbs_wire.h). */
+	if (!strcmp(type, "uverbs"))
+		nl_put_u32(o, RDMA_NLDEV_ATTR_UVERBS_DRIVER_ID, IBEMU_VERBS_DRIVER_ID);
 	nl_end(o);
 	return 0;
+}
+
+/*
+ * A string attribute as nldev_policy takes one (NLA_NUL_STRING of at most
+ * @size bytes before its NUL, else EINVAL) and nla_strscpy copies it into
+ * @buf of @size: a name of @size bytes loses its last.
+ */
+static bool req_strscpy(const struct req *r, int attr, char *buf, size_t size)
+{
+	const char *s = req_str(r, attr);
+	size_t len = s ? strlen(s) : 0;
+
+	if (!s || len > size)
+		return false;
+	len = len < size ? len : size - 1;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	return true;
+}
+
+/* The emulator's answer to a change: the strings @s, NUL-terminated. */
+static int ask_link(enum fast_link_op op, const char *const *s, unsigned n)
+{
+	char buf[3 * 64];
+	size_t len = 0;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		size_t l = strlen(s[i]) + 1;
+
+		if (len + l > sizeof(buf))
+			return -EINVAL;
+		memcpy(buf + len, s[i], l);
+		len += l;
+	}
+	return (int)fast_ask(FAST_RDMA_LINK, op, buf, len);
+}
+
+/* SET: a rename (`rdma dev set NAME name NEW`); nldev_set_doit's other
+ * settings (the network namespace, DIM) are not the emulator's. */
+static int cmd_set(const struct req *r, struct nl_out *o)
+{
+	char name[IB_DEVICE_NAME_MAX];
+	struct dev dv;
+	int err;
+
+	(void)o;
+	if ((err = req_dev(r, &dv)))
+		return err;
+	if (!r->tb[RDMA_NLDEV_ATTR_DEV_NAME])
+		return -EOPNOTSUPP;
+	if (!req_strscpy(r, RDMA_NLDEV_ATTR_DEV_NAME, name, sizeof(name)) || !*name)
+		return -EINVAL;
+	return ask_link(FAST_LINK_RENAME, (const char *[]){ dv.name, name }, 2);
+}
+
+/* NEWLINK: `rdma link add NAME type rxe netdev IF` (kernel/rdma_link.h). */
+static int cmd_newlink(const struct req *r, struct nl_out *o)
+{
+	char name[IB_DEVICE_NAME_MAX], type[IFNAMSIZ], ndev[IFNAMSIZ];
+
+	(void)o;
+	if (!req_strscpy(r, RDMA_NLDEV_ATTR_DEV_NAME, name, sizeof(name)) ||
+	    !req_strscpy(r, RDMA_NLDEV_ATTR_LINK_TYPE, type, sizeof(type)) ||
+	    !req_strscpy(r, RDMA_NLDEV_ATTR_NDEV_NAME, ndev, sizeof(ndev)) ||
+	    !*name || strchr(name, '%'))
+		return -EINVAL;
+	/* dev_get_by_name in the caller's network namespace. */
+	if (!if_nametoindex(ndev))
+		return -ENODEV;
+	return ask_link(FAST_LINK_ADD, (const char *[]){ name, type, ndev }, 3);
+}
+
+/* DELLINK: `rdma link delete NAME`. */
+static int cmd_dellink(const struct req *r, struct nl_out *o)
+{
+	struct dev dv;
+	int err;
+
+	(void)o;
+	if ((err = req_dev(r, &dv)))
+		return err;
+	return ask_link(FAST_LINK_DEL, (const char *[]){ dv.name }, 1);
 }
 
 /* The commands answered, by RDMA_NLDEV_CMD_*; the others are refused
@@ -447,6 +539,9 @@ static const struct {
 	[RDMA_NLDEV_CMD_PORT_GET] = { cmd_port_get, true },
 	[RDMA_NLDEV_CMD_SYS_GET] = { cmd_sys_get, false },
 	[RDMA_NLDEV_CMD_GET_CHARDEV] = { cmd_get_chardev, false },
+	[RDMA_NLDEV_CMD_SET] = { cmd_set, false },
+	[RDMA_NLDEV_CMD_NEWLINK] = { cmd_newlink, false },
+	[RDMA_NLDEV_CMD_DELLINK] = { cmd_dellink, false },
 };
 
 void nldev_answer(const struct nlmsghdr *h, uint32_t portid, struct nl_out *o)

@@ -132,6 +132,11 @@ static void op_sysfs(const struct fast_call *c)
 	fp_do_sysfs(c->ch, c->rq.op, c->rq.arg, (const char *)c->msg, c->n);
 }
 
+static void op_rdma_link(const struct fast_call *c)
+{
+	fp_do_rdma_link(c->ch, c->rq.arg, (const char *)c->msg, c->n);
+}
+
 static void op_ctl(const struct fast_call *c)
 {
 	fp_do_ctl(c->ch);
@@ -226,6 +231,7 @@ static const struct fast_op_def {
 	[FAST_VRING] = { .file_op = true, .fn = op_vring },
 	[FAST_VDIRECT] = { .file_op = true, .fn = op_vdirect },
 	[FAST_VINBOX] = { .file_op = true, .fn = op_vdirect },
+	[FAST_RDMA_LINK] = { .fn = op_rdma_link },
 };
 
 void fp_do_request(struct fast_chan *ch, const uint8_t *msg, size_t n, int memfd)

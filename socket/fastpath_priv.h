@@ -152,4 +152,8 @@ void fp_do_sysfs(struct fast_chan *ch, uint32_t op, uint64_t arg, const char *pa
 void fp_do_host(struct fast_chan *ch, const char *payload, size_t n);
 void fp_do_ctl(struct fast_chan *ch);
 
+/* ---- fastpath_link.c: rdma link add/delete, device renames ------------- */
+
+void fp_do_rdma_link(struct fast_chan *ch, uint64_t op, const char *payload, size_t n);
+
 #endif

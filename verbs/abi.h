@@ -27,7 +27,7 @@ struct ccan_list_node {
 	struct ccan_list_node *next, *prev;
 };
 
-enum { VERBS_MATCH_SENTINEL = 0, VERBS_MATCH_MODALIAS = 2 };
+enum { VERBS_MATCH_SENTINEL = 0, VERBS_MATCH_MODALIAS = 2, VERBS_MATCH_DRIVER_ID = 3 };
 
 struct verbs_match_ent {
 	void *driver_data;

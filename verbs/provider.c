@@ -209,8 +209,11 @@ static void ibemu_uninit_device(struct verbs_device *vdev)
 	free((struct ibemu_device *)vdev);
 }
 
-/* Devices named ibemu<k> (the ibdev names ibemu gives its CAs). */
+/* Devices netlink says are ibemu's, whatever their names (abi/verbs_wire.h);
+ * where libibverbs reads sysfs instead, those named ibemu<k> (the ibdev
+ * names ibemu gives its CAs). */
 static const struct verbs_match_ent ibemu_match[] = {
+	{ .u.driver_id = IBEMU_VERBS_DRIVER_ID, .kind = VERBS_MATCH_DRIVER_ID },
 	{ .u.modalias = "rdma_device:Nibemu*", .kind = VERBS_MATCH_MODALIAS },
 	{ .kind = VERBS_MATCH_SENTINEL },
 };

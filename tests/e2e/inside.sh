@@ -63,7 +63,7 @@ wait_listen() {
 # "PROGRAM ARGS: client RC server RC" and each side's last line.
 # The runs share the host's loopback, and `make -j` runs tests at once:
 # each test has ports of its own (verbs-data 18600-18607, verbs 18608, many-hosts-verbs
-# 18611-18612, capture 18621, bench/verbs-pingpong.sh 18701 on,
+# 18611-18612, capture 18621, rdma-link 18650-18651, bench/verbs-pingpong.sh 18701 on,
 # sysfs-counters 19100). Two tests on one port connect to each other.
 pingpong() {
 	local port=$1 s rc src

@@ -53,7 +53,7 @@ expect_line "client: dump: 1 devices, ends with DONE, multi 1" "a dump: NLM_F_MU
 expect_line "client: doit: ibemu0, then ack" "a request with NLM_F_ACK: the answer, then an ACK"
 expect_line "client: no such device: EINVAL" "an unknown device index: EINVAL (nldev's)"
 expect_line "client: doit without an index: EINVAL" "a GET without an index: EINVAL"
-expect_line "client: an op with no handler (SET): ENOTSUP" "an op not answered: EOPNOTSUPP"
+expect_line "client: an op with no handler (RES_GET): ENOTSUP" "an op not answered: EOPNOTSUPP"
 expect_line "client: an unknown client: EINVAL" "another netlink client: EINVAL"
 expect_line "client: an attribute longer than its message: EINVAL" "a malformed attribute: EINVAL"
 expect_line "client: a dump of a command that has none: EINVAL" "a dump where there is none: EINVAL"
