@@ -18,7 +18,8 @@
  *   slots it holds the binding the daemon made (struct verbs_bind): which
  *   sub-ring (@gen), which packets it may carry (source and destination
  *   QP, Q_Key) and the fields the daemon would have set on them (port,
- *   SLID, P_Key and its index, SL, DLID). The receiver takes from a
+ *   SLID, P_Key and its index, SL, DLID; on RoCE the GRH's GIDs and the
+ *   packet's RoCE version). The receiver takes from a
  *   sub-ring only PKT and PAD records, only those that match its binding,
  *   with those fields set from the binding, and only up to @limit once the
  *   grant is taken back; it counts what it took there, which the daemon
@@ -86,7 +87,14 @@ struct verbs_bind {
 	uint16_t slid, dlid, pkey, pkey_index;
 	/* The receiver's: how far it took, what it took (the PMA's). */
 	uint64_t taken, packets, dwords;
-	uint8_t pad1[128 - 64];
+	/* The daemon's, for packets with a GRH (RoCE ports only): what each
+	 * must say (@grh, its SGID index) and the GIDs and RoCE version it
+	 * gets, as the daemon sets them (the port's GID at that index; the
+	 * destination's). The rest of the GRH is the sender's, as through
+	 * the daemon. */
+	uint8_t grh, sgid_index, roce_v2, pad2[5];
+	uint64_t sgid[2], dgid[2];
+	uint8_t pad1[128 - 104];
 };
 _Static_assert(sizeof(struct verbs_bind) == 128, "a binding's layout");
 
@@ -206,6 +214,13 @@ static inline bool verbs_bind_read(const struct verbs_bind *b, uint32_t gen, str
 	o->dlid = __atomic_load_n(&b->dlid, __ATOMIC_RELAXED);
 	o->pkey = __atomic_load_n(&b->pkey, __ATOMIC_RELAXED);
 	o->pkey_index = __atomic_load_n(&b->pkey_index, __ATOMIC_RELAXED);
+	o->grh = __atomic_load_n(&b->grh, __ATOMIC_RELAXED);
+	o->sgid_index = __atomic_load_n(&b->sgid_index, __ATOMIC_RELAXED);
+	o->roce_v2 = __atomic_load_n(&b->roce_v2, __ATOMIC_RELAXED);
+	o->sgid[0] = __atomic_load_n(&b->sgid[0], __ATOMIC_RELAXED);
+	o->sgid[1] = __atomic_load_n(&b->sgid[1], __ATOMIC_RELAXED);
+	o->dgid[0] = __atomic_load_n(&b->dgid[0], __ATOMIC_RELAXED);
+	o->dgid[1] = __atomic_load_n(&b->dgid[1], __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return __atomic_load_n(&b->gen, __ATOMIC_RELAXED) == gen;
 }
@@ -230,7 +245,8 @@ static inline uint64_t verbs_sub_end(uint64_t tail, uint64_t head, uint32_t open
 /* Whether a sender's packet is one its binding lets through. */
 static inline bool verbs_bind_allows(const struct verbs_bind *b, const struct verbs_wire_pkt *p)
 {
-	return p->sqpn == b->sqpn && p->dqpn == b->dqpn && !(p->flags & VERBS_PKT_GRH) &&
+	return p->sqpn == b->sqpn && p->dqpn == b->dqpn &&
+	       !(p->flags & VERBS_PKT_GRH) == !b->grh && (!b->grh || p->sgid_index == b->sgid_index) &&
 	       (!b->ud || p->qkey == b->qkey);
 }
 
@@ -263,6 +279,16 @@ static inline void verbs_sub_records(const struct verbs_bind *b, const char *buf
 				p.dlid = b->dlid;
 				p.pkey = b->pkey;
 				p.pkey_index = b->pkey_index;
+				/* The GIDs and version are the binding's: a
+				 * sender's say nothing (the daemon's way sets
+				 * them too, kernel/uverbs_data.c send_pkt). */
+				p.flags &= (uint8_t)~VERBS_PKT_ROCE_V2;
+				if (b->grh) {
+					memcpy(p.sgid, b->sgid, 16);
+					memcpy(p.dgid, b->dgid, 16);
+					if (b->roce_v2)
+						p.flags |= VERBS_PKT_ROCE_V2;
+				}
 				fn(ctx, &p, buf + off + sizeof(p));
 			}
 		}

@@ -4,10 +4,14 @@
 # ibv_rc_pingpong and ibv_ud_pingpong with small messages, and the
 # bandwidth of ibv_rc_pingpong with 64 KiB ones (ib_send_bw-style: one
 # message each way per iteration, at MTU 1024); medians of ROUNDS rounds.
+# With `roce`, the same over RoCE ports (--roce, RoCE v2 GID 3: every
+# packet with its GRH, docs/roce.md).
 #
-#   bench/verbs-pingpong.sh [ROUNDS] [ITERS]
+#   bench/verbs-pingpong.sh [ROUNDS] [ITERS] [roce]
 ROUNDS=${1:-5}
 ITERS=${2:-2000}
+MODE=-c GID=
+if [ "${3:-}" = roce ]; then MODE=--roce GID="-g 3"; fi
 . "$(dirname "$0")/lib.sh"
 
 cat >"$W/round.sh" <<'SCRIPT'
@@ -29,18 +33,18 @@ run() {
 	timeout 120 $ON0 "$@" -d ibemu0 -p $port localhost 2>&1 | tail -2 | sed "s/^/$name /"
 	wait $s
 }
-run rc-lat ibv_rc_pingpong -s 64 -n "$ITERS"
-run ud-lat ibv_ud_pingpong -s 64 -n "$ITERS"
-run rc-bw ibv_rc_pingpong -s 65536 -n $((ITERS / 10))
+run rc-lat ibv_rc_pingpong $GID -s 64 -n "$ITERS"
+run ud-lat ibv_ud_pingpong $GID -s 64 -n "$ITERS"
+run rc-bw ibv_rc_pingpong $GID -s 65536 -n $((ITERS / 10))
 SCRIPT
 for r in $(seq "$ROUNDS"); do
 	before=$(core_rtt)
-	ITERS=$ITERS "$IBEMU" run -c -a host1 -a host3 -- bash "$W/round.sh" >>"$W/rounds" 2>&1
+	ITERS=$ITERS GID=$GID "$IBEMU" run $MODE -a host1 -a host3 -- bash "$W/round.sh" >>"$W/rounds" 2>&1
 	echo "core-rtt $before $(core_rtt)" >>"$W/rounds"
 done
 lat() { awk -v n="$1" '$1 == n && /usec\/iter/ {print $(NF - 1)}' "$W/rounds" | median; }
 bw() { awk -v n="$1" '$1 == n && /Mbit\/sec/ {print $(NF - 1)}' "$W/rounds" | median; }
-echo "rounds: $ROUNDS, $ITERS iterations (bandwidth: $((ITERS / 10)) of 64 KiB)"
+echo "rounds: $ROUNDS, $ITERS iterations (bandwidth: $((ITERS / 10)) of 64 KiB)${GID:+, RoCE v2}"
 echo "rc_pingpong 64 B: median $(lat rc-lat) us/iter"
 echo "ud_pingpong 64 B: median $(lat ud-lat) us/iter"
 echo "rc_pingpong 64 KiB: median $(bw rc-bw) Mbit/s"

@@ -35,6 +35,7 @@
 #include "abi/verbs_inbox.h"
 #include "abi/verbs_wire.h"
 #include "fabric/fabric.h"
+#include "fabric/mcast.h"
 #include "fabric/pma.h"
 #include "fabric/port.h"
 #include "kernel/uverbs.h"
@@ -58,7 +59,8 @@
  * engine's and uverbs_on_data's). NULL, with that context and the way in
  * @r; or why not. Unicast LID-routed RC, UC and UD packets only, from a
  * context not held back, to one with nothing queued here, on a quiet
- * fabric (fabric_quiet()).
+ * fabric (fabric_quiet()); on RoCE, unicast with the GRH every packet has
+ * there (direct_grh).
  */
 #define UVERBS_DIRECT_HOPS	64
 struct uverbs_direct {
@@ -67,9 +69,44 @@ struct uverbs_direct {
 	bool ud;			/* to a UD QP: its Q_Key checked */
 	uint16_t rx_pkey_index;		/* the arrival port's index of its P_Key */
 	uint16_t slid, pkey;		/* as the sending port sets them */
+	uint16_t dlid;			/* the one routed by (RoCE: the DGID's port's) */
+	bool grh, roce_v2;		/* RoCE: a GRH, and its version */
+	uint8_t sgid[16];		/* the port's GID at the packet's index */
 	unsigned nhops;
 	struct port *hops[UVERBS_DIRECT_HOPS];	/* the ports it leaves by */
 };
+
+/*
+ * The GRH as send_pkt (kernel/uverbs_data.c) sets it, and the LID the
+ * packet is routed by: on RoCE a unicast DGID's port's (the Ethernet
+ * switches' forwarding by address), the SGID the port's entry at the
+ * packet's index, the version that entry's type. An InfiniBand GRH
+ * (routers, their hop limits) and RoCE multicast stay the daemon's.
+ */
+static const char *direct_grh(struct fabric *f, const struct port *port,
+			      const struct verbs_wire_pkt *w, struct uverbs_direct *r)
+{
+	const struct port *to;
+	const char *type;
+
+	r->dlid = w->dlid;
+	r->grh = r->roce_v2 = false;
+	if (!port_is_roce(port))
+		return w->flags & VERBS_PKT_GRH ? "a GRH on InfiniBand" : NULL;
+	if (!(w->flags & VERBS_PKT_GRH))
+		return "no GRH on a RoCE port";
+	if (w->sgid_index >= GUIDS_PER_PORT || !(type = port_gid_type(port, w->sgid_index)))
+		return "no GID at that index";
+	if (fabric_gid_is_mcast(w->dgid))
+		return "RoCE multicast";
+	if (!(to = fabric_roce_port_by_gid(f, w->dgid)))
+		return "a GID no port has";
+	r->dlid = to->lid;
+	r->grh = true;
+	r->roce_v2 = !strcmp(type, "RoCE v2");
+	port_gid(port, w->sgid_index, r->sgid);
+	return NULL;
+}
 
 static const char *uverbs_direct_route(struct uverbs_ctx *c, const struct verbs_wire_pkt *w,
 				       struct uverbs_direct *r)
@@ -85,17 +122,17 @@ static const char *uverbs_direct_route(struct uverbs_ctx *c, const struct verbs_
 	if (w->port < 1 || w->port > n->nports || !uverbs_owned_qp(c, w->sqpn) ||
 	    w->pkey_index >= n->ports[w->port].npkeys)
 		return "not a packet this context may send";
-	if (w->flags & VERBS_PKT_GRH)
-		return "a GRH";
 	if (c->blocked_on)
 		return "held back";
 	if (!fabric_quiet(f))
 		return "a fault rule, a capture, or packets held or in flight";
 	port = &n->ports[w->port];
+	if ((why = direct_grh(f, port, w, r)))
+		return why;
 	mask = (uint16_t)((1u << port->lmc) - 1);
 	r->slid = (uint16_t)((port->lid & ~mask) | (w->slid & mask));
 	r->pkey = port->pkeys[w->pkey_index];
-	if ((why = fabric_data_path(port, w->dlid, r->pkey, r->hops, UVERBS_DIRECT_HOPS, &r->nhops,
+	if ((why = fabric_data_path(port, r->dlid, r->pkey, r->hops, UVERBS_DIRECT_HOPS, &r->nhops,
 				    &dest)))
 		return why;
 	/* uverbs_on_data() and uverbs_qp_deliver() at the far end */
@@ -274,7 +311,10 @@ static bool same_key(const struct verbs_wire_pkt *a, const struct verbs_wire_pkt
 {
 	return a->port == b->port && a->sl == b->sl && a->dlid == b->dlid &&
 	       a->slid == b->slid && a->pkey_index == b->pkey_index && a->sqpn == b->sqpn &&
-	       a->dqpn == b->dqpn && a->qkey == b->qkey;
+	       a->dqpn == b->dqpn && a->qkey == b->qkey &&
+	       (a->flags & VERBS_PKT_GRH) == (b->flags & VERBS_PKT_GRH) &&
+	       (!(a->flags & VERBS_PKT_GRH) ||
+		(a->sgid_index == b->sgid_index && !memcmp(a->dgid, b->dgid, 16)));
 }
 
 /* A new sub-ring in slot @s for @from's packets like @w, on the way @r:
@@ -286,6 +326,7 @@ static bool bind_sub(struct direct_inbox *ib, struct direct_sub *s, struct uverb
 	struct uverbs_net *net = ib->to->net;
 	struct verbs_bind *b = bind_of(ib, s);
 	struct verbs_ring *m;
+	uint64_t gids[4];
 	int memfd;
 
 	unbind(ib, s);
@@ -307,9 +348,18 @@ static bool bind_sub(struct direct_inbox *ib, struct direct_sub *s, struct uverb
 	__atomic_store_n(&b->port, r->rx_port, __ATOMIC_RELAXED);
 	__atomic_store_n(&b->sl, w->sl, __ATOMIC_RELAXED);
 	__atomic_store_n(&b->slid, r->slid, __ATOMIC_RELAXED);
-	__atomic_store_n(&b->dlid, w->dlid, __ATOMIC_RELAXED);
+	__atomic_store_n(&b->dlid, r->dlid, __ATOMIC_RELAXED);
 	__atomic_store_n(&b->pkey, r->pkey, __ATOMIC_RELAXED);
 	__atomic_store_n(&b->pkey_index, r->rx_pkey_index, __ATOMIC_RELAXED);
+	__atomic_store_n(&b->grh, r->grh, __ATOMIC_RELAXED);
+	__atomic_store_n(&b->sgid_index, w->sgid_index, __ATOMIC_RELAXED);
+	__atomic_store_n(&b->roce_v2, r->roce_v2, __ATOMIC_RELAXED);
+	memcpy(gids, r->sgid, 16);
+	memcpy(gids + 2, w->dgid, 16);
+	__atomic_store_n(&b->sgid[0], gids[0], __ATOMIC_RELAXED);
+	__atomic_store_n(&b->sgid[1], gids[1], __ATOMIC_RELAXED);
+	__atomic_store_n(&b->dgid[0], gids[2], __ATOMIC_RELAXED);
+	__atomic_store_n(&b->dgid[1], gids[3], __ATOMIC_RELAXED);
 	__atomic_store_n(&b->taken, 0, __ATOMIC_RELAXED);
 	s->gen = net->next_gen;
 	s->from = from;

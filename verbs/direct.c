@@ -62,7 +62,9 @@ static bool same_way(const struct verbs_wire_pkt *a, const struct verbs_wire_pkt
 {
 	return a->port == b->port && a->sl == b->sl && a->dlid == b->dlid &&
 	       a->slid == b->slid && a->pkey_index == b->pkey_index && a->dqpn == b->dqpn &&
-	       a->qkey == b->qkey && !(b->flags & VERBS_PKT_GRH);
+	       a->qkey == b->qkey && (a->flags & VERBS_PKT_GRH) == (b->flags & VERBS_PKT_GRH) &&
+	       (!(b->flags & VERBS_PKT_GRH) ||
+		(a->sgid_index == b->sgid_index && !memcmp(a->dgid, b->dgid, 16)));
 }
 
 static void refused(struct ibemu_dtx *d)
@@ -129,8 +131,7 @@ static bool ask_grant(struct ibemu_qp *qp, const struct verbs_wire_pkt *h)
 	void *m = MAP_FAILED;
 	int memfd = -1;
 
-	if (ctx->fast_chan < 0 || !ctx->ring || ibemu_direct_off() || (h->flags & VERBS_PKT_GRH) ||
-	    ibemu_now_us() < d->retry_us)
+	if (ctx->fast_chan < 0 || !ctx->ring || ibemu_direct_off() || ibemu_now_us() < d->retry_us)
 		return false;
 	/* What waits for the daemon goes first (the order of each QP). */
 	ibemu_flush(ctx);

@@ -15,6 +15,7 @@
 #include "abi/verbs_inbox.h"
 #include "abi/verbs_wire.h"
 #include "fabric/configure.h"
+#include "fabric/fabric.h"
 #include "fabric/port.h"
 #include "kernel/uverbs.h"
 #include "testfab.h"
@@ -50,10 +51,16 @@ static uint32_t new_ud_qp(struct uverbs_ctx *c)
 	return a.qpn;
 }
 
-static void world_up(struct world *w)
+static void world_make(struct world *w, bool roce)
 {
 	w->f = topo_load_default(0);
-	assert_true(fabric_configure(w->f, NULL) > 0);
+	if (roce) {	/* as `ibemu run --roce` (cli/emulator.c) */
+		fabric_set_roce(w->f);
+		assert_true(fabric_roce_networks(w->f, NULL));
+		assert_true(fabric_configure_roce(w->f) > 0);
+	} else {
+		assert_true(fabric_configure(w->f, NULL) > 0);
+	}
 	w->tq = timerq_new(test_clock_now, &w->clock);
 	w->hw = host_new(w->f, w->tq);
 	host_attach(w->hw, fabric_find(w->f, "host1"));
@@ -66,6 +73,11 @@ static void world_up(struct world *w)
 	w->rx_qpn = new_ud_qp(w->rx);
 	w->rx_lid = fabric_find(w->f, "host3")->ports[1].lid;
 	uverbs_ctx_set_direct(w->rx, all_read, NULL);
+}
+
+static void world_up(struct world *w)
+{
+	world_make(w, false);
 }
 
 static void world_down(struct world *w)
@@ -260,6 +272,126 @@ static void test_forget(void **state)
 	munmap(sub, VERBS_SUB_BYTES);
 }
 
+/* On RoCE: @w's UD header with a GRH from GID index @sgid_index to the
+ * receiver's GID @dgid_index; the GIDs and the version as a hostile
+ * sender would write them. */
+static struct verbs_wire_pkt roce_header(const struct world *w, unsigned sgid_index,
+					 unsigned dgid_index)
+{
+	struct verbs_wire_pkt h = header(w, 64);
+
+	h.dlid = 0;	/* RoCE has none: the DGID's port is the way */
+	h.flags = VERBS_PKT_GRH | VERBS_PKT_ROCE_V2;
+	h.sgid_index = (uint8_t)sgid_index;
+	h.grh_hop_limit = 64;
+	memset(h.sgid, 0xaa, 16);
+	port_gid(&fabric_find(w->f, "host3")->ports[1], dgid_index, h.dgid);
+	return h;
+}
+
+static void took(void *ctx, const struct verbs_wire_pkt *p, const char *payload)
+{
+	(void)payload;
+	memcpy(ctx, p, sizeof(*p));
+}
+
+/*
+ * RoCE packets take the direct path: the binding routes by the DGID's
+ * port and holds the GIDs the daemon would set (the sender's port's at
+ * its index, not what it wrote) and the version of that index's type; a
+ * packet with another SGID index, or none, is not let through; an
+ * InfiniBand GRH and RoCE multicast stay the daemon's.
+ */
+static void test_roce(void **state)
+{
+	struct world *w = *state, r = { 0 };
+	struct port *tx_port, *rx_port;
+	struct verbs_inbox_ask own = { 0 };
+	struct verbs_direct_grant g;
+	struct verbs_wire_pkt h, got;
+	struct verbs_inbox *page;
+	struct verbs_bind b;
+	uint8_t gid[16], rec[sizeof(h) + 64] = { 0 };
+	uint32_t len;
+	int fd;
+
+	/* InfiniBand (the setup's world): a GRH is the daemon's. */
+	send_and_read(&w[0]);
+	h = header(&w[0], 64);
+	h.flags = VERBS_PKT_GRH;
+	assert_int_equal(uverbs_direct_grant(w[0].tx, &h, sizeof(h), &g, &len, &fd), -EAGAIN);
+
+	world_make(&r, true);
+	tx_port = &fabric_find(r.f, "host1")->ports[1];
+	rx_port = &fabric_find(r.f, "host3")->ports[1];
+	/* Through the engine first (the receiver reads all it holds). */
+	h = roce_header(&r, 0, 1);
+	memcpy(rec, &h, sizeof(h));
+	assert_int_equal(uverbs_ctx_write(r.tx, rec, sizeof(rec)), sizeof(rec));
+	drain(&r);
+	/* GID 0 is RoCE v1: the grant's binding says v1, whatever the
+	 * sender's flags said, and the true GIDs. */
+	assert_int_equal(uverbs_direct_grant(r.tx, &h, sizeof(h), &g, &len, &fd), 0);
+	assert_int_equal(g.rx_port, 1);
+	close(fd);
+	assert_int_equal(uverbs_direct_fd(r.rx, VERBS_INBOX_PAGE, &own, sizeof(own), &fd), 0);
+	page = mmap(NULL, VERBS_INBOX_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(page != MAP_FAILED);
+	close(fd);
+	assert_true(verbs_bind_read(&page->bind[g.sub], g.grant, &b));
+	assert_int_equal(b.grh, 1);
+	assert_int_equal(b.roce_v2, 0);
+	assert_int_equal(b.dlid, rx_port->lid);
+	port_gid(tx_port, 0, gid);
+	assert_memory_equal(b.sgid, gid, 16);
+	port_gid(rx_port, 1, gid);
+	assert_memory_equal(b.dgid, gid, 16);
+	/* What the receiver takes: the binding's GIDs and version. */
+	memset(&got, 0, sizeof(got));
+	verbs_sub_records(&b, (const char *)rec, sizeof(rec), took, &got);
+	assert_int_equal(got.sqpn, r.tx_qpn);
+	assert_int_equal(got.flags & (VERBS_PKT_GRH | VERBS_PKT_ROCE_V2), VERBS_PKT_GRH);
+	port_gid(tx_port, 0, gid);
+	assert_memory_equal(got.sgid, gid, 16);
+	assert_int_equal(got.dlid, rx_port->lid);
+	/* Another SGID index, or no GRH: not let through. */
+	memset(&got, 0, sizeof(got));
+	h.sgid_index = 1;
+	memcpy(rec, &h, sizeof(h));
+	verbs_sub_records(&b, (const char *)rec, sizeof(rec), took, &got);
+	h.sgid_index = 0;
+	h.flags = 0;
+	memcpy(rec, &h, sizeof(h));
+	verbs_sub_records(&b, (const char *)rec, sizeof(rec), took, &got);
+	assert_int_equal(got.sqpn, 0);
+	/* GID 1 is RoCE v2: another binding, which says so. */
+	drain(&r);
+	h = roce_header(&r, 1, 1);
+	h.flags = VERBS_PKT_GRH;
+	assert_int_equal(uverbs_direct_grant(r.tx, &h, sizeof(h), &g, &len, &fd), 0);
+	close(fd);
+	assert_true(verbs_bind_read(&page->bind[g.sub], g.grant, &b));
+	assert_int_equal(b.roce_v2, 1);
+	/* A GID nobody has, a multicast one, an index with no GID: refused
+	 * (with nothing queued for the receiver, which alone would be). */
+	drain(&r);
+	h = roce_header(&r, 1, 1);
+	h.dgid[15] ^= 0x55;
+	assert_int_equal(uverbs_direct_grant(r.tx, &h, sizeof(h), &g, &len, &fd), -EAGAIN);
+	h = roce_header(&r, 1, 1);
+	memset(h.dgid, 0, 16);
+	memcpy(h.dgid + 10, "\xff\xff\xe0\x01\x02\x03", 6);	/* ::ffff:224.1.2.3 */
+	assert_int_equal(uverbs_direct_grant(r.tx, &h, sizeof(h), &g, &len, &fd), -EAGAIN);
+	h = roce_header(&r, GUIDS_PER_PORT - 1, 1);
+	assert_int_equal(uverbs_direct_grant(r.tx, &h, sizeof(h), &g, &len, &fd), -EAGAIN);
+	/* ... and the way they were refused for is the only one: */
+	h = roce_header(&r, 1, 2);
+	assert_int_equal(uverbs_direct_grant(r.tx, &h, sizeof(h), &g, &len, &fd), 0);
+	close(fd);
+	munmap(page, VERBS_INBOX_BYTES);
+	world_down(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -267,6 +399,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_grants_apart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_counted_apart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forget, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roce, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
