@@ -13,7 +13,7 @@ command -v "$CC" >/dev/null || { echo "build.sh: $CC not found (apt-get install 
 mkdir -p "$OUT/obj"
 OUT=$(cd "$OUT" && pwd)
 SOURCES=$(cd "$SRC" && ls lib/*.c fabric/*.c topologies/*.c kernel/*.c ctl/*.c)
-FAST_SOURCES="socket/fastpath.c socket/fastpath_file.c socket/fastpath_slots.c socket/fastpath_host.c socket/fastpath_verbs.c socket/fastslot.c dev/vfs.c dev/serve.c
+FAST_SOURCES="socket/fastpath.c socket/fastpath_file.c socket/fastpath_slots.c socket/fastpath_host.c socket/fastpath_link.c socket/fastpath_verbs.c socket/fastslot.c dev/vfs.c dev/serve.c
 dev/sysfs.c dev/sysfs_verbs.c"
 MUX_SOURCES="socket/mux.c"
 
