@@ -59,6 +59,15 @@ done
 expect_line "host1 addr: 127.1.0.3" "CUSE mode: a port's address is a loopback one (never routed off the machine)"
 expect_line "rping: ping data: rdma-ping-4" "CUSE mode: rping between host1 and host3, data verified"
 expect_line "rping server rc=0" "and its server"
+expect_line "roce start rc=0" "CUSE mode with RoCE ports (ibemu start --roce)"
+expect_line "roce devinfo: state: PORT_ACTIVE (4)" "a RoCE port is Active with no SM"
+expect_line "roce devinfo: link_layer: Ethernet" "... and Ethernet"
+expect_line "roce gid 3: 0000:0000:0000:0000:0000:ffff:7f01:0005 RoCE v2" \
+	"its GID 3: its loopback address mapped, RoCE v2"
+expect_line "roce pingpong rc=0 server 0 1 ::ffff:127.1.0.5" \
+	"ibv_rc_pingpong -g 3 over RoCE v2 between the CUSE devices, data checked"
+expect_line "roce rping: ping data: rdma-ping-4" "rping over RoCE, no SA, data verified"
+expect_line "roce rping server rc=0" "and its server"
 expect_line "opensm 648: SUBNET UP" "opensm on the 648-HCA fat tree through CUSE"
 expect_line "saquery PIR rc=0 records 2646" "saquery PIR: all 648 + 54 x 37 PortInfoRecords (once 1,818, exit 0)"
 expect_line "node: crw-rw-rw- root root uverbs0" "/dev/infiniband/uverbs0: a character device for everyone, as ib_uverbs'"

@@ -99,6 +99,23 @@ wait_for 20 sh -c "\"$IBEMU\" ctl status | grep -q ':7174 '"
 timeout 60 rping -c -I 127.1.0.5 -a 127.1.0.3 -C 5 -v -V 2>&1 | grep 'ping data: rdma-ping-4' | sed 's/^/rping: /'
 wait $s; echo "rping server rc=$?"
 "$IBEMU" stop >/dev/null
+
+echo "== roce"
+# RoCE ports in CUSE mode (docs/roce.md): no SM, no namespace; on the
+# machine's network a port's address is a loopback one (host1 127.1.0.3,
+# host3 127.1.0.5), its RoCE v2 GID 3 that address mapped.
+"$IBEMU" start --roce --attach host1 --attach host3 >/dev/null; echo "roce start rc=$?"
+ibv_devinfo -d ibemu1 | grep -E 'state|link_layer' | awk '{$1=$1};1' | sed 's/^/roce devinfo: /'
+echo "roce gid 3: $(cat /sys/class/infiniband/ibemu1/ports/1/gids/3) $(cat /sys/class/infiniband/ibemu1/ports/1/gid_attrs/types/3)"
+timeout 60 ibv_rc_pingpong -d ibemu1 -g 3 -n 100 -c -p 18690 >"$W/roce-s" 2>&1 & s=$!
+wait_for 20 sh -c "ss -ltn 'sport = :18690' | grep -q LISTEN"
+timeout 60 ibv_rc_pingpong -d ibemu0 -g 3 -n 100 -c -p 18690 localhost >"$W/roce-c" 2>&1
+echo "roce pingpong rc=$? server $(wait $s; echo $?) $(grep -c '100 iters' "$W/roce-c") $(sed -n 's/.*remote address: .* GID //p' "$W/roce-c")"
+rping -s -a 127.1.0.5 -C 5 -V >"$W/rping-s" 2>&1 & s=$!
+wait_for 20 sh -c "\"$IBEMU\" ctl status | grep -q ':7174 '"
+timeout 60 rping -c -I 127.1.0.3 -a 127.1.0.5 -C 5 -v -V 2>&1 | grep 'ping data: rdma-ping-4' | sed 's/^/roce rping: /'
+wait $s; echo "roce rping server rc=$?"
+"$IBEMU" stop >/dev/null
 "$IBEMU" start --topology "$SRC/topologies/fattree-648.net" >/dev/null; echo "start rc=$?"
 OSM_CACHE_DIR=$W/cache opensm -d2 -f "$W/opensm2.log" >/dev/null 2>&1 &
 osm=$!
