@@ -34,6 +34,7 @@
 #include "dev/fusefs.h"
 #include "dev/sysfs.h"
 #include "ns/ipoib.h"
+#include "ns/netwatch.h"
 #include "ns/nsinit.h"
 #include "ns/nsmode.h"
 #include "ns/vhosts.h"
@@ -85,6 +86,7 @@ struct run {
 	gboolean no_fast, ipoib;
 	gchar *remote_where, *remote_group, *hosts_spec;
 	struct vhosts *vh;	/* --hosts */
+	struct netwatch *nw;	/* the run's network's addresses (RoCE GIDs) */
 	GOptionEntry *entries;
 	GOptionContext *ctx;
 	char *default_name;
@@ -276,6 +278,9 @@ static gboolean on_init_ready(gint fd, GIOCondition cond, gpointer data)
 	if (r->vh)	/* its keepers said who they are before it said ready */
 		vhosts_ready(r->vh);
 	r->e.env.init_pid = r->rs.child;
+	/* The run's own network (one host): RoCE GIDs follow `ip addr`. */
+	if (r->ipoib && !r->vh && !r->rem && !r->nw)
+		r->nw = netwatch_new(r->rs.child, r->e.hw);
 	close(fd);
 	return G_SOURCE_REMOVE;
 }
@@ -322,6 +327,7 @@ static int run_command(struct run *r)
 
 static void run_free(struct run *r)
 {
+	netwatch_free(r->nw);
 	fastpath_free(r->fast);	/* before its hosts: their channels end them */
 	vhosts_free(r->vh);	/* the run's hosts' trees, before their devices */
 	attach_owner_free(r->att);

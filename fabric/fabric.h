@@ -174,6 +174,7 @@ struct port {
 	/* The IPv4 address an IPoIB interface on this CA port would have
 	 * (host order; 0: the default plan's, port_ip4() in port.h). */
 	uint32_t ip4;
+	bool ip4_none;		/* its interface has none now (port_clear_ip4) */
 	/* A CA port's link layer (enum port_link): Ethernet for a RoCE
 	 * port (docs/roce.md), whose LID and routes are the fabric's own,
 	 * never shown. */

@@ -525,7 +525,7 @@ uint32_t port_ip4(const struct port *p)
 	unsigned n = p->node->index + 1;
 	uint32_t net = p->node->fabric->loopback_addrs ? 127 : 10;
 
-	if (node_is_switch(p->node) || p->num == 0)
+	if (node_is_switch(p->node) || p->num == 0 || p->ip4_none)
 		return 0;
 	if (p->ip4)
 		return p->ip4;
@@ -536,6 +536,8 @@ struct port *fabric_port_by_ip4(struct fabric *f, uint32_t addr)
 {
 	unsigned i, k;
 
+	if (!addr)
+		return NULL;	/* what a port without an address says */
 	for (i = 0; i < f->nodes->len; i++) {
 		struct node *n = g_ptr_array_index(f->nodes, i);
 
@@ -568,6 +570,17 @@ int port_set_ip4(struct port *p, uint32_t addr, struct port **other)
 		return -EEXIST;
 	}
 	p->ip4 = addr;
+	p->ip4_none = false;
 	fabric_roce_gids_changed(p->node->fabric);
+	if (port_is_roce(p))
+		port_changed(p, PORT_CHANGED_GUID);
 	return 0;
+}
+
+void port_clear_ip4(struct port *p)
+{
+	p->ip4_none = true;
+	fabric_roce_gids_changed(p->node->fabric);
+	if (port_is_roce(p))
+		port_changed(p, PORT_CHANGED_GUID);
 }

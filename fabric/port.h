@@ -72,6 +72,10 @@ bool port_ip4_valid(uint32_t addr, bool loopback);
 /* 0; -EINVAL for a switch port or an address no port may have; -EEXIST
  * for one another port has (that port in *@other, if @other). */
 int port_set_ip4(struct port *p, uint32_t addr, struct port **other);
+/* The port's interface lost its address: port_ip4() is 0 until one is set
+ * again (a RoCE port's IPv4 GIDs go empty). On a RoCE port either raises
+ * GID_CHANGE (PORT_CHANGED_GUID), as the kernel's roce_gid_mgmt does. */
+void port_clear_ip4(struct port *p);
 
 /* Power a node off (it answers nothing; its cables go dark) or on. */
 void node_power(struct node *n, bool on);
@@ -87,7 +91,7 @@ enum port_change {
 	PORT_CHANGED_LID = 1 << 1,	/* LID or LMC */
 	PORT_CHANGED_SM = 1 << 2,	/* SM LID or SM SL */
 	PORT_CHANGED_CAP = 1 << 3,	/* CapabilityMask (IsSM) */
-	PORT_CHANGED_GUID = 1 << 4,	/* port GUID or GID prefix */
+	PORT_CHANGED_GUID = 1 << 4,	/* port GUID, GID prefix, a RoCE port's address */
 	PORT_CHANGED_PKEY = 1 << 5,	/* P_Key table */
 	PORT_CHANGED_REREG = 1 << 6,	/* ClientReregister was set */
 };

@@ -1,0 +1,58 @@
+#!/bin/bash
+# A RoCE port's GIDs follow its interface's IPv4 address (docs/roce.md
+# "Addresses"; issue #50): `ip addr` inside the run changes GID 2/3
+# (RoCE v1/v2 of the address mapped), each change raises GID_CHANGE
+# (ibv_asyncwatch hears it), the RDMA CM finds the port by its new address
+# (rping on it, data checked), `ibemu ctl port` says it, and an interface
+# with no address leaves the entries empty.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$WORK/addr.sh" <<'SCRIPT'
+set -u
+. "$INSIDE"
+P=/sys/class/infiniband/ibemu0/ports/1
+gid3() { cat $P/gids/3; }
+gid3_is() { [ "$(gid3)" = "$1" ]; }
+echo "before: $(gid3) $(cat $P/gid_attrs/types/3)"
+timeout 60 ibv_asyncwatch >"$W/aw.out" 2>&1 &
+aw=$!
+wait_until grep -q "async event FD" "$W/aw.out"
+# A second address: the port keeps its first.
+ip addr add 192.168.7.1/24 dev eth0
+ip addr del 10.1.0.3/16 dev eth0
+wait_until gid3_is 0000:0000:0000:0000:0000:ffff:c0a8:0701
+echo "first gone: $(gid3) $(cat $P/gid_attrs/types/3) $(cat $P/gids/2) $(cat $P/gid_attrs/types/2)"
+ip addr del 192.168.7.1/24 dev eth0
+wait_until gid3_is 0000:0000:0000:0000:0000:0000:0000:0000
+echo "none: $(gid3) $(cat $P/gids/0)"
+ip addr add 10.9.9.9/24 dev eth0
+wait_until gid3_is 0000:0000:0000:0000:0000:ffff:0a09:0909
+echo "new: $(gid3) $(ibemu ctl port host1/1 | grep '^addr')"
+ibv_devinfo -v -d ibemu0 | grep -E "GID\[ *3\]" | tr -s ' \t' ' ' | sed 's/^/devinfo:/'
+# The RDMA CM by the new address: rping with both ends on it.
+timeout 60 rping -s -a 10.9.9.9 -C 5 -v >"$W/rps.out" 2>&1 &
+s=$!
+cm_on() { ibemu ctl status | grep -q "listening on 10.9.9.9"; }
+wait_until cm_on
+timeout 60 rping -c -a 10.9.9.9 -C 5 -v >"$W/rpc.out" 2>&1
+c=$?
+wait $s
+echo "rping | client $c server $? | $(grep -c 'rdma-ping-' "$W/rpc.out")"
+three() { [ "$(grep -c GID_CHANGE "$W/aw.out")" -ge 3 ]; }
+wait_until three
+kill $aw
+echo "events: $(grep -c 'IBV_EVENT_GID_CHANGE (18), port 1' "$W/aw.out")"
+SCRIPT
+ibemu_run --roce -a host1 -a host3 -- env W="$WORK" bash "$WORK/addr.sh"
+expect_rc 0 "the run"
+expect_line "before: 0000:0000:0000:0000:0000:ffff:0a01:0003 RoCE v2" "GID 3: the interface's address, RoCE v2"
+expect_line "first gone: 0000:0000:0000:0000:0000:ffff:c0a8:0701 RoCE v2 0000:0000:0000:0000:0000:ffff:c0a8:0701 IB/RoCE v1" \
+	"its address removed: GIDs 2 and 3 the next one the interface has"
+expect_line "none: 0000:0000:0000:0000:0000:0000:0000:0000 fe80:0000:0000:0000:0202:c9ff:fe00:0101" \
+	"no address: the entry empty, the link-local GID stays"
+expect_line "new: 0000:0000:0000:0000:0000:ffff:0a09:0909 addr 10.9.9.9" \
+	"a new address: GID 3, and the port's address as ibemu ctl says it"
+expect_match "^devinfo: GID\[ *3\]: ::ffff:10.9.9.9, RoCE v2" "ibv_devinfo -v shows it"
+expect_line "rping | client 0 server 0 | 5" "rping on the new address: the RDMA CM finds the port"
+expect_line "events: 3" "GID_CHANGE for each change (ibv_asyncwatch)"
+finish
