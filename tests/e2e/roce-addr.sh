@@ -25,6 +25,7 @@ echo "first gone: $(gid3) $(cat $P/gid_attrs/types/3) $(cat $P/gids/2) $(cat $P/
 ip addr del 192.168.7.1/24 dev eth0
 wait_until gid3_is 0000:0000:0000:0000:0000:0000:0000:0000
 echo "none: $(gid3) $(cat $P/gids/0)"
+echo "none's type: $(cat $P/gid_attrs/types/3 2>&1 | sed 's/.*: //')"
 ip addr add 10.9.9.9/24 dev eth0
 wait_until gid3_is 0000:0000:0000:0000:0000:ffff:0a09:0909
 echo "new: $(gid3) $(ibemu ctl port host1/1 | grep '^addr')"
@@ -50,6 +51,7 @@ expect_line "first gone: 0000:0000:0000:0000:0000:ffff:c0a8:0701 RoCE v2 0000:00
 	"its address removed: GIDs 2 and 3 the next one the interface has"
 expect_line "none: 0000:0000:0000:0000:0000:0000:0000:0000 fe80:0000:0000:0000:0202:c9ff:fe00:0101" \
 	"no address: the entry empty, the link-local GID stays"
+expect_line "none's type: Invalid argument" "an empty entry's type: EINVAL, as the kernel's _show_port_gid_attr"
 expect_line "new: 0000:0000:0000:0000:0000:ffff:0a09:0909 addr 10.9.9.9" \
 	"a new address: GID 3, and the port's address as ibemu ctl says it"
 expect_match "^devinfo: GID\[ *3\]: ::ffff:10.9.9.9, RoCE v2" "ibv_devinfo -v shows it"
