@@ -17,6 +17,7 @@
 #include "lib/log.h"
 #include "ns/hostns.h"
 #include "ns/ipoib.h"
+#include "ns/netwatch.h"
 #include "ns/vhosts.h"
 #include "socket/attach.h"
 
@@ -36,6 +37,8 @@ struct vhost {
 	struct attachment *att;		/* hosts after the first */
 	struct fusefs *fs;
 	char *tree;			/* where fs is mounted */
+	struct host *hw;		/* its CAs */
+	struct netwatch *nw;		/* its network's addresses (RoCE GIDs) */
 };
 
 struct vhosts {
@@ -239,9 +242,11 @@ int vhosts_setup(struct vhosts *vh, struct attach_owner *att, struct host *hw,
 	vh->plan = g_malloc0(sizeof(*vh->plan) + vh->n * sizeof(vh->plan->h[0]));
 	vh->plan->n = vh->n;
 	g_strlcpy(vh->plan->scratch, VHOSTS_DIR "/scratch", HOSTNS_PATH);
-	for (k = 0; k < vh->n; k++)
-		if (!plan_host(vh, k, k ? attach_hw(vh->h[k].att) : hw, err))
+	for (k = 0; k < vh->n; k++) {
+		vh->h[k].hw = k ? attach_hw(vh->h[k].att) : hw;
+		if (!plan_host(vh, k, vh->h[k].hw, err))
 			return -1;
+	}
 	if (!write_hosts_file(vh, err))
 		return -1;
 	g_strlcpy(vh->plan->hosts_file, vh->hosts_file, HOSTNS_PATH);
@@ -291,6 +296,7 @@ void vhosts_spawned(struct vhosts *vh)
 void vhosts_ready(struct vhosts *vh)
 {
 	struct hostns_reg reg;
+	unsigned k;
 	char cbuf[CMSG_SPACE(sizeof(struct ucred))];
 	struct iovec iov = { .iov_base = &reg, .iov_len = sizeof(reg) };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
@@ -318,6 +324,11 @@ void vhosts_ready(struct vhosts *vh)
 			attach_remote(vh->h[reg.index].att)->pid = cred.pid;
 		g_message("host %s: keeper pid %d", vh->h[reg.index].c.name, (int)cred.pid);
 	}
+	/* Each host's network is its keeper's: RoCE GIDs follow `ip addr`
+	 * there (netwatch.h). */
+	for (k = 0; k < vh->n; k++)
+		if (vh->h[k].c.pid > 0 && !vh->h[k].nw)
+			vh->h[k].nw = netwatch_new(vh->h[k].c.pid, vh->h[k].hw);
 }
 
 void vhosts_free(struct vhosts *vh)
@@ -326,6 +337,8 @@ void vhosts_free(struct vhosts *vh)
 
 	if (!vh)
 		return;
+	for (k = 0; k < vh->n; k++)
+		netwatch_free(vh->h[k].nw);
 	if (vh->env)
 		g_clear_pointer(&vh->env->hosts, g_ptr_array_unref);
 	for (k = 0; k < 2; k++)

@@ -4,7 +4,7 @@
 # (RoCE v1/v2 of the address mapped), each change raises GID_CHANGE
 # (ibv_asyncwatch hears it), the RDMA CM finds the port by its new address
 # (rping on it, data checked), `ibemu ctl port` says it, and an interface
-# with no address leaves the entries empty.
+# with no address leaves the entries empty. On --hosts, each host's own.
 . "$(dirname "$0")/lib.sh"
 
 cat >"$WORK/addr.sh" <<'SCRIPT'
@@ -57,4 +57,18 @@ expect_line "new: 0000:0000:0000:0000:0000:ffff:0a09:0909 addr 10.9.9.9" \
 expect_match "^devinfo: GID\[ *3\]: ::ffff:10.9.9.9, RoCE v2" "ibv_devinfo -v shows it"
 expect_line "rping | client 0 server 0 | 5" "rping on the new address: the RDMA CM finds the port"
 expect_line "events: 3" "GID_CHANGE for each change (ibv_asyncwatch)"
+
+# --hosts: each host's network is its own; a change on host3 is host3's.
+cat >"$WORK/hosts.sh" <<'SCRIPT'
+. "$INSIDE"
+G=/sys/class/infiniband/ibemu0/ports/1/gids/3
+ssh host3 ". \"\$INSIDE\"; ip addr del 10.1.0.5/16 dev eth0; ip addr add 10.88.0.1/24 dev eth0
+moved() { [ \"\$(cat $G)\" = 0000:0000:0000:0000:0000:ffff:0a58:0001 ]; }
+wait_until moved; echo \"host3: \$(cat $G)\""
+echo "host1: $(cat $G)"
+SCRIPT
+ibemu_run --roce --hosts host1,host3 -- bash "$WORK/hosts.sh"
+expect_rc 0 "the --hosts run"
+expect_line "host3: 0000:0000:0000:0000:0000:ffff:0a58:0001" "--hosts: host3's GID follows its interface"
+expect_line "host1: 0000:0000:0000:0000:0000:ffff:0a01:0003" "... and host1's stays"
 finish
