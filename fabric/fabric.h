@@ -74,6 +74,9 @@ struct lspeed {
 
 #define PKEY_DEFAULT		0xffff
 #define GUIDS_PER_PORT		8
+/* A RoCE port's IPv4 addresses with GIDs: pairs 2/3, 4/5, 6/7 of the
+ * GUIDS_PER_PORT entries (0/1 are the MAC's link-local GID). */
+#define ROCE_IP4_SLOTS		((GUIDS_PER_PORT - 2) / 2)
 
 struct node;
 struct fabric;
@@ -175,6 +178,10 @@ struct port {
 	 * (host order; 0: the default plan's, port_ip4() in port.h). */
 	uint32_t ip4;
 	bool ip4_none;		/* its interface has none now (port_clear_ip4) */
+	/* A RoCE port's further IPv4 addresses, host order, 0 for none: GIDs
+	 * 4/5 and 6/7 (its address above is 2/3), as the kernel adds a pair
+	 * per address and leaves a deleted one's empty. */
+	uint32_t ip4_more[ROCE_IP4_SLOTS - 1];
 	/* A CA port's link layer (enum port_link): Ethernet for a RoCE
 	 * port (docs/roce.md), whose LID and routes are the fabric's own,
 	 * never shown. */

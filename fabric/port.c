@@ -392,7 +392,7 @@ void port_mac(const struct port *p, uint8_t mac[6])
 static void roce_gid(const struct port *p, unsigned i, uint8_t gid[16])
 {
 	uint8_t mac[6];
-	uint32_t ip = port_ip4(p);
+	uint32_t ip = i >= 2 ? port_roce_ip4(p, i / 2 - 1) : 0;
 
 	memset(gid, 0, 16);
 	if (i < 2) {
@@ -407,7 +407,7 @@ static void roce_gid(const struct port *p, unsigned i, uint8_t gid[16])
 		gid[13] = mac[3];
 		gid[14] = mac[4];
 		gid[15] = mac[5];
-	} else if (i < 4 && ip) {
+	} else if (ip) {
 		gid[10] = gid[11] = 0xff;
 		gid[12] = (uint8_t)(ip >> 24);
 		gid[13] = (uint8_t)(ip >> 16);
@@ -420,7 +420,7 @@ const char *port_gid_type(const struct port *p, unsigned i)
 {
 	if (!port_is_roce(p))
 		return port_guid(p, i) ? "IB/RoCE v1" : NULL;
-	if (i >= 4 || (i >= 2 && !port_ip4(p)))
+	if (i >= GUIDS_PER_PORT || (i >= 2 && !port_roce_ip4(p, i / 2 - 1)))
 		return NULL;
 	return i % 2 ? "RoCE v2" : "IB/RoCE v1";
 }
@@ -461,7 +461,7 @@ static void roce_index(struct fabric *f)
 		for (k = 1; !node_is_switch(n) && k <= n->nports; k++) {
 			if (!port_is_roce(&n->ports[k]))
 				continue;
-			for (g = 0; g < 4; g++) {
+			for (g = 0; g < GUIDS_PER_PORT; g++) {
 				uint8_t gid[16];
 
 				roce_gid(&n->ports[k], g, gid);
@@ -520,7 +520,8 @@ bool port_pkey_accepts(const struct port *p, uint16_t pkey)
 	return false;
 }
 
-uint32_t port_ip4(const struct port *p)
+/* Slot 0's: the topology's, `ibemu ctl`'s or the default plan's, or none. */
+static uint32_t first_ip4(const struct port *p)
 {
 	unsigned n = p->node->index + 1;
 	uint32_t net = p->node->fabric->loopback_addrs ? 127 : 10;
@@ -530,6 +531,33 @@ uint32_t port_ip4(const struct port *p)
 	if (p->ip4)
 		return p->ip4;
 	return net << 24 | (uint32_t)p->num << 16 | (n & 0xffff);
+}
+
+uint32_t port_roce_ip4(const struct port *p, unsigned slot)
+{
+	if (slot == 0)
+		return first_ip4(p);
+	return slot < ROCE_IP4_SLOTS && port_is_roce(p) ? p->ip4_more[slot - 1] : 0;
+}
+
+uint32_t port_ip4(const struct port *p)
+{
+	unsigned k;
+	uint32_t a = first_ip4(p);
+
+	for (k = 1; !a && k < ROCE_IP4_SLOTS; k++)
+		a = port_roce_ip4(p, k);
+	return a;
+}
+
+unsigned port_roce_v2_index(const struct port *p)
+{
+	unsigned k;
+
+	for (k = 0; k < ROCE_IP4_SLOTS; k++)
+		if (port_roce_ip4(p, k))
+			return 2 + 2 * k + 1;
+	return ROCE_GID_V2_IP4;
 }
 
 struct port *fabric_port_by_ip4(struct fabric *f, uint32_t addr)
@@ -543,9 +571,13 @@ struct port *fabric_port_by_ip4(struct fabric *f, uint32_t addr)
 
 		if (node_is_switch(n))
 			continue;
-		for (k = 1; k <= n->nports; k++)
-			if (port_ip4(&n->ports[k]) == addr)
-				return &n->ports[k];
+		for (k = 1; k <= n->nports; k++) {
+			unsigned slot;
+
+			for (slot = 0; slot < ROCE_IP4_SLOTS; slot++)
+				if (port_roce_ip4(&n->ports[k], slot) == addr)
+					return &n->ports[k];
+		}
 	}
 	return NULL;
 }
@@ -574,6 +606,23 @@ int port_set_ip4(struct port *p, uint32_t addr, struct port **other)
 	fabric_roce_gids_changed(p->node->fabric);
 	if (port_is_roce(p))
 		port_changed(p, PORT_CHANGED_GUID);
+	return 0;
+}
+
+int port_set_roce_ip4(struct port *p, unsigned slot, uint32_t addr)
+{
+	struct port *o;
+
+	if (slot == 0)
+		return addr ? port_set_ip4(p, addr, NULL) : (port_clear_ip4(p), 0);
+	if (slot >= ROCE_IP4_SLOTS || !port_is_roce(p) ||
+	    (addr && !port_ip4_valid(addr, p->node->fabric->loopback_addrs)))
+		return -EINVAL;
+	if (addr && (o = fabric_port_by_ip4(p->node->fabric, addr)) && o != p)
+		return -EEXIST;
+	p->ip4_more[slot - 1] = addr;
+	fabric_roce_gids_changed(p->node->fabric);
+	port_changed(p, PORT_CHANGED_GUID);
 	return 0;
 }
 

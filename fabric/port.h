@@ -30,6 +30,8 @@ void port_cable_set(struct port *p, bool up);
  * 10.<port>.<n / 256>.<n % 256>, n the node's position in the fabric from
  * 1 (127.<port>... when the fabric's loopback_addrs says its addresses are
  * on the machine's own network). 0 for a switch port (no IPoIB there).
+ * A RoCE port whose first address went (port_clear_ip4): its next one's,
+ * or 0 (port_roce_ip4).
  */
 uint32_t port_ip4(const struct port *p);
 /*
@@ -62,7 +64,7 @@ void fabric_roce_gids_changed(struct fabric *f);
 #define IP4_FMT		"%u.%u.%u.%u"
 #define IP4_PARTS(a)	(unsigned)((a) >> 24), (unsigned)((a) >> 16 & 0xff), \
 			(unsigned)((a) >> 8 & 0xff), (unsigned)((a) & 0xff)
-/* The CA port that has @addr, or NULL. */
+/* The CA port that has @addr (any of a RoCE port's), or NULL. */
 struct port *fabric_port_by_ip4(struct fabric *f, uint32_t addr);
 /* Whether a port may have @addr: not 0, multicast (224/4) or class E and
  * broadcast (240/4); loopback (127/8) exactly when @loopback (the fabric's
@@ -76,6 +78,17 @@ int port_set_ip4(struct port *p, uint32_t addr, struct port **other);
  * again (a RoCE port's IPv4 GIDs go empty). On a RoCE port either raises
  * GID_CHANGE (PORT_CHANGED_GUID), as the kernel's roce_gid_mgmt does. */
 void port_clear_ip4(struct port *p);
+/*
+ * A RoCE port's IPv4 address slot @slot (< ROCE_IP4_SLOTS: GIDs 2 + 2 *
+ * @slot and the next), 0 for empty; slot 0 is port_set_ip4's. Setting one
+ * another port has is -EEXIST, one no port may have -EINVAL; a change
+ * raises GID_CHANGE.
+ */
+uint32_t port_roce_ip4(const struct port *p, unsigned slot);
+int port_set_roce_ip4(struct port *p, unsigned slot, uint32_t addr);
+/* The RoCE v2 GID index of the port's address (its first slot with one;
+ * ROCE_GID_V2_IP4 when none): the RDMA CM's source GID. */
+unsigned port_roce_v2_index(const struct port *p);
 
 /* Power a node off (it answers nothing; its cables go dark) or on. */
 void node_power(struct node *n, bool on);

@@ -38,15 +38,15 @@ struct cma_hdr {
 #define CMA_HDR_SIZE	36
 _Static_assert(sizeof(struct cma_hdr) == CMA_HDR_SIZE, "IBA A11 CM header");
 
-/* A RoCE port's is its IPv4-mapped RoCE v2 GID, the kernel's default
- * type for the RDMA CM (cma_set_default_gid_type: RoCE v2). */
+/* A RoCE port's is its address's IPv4-mapped RoCE v2 GID, the kernel's
+ * default type for the RDMA CM (cma_set_default_gid_type: RoCE v2). */
 void cma_port_gid(const struct port *p, uint8_t gid[16])
 {
-	port_gid(p, port_is_roce(p) ? ROCE_GID_V2_IP4 : 0, gid);
+	port_gid(p, port_is_roce(p) ? port_roce_v2_index(p) : 0, gid);
 }
 
 /* On a RoCE port the address is the GRH (ib_init_ah_attr_from_path for
- * RoCE): to the path's DGID from the port's RoCE v2 IPv4 GID, hop limit
+ * RoCE): to the path's DGID from the port's address's RoCE v2 GID, hop limit
  * 64 as IPv4's TTL (RDMA_IP hop limit), the LID 0. */
 void cma_roce_grh(const struct cma_id *id, struct ib_uverbs_ah_attr *ah)
 {
@@ -56,7 +56,7 @@ void cma_roce_grh(const struct cma_id *id, struct ib_uverbs_ah_attr *ah)
 	ah->dlid = 0;
 	ah->src_path_bits = 0;
 	memcpy(ah->grh.dgid, id->path.dgid, 16);
-	ah->grh.sgid_index = ROCE_GID_V2_IP4;
+	ah->grh.sgid_index = (uint8_t)port_roce_v2_index(id->port);
 	ah->grh.hop_limit = ROCE_HOP_LIMIT;
 }
 

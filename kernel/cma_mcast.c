@@ -150,7 +150,7 @@ static void roce_joined(struct timer *t, void *ctx)
 	ev.param.ud.qp_num = 0xffffff;
 	ev.param.ud.qkey = UDP_QKEY;
 	memcpy(ah->grh.dgid, mc->mgid, 16);
-	ah->grh.sgid_index = ROCE_GID_V2_IP4;
+	ah->grh.sgid_index = (uint8_t)port_roce_v2_index(mc->port);
 	ah->grh.hop_limit = mc->addr.ss_family == AF_INET ? ROCE_HOP_LIMIT : 1;
 	ah->is_global = 1;
 	ah->port_num = mc->port->num;

@@ -129,12 +129,40 @@ static int dump_addrs(struct netwatch *w, struct addr *out)
 	}
 }
 
-/* Each RoCE port of the host from its interface's addresses now. */
+/* Whether @a is one of the @n addresses of interface @name. */
+static bool has_addr(const struct addr *addrs, int n, const char *name, uint32_t a)
+{
+	int k;
+
+	for (k = 0; k < n; k++)
+		if (addrs[k].ip4 == a && !strcmp(addrs[k].name, name))
+			return true;
+	return false;
+}
+
+/* Whether port @p has @a in one of its slots. */
+static bool port_has(const struct port *p, uint32_t a)
+{
+	unsigned slot;
+
+	for (slot = 0; slot < ROCE_IP4_SLOTS; slot++)
+		if (port_roce_ip4(p, slot) == a)
+			return true;
+	return false;
+}
+
+/*
+ * Each RoCE port of the host from its interface's addresses now, as the
+ * kernel keeps the GID table: an address gone empties its pair of
+ * entries (the others stay where they are), a new one takes the first
+ * empty pair; past ROCE_IP4_SLOTS it has none. One another port has
+ * (two interfaces, one address) or no port may have is passed over.
+ */
 static void reconcile(struct netwatch *w)
 {
 	struct addr addrs[ADDRS_MAX];
 	int n = dump_addrs(w, addrs), k;
-	unsigned i;
+	unsigned i, slot;
 
 	if (n < 0) {
 		g_debug("netwatch: the run's addresses: %s", g_strerror(-n));
@@ -143,24 +171,27 @@ static void reconcile(struct netwatch *w)
 	for (i = 0; i < host_nports(w->h); i++) {
 		struct port *p = host_port(w->h, i, NULL);
 		char ifname[IFNAMSIZ];
-		uint32_t now = port_ip4(p);
-		bool has_now = false, set = false;
 
 		if (!port_is_roce(p) || !host_netdev_name(w->h, p, ifname, sizeof(ifname)))
 			continue;
-		for (k = 0; k < n && !has_now; k++)
-			has_now = now && !strcmp(addrs[k].name, ifname) && addrs[k].ip4 == now;
-		if (has_now)
-			continue;
-		/* Another port may have it (two interfaces, one address):
-		 * the next one then. */
-		for (k = 0; k < n && !set; k++)
-			set = !strcmp(addrs[k].name, ifname) && port_set_ip4(p, addrs[k].ip4, NULL) == 0;
-		if (!set && now)
-			port_clear_ip4(p);
-		if (set || now)
-			g_info("netwatch: %s (%s/%u): IPv4 " IP4_FMT, ifname, p->node->id, p->num,
-			       IP4_PARTS(port_ip4(p)));
+		for (slot = 0; slot < ROCE_IP4_SLOTS; slot++) {
+			uint32_t a = port_roce_ip4(p, slot);
+
+			if (a && !has_addr(addrs, n, ifname, a)) {
+				port_set_roce_ip4(p, slot, 0);
+				g_info("netwatch: %s: " IP4_FMT " gone (GIDs %u, %u)", ifname,
+				       IP4_PARTS(a), 2 + 2 * slot, 3 + 2 * slot);
+			}
+		}
+		for (k = 0; k < n; k++) {
+			if (strcmp(addrs[k].name, ifname) || port_has(p, addrs[k].ip4))
+				continue;
+			for (slot = 0; slot < ROCE_IP4_SLOTS && port_roce_ip4(p, slot); slot++)
+				;
+			if (slot < ROCE_IP4_SLOTS && port_set_roce_ip4(p, slot, addrs[k].ip4) == 0)
+				g_info("netwatch: %s: " IP4_FMT " (GIDs %u, %u)", ifname,
+				       IP4_PARTS(addrs[k].ip4), 2 + 2 * slot, 3 + 2 * slot);
+		}
 	}
 }
 

@@ -4,8 +4,8 @@
  * RoCE port's IPv4 GIDs, and the address the RDMA CM maps to it, follow
  * its interface's IPv4 address as `ip addr` changes it, as the kernel's
  * roce_gid_mgmt follows inetaddr events; each change raises GID_CHANGE.
- * A port has one IPv4 address: its interface's first; when that goes,
- * the next one the interface has, or none.
+ * A port has up to ROCE_IP4_SLOTS IPv4 addresses, each a pair of GIDs
+ * where the kernel would put it (fabric/port.h port_set_roce_ip4).
  */
 #ifndef IBEMU_NS_NETWATCH_H
 #define IBEMU_NS_NETWATCH_H

@@ -17,46 +17,58 @@ echo "before: $(gid3) $(cat $P/gid_attrs/types/3)"
 timeout 60 ibv_asyncwatch >"$W/aw.out" 2>&1 &
 aw=$!
 wait_until grep -q "async event FD" "$W/aw.out"
-# A second address: the port keeps its first.
+# A second address: GIDs 4/5, the first stays at 2/3.
+gid_is() { [ "$(cat $P/gids/$1)" = "$2" ]; }
 ip addr add 192.168.7.1/24 dev eth0
+wait_until gid_is 5 0000:0000:0000:0000:0000:ffff:c0a8:0701
+echo "second: $(gid3) $(cat $P/gids/4) $(cat $P/gid_attrs/types/4) $(cat $P/gids/5) $(cat $P/gid_attrs/types/5)"
+# The first deleted: its pair empty, the second's where it was; the port's
+# address (ibemu ctl, the RDMA CM's) is the second now.
 ip addr del 10.1.0.3/16 dev eth0
-wait_until gid3_is 0000:0000:0000:0000:0000:ffff:c0a8:0701
-echo "first gone: $(gid3) $(cat $P/gid_attrs/types/3) $(cat $P/gids/2) $(cat $P/gid_attrs/types/2)"
-ip addr del 192.168.7.1/24 dev eth0
 wait_until gid3_is 0000:0000:0000:0000:0000:0000:0000:0000
-echo "none: $(gid3) $(cat $P/gids/0)"
-echo "none's type: $(cat $P/gid_attrs/types/3 2>&1 | sed 's/.*: //')"
+echo "first gone: $(cat $P/gids/5) $(ibemu ctl port host1/1 | grep '^addr')"
+echo "first gone's type: $(cat $P/gid_attrs/types/3 2>&1 | sed 's/.*: //')"
+# rping pp ADDR: server and client on ADDR, through the RDMA CM.
+rp() {
+	timeout 60 rping -s -a "$1" -C 5 -v >"$W/rps.out" 2>&1 &
+	local s=$! c
+	cm_on() { ibemu ctl status | grep -q "listening on $1"; }
+	wait_until cm_on "$1"
+	timeout 60 rping -c -a "$1" -C 5 -v >"$W/rpc.out" 2>&1
+	c=$?
+	wait $s
+	echo "rping $1 | client $c server $? | $(grep -c 'rdma-ping-' "$W/rpc.out")"
+}
+rp 192.168.7.1
+ip addr del 192.168.7.1/24 dev eth0
+wait_until gid_is 5 0000:0000:0000:0000:0000:0000:0000:0000
+echo "none: $(gid3) $(cat $P/gids/5) $(cat $P/gids/0)"
 ip addr add 10.9.9.9/24 dev eth0
 wait_until gid3_is 0000:0000:0000:0000:0000:ffff:0a09:0909
 echo "new: $(gid3) $(ibemu ctl port host1/1 | grep '^addr')"
 ibv_devinfo -v -d ibemu0 | grep -E "GID\[ *3\]" | tr -s ' \t' ' ' | sed 's/^/devinfo:/'
-# The RDMA CM by the new address: rping with both ends on it.
-timeout 60 rping -s -a 10.9.9.9 -C 5 -v >"$W/rps.out" 2>&1 &
-s=$!
-cm_on() { ibemu ctl status | grep -q "listening on 10.9.9.9"; }
-wait_until cm_on
-timeout 60 rping -c -a 10.9.9.9 -C 5 -v >"$W/rpc.out" 2>&1
-c=$?
-wait $s
-echo "rping | client $c server $? | $(grep -c 'rdma-ping-' "$W/rpc.out")"
-three() { [ "$(grep -c GID_CHANGE "$W/aw.out")" -ge 3 ]; }
-wait_until three
+rp 10.9.9.9
+four() { [ "$(grep -c GID_CHANGE "$W/aw.out")" -ge 4 ]; }
+wait_until four
 kill $aw
 echo "events: $(grep -c 'IBV_EVENT_GID_CHANGE (18), port 1' "$W/aw.out")"
 SCRIPT
 ibemu_run --roce -a host1 -a host3 -- env W="$WORK" bash "$WORK/addr.sh"
 expect_rc 0 "the run"
 expect_line "before: 0000:0000:0000:0000:0000:ffff:0a01:0003 RoCE v2" "GID 3: the interface's address, RoCE v2"
-expect_line "first gone: 0000:0000:0000:0000:0000:ffff:c0a8:0701 RoCE v2 0000:0000:0000:0000:0000:ffff:c0a8:0701 IB/RoCE v1" \
-	"its address removed: GIDs 2 and 3 the next one the interface has"
-expect_line "none: 0000:0000:0000:0000:0000:0000:0000:0000 fe80:0000:0000:0000:0202:c9ff:fe00:0101" \
-	"no address: the entry empty, the link-local GID stays"
-expect_line "none's type: Invalid argument" "an empty entry's type: EINVAL, as the kernel's _show_port_gid_attr"
+expect_line "second: 0000:0000:0000:0000:0000:ffff:0a01:0003 0000:0000:0000:0000:0000:ffff:c0a8:0701 IB/RoCE v1 0000:0000:0000:0000:0000:ffff:c0a8:0701 RoCE v2" \
+	"a second address: GIDs 4 and 5 (v1, v2), the first stays at 2/3"
+expect_line "first gone: 0000:0000:0000:0000:0000:ffff:c0a8:0701 addr 192.168.7.1" \
+	"the first deleted: its pair empty, the second's stays; the port's address is the second"
+expect_line "first gone's type: Invalid argument" "an empty entry's type: EINVAL, as the kernel's _show_port_gid_attr"
+expect_line "rping 192.168.7.1 | client 0 server 0 | 5" "rping on the second address (GID 5): the RDMA CM finds the port"
+expect_line "none: 0000:0000:0000:0000:0000:0000:0000:0000 0000:0000:0000:0000:0000:0000:0000:0000 fe80:0000:0000:0000:0202:c9ff:fe00:0101" \
+	"no address: the entries empty, the link-local GID stays"
 expect_line "new: 0000:0000:0000:0000:0000:ffff:0a09:0909 addr 10.9.9.9" \
-	"a new address: GID 3, and the port's address as ibemu ctl says it"
+	"a new address: the first empty pair (GID 3), and the port's address as ibemu ctl says it"
 expect_match "^devinfo: GID\[ *3\]: ::ffff:10.9.9.9, RoCE v2" "ibv_devinfo -v shows it"
-expect_line "rping | client 0 server 0 | 5" "rping on the new address: the RDMA CM finds the port"
-expect_line "events: 3" "GID_CHANGE for each change (ibv_asyncwatch)"
+expect_line "rping 10.9.9.9 | client 0 server 0 | 5" "rping on the new address"
+expect_line "events: 4" "GID_CHANGE for each change (ibv_asyncwatch)"
 
 # --hosts: each host's network is its own; a change on host3 is host3's.
 cat >"$WORK/hosts.sh" <<'SCRIPT'

@@ -2,6 +2,8 @@
 /* Topology parser: both formats, GUID rules, and file:line errors. */
 #include "config.h"
 
+#include <errno.h>
+
 #include <sys/stat.h>
 
 #include <glib/gstdio.h>
@@ -398,6 +400,29 @@ static void test_roce_gid_index(void **state)
 	port_gid(n1, 3, gid);
 	assert_int_equal(gid[15], 9);
 	assert_ptr_equal(fabric_roce_port_by_gid(f, gid), n1);
+	/* A second address: GIDs 4/5, found by address and by GID; the
+	 * first one's pair emptied leaves it there, and the CM's index moves
+	 * to it (port_roce_v2_index). Another port's address: EEXIST. */
+	assert_int_equal(port_set_roce_ip4(n1, 1, 0x0a080808), 0);
+	port_gid(n1, 5, gid);
+	assert_int_equal(gid[15], 8);
+	assert_string_equal(port_gid_type(n1, 5), "RoCE v2");
+	assert_string_equal(port_gid_type(n1, 4), "IB/RoCE v1");
+	assert_null(port_gid_type(n1, 6));
+	assert_ptr_equal(fabric_roce_port_by_gid(f, gid), n1);
+	assert_ptr_equal(fabric_port_by_ip4(f, 0x0a080808), n1);
+	assert_int_equal(port_set_roce_ip4(n2, 2, 0x0a080808), -EEXIST);
+	assert_int_equal(port_set_roce_ip4(h1, 1, 0x0a070707), -EINVAL);	/* InfiniBand */
+	assert_int_equal(port_roce_v2_index(n1), 3);
+	port_clear_ip4(n1);
+	assert_null(port_gid_type(n1, 3));
+	assert_int_equal(port_roce_v2_index(n1), 5);
+	assert_int_equal(port_ip4(n1), 0x0a080808);
+	assert_int_equal(port_set_roce_ip4(n1, 1, 0), 0);
+	assert_null(fabric_roce_port_by_gid(f, gid));
+	assert_int_equal(port_ip4(n1), 0);
+	assert_null(fabric_port_by_ip4(f, 0));
+	assert_int_equal(port_set_ip4(n1, 0x0a090909, NULL), 0);
 	/* A new GUID: a new MAC, a new link-local GID. */
 	port_gid(n2, 1, old);
 	port_set_guid(n2, 0x0002c90300abcdefull);
