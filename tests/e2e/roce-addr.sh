@@ -28,16 +28,20 @@ ip addr del 10.1.0.3/16 dev eth0
 wait_until gid3_is 0000:0000:0000:0000:0000:0000:0000:0000
 echo "first gone: $(cat $P/gids/5) $(ibemu ctl port host1/1 | grep '^addr')"
 echo "first gone's type: $(cat $P/gid_attrs/types/3 2>&1 | sed 's/.*: //')"
-# rping pp ADDR: server and client on ADDR, through the RDMA CM.
+# rp ADDR: rping's server and client on ADDR, through the RDMA CM: the
+# server's status and the client's pings. Not the client's status: rping
+# 44 closes its event channel while its CM thread may be about to ask it
+# again, and then exits 255 ("rdma_get_cm_event: Bad file descriptor", on
+# a kernel too; rdma-core fixed it in f3ae6534a, "rping: terminate CM
+# event thread before exiting"): 3 times in 60 here under load.
 rp() {
 	timeout 60 rping -s -a "$1" -C 5 -v >"$W/rps.out" 2>&1 &
-	local s=$! c
+	local s=$!
 	cm_on() { ibemu ctl status | grep -q "listening on $1"; }
 	wait_until cm_on "$1"
 	timeout 60 rping -c -a "$1" -C 5 -v >"$W/rpc.out" 2>&1
-	c=$?
 	wait $s
-	echo "rping $1 | client $c server $? | $(grep -c 'rdma-ping-' "$W/rpc.out")"
+	echo "rping $1 | server $? | $(grep -c '^ping data: rdma-ping-' "$W/rpc.out")"
 }
 rp 192.168.7.1
 ip addr del 192.168.7.1/24 dev eth0
@@ -61,13 +65,13 @@ expect_line "second: 0000:0000:0000:0000:0000:ffff:0a01:0003 0000:0000:0000:0000
 expect_line "first gone: 0000:0000:0000:0000:0000:ffff:c0a8:0701 addr 192.168.7.1" \
 	"the first deleted: its pair empty, the second's stays; the port's address is the second"
 expect_line "first gone's type: Invalid argument" "an empty entry's type: EINVAL, as the kernel's _show_port_gid_attr"
-expect_line "rping 192.168.7.1 | client 0 server 0 | 5" "rping on the second address (GID 5): the RDMA CM finds the port"
+expect_line "rping 192.168.7.1 | server 0 | 5" "rping on the second address (GID 5): the RDMA CM finds the port"
 expect_line "none: 0000:0000:0000:0000:0000:0000:0000:0000 0000:0000:0000:0000:0000:0000:0000:0000 fe80:0000:0000:0000:0202:c9ff:fe00:0101" \
 	"no address: the entries empty, the link-local GID stays"
 expect_line "new: 0000:0000:0000:0000:0000:ffff:0a09:0909 addr 10.9.9.9" \
 	"a new address: the first empty pair (GID 3), and the port's address as ibemu ctl says it"
 expect_match "^devinfo: GID\[ *3\]: ::ffff:10.9.9.9, RoCE v2" "ibv_devinfo -v shows it"
-expect_line "rping 10.9.9.9 | client 0 server 0 | 5" "rping on the new address"
+expect_line "rping 10.9.9.9 | server 0 | 5" "rping on the new address"
 expect_line "events: 4" "GID_CHANGE for each change (ibv_asyncwatch)"
 
 # --hosts: each host's network is its own; a change on host3 is host3's.
