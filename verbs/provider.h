@@ -79,6 +79,9 @@ struct ibemu_context {
 	 * since held_since_us; tx_lost: answers lost meanwhile. */
 	struct verbs_ioc_send *out;	/* data: out_max bytes */
 	size_t out_len, out_max;
+	/* The readers' buffers, made by ibemu_threads_start's caller
+	 * (thread.c says why). */
+	char *rx_buf, *fast_rx_buf;
 	bool tx_held;
 	uint64_t held_since_us;
 	uint64_t tx_lost;

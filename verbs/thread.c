@@ -210,12 +210,11 @@ void ibemu_on_records(struct ibemu_context *ctx, const char *buf, ssize_t n)
 static void *reader(void *arg)
 {
 	struct ibemu_context *ctx = arg;
-	char *buf = malloc(IN_MAX);
+	char *buf = ctx->rx_buf;
 	int fd = ctx->vctx.context.cmd_fd;
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
-	pthread_cleanup_push(free, buf);
-	while (buf) {
+	for (;;) {
 		ssize_t n = CANCELLABLE(read(fd, buf, IN_MAX));
 
 		if (n < 0 && errno == EINTR)
@@ -233,7 +232,6 @@ static void *reader(void *arg)
 		if (ctx->stopping)
 			break;
 	}
-	pthread_cleanup_pop(1);	/* free(buf) */
 	return NULL;
 }
 
@@ -338,13 +336,10 @@ static void fast_read(struct ibemu_context *ctx, char *buf)
 
 static void *fast_reader(void *arg)
 {
-	char *buf = malloc(IN_MAX);
+	struct ibemu_context *ctx = arg;
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
-	pthread_cleanup_push(free, buf);
-	if (buf)
-		fast_read(arg, buf);
-	pthread_cleanup_pop(1);	/* free(buf) */
+	fast_read(ctx, ctx->fast_rx_buf);
 	return NULL;
 }
 
@@ -401,6 +396,15 @@ static void *timer(void *arg)
 	return NULL;
 }
 
+static void free_buffers(struct ibemu_context *ctx)
+{
+	free(ctx->out);
+	free(ctx->rx_buf);
+	free(ctx->fast_rx_buf);
+	ctx->out = NULL;
+	ctx->rx_buf = ctx->fast_rx_buf = NULL;
+}
+
 int ibemu_threads_start(struct ibemu_context *ctx)
 {
 	pthread_condattr_t ca;
@@ -410,15 +414,26 @@ int ibemu_threads_start(struct ibemu_context *ctx)
 	 * a quarter of the round trips for a stream (fastchan.c). */
 	ctx->out_max = ctx->fast_chan >= 0 ? FAST_SEND_MAX : VERBS_IOC_SEND_MAX;
 	ctx->out = malloc(offsetof(struct verbs_ioc_send, data) + ctx->out_max);
-	if (!ctx->out)
+	/* The readers' buffers, made here and not by them: a thread's first
+	 * malloc makes its arena (an mmap, then a munmap of the excess),
+	 * and the program may be rewriting libc's munmap right then (Open
+	 * MPI's memory hooks patch it as its openib BTL starts, just after
+	 * opening the device), which a thread inside it does not survive. */
+	ctx->rx_buf = malloc(IN_MAX);
+	ctx->fast_rx_buf = ctx->fast_data >= 0 ? malloc(IN_MAX) : NULL;
+	if (!ctx->out || !ctx->rx_buf || (ctx->fast_data >= 0 && !ctx->fast_rx_buf)) {
+		free_buffers(ctx);
 		return ENOMEM;
+	}
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&ctx->timer_cond, &ca);
 	pthread_condattr_destroy(&ca);
 	err = pthread_create(&ctx->reader, NULL, reader, ctx);
-	if (err)
+	if (err) {
+		free_buffers(ctx);
 		return err;
+	}
 	err = pthread_create(&ctx->timer, NULL, timer, ctx);
 	if (!err && ctx->fast_data >= 0 &&
 	    (err = pthread_create(&ctx->fast_reader, NULL, fast_reader, ctx))) {
@@ -432,6 +447,7 @@ int ibemu_threads_start(struct ibemu_context *ctx)
 		ctx->stopping = true;
 		ibemu_ioc(ctx, VERBS_IOC_WAKE, NULL);
 		pthread_join(ctx->reader, NULL);
+		free_buffers(ctx);
 		return err;
 	}
 	ctx->threads = true;
@@ -459,6 +475,5 @@ void ibemu_threads_stop(struct ibemu_context *ctx)
 	if (ctx->fast_data >= 0)
 		pthread_join(ctx->fast_reader, NULL);
 	ctx->threads = false;
-	free(ctx->out);
-	ctx->out = NULL;
+	free_buffers(ctx);
 }
