@@ -242,6 +242,17 @@ static inline uint64_t verbs_sub_end(uint64_t tail, uint64_t head, uint32_t open
 	return head;
 }
 
+/* Whether @a and @b, packet headers, go the same way as far as their GRH
+ * says (both none, or the same SGID index and DGID): part of what a grant
+ * holds for, the sender's and the daemon's alike. */
+static inline bool verbs_pkt_same_grh(const struct verbs_wire_pkt *a,
+				      const struct verbs_wire_pkt *b)
+{
+	return (a->flags & VERBS_PKT_GRH) == (b->flags & VERBS_PKT_GRH) &&
+	       (!(a->flags & VERBS_PKT_GRH) ||
+		(a->sgid_index == b->sgid_index && !memcmp(a->dgid, b->dgid, 16)));
+}
+
 /* Whether a sender's packet is one its binding lets through. */
 static inline bool verbs_bind_allows(const struct verbs_bind *b, const struct verbs_wire_pkt *p)
 {

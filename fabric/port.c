@@ -540,24 +540,38 @@ uint32_t port_roce_ip4(const struct port *p, unsigned slot)
 	return slot < ROCE_IP4_SLOTS && port_is_roce(p) ? p->ip4_more[slot - 1] : 0;
 }
 
-uint32_t port_ip4(const struct port *p)
+/* The port's first slot with an address, or ROCE_IP4_SLOTS. */
+static unsigned first_slot(const struct port *p)
 {
 	unsigned k;
-	uint32_t a = first_ip4(p);
 
-	for (k = 1; !a && k < ROCE_IP4_SLOTS; k++)
-		a = port_roce_ip4(p, k);
-	return a;
+	for (k = 0; k < ROCE_IP4_SLOTS && !port_roce_ip4(p, k); k++)
+		;
+	return k;
+}
+
+uint32_t port_ip4(const struct port *p)
+{
+	unsigned k = first_slot(p);
+
+	return k < ROCE_IP4_SLOTS ? port_roce_ip4(p, k) : 0;
 }
 
 unsigned port_roce_v2_index(const struct port *p)
 {
+	unsigned k = first_slot(p);
+
+	return k < ROCE_IP4_SLOTS ? 2 + 2 * k + 1 : ROCE_GID_V2_IP4;
+}
+
+bool port_has_ip4(const struct port *p, uint32_t addr)
+{
 	unsigned k;
 
 	for (k = 0; k < ROCE_IP4_SLOTS; k++)
-		if (port_roce_ip4(p, k))
-			return 2 + 2 * k + 1;
-	return ROCE_GID_V2_IP4;
+		if (port_roce_ip4(p, k) == addr)
+			return true;
+	return false;
 }
 
 struct port *fabric_port_by_ip4(struct fabric *f, uint32_t addr)
@@ -571,13 +585,9 @@ struct port *fabric_port_by_ip4(struct fabric *f, uint32_t addr)
 
 		if (node_is_switch(n))
 			continue;
-		for (k = 1; k <= n->nports; k++) {
-			unsigned slot;
-
-			for (slot = 0; slot < ROCE_IP4_SLOTS; slot++)
-				if (port_roce_ip4(&n->ports[k], slot) == addr)
-					return &n->ports[k];
-		}
+		for (k = 1; k <= n->nports; k++)
+			if (port_has_ip4(&n->ports[k], addr))
+				return &n->ports[k];
 	}
 	return NULL;
 }
@@ -586,6 +596,15 @@ bool port_ip4_valid(uint32_t addr, bool loopback)
 {
 	return addr != 0 && (addr >> 24 == 127) == loopback && addr >> 28 != 0xe &&
 	       addr >> 28 != 0xf;
+}
+
+/* An address of @p changed: the GID index, and on a RoCE port its GIDs
+ * with it (GID_CHANGE). */
+static void addr_changed(struct port *p)
+{
+	fabric_roce_gids_changed(p->node->fabric);
+	if (port_is_roce(p))
+		port_changed(p, PORT_CHANGED_GUID);
 }
 
 int port_set_ip4(struct port *p, uint32_t addr, struct port **other)
@@ -603,9 +622,7 @@ int port_set_ip4(struct port *p, uint32_t addr, struct port **other)
 	}
 	p->ip4 = addr;
 	p->ip4_none = false;
-	fabric_roce_gids_changed(p->node->fabric);
-	if (port_is_roce(p))
-		port_changed(p, PORT_CHANGED_GUID);
+	addr_changed(p);
 	return 0;
 }
 
@@ -621,15 +638,12 @@ int port_set_roce_ip4(struct port *p, unsigned slot, uint32_t addr)
 	if (addr && (o = fabric_port_by_ip4(p->node->fabric, addr)) && o != p)
 		return -EEXIST;
 	p->ip4_more[slot - 1] = addr;
-	fabric_roce_gids_changed(p->node->fabric);
-	port_changed(p, PORT_CHANGED_GUID);
+	addr_changed(p);
 	return 0;
 }
 
 void port_clear_ip4(struct port *p)
 {
 	p->ip4_none = true;
-	fabric_roce_gids_changed(p->node->fabric);
-	if (port_is_roce(p))
-		port_changed(p, PORT_CHANGED_GUID);
+	addr_changed(p);
 }

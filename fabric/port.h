@@ -85,6 +85,8 @@ void port_clear_ip4(struct port *p);
  * raises GID_CHANGE.
  */
 uint32_t port_roce_ip4(const struct port *p, unsigned slot);
+/* Whether @addr (not 0) is one of @p's (port_ip4, or any slot of a RoCE port). */
+bool port_has_ip4(const struct port *p, uint32_t addr);
 int port_set_roce_ip4(struct port *p, unsigned slot, uint32_t addr);
 /* The RoCE v2 GID index of the port's address (its first slot with one;
  * ROCE_GID_V2_IP4 when none): the RDMA CM's source GID. */

@@ -311,10 +311,7 @@ static bool same_key(const struct verbs_wire_pkt *a, const struct verbs_wire_pkt
 {
 	return a->port == b->port && a->sl == b->sl && a->dlid == b->dlid &&
 	       a->slid == b->slid && a->pkey_index == b->pkey_index && a->sqpn == b->sqpn &&
-	       a->dqpn == b->dqpn && a->qkey == b->qkey &&
-	       (a->flags & VERBS_PKT_GRH) == (b->flags & VERBS_PKT_GRH) &&
-	       (!(a->flags & VERBS_PKT_GRH) ||
-		(a->sgid_index == b->sgid_index && !memcmp(a->dgid, b->dgid, 16)));
+	       a->dqpn == b->dqpn && a->qkey == b->qkey && verbs_pkt_same_grh(a, b);
 }
 
 /* A new sub-ring in slot @s for @from's packets like @w, on the way @r:

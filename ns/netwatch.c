@@ -140,17 +140,6 @@ static bool has_addr(const struct addr *addrs, int n, const char *name, uint32_t
 	return false;
 }
 
-/* Whether port @p has @a in one of its slots. */
-static bool port_has(const struct port *p, uint32_t a)
-{
-	unsigned slot;
-
-	for (slot = 0; slot < ROCE_IP4_SLOTS; slot++)
-		if (port_roce_ip4(p, slot) == a)
-			return true;
-	return false;
-}
-
 /*
  * Each RoCE port of the host from its interface's addresses now, as the
  * kernel keeps the GID table: an address gone empties its pair of
@@ -184,7 +173,7 @@ static void reconcile(struct netwatch *w)
 			}
 		}
 		for (k = 0; k < n; k++) {
-			if (strcmp(addrs[k].name, ifname) || port_has(p, addrs[k].ip4))
+			if (strcmp(addrs[k].name, ifname) || port_has_ip4(p, addrs[k].ip4))
 				continue;
 			for (slot = 0; slot < ROCE_IP4_SLOTS && port_roce_ip4(p, slot); slot++)
 				;

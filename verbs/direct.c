@@ -62,9 +62,7 @@ static bool same_way(const struct verbs_wire_pkt *a, const struct verbs_wire_pkt
 {
 	return a->port == b->port && a->sl == b->sl && a->dlid == b->dlid &&
 	       a->slid == b->slid && a->pkey_index == b->pkey_index && a->dqpn == b->dqpn &&
-	       a->qkey == b->qkey && (a->flags & VERBS_PKT_GRH) == (b->flags & VERBS_PKT_GRH) &&
-	       (!(b->flags & VERBS_PKT_GRH) ||
-		(a->sgid_index == b->sgid_index && !memcmp(a->dgid, b->dgid, 16)));
+	       a->qkey == b->qkey && verbs_pkt_same_grh(a, b);
 }
 
 static void refused(struct ibemu_dtx *d)
