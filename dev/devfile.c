@@ -29,30 +29,26 @@ struct dfile {
 	GHashTable *xfers;	/* tid -> struct xfer *, calls in pieces */
 };
 
-/* A request held for a later reply: a blocking read, or an open the
- * table answers later (KFILE_LATER). */
+/* A request held for a later reply: a blocking read, or an open or a
+ * write the table answers later (KFILE_LATER). */
 struct parked {
-	struct kfile_wait w;	/* an open's */
+	struct kfile_wait w;	/* an open's or a write's */
 	fuse_req_t req;
 	size_t size;		/* read: the first piece's size */
 	size_t count;		/* read: the call's (usercall.h) */
 	GQueue *owner;		/* read: its open file's queue */
 	struct vnode *v;	/* open: the file, to cancel it */
 	uint64_t unique;	/* open: the request's id (devfile.h) */
+	struct dfile *f;	/* write: its open file, to cancel it */
 	bool interrupted;
-	struct devfiles *df;
-};
-
-/* A write the table answers later: ib_uverbs' CREATE_COMP_CHANNEL. */
-struct held_write {
-	struct kfile_wait w;
-	fuse_req_t req;
+	struct devfiles *df;	/* NULL: a write left when the front-end went */
 };
 
 struct devfiles {
 	guint idle;		/* pending flush of interrupted requests */
 	GQueue opens;		/* struct parked *, opens answered later */
 	GQueue all_reads;	/* every parked read, for interrupts */
+	GQueue writes;		/* struct parked *, writes answered later */
 	devfile_reply_open_fn reply_open;	/* NULL: fuse_reply_open */
 	void *reply_open_data;
 };
@@ -69,8 +65,10 @@ static pid_t req_tid(fuse_req_t req)
 
 /* ---- parked requests and interrupts ------------------------------- */
 
+enum parked_kind { PARKED_READ, PARKED_OPEN, PARKED_WRITE };
+
 /* Answer EINTR to the interrupted requests parked on @q. */
-static void flush_queue(GQueue *q, bool reads)
+static void flush_queue(GQueue *q, enum parked_kind kind)
 {
 	GList *l, *next;
 
@@ -81,10 +79,12 @@ static void flush_queue(GQueue *q, bool reads)
 		if (!p->interrupted)
 			continue;
 		g_queue_delete_link(q, l);
-		if (reads)
+		if (kind == PARKED_READ)
 			g_queue_remove(p->owner, p);
-		else
+		else if (kind == PARKED_OPEN)
 			p->v->ops->cancel(p->v->ctx, &p->w);
+		else
+			p->f->ops->cancel_write(p->f->file, &p->w);
 		fuse_reply_err(p->req, EINTR);
 		g_free(p);
 	}
@@ -95,8 +95,9 @@ static gboolean flush_interrupted(gpointer data)
 	struct devfiles *df = data;
 
 	df->idle = 0;
-	flush_queue(&df->all_reads, true);
-	flush_queue(&df->opens, false);
+	flush_queue(&df->all_reads, PARKED_READ);
+	flush_queue(&df->opens, PARKED_OPEN);
+	flush_queue(&df->writes, PARKED_WRITE);
 	return G_SOURCE_REMOVE;
 }
 
@@ -505,21 +506,23 @@ static void write_whole(fuse_req_t req, struct dfile *f, size_t size, const stru
 
 static void write_done(struct kfile_wait *w, int64_t ret, void *file)
 {
-	struct held_write *h = (struct held_write *)w;
+	struct parked *p = (struct parked *)w;
 
 	(void)file;
+	if (p->df)
+		g_queue_remove(&p->df->writes, p);
 	if (ret < 0)
-		fuse_reply_err(h->req, (int)-ret);
+		fuse_reply_err(p->req, (int)-ret);
 	else
-		fuse_reply_write(h->req, (size_t)ret);
-	g_free(h);
+		fuse_reply_write(p->req, (size_t)ret);
+	g_free(p);
 }
 
 void devfile_write(fuse_req_t req, struct vnode *v, const char *buf, size_t size,
 		   off_t off, struct fuse_file_info *fi)
 {
 	struct dfile *f = dfile_of(fi);
-	struct held_write *h;
+	struct parked *p;
 	struct user_call c;
 	ssize_t n;
 
@@ -531,13 +534,24 @@ void devfile_write(fuse_req_t req, struct vnode *v, const char *buf, size_t size
 		return;
 	}
 	user_call_clear(&c);
-	h = g_new0(struct held_write, 1);
-	h->w.done = write_done;
-	h->req = req;
-	n = f->ops->write(f->file, buf, size, &h->w);
-	if (n == KFILE_LATER)
-		return;	/* the table holds h until it answers */
-	g_free(h);
+	p = g_new0(struct parked, 1);
+	p->w.done = write_done;
+	p->req = req;
+	p->df = f->df;
+	p->f = f;
+	n = f->ops->write(f->file, buf, size, f->ops->cancel_write ? &p->w : NULL);
+	if (n == KFILE_LATER) {
+		/*
+		 * The table holds p until it answers; an interrupt cancels it.
+		 * A FUSE request the daemon has taken is waited for even by a
+		 * dying process (request_wait_answer()): without this a
+		 * process killed in the write could never exit.
+		 */
+		g_queue_push_tail(&f->df->writes, p);
+		park(p);	/* if interrupted already: answered by the idle flush */
+		return;
+	}
+	g_free(p);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
@@ -602,6 +616,7 @@ struct devfiles *devfiles_new(void)
 
 	g_queue_init(&df->opens);
 	g_queue_init(&df->all_reads);
+	g_queue_init(&df->writes);
 	return df;
 }
 
@@ -618,5 +633,8 @@ void devfiles_free(struct devfiles *df)
 		g_free(p);
 	}
 	g_queue_clear_full(&df->all_reads, g_free);
+	/* Their tables still hold them and may answer them as they go. */
+	while ((p = g_queue_pop_head(&df->writes)))
+		p->df = NULL;
 	g_free(df);
 }

@@ -91,8 +91,13 @@ struct kfile_ops {
 	ssize_t (*read)(void *file, void *buf, size_t count, size_t *filled);
 	/* The most the next read writes in @buf (NULL: its count). */
 	size_t (*read_len)(const void *file);
-	/* NULL: EINVAL. Else bytes, -errno, or KFILE_LATER (@w answers). */
+	/* NULL: EINVAL. Else bytes, -errno, or KFILE_LATER (@w answers);
+	 * @w is NULL when the caller cannot wait. */
 	ssize_t (*write)(void *file, const void *buf, size_t count, struct kfile_wait *w);
+	/* A write answered later was interrupted (its process is dying, or
+	 * a signal came): @w is not answered. NULL: the FUSE and CUSE
+	 * transports let no write of the kind wait. */
+	void (*cancel_write)(void *file, struct kfile_wait *w);
 	/* Whether a write of @count bytes could be taken: 0 or -errno, before
 	 * a transport gathers a long one (NULL: any). */
 	int (*check_write_size)(void *file, size_t count);

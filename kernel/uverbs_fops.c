@@ -302,6 +302,24 @@ static int upcall_done(struct cmd_file *cf, const struct verbs_ioc_upcall_done *
 	return 0;
 }
 
+/* The writer was interrupted: its upcall's answer finds nothing, as the
+ * provider's for a channel it no longer wants should (EINVAL). */
+static void cmd_fop_cancel_write(void *file, struct kfile_wait *w)
+{
+	struct cmd_file *cf = file;
+	GHashTableIter it;
+	struct held *h;
+
+	g_hash_table_iter_init(&it, cf->held);
+	while (g_hash_table_iter_next(&it, NULL, (void **)&h)) {
+		if (h->w == w) {
+			g_hash_table_iter_steal(&it);
+			g_free(h);
+			return;
+		}
+	}
+}
+
 static int cmd_fop_ioctl(void *file, unsigned cmd, void *arg, size_t *out_len)
 {
 	struct cmd_file *cf = file;
@@ -353,6 +371,7 @@ const struct kfile_ops uverbs_cmd_fops = {
 	.release = cmd_fop_release,
 	.read = cmd_fop_read,
 	.write = cmd_fop_write,
+	.cancel_write = cmd_fop_cancel_write,
 	.ioctl = cmd_fop_ioctl,
 	.poll = cmd_fop_poll,
 	.set_wakeup = cmd_fop_set_wakeup,
