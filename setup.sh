@@ -48,13 +48,14 @@ infiniband-diags opensm ibverbs-utils iproute2"
 # queries multicast.sh runs; Open MPI and MPICH with their compilers for
 # the virtual cluster's MPI jobs (mpi.sh); tgt's iSER target and
 # libiscsi's iSER initiator (iser.sh); mstflint's in-band query
-# (lid-routed-diags.sh); librpma, whose remote write roce-hosts.sh runs.
+# (lid-routed-diags.sh); librpma, whose remote write roce-hosts.sh runs;
+# ping and iperf3 over IPoIB on the wire (ipoib-wire.sh).
 TEST_PKGS="libcmocka-dev valgrind clang python3 python3-yaml graphviz man-db \
 ibsim-utils libumad2sim0 prometheus-node-exporter curl tshark rdmacm-utils perftest qperf ucx-utils libfabric-bin ibacm \
 openmpi-bin libopenmpi-dev mpich libmpich-dev \
 qemu-system-x86 busybox-static cpio kmod xz-utils systemd \
 debhelper lintian fakeroot git openssh-client openssh-server strace \
-tgt libiscsi-bin mstflint librpma-dev"
+tgt libiscsi-bin mstflint librpma-dev iputils-ping iperf3"
 [ -z "$TEST" ] || PKGS="$PKGS $TEST_PKGS"
 
 missing=""

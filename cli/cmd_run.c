@@ -249,7 +249,8 @@ static int run_mount(struct run *r)
 	if (ns_mount(r->fs, true, &err) < 0)
 		goto fail;
 	if (!r->rem) {
-		if (r->vh && vhosts_setup(r->vh, r->att, r->e.hw, r->fast_sock, &r->e.env, &err) < 0)
+		if (r->vh && vhosts_setup(r->vh, r->att, r->e.hw, r->e.ipoib, r->fast_sock,
+				      &r->e.env, &err) < 0)
 			goto fail;
 		if (r->vh)
 			r->envp = vhosts_path(r->envp);

@@ -312,9 +312,11 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 		return 1;
 	e->ucma = ucma_new(e->hw);	/* first: ib_cm's agents are the kernel's */
 	e->env.ucma = e->ucma;
+	e->ipoib = ipoib_links_new(e->hw);	/* ib_sa's agent: before the MAD layer */
 	e->host = umad_host_new(e->hw);
 	e->env.host = e->host;
 	e->uverbs = uverbs_new(e->hw);
+	ipoib_links_set_verbs(e->ipoib, e->uverbs);
 	if (o->capture_path) {
 		/* Absolute: `ibemu start` leaves the working directory. */
 		char *path = g_canonicalize_filename(o->capture_path, NULL);
@@ -390,6 +392,7 @@ void emu_teardown(struct emu *e)
 		g_ptr_array_free(e->env.scenarios, TRUE);
 	scenario_free(e->sc);
 	sa_free(e->sa);
+	ipoib_links_free(e->ipoib);	/* its QPs are contexts of the devices */
 	uverbs_free(e->uverbs);
 	ucma_free(e->ucma);
 	umad_host_free(e->host);

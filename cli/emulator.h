@@ -12,6 +12,7 @@
 #include "ctl/ctl.h"
 #include "ctl/scenario.h"
 #include "ctl/sockname.h"
+#include "kernel/ipoib_link.h"
 #include "kernel/sa.h"
 #include "kernel/ucma.h"
 #include "kernel/umad.h"
@@ -36,6 +37,7 @@ struct emu {
 	struct uverbs *uverbs;	/* the CAs as libibverbs devices */
 	struct sa *sa;		/* --configured: the SM's SA; else NULL */
 	struct ucma *ucma;	/* their connection manager (rdma_cm) */
+	struct ipoib_links *ipoib;	/* their ibN interfaces on the wire (run --hosts) */
 	struct ctl_env env;
 	struct ctl_server *ctl;
 	char *ctl_sock;

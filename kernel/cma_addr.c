@@ -248,19 +248,6 @@ static void forget_query(struct cma_id *id)
 	cma_disarm(id);
 }
 
-void cma_sa_hdr(struct umad_sa_packet *sa, uint8_t method, uint16_t attr, uint64_t tid,
-		uint64_t comp_mask)
-{
-	_Static_assert(sizeof(*sa) == MAD_SIZE, "SA MAD");
-	memset(sa, 0, sizeof(*sa));
-	sa->mad_hdr.base_version = 1;
-	sa->mad_hdr.mgmt_class = UMAD_CLASS_SUBN_ADM;
-	sa->mad_hdr.class_version = UMAD_SA_CLASS_VERSION;
-	sa->mad_hdr.method = method;
-	sa->mad_hdr.attr_id = htobe16(attr);
-	sa->mad_hdr.tid = htobe64(tid);
-	sa->comp_mask = htobe64(comp_mask);
-}
 
 /*
  * SubnAdmGet(PathRecord) to the SM's LID (IBA 15.2.5.16; the kernel's
@@ -278,7 +265,7 @@ static void query_sa(struct cma_id *id, unsigned timeout_ms)
 	do
 		id->sa_tid = ++u->next_sa_tid;
 	while (!id->sa_tid || g_hash_table_contains(u->sa_queries, GUINT_TO_POINTER(id->sa_tid)));
-	cma_sa_hdr(&sa, UMAD_METHOD_GET, UMAD_SA_ATTR_PATH_REC, SA_HI_TID << 32 | id->sa_tid,
+	sa_wire_hdr(&sa, UMAD_METHOD_GET, UMAD_SA_ATTR_PATH_REC, SA_HI_TID << 32 | id->sa_tid,
 		   PR_COMP_SGID | PR_COMP_DGID | PR_COMP_REVERSIBLE | PR_COMP_NUMB_PATH |
 		   PR_COMP_PKEY);
 	cma_port_gid(lp, sgid);

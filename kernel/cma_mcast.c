@@ -90,7 +90,7 @@ static void send_mcr(struct cma_mc *mc, uint8_t method, uint64_t comp, const uin
 	struct port *m = port_mgmt(mc->port);
 	struct umad_sa_packet sa;
 
-	cma_sa_hdr(&sa, method, UMAD_SA_ATTR_MCMEMBER_REC, MC_HI_TID << 32 | tid, comp);
+	sa_wire_hdr(&sa, method, UMAD_SA_ATTR_MCMEMBER_REC, MC_HI_TID << 32 | tid, comp);
 	memcpy(sa.data, rec, IB_SA_DATA_SIZE);
 	cma_send_mad(mc->id->u, mc->port, m->sm_lid, NULL, port_first_pkey(mc->port), m->sm_sl,
 		     (const uint8_t *)&sa);

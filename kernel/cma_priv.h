@@ -267,11 +267,6 @@ bool cma_sa_answer(struct ucma *u, const struct mad_pkt *pkt);
 void cma_addr_destroy(struct cma_id *id);
 /* RDMA_OPTION_IB_PATH: the route given (ibacm's), as rdma_set_ib_path. */
 int cma_set_ib_path(struct cma_id *id, const struct ib_path_rec_data *p, size_t n);
-/* An SA MAD's header (IBA 15.2.1): its method, attribute, TID and
- * component mask; the rest zero. */
-struct umad_sa_packet;
-void cma_sa_hdr(struct umad_sa_packet *sa, uint8_t method, uint16_t attr, uint64_t tid,
-		uint64_t comp_mask);
 /* The local port for a destination @dst (NULL: any) when the id has none. */
 struct port *cma_pick_port(struct cma_id *id, struct port *dst);
 

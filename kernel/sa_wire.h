@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * SA records as they go on the wire (IBA 15.2.5), for the two who speak
- * them here: the rdma_cm's queries (cma_addr.c, cma_mcast.c) and the SA
+ * them here: the rdma_cm's and IPoIB's queries (cma_addr.c, cma_mcast.c,
+ * ipoib_link.c) and the SA
  * of a fabric configured without an SM (sa.c). Component mask bits are
  * the records' field numbers (IBA 15.2.5: the Nth field is bit N; the
  * kernel's IB_SA_PATH_REC_* and IB_SA_MCMEMBER_REC_*); offsets are in
@@ -9,6 +10,29 @@
  */
 #ifndef IBEMU_KERNEL_SA_WIRE_H
 #define IBEMU_KERNEL_SA_WIRE_H
+
+#include <endian.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <infiniband/umad_sa.h>
+#include <infiniband/umad_types.h>
+
+/* An SA MAD's header (IBA 15.2.1) for a query of ours: its method,
+ * attribute, TID and component mask; the rest zero. */
+static inline void sa_wire_hdr(struct umad_sa_packet *sa, uint8_t method, uint16_t attr,
+			       uint64_t tid, uint64_t comp_mask)
+{
+	_Static_assert(sizeof(*sa) == 256, "SA MAD");
+	memset(sa, 0, sizeof(*sa));
+	sa->mad_hdr.base_version = 1;
+	sa->mad_hdr.mgmt_class = UMAD_CLASS_SUBN_ADM;
+	sa->mad_hdr.class_version = UMAD_SA_CLASS_VERSION;
+	sa->mad_hdr.method = method;
+	sa->mad_hdr.attr_id = htobe16(attr);
+	sa->mad_hdr.tid = htobe64(tid);
+	sa->comp_mask = htobe64(comp_mask);
+}
 
 /* PathRecord (IBA 15.2.5.16, Table 205). */
 #define PR_COMP_SERVICE_ID	(3ull << 0)	/* two fields, ServiceID8MSB and 56LSB */

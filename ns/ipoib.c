@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <linux/if_addr.h>
 #include <linux/if_link.h>
+#include <linux/if_tun.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <linux/veth.h>
@@ -29,6 +30,7 @@
 #include "fabric/port.h"
 #include "kernel/host.h"
 #include "ns/ipoib.h"
+#include "ns/netns.h"
 
 /* IPoIB's datagram-mode MTU (RFC 4391: the 2048-byte IB MTU less the
  * 4-byte IPoIB header), what ip link shows on a ConnectX port. */
@@ -275,6 +277,27 @@ struct cable {
 	int ns, nl, bridge;
 };
 
+/* A host's InfiniBand interface: a TAP device, kept (persistent) until
+ * the emulator takes it (ipoib_tap_open), then gone with it. */
+static int make_tap(int sock, const char *name, uint32_t mtu)
+{
+	struct ifreq ifr;
+	int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, name, strlen(name) + 1);
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+	if (ioctl(fd, TUNSETIFF, &ifr) < 0 || ioctl(fd, TUNSETPERSIST, 1) < 0)
+		ret = -errno;
+	close(fd);
+	if (ret < 0)
+		return ret;
+	ifr.ifr_mtu = (int)mtu;
+	return ioctl(sock, SIOCSIFMTU, &ifr) < 0 ? -errno : 0;
+}
+
 /* make_if: this kernel has neither a dummy nor a bridge driver (a guest
  * with few modules): the network stays lo only, still the run's own. */
 #define NO_DRIVER	1
@@ -291,7 +314,14 @@ static int make_if(int nl, int sock, const struct ipoib_if *i, const struct cabl
 	 * kernel has it; a bridge with no ports (never forwards anything)
 	 * where it does not. */
 	*what = "create the interfaces";
-	if (c) {
+	if (c && !i->roce && (ret = make_tap(sock, i->name, i->mtu)) != -ENOENT &&
+	    ret != -ENODEV && ret != -EPERM && ret != -EACCES) {
+		/* IPoIB through the fabric (kernel/ipoib_link.h); without a
+		 * tun driver, a veth to the bridge as below. */
+		if (ret < 0)
+			return ret;
+		no_addr_gen(nl, i->name);
+	} else if (c) {
 		if ((ret = new_link(nl, i->name, "veth", i->peer, c->ns, i->mtu,
 				    i->roce ? i->mac : NULL)) < 0)
 			return ret;
@@ -444,4 +474,36 @@ int ipoib_apply_host(const struct ipoib_plan *p, int bridge, const char *scratch
 	if (c.nl >= 0)
 		close(c.nl);
 	return ret;
+}
+
+struct tap_open {
+	int fd, err;
+	const char *name;
+};
+
+/* In the host's network: a tap device is made in the opener's. */
+static void tap_open_in(void *arg)
+{
+	struct tap_open *t = arg;
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	g_strlcpy(ifr.ifr_name, t->name, sizeof(ifr.ifr_name));
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+	if ((t->fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC | O_NONBLOCK)) < 0 ||
+	    ioctl(t->fd, TUNSETIFF, &ifr) < 0 || ioctl(t->fd, TUNSETPERSIST, 0) < 0)
+		t->err = errno;
+}
+
+int ipoib_tap_open(int pid, const char *name)
+{
+	struct tap_open t = { .fd = -1, .name = name };
+	int ret = netns_run(pid, tap_open_in, &t);
+
+	if (ret < 0 || t.err) {
+		if (t.fd >= 0)
+			close(t.fd);
+		return ret < 0 ? ret : -t.err;
+	}
+	return t.fd;
 }

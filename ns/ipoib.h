@@ -10,9 +10,10 @@
  * address) see them as on a host with IPoIB; TCP between the addresses
  * works, as all are local. Nothing else reaches the network from the run.
  *
- * The interfaces carry no IPoIB traffic through the fabric: they are
- * dummy devices (a bridge with no ports where the kernel has no dummy
- * driver), and their state does not follow the port's.
+ * One host's interfaces carry no IPoIB traffic through the fabric: they
+ * are dummy devices (a bridge with no ports where the kernel has no
+ * dummy driver), and their state does not follow the port's. A virtual
+ * cluster's hosts' do (ipoib_tap_open, docs/ipoib.md).
  *
  * Planned in the parent (it reads the host's ports and allocates);
  * applied in the run's init between fork and exec, with system calls and
@@ -30,7 +31,7 @@ struct ipoib_plan;
  * is NULL: an attached host's, whose interfaces are not made yet). */
 struct ipoib_plan *ipoib_plan(const struct host *h);
 void ipoib_plan_free(struct ipoib_plan *p);
-/* run --hosts: host number @index's, each interface a veth whose other
+/* run --hosts: host number @index's, a RoCE interface a veth whose other
  * end (h<index>p<k>) is in the run's network; @index -1: as ipoib_plan. */
 struct ipoib_plan *ipoib_plan_host(const struct host *h, int index);
 /* The first IPv4 address of @p (host order), or 0. */
@@ -49,12 +50,22 @@ int ipoib_apply(const struct ipoib_plan *p, const char *scratch, const char **wh
  * a bridge with lo beside it and no address, made in a new network
  * namespace by ipoib_fabric() (*@bridge its index); each host has a
  * namespace of its own (ipoib_apply_host(), from the run's network),
- * where its interfaces are veths cabled to that bridge. The hosts reach
+ * where its RoCE ports' interfaces are veths cabled to that bridge and
+ * its InfiniBand ports' TAP devices (below). The hosts reach
  * each other's addresses as a cluster's nodes do over IPoIB, and see no
  * one else's interfaces. Same returns as ipoib_apply().
  */
 int ipoib_fabric(int *bridge, const char **what);
 int ipoib_apply_host(const struct ipoib_plan *p, int bridge, const char *scratch,
 		     const char **what);
+/*
+ * A host's InfiniBand interfaces are not veths but TAP devices, which
+ * the emulator carries over the fabric (kernel/ipoib_link.h): the host
+ * makes them, persistent, and the emulator takes interface @name of
+ * process @pid's network: its fd (non-blocking), the device now gone
+ * when the fd closes; or -errno. Where the kernel has no tun driver the
+ * host makes a veth as for a RoCE port, and this fails.
+ */
+int ipoib_tap_open(int pid, const char *name);
 
 #endif

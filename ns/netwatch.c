@@ -15,8 +15,6 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -27,6 +25,7 @@
 #include "fabric/port.h"
 #include "kernel/host.h"
 #include "lib/log.h"
+#include "ns/netns.h"
 #include "ns/netwatch.h"
 
 #define ADDRS_MAX	64	/* an interface's IPv4 addresses looked at */
@@ -40,23 +39,20 @@ struct netwatch {
 };
 
 struct made {
-	int ns, events, ask, err;
+	int events, ask, err;
 };
 
 /* In the run's namespace: the two sockets. */
-static void *make_sockets(void *arg)
+static void make_sockets(void *arg)
 {
 	struct made *m = arg;
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = RTMGRP_IPV4_IFADDR };
 
-	m->events = m->ask = -1;
-	if (setns(m->ns, CLONE_NEWNET) < 0 ||
-	    (m->events = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	if ((m->events = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK,
 				NETLINK_ROUTE)) < 0 ||
 	    bind(m->events, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    (m->ask = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE)) < 0)
 		m->err = errno;
-	return NULL;
 }
 
 /* One IPv4 address of interface @name (an alias's "eth0:1" is eth0's). */
@@ -216,24 +212,15 @@ struct netwatch *netwatch_new(pid_t pid, struct host *h)
 	struct made m = { .events = -1, .ask = -1 };
 	struct netwatch *w;
 	bool roce = false;
-	char path[64];
-	pthread_t t;
 	unsigned i;
+	int ret;
 
 	for (i = 0; i < host_nports(h); i++)
 		roce |= port_is_roce(host_port(h, i, NULL));
 	if (!roce)
 		return NULL;	/* InfiniBand ports' GIDs are not addresses */
-	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
-	if ((m.ns = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		m.err = errno;
-	} else {
-		if (pthread_create(&t, NULL, make_sockets, &m) == 0)
-			pthread_join(t, NULL);
-		else
-			m.err = EAGAIN;
-		close(m.ns);
-	}
+	if ((ret = netns_run((int)pid, make_sockets, &m)) < 0)
+		m.err = -ret;
 	if (m.err) {
 		if (m.events >= 0)
 			close(m.events);

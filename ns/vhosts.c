@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -14,6 +15,7 @@
 #include "dev/vfs.h"
 #include "fabric/port.h"
 #include "kernel/host.h"
+#include "kernel/ipoib_link.h"
 #include "lib/log.h"
 #include "ns/hostns.h"
 #include "ns/ipoib.h"
@@ -39,6 +41,8 @@ struct vhost {
 	char *tree;			/* where fs is mounted */
 	struct host *hw;		/* its CAs */
 	struct netwatch *nw;		/* its network's addresses (RoCE GIDs) */
+	struct ipoib_links *ipoib;	/* its IPoIB interfaces */
+	bool taps;			/* taken (vhosts_ready) */
 };
 
 struct vhosts {
@@ -208,7 +212,8 @@ static bool setup_host(struct vhosts *vh, unsigned k, struct attach_owner *att, 
 }
 
 int vhosts_setup(struct vhosts *vh, struct attach_owner *att, struct host *hw,
-		 const char *fast_sock, struct ctl_env *env, GError **err)
+		 struct ipoib_links *ipoib, const char *fast_sock, struct ctl_env *env,
+		 GError **err)
 {
 	static const char *const dirs[] = { "bin", "fast", "hosts", "scratch" };
 	const char *self = g_getenv("IBEMU");
@@ -244,6 +249,7 @@ int vhosts_setup(struct vhosts *vh, struct attach_owner *att, struct host *hw,
 	g_strlcpy(vh->plan->scratch, VHOSTS_DIR "/scratch", HOSTNS_PATH);
 	for (k = 0; k < vh->n; k++) {
 		vh->h[k].hw = k ? attach_hw(vh->h[k].att) : hw;
+		vh->h[k].ipoib = k ? attach_ipoib(vh->h[k].att) : ipoib;
 		if (!plan_host(vh, k, vh->h[k].hw, err))
 			return -1;
 	}
@@ -293,6 +299,31 @@ void vhosts_spawned(struct vhosts *vh)
 	vh->reg[1] = -1;
 }
 
+/* Host @h's InfiniBand interfaces, TAP devices its keeper made, taken
+ * into the fabric; one that cannot be stays a local device. */
+static void take_taps(struct vhost *h)
+{
+	char name[IFNAMSIZ];
+	unsigned i;
+	int fd, ret;
+
+	h->taps = true;
+	for (i = 0; i < host_nports(h->hw); i++) {
+		struct port *p = host_port(h->hw, i, NULL);
+
+		if (port_is_roce(p) || !host_netdev_name(h->hw, p, name, sizeof(name)))
+			continue;
+		if ((fd = ipoib_tap_open(h->c.pid, name)) < 0) {
+			g_warning("host %s: %s carries no IPoIB over the fabric: %s", h->c.name,
+				  name, g_strerror(-fd));
+			continue;
+		}
+		if ((ret = ipoib_link_add(h->ipoib, p, fd)) < 0)
+			g_warning("host %s: %s carries no IPoIB over the fabric: %s", h->c.name,
+				  name, g_strerror(-ret));
+	}
+}
+
 void vhosts_ready(struct vhosts *vh)
 {
 	struct hostns_reg reg;
@@ -329,6 +360,9 @@ void vhosts_ready(struct vhosts *vh)
 	for (k = 0; k < vh->n; k++)
 		if (vh->h[k].c.pid > 0 && !vh->h[k].nw)
 			vh->h[k].nw = netwatch_new(vh->h[k].c.pid, vh->h[k].hw);
+	for (k = 0; k < vh->n; k++)
+		if (vh->h[k].c.pid > 0 && !vh->h[k].taps)
+			take_taps(&vh->h[k]);
 }
 
 void vhosts_free(struct vhosts *vh)

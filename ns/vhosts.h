@@ -40,13 +40,16 @@ char **vhosts_first_nodes(struct vhosts *vh);
 /*
  * In the run's mount namespace, its /dev made: the other hosts attached
  * through @att, their trees mounted, /etc/hosts and ssh prepared. @hw is
- * the run's own host's ports, @fast_sock its fast path; @env gets the
- * hosts for `ibemu ctl hosts`. 0, or -1 with @err.
+ * the run's own host's ports and @ipoib its interfaces' IPoIB,
+ * @fast_sock its fast path; @env gets the hosts for `ibemu ctl hosts`.
+ * 0, or -1 with @err.
  */
 struct attach_owner;
 struct host;
+struct ipoib_links;
 int vhosts_setup(struct vhosts *vh, struct attach_owner *att, struct host *hw,
-		 const char *fast_sock, struct ctl_env *env, GError **err);
+		 struct ipoib_links *ipoib, const char *fast_sock, struct ctl_env *env,
+		 GError **err);
 /* @envp with the run's ssh (VHOSTS_BIN) first on PATH, unless it is on it
  * (g_environ_setenv's). */
 char **vhosts_path(char **envp);
@@ -54,6 +57,8 @@ char **vhosts_path(char **envp);
  * its registration socket closes), and: it is ready (their pids read). */
 struct hostns_plan *vhosts_plan(struct vhosts *vh);
 void vhosts_spawned(struct vhosts *vh);
+/* ... and their InfiniBand interfaces taken (ns/ipoib.h ipoib_tap_open)
+ * and carried over the fabric. */
 void vhosts_ready(struct vhosts *vh);
 /* Unmount the trees and free; before attach_owner_free(). */
 void vhosts_free(struct vhosts *vh);

@@ -12,6 +12,7 @@
 #include "dev/sysfs.h"
 #include "dev/vfs.h"
 #include "fabric/fabric.h"
+#include "kernel/ipoib_link.h"
 #include "kernel/ucma.h"
 #include "kernel/umad.h"
 #include "kernel/uverbs.h"
@@ -37,6 +38,7 @@ struct attachment {
 	struct host *hw;	/* its HCAs' ports (kernel/host.h) */
 	struct uverbs *uv;	/* its HCAs' verbs devices */
 	struct ucma *ucma;	/* its connection manager (docs/rdmacm.md) */
+	struct ipoib_links *ipoib;	/* its ibN interfaces' (docs/ipoib.md) */
 	struct vfs *vfs;
 	struct fastpath *fp;
 };
@@ -69,6 +71,7 @@ static void attachment_free(struct attachment *a)
 	 * contexts), then the devices, whose ports drop what comes for them
 	 * from now on. */
 	fastpath_free(a->fp);
+	ipoib_links_free(a->ipoib);	/* its QPs are contexts of the devices */
 	uverbs_free(a->uv);
 	ucma_free(a->ucma);
 	a->r.ucma = NULL;
@@ -133,14 +136,17 @@ static struct attachment *attachment_new(struct attach_owner *o, const char *lab
 	for (i = 0; nodes[i]; i++)
 		host_attach(a->hw, fabric_lookup(o->env->fabric, nodes[i]));
 	/* Its kernel's clients, in ib_core's order (cli/emulator.c): ib_cm's
-	 * agents first, the MAD layer, the verbs devices. */
+	 * agents first, IPoIB's SA queries, the MAD layer, the verbs
+	 * devices. */
 	a->ucma = ucma_new(a->hw);
 	a->r.ucma = a->ucma;
+	a->ipoib = ipoib_links_new(a->hw);	/* ib_sa's agent: before the MAD layer */
 	a->r.host = umad_host_new(a->hw);
 	a->r.nodes = g_strjoinv(" ", nodes);
 	/* Its verbs devices and rdma_cm file: served over its channels too
 	 * (socket/fastpath_verbs.h), their port events and packets are its. */
 	a->uv = uverbs_new(a->hw);
+	ipoib_links_set_verbs(a->ipoib, a->uv);
 	a->vfs = vfs_new();
 	/* A host of this run has its interfaces (ns/vhosts.c); a remote
 	 * one has none yet. */
@@ -278,6 +284,11 @@ struct attachment *attach_local(struct attach_owner *o, const char *label, char 
 	}
 	g_string_free(why, TRUE);
 	return a;
+}
+
+struct ipoib_links *attach_ipoib(struct attachment *a)
+{
+	return a->ipoib;
 }
 
 struct vfs *attach_vfs(struct attachment *a)

@@ -40,5 +40,7 @@ struct vfs *attach_vfs(struct attachment *a);
 struct umad_host *attach_umad_host(struct attachment *a);
 struct host *attach_hw(struct attachment *a);
 struct ctl_remote *attach_remote(struct attachment *a);
+/* Its ibN interfaces carried over the fabric (kernel/ipoib_link.h). */
+struct ipoib_links *attach_ipoib(struct attachment *a);
 
 #endif

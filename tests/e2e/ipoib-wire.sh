@@ -1,0 +1,84 @@
+#!/bin/bash
+# Issue #51: IPoIB on the wire. Between two hosts of a --hosts run (host1
+# and host3, two switch hops apart, opensm the SM) IP goes as IPoIB
+# through the fabric (kernel/ipoib_link.h): ping answers, with the route
+# on ib0 and the neighbour learnt by IPoIB's ARP; the capture holds the
+# ARP with 20-byte IPoIB addresses and the ICMP in IPoIB, as tshark
+# decodes them; the PMA counters move; a cut cable and a drop rule stop
+# ping, and it comes back with the cable and without the rule; TCP
+# (iperf3) moves data over it.
+. "$(dirname "$0")/lib.sh"
+command -v ping >/dev/null && command -v iperf3 >/dev/null ||
+	{ fail "ping or iperf3 is not installed (./setup.sh --test)"; finish; exit 1; }
+export W="$WORK"
+
+cat >"$WORK/wire.sh" <<'EOF'
+. "$INSIDE"
+start_opensm
+PEER=$(ssh host3 ip -4 -o addr show ib0 | awk '{print $4}' | cut -d/ -f1)
+echo "peer $PEER"
+echo "route: $(ip route get "$PEER" | head -1 | grep -o 'dev [a-z0-9]*')"
+xmit() { perfquery -x | awk -F. '/^PortXmitPkts:/ {print $NF}'; }
+x0=$(xmit)
+ping -c 10 -i 0.05 -W 2 "$PEER" | grep -o "[0-9]* received"
+echo "xmit packets: $(( $(xmit) - x0 ))"
+echo "neigh: $(ip neigh show "$PEER" | awk '{print $5}')"
+ssh host3 ip link show ib0 | awk '/link\/ether/ {print "peer mac: " $2}'
+
+"$IBEMU" ctl link down host3/1 >/dev/null
+ping -c 2 -W 1 "$PEER" | grep -o "[0-9]* received" | sed 's/^/cut: /'
+"$IBEMU" ctl link up host3/1 >/dev/null
+"$IBEMU" ctl wait active --timeout 30 >/dev/null
+answers() { ping -c 1 -W 1 "$PEER" >/dev/null; }
+wait_until answers
+answers && echo "restored: answers" || echo "restored: no answer"
+
+"$IBEMU" ctl fault add drop --class data --node leaf2 >/dev/null
+ping -c 2 -W 1 "$PEER" | grep -o "[0-9]* received" | sed 's/^/dropped: /'
+"$IBEMU" ctl fault del 1 >/dev/null
+wait_until answers
+answers && echo "rule gone: answers" || echo "rule gone: no answer"
+
+ssh host3 iperf3 -s -1 >"$W/iperf-s.out" 2>&1 &
+s=$!
+up() { ssh host3 ss -ltn "sport = :5201" | grep -q LISTEN; }
+wait_until up
+iperf3 -c "$PEER" -t 1 -f m >"$W/iperf-c.out" 2>&1
+echo "iperf3: status $?"
+wait $s
+awk '/receiver/ {print "iperf3 receiver: " $(NF-2) " " $(NF-1)}' "$W/iperf-c.out"
+stop_opensm
+EOF
+ibemu_run --capture "$WORK/ipoib.pcap" --hosts host1,host3 -- bash "$WORK/wire.sh"
+expect_rc 0 "the run"
+expect_line "peer 10.1.0.5" "host3's ib0 has its port's address"
+expect_line "route: dev ib0" "the route to it is ib0, not lo"
+expect_line "10 received" "ping: 10 answers over IPoIB"
+read -r _ _ n < <(grep "^xmit packets" "$WORK/out")
+[ "${n:-0}" -ge 10 ] && pass "host1's port counted the pings it sent ($n packets)" ||
+	fail "PortXmitPkts grew by ${n:-nothing}"
+neigh=$(sed -n 's/^neigh: //p' "$WORK/out")
+[ -n "$neigh" ] && grep -qx "peer mac: $neigh" "$WORK/out" &&
+	pass "ARP learnt the peer: its MAC stands for its IPoIB address ($neigh)" ||
+	fail "neighbour $neigh; $(grep 'peer mac' "$WORK/out")"
+expect_line "cut: 0 received" "a cut cable stops ping"
+expect_line "restored: answers" "and the cable back brings it back"
+expect_line "dropped: 0 received" "a drop rule for data at leaf2 stops it"
+expect_line "rule gone: answers" "and without the rule it answers"
+expect_line "iperf3: status 0" "iperf3 (TCP) over IPoIB"
+expect_match "^iperf3 receiver: [0-9.]+ Mbits/sec" "iperf3 says what it moved"
+grep "^iperf3 receiver" "$WORK/out"
+
+ts() { tshark -r "$WORK/ipoib.pcap" -Y "$1" 2>/dev/null; }
+ts arp >"$WORK/arp"
+grep -q "fe80::2:c903:0:101 → GID: ff12:401b:ffff::ffff:ffff ARP .* Who has 10.1.0.5? Tell 10.1.0.3" \
+	"$WORK/arp" && pass "tshark: the ARP request to the broadcast group" ||
+	fail "no ARP request: $(head -3 "$WORK/arp")"
+grep -Eq "10.1.0.5 is at 00[0-9a-f]{6}fe800000000000000002c90300000106" "$WORK/arp" &&
+	pass "tshark: the reply with host3's 20-byte IPoIB address (QPN, GID)" ||
+	fail "no ARP reply: $(head -3 "$WORK/arp")"
+[ "$(ts 'icmp.type == 0' | grep -c "10.1.0.5 → 10.1.0.3")" -ge 10 ] &&
+	pass "tshark: the echo replies, IPv4 in IPoIB" || fail "echo replies: $(ts icmp | head -3)"
+[ "$(ts 'tcp.port == 5201' | wc -l)" -ge 20 ] && pass "tshark: iperf3's TCP segments" ||
+	fail "no TCP in the capture"
+finish
