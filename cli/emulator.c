@@ -313,6 +313,7 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 	e->ucma = ucma_new(e->hw);	/* first: ib_cm's agents are the kernel's */
 	e->env.ucma = e->ucma;
 	e->ipoib = ipoib_links_new(e->hw);	/* ib_sa's agent: before the MAD layer */
+	e->env.ipoib = e->ipoib;
 	e->host = umad_host_new(e->hw);
 	e->env.host = e->host;
 	e->uverbs = uverbs_new(e->hw);

@@ -35,6 +35,7 @@ struct ctl_env {
 	struct timerq *tq;
 	struct umad_host *host;	/* its open files, for status; may be NULL */
 	struct ucma *ucma;	/* its rdma_cm listeners, for status; may be NULL */
+	struct ipoib_links *ipoib;	/* its IPoIB interfaces, for status; may be NULL */
 	GPtrArray *scenarios;	/* struct scenario *, owned */
 	int init_pid;		/* namespace mode: the run's init (nsinit.h) once
 				 * it has made its namespaces, -1 until then;
@@ -59,6 +60,7 @@ struct ctl_remote {
 	char *nodes;		/* node ids, space-separated */
 	struct umad_host *host;	/* its umad devices and open files */
 	struct ucma *ucma;	/* its rdma_cm listeners */
+	struct ipoib_links *ipoib;	/* its interfaces on the wire; may be NULL */
 	uint64_t rtt_ns;	/* the round trip it measured to us; 0: none yet */
 	bool local;		/* a host of this run (run --hosts), not remote */
 };

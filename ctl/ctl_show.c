@@ -13,6 +13,7 @@
 
 #include "ctl/ctl_cmd.h"
 #include "fabric/port.h"
+#include "kernel/ipoib_link.h"
 #include "kernel/ucma.h"
 #include "kernel/umad.h"
 #include "kernel/uverbs.h"
@@ -196,6 +197,23 @@ static uint64_t fig_value(const struct status_figs *v, const struct status_fig *
 	return *(const uint64_t *)((const char *)v + d->off);
 }
 
+/* The IPoIB interfaces' lines (kernel/ipoib_link.h), each after @indent. */
+static void status_ipoib(struct ctl_call *c, const struct ipoib_links *l, const char *indent)
+{
+	char *text = l ? ipoib_links_status(l) : NULL;
+	char **lines;
+	unsigned i;
+
+	if (!text)
+		return;
+	lines = g_strsplit(text, "\n", -1);
+	for (i = 0; lines[i]; i++)
+		if (*lines[i])
+			g_string_append_printf(c->out, "%s%s\n", indent, lines[i]);
+	g_strfreev(lines);
+	g_free(text);
+}
+
 /* The text: the figures of line @first on, up to the next line's. */
 static void status_text_line(GString *out, const struct status_figs *v, unsigned first)
 {
@@ -234,6 +252,7 @@ int ctl_status(struct ctl_call *c)
 			umad_host_foreach_file(c->env->host, status_file, c);
 		if (c->env->ucma)
 			ucma_foreach_listener(c->env->ucma, status_listener, c);
+		status_ipoib(c, c->env->ipoib, "");
 		for (i = 0; c->env->remotes && i < c->env->remotes->len; i++) {
 			const struct ctl_remote *r = g_ptr_array_index(c->env->remotes, i);
 
@@ -249,6 +268,7 @@ int ctl_status(struct ctl_call *c)
 			umad_host_foreach_file(r->host, status_remote_file, c);
 			if (r->ucma)
 				ucma_foreach_listener(r->ucma, status_remote_listener, c);
+			status_ipoib(c, r->ipoib, "  ");
 		}
 		return 0;
 	}

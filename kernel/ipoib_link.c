@@ -654,15 +654,16 @@ char *ipoib_links_status(const struct ipoib_links *l)
 
 	for (i = 0; l && i < l->links->len; i++) {
 		const struct link *k = g_ptr_array_index(l->links, i);
-		uint8_t hw[IPOIB_HWADDR_LEN];
 		GHashTableIter it;
 		struct neigh *n;
 		unsigned j;
 
-		own_hw(k, hw);
-		g_string_append_printf(s, "ipoib: port %u: QPN 0x%06x, %s, %" G_GUINT64_FORMAT
+		char name[IFNAMSIZ] = "?";
+
+		(void)host_netdev_name(l->h, k->port, name, sizeof(name));
+		g_string_append_printf(s, "ipoib: %s: QPN 0x%06x, %s, %" G_GUINT64_FORMAT
 				       " sent, %" G_GUINT64_FORMAT " received, %" G_GUINT64_FORMAT
-				       " dropped\n", k->port->num, k->qpn,
+				       " dropped\n", name, k->qpn,
 				       k->mlid ? "broadcast group joined" : "not joined",
 				       k->tx, k->rx, k->dropped);
 		g_hash_table_iter_init(&it, k->neigh);
@@ -670,7 +671,13 @@ char *ipoib_links_status(const struct ipoib_links *l)
 			g_string_append(s, "ipoib:   neighbour ");
 			for (j = 0; j < IPOIB_HWADDR_LEN; j++)
 				g_string_append_printf(s, "%s%02x", j ? ":" : "", n->hw[j]);
-			g_string_append_printf(s, " LID %u\n", n->lid);
+			g_string_append_printf(s, " as %02x:%02x:%02x:%02x:%02x:%02x, LID %u\n",
+					       (unsigned)(n->key >> 40) & 0xff,
+					       (unsigned)(n->key >> 32) & 0xff,
+					       (unsigned)(n->key >> 24) & 0xff,
+					       (unsigned)(n->key >> 16) & 0xff,
+					       (unsigned)(n->key >> 8) & 0xff, (unsigned)n->key & 0xff,
+					       n->lid);
 		}
 	}
 	return g_string_free(s, FALSE);

@@ -72,6 +72,7 @@ static void attachment_free(struct attachment *a)
 	 * from now on. */
 	fastpath_free(a->fp);
 	ipoib_links_free(a->ipoib);	/* its QPs are contexts of the devices */
+	a->r.ipoib = NULL;
 	uverbs_free(a->uv);
 	ucma_free(a->ucma);
 	a->r.ucma = NULL;
@@ -141,6 +142,7 @@ static struct attachment *attachment_new(struct attach_owner *o, const char *lab
 	a->ucma = ucma_new(a->hw);
 	a->r.ucma = a->ucma;
 	a->ipoib = ipoib_links_new(a->hw);	/* ib_sa's agent: before the MAD layer */
+	a->r.ipoib = a->ipoib;
 	a->r.host = umad_host_new(a->hw);
 	a->r.nodes = g_strjoinv(" ", nodes);
 	/* Its verbs devices and rdma_cm file: served over its channels too

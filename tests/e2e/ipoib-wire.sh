@@ -24,6 +24,7 @@ ping -c 10 -i 0.05 -W 2 "$PEER" | grep -o "[0-9]* received"
 echo "xmit packets: $(( $(xmit) - x0 ))"
 echo "neigh: $(ip neigh show "$PEER" | awk '{print $5}')"
 ssh host3 ip link show ib0 | awk '/link\/ether/ {print "peer mac: " $2}'
+"$IBEMU" ctl status | grep "ipoib" | sed 's/^/status: /'
 
 "$IBEMU" ctl link down host3/1 >/dev/null
 ping -c 2 -W 1 "$PEER" | grep -o "[0-9]* received" | sed 's/^/cut: /'
@@ -61,6 +62,11 @@ neigh=$(sed -n 's/^neigh: //p' "$WORK/out")
 [ -n "$neigh" ] && grep -qx "peer mac: $neigh" "$WORK/out" &&
 	pass "ARP learnt the peer: its MAC stands for its IPoIB address ($neigh)" ||
 	fail "neighbour $neigh; $(grep 'peer mac' "$WORK/out")"
+expect_match "^status: ipoib: ib0: QPN 0x[0-9a-f]{6}, broadcast group joined, [1-9][0-9]* sent, [1-9][0-9]* received, [0-9]+ dropped$" \
+	"ctl status: host1's ib0, joined, its packets"
+expect_match "^status: ipoib:   neighbour 00:[0-9a-f:]{8}:fe:80(:00){6}:00:02:c9:03:00:00:01:06 as $neigh, LID 6$" \
+	"ctl status: the neighbour's IPoIB address (host3's QPN and GID) behind its MAC"
+expect_match "^status:   ipoib: ib0: QPN 0x[0-9a-f]{6}, broadcast group joined" "and host3's, under its host"
 expect_line "cut: 0 received" "a cut cable stops ping"
 expect_line "restored: answers" "and the cable back brings it back"
 expect_line "dropped: 0 received" "a drop rule for data at leaf2 stops it"
