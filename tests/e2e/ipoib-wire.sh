@@ -6,11 +6,32 @@
 # ARP with 20-byte IPoIB addresses and the ICMP in IPoIB, as tshark
 # decodes them; the PMA counters move; a cut cable and a drop rule stop
 # ping, and it comes back with the cable and without the rule; TCP
-# (iperf3) moves data over it.
+# (iperf3) moves data over it, and OpenSSH logs in to an sshd on host3.
 . "$(dirname "$0")/lib.sh"
 command -v ping >/dev/null && command -v iperf3 >/dev/null ||
 	{ fail "ping or iperf3 is not installed (./setup.sh --test)"; finish; exit 1; }
 export W="$WORK"
+
+# OpenSSH over it: sshd on host3's address, the system's ssh client on
+# host1 (the run's own ssh, first on PATH, does not use TCP).
+for k in host user; do ssh-keygen -q -t ed25519 -N '' -C "$k" -f "$WORK/$k" || fail "ssh-keygen"; done
+cp "$WORK/user.pub" "$WORK/authorized_keys"
+echo "[10.1.0.5]:2222 $(cut -d' ' -f1,2 "$WORK/host.pub")" >"$WORK/known_hosts"
+cat >"$WORK/sshd_config" <<CONF
+Port 2222
+ListenAddress 10.1.0.5
+HostKey $WORK/host
+AuthorizedKeysFile $WORK/authorized_keys
+PidFile $WORK/sshd.pid
+StrictModes no
+UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+CONF
+for v in ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS; do
+	[ -n "${!v:-}" ] && echo "SetEnv $v=${!v}" >>"$WORK/sshd_config"
+done
 
 cat >"$WORK/wire.sh" <<'EOF'
 . "$INSIDE"
@@ -48,6 +69,13 @@ iperf3 -c "$PEER" -t 1 -f m >"$W/iperf-c.out" 2>&1
 echo "iperf3: status $?"
 wait $s
 awk '/receiver/ {print "iperf3 receiver: " $(NF-2) " " $(NF-1)}' "$W/iperf-c.out"
+ssh host3 sh -c "mkdir -p /run/sshd; exec /usr/sbin/sshd -e -f $W/sshd_config" 2>"$W/sshd.log"
+sshd_up() { ssh host3 ss -ltn "sport = :2222" | grep -q LISTEN; }
+wait_until sshd_up
+/usr/bin/ssh -F none -i "$W/user" -o IdentitiesOnly=yes -o GlobalKnownHostsFile=/dev/null \
+	-o UserKnownHostsFile="$W/known_hosts" -o StrictHostKeyChecking=yes -p 2222 root@"$PEER" \
+	hostname 2>&1 | sed 's/^/sshd says: /'
+kill "$(cat "$W/sshd.pid")"
 stop_opensm
 EOF
 ibemu_run --capture "$WORK/ipoib.pcap" --hosts host1,host3 -- bash "$WORK/wire.sh"
@@ -75,6 +103,8 @@ expect_line "iperf3: status 0" "iperf3 (TCP) over IPoIB"
 expect_match "^iperf3 receiver: [0-9.]+ Mbits/sec" "iperf3 says what it moved"
 grep "^iperf3 receiver" "$WORK/out"
 
+expect_line "sshd says: host3" "OpenSSH's client reaches host3's sshd over IPoIB"
+
 ts() { tshark -r "$WORK/ipoib.pcap" -Y "$1" 2>/dev/null; }
 ts arp >"$WORK/arp"
 grep -q "fe80::2:c903:0:101 → GID: ff12:401b:ffff::ffff:ffff ARP .* Who has 10.1.0.5? Tell 10.1.0.3" \
@@ -87,4 +117,6 @@ grep -Eq "10.1.0.5 is at 00[0-9a-f]{6}fe800000000000000002c90300000106" "$WORK/a
 	pass "tshark: the echo replies, IPv4 in IPoIB" || fail "echo replies: $(ts icmp | head -3)"
 [ "$(ts 'tcp.port == 5201' | wc -l)" -ge 20 ] && pass "tshark: iperf3's TCP segments" ||
 	fail "no TCP in the capture"
+[ "$(ts 'tcp.port == 2222' | grep -c "10.1.0.3 → 10.1.0.5")" -ge 5 ] && pass "tshark: the SSH session, to host3" ||
+	fail "no SSH in the capture"
 finish
