@@ -661,11 +661,14 @@ char *ipoib_links_status(const struct ipoib_links *l)
 		char name[IFNAMSIZ] = "?";
 
 		(void)host_netdev_name(l->h, k->port, name, sizeof(name));
-		g_string_append_printf(s, "ipoib: %s: QPN 0x%06x, %s, %" G_GUINT64_FORMAT
-				       " sent, %" G_GUINT64_FORMAT " received, %" G_GUINT64_FORMAT
-				       " dropped\n", name, k->qpn,
-				       k->mlid ? "broadcast group joined" : "not joined",
-				       k->tx, k->rx, k->dropped);
+		g_string_append_printf(s, "ipoib: %s: QPN 0x%06x, ", name, k->qpn);
+		if (k->mlid)
+			g_string_append_printf(s, "broadcast group joined (MLID 0x%04x)", k->mlid);
+		else
+			g_string_append(s, "not joined");
+		g_string_append_printf(s, ", %" G_GUINT64_FORMAT " sent, %" G_GUINT64_FORMAT
+				       " received, %" G_GUINT64_FORMAT " dropped\n", k->tx, k->rx,
+				       k->dropped);
 		g_hash_table_iter_init(&it, k->neigh);
 		while (g_hash_table_iter_next(&it, NULL, (void **)&n)) {
 			g_string_append(s, "ipoib:   neighbour ");

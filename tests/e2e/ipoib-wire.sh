@@ -90,7 +90,7 @@ neigh=$(sed -n 's/^neigh: //p' "$WORK/out")
 [ -n "$neigh" ] && grep -qx "peer mac: $neigh" "$WORK/out" &&
 	pass "ARP learnt the peer: its MAC stands for its IPoIB address ($neigh)" ||
 	fail "neighbour $neigh; $(grep 'peer mac' "$WORK/out")"
-expect_match "^status: ipoib: ib0: QPN 0x[0-9a-f]{6}, broadcast group joined, [1-9][0-9]* sent, [1-9][0-9]* received, [0-9]+ dropped$" \
+expect_match "^status: ipoib: ib0: QPN 0x[0-9a-f]{6}, broadcast group joined \\(MLID 0xc000\\), [1-9][0-9]* sent, [1-9][0-9]* received, [0-9]+ dropped$" \
 	"ctl status: host1's ib0, joined, its packets"
 expect_match "^status: ipoib:   neighbour 00:[0-9a-f:]{8}:fe:80(:00){6}:00:02:c9:03:00:00:01:06 as $neigh, LID 6$" \
 	"ctl status: the neighbour's IPoIB address (host3's QPN and GID) behind its MAC"

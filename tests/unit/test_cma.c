@@ -46,11 +46,8 @@ static int setup(void **state)
 {
 	struct env *e = g_new0(struct env, 1);
 
-	e->f = topo_load_default(0);
 	/* As --configured: the SM LID is host1's, where no SA agent is. */
-	assert_true(fabric_configure(e->f, &fabric_find(e->f, "host1")->ports[1]) > 0);
-	e->tq = timerq_new(test_clock_now, &e->clock);
-	e->f->tq = e->tq;
+	e->f = configured_default(&e->clock, &e->tq);
 	e->f->tap = (struct fabric_tap){ count_cm, e };
 	e->hw = host_new(e->f, e->tq);
 	host_attach(e->hw, fabric_find(e->f, "host1"));

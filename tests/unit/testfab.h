@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "fabric/configure.h"
 #include "fabric/fabric.h"
 #include "fabric/route.h"
 #include "topologies/topo.h"
@@ -102,6 +103,18 @@ struct test_clock {
 static inline uint64_t test_clock_now(void *ctx)
 {
 	return ((struct test_clock *)ctx)->now_us;
+}
+
+/* The default fabric configured as --configured does (the SM LID
+ * host1's), its timers on @clock's queue, made in *@tq. */
+static inline struct fabric *configured_default(struct test_clock *clock, struct timerq **tq)
+{
+	struct fabric *f = topo_load_default(0);
+
+	assert_true(fabric_configure(f, &fabric_find(f, "host1")->ports[1]) > 0);
+	*tq = timerq_new(test_clock_now, clock);
+	f->tq = *tq;
+	return f;
 }
 
 #endif

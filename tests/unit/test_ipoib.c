@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * IPoIB's datagram mode (kernel/ipoib_link.c, docs/ipoib.md) between
+ * host1 and host3 of the configured default fabric, each a host of its
+ * own with the emulator's SA, each interface a socket pair standing in
+ * for its TAP (one frame a read): the broadcast group joined at the SA,
+ * an Ethernet ARP request going out as IPoIB's and coming in as
+ * Ethernet's, the reply to the MAC that stands for the asker, an IPv4
+ * frame to the neighbour, and what a host's kernel or a hostile sender
+ * may give that is dropped: frames cut short, past the MTU, ARP of
+ * another hardware type, IPv6, and a flood of ARP from 2,000 forged
+ * addresses, of which the neighbour table keeps 1,024.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "abi/verbs_wire.h"
+#include "fabric/configure.h"
+#include "fabric/packet.h"
+#include "fabric/port.h"
+#include "kernel/ipoib_link.h"
+#include "kernel/sa.h"
+#include "kernel/uverbs.h"
+#include "testfab.h"
+
+struct side {
+	struct host *hw;
+	struct uverbs *uv;
+	struct ipoib_links *ip;
+	int kernel;		/* the host's end of the stand-in TAP */
+	struct port *port;
+};
+
+struct env {
+	struct test_clock clock;
+	struct fabric *f;
+	struct timerq *tq;
+	struct sa *sa;
+	struct side a, b;	/* host1, host3 */
+};
+
+static void side_up(struct env *e, struct side *s, const char *node)
+{
+	int sv[2];
+
+	s->hw = host_new(e->f, e->tq);
+	host_attach(s->hw, fabric_find(e->f, node));
+	s->ip = ipoib_links_new(s->hw);
+	s->uv = uverbs_new(s->hw);
+	ipoib_links_set_verbs(s->ip, s->uv);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0, sv), 0);
+	s->kernel = sv[1];
+	s->port = &fabric_find(e->f, node)->ports[1];
+	assert_int_equal(ipoib_link_add(s->ip, s->port, sv[0]), 0);
+}
+
+static void side_down(struct side *s)
+{
+	ipoib_links_free(s->ip);
+	uverbs_free(s->uv);
+	host_free(s->hw);
+	close(s->kernel);
+}
+
+/* The loop's idle work (what arrived, read from the QPs) and the timers. */
+static void turn(struct env *e)
+{
+	unsigned i;
+
+	for (i = 0; i < 8; i++)
+		while (g_main_context_iteration(NULL, FALSE))
+			;
+	timerq_run(e->tq);
+}
+
+static int setup(void **state)
+{
+	struct env *e = g_new0(struct env, 1);
+
+	e->f = configured_default(&e->clock, &e->tq);
+	side_up(e, &e->a, "host1");
+	side_up(e, &e->b, "host3");
+	e->sa = sa_new(e->a.hw);	/* at the SM LID, host1's */
+	turn(e);			/* the joins */
+	*state = e;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+
+	sa_free(e->sa);
+	side_down(&e->a);
+	side_down(&e->b);
+	timerq_free(e->tq);
+	fabric_free(e->f);
+	g_free(e);
+	return 0;
+}
+
+/* The host's kernel sends @len bytes; the loop takes them. */
+static void from_kernel(struct env *e, struct side *s, const uint8_t *f, size_t len)
+{
+	assert_int_equal(write(s->kernel, f, len), (ssize_t)len);
+	turn(e);
+}
+
+/* What the host's kernel got: its length, or -1 for nothing. */
+static ssize_t to_kernel(struct side *s, uint8_t *buf, size_t n)
+{
+	return read(s->kernel, buf, n);
+}
+
+static void eth_arp(uint8_t f[42], uint16_t op, const uint8_t dst[6], const uint8_t src[6],
+		    uint32_t spa, const uint8_t tha[6], uint32_t tpa)
+{
+	memcpy(f, dst, 6);
+	memcpy(f + 6, src, 6);
+	put_be16(f, 12, 0x0806);
+	put_be16(f, 14, 1);
+	put_be16(f, 16, 0x0800);
+	f[18] = 6;
+	f[19] = 4;
+	put_be16(f, 20, op);
+	memcpy(f + 22, src, 6);
+	put_be32(f, 28, spa);
+	memcpy(f + 32, tha, 6);
+	put_be32(f, 38, tpa);
+}
+
+static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+static const uint8_t zero[6];
+static const uint8_t kmac_a[6] = { 0x02, 0, 0, 0, 0, 0xa };	/* the kernels' own, ignored */
+static const uint8_t kmac_b[6] = { 0x02, 0, 0, 0, 0, 0xb };
+
+/* A resolved pair: A asked for B, B answered. Returns A's and B's MACs. */
+static void resolve(struct env *e, uint8_t mac_a[6], uint8_t mac_b[6])
+{
+	uint8_t f[64], g[64];
+
+	eth_arp(f, 1, bcast, kmac_a, 0x0a010003, zero, 0x0a010005);
+	from_kernel(e, &e->a, f, 42);
+	assert_int_equal(to_kernel(&e->b, g, sizeof(g)), 42);
+	memcpy(mac_a, g + 22, 6);
+	eth_arp(f, 2, mac_a, kmac_b, 0x0a010005, mac_a, 0x0a010003);
+	from_kernel(e, &e->b, f, 42);
+	assert_int_equal(to_kernel(&e->a, g, sizeof(g)), 42);
+	memcpy(mac_b, g + 22, 6);
+}
+
+/* The group joined, the request and its answer in both forms. */
+static void test_arp(void **state)
+{
+	struct env *e = *state;
+	uint8_t f[64], g[64], mac_a[6], mac_b[6];
+	char *st = ipoib_links_status(e->a.ip);
+
+	assert_non_null(strstr(st, "ipoib: ib0: QPN 0x"));
+	assert_non_null(strstr(st, "broadcast group joined"));
+	g_free(st);
+	eth_arp(f, 1, bcast, kmac_a, 0x0a010003, zero, 0x0a010005);
+	from_kernel(e, &e->a, f, 42);
+	assert_int_equal(to_kernel(&e->b, g, sizeof(g)), 42);
+	assert_memory_equal(g, bcast, 6);	/* a request: to everyone */
+	assert_int_equal(get_be16(g, 12), 0x0806);
+	assert_int_equal(get_be16(g, 14), 1);	/* Ethernet's form again */
+	assert_int_equal(g[18], 6);
+	assert_int_equal(get_be32(g, 28), 0x0a010003);
+	assert_int_equal(get_be32(g, 38), 0x0a010005);
+	memcpy(mac_a, g + 22, 6);
+	assert_int_equal(mac_a[0] & 3, 2);	/* local, unicast */
+	assert_memory_equal(g + 6, mac_a, 6);
+	assert_memory_not_equal(mac_a, kmac_a, 6);	/* it stands for A's IPoIB address */
+	/* B learnt A: its table holds A's address (host1 port 1's GUID). */
+	st = ipoib_links_status(e->b.ip);
+	assert_non_null(strstr(st, ":fe:80:00:00:00:00:00:00:00:02:c9:03:00:00:01:01 as "));
+	g_free(st);
+
+	eth_arp(f, 2, mac_a, kmac_b, 0x0a010005, mac_a, 0x0a010003);
+	from_kernel(e, &e->b, f, 42);
+	assert_int_equal(to_kernel(&e->a, g, sizeof(g)), 42);
+	memcpy(mac_b, g + 22, 6);
+	assert_memory_equal(g, mac_a, 6);	/* to A's interface's MAC */
+	assert_int_equal(get_be16(g, 20), 2);
+	assert_memory_equal(g + 32, mac_a, 6);	/* THA: A */
+	assert_memory_not_equal(mac_b, mac_a, 6);
+	resolve(e, mac_a, mac_b);		/* the same MACs each time */
+	assert_memory_equal(g + 22, mac_b, 6);
+}
+
+/* IPv4 to the neighbour: the packet whole, to B's MAC. */
+static void test_ipv4(void **state)
+{
+	struct env *e = *state;
+	uint8_t mac_a[6], mac_b[6], f[2100], g[2100];
+	unsigned i;
+
+	resolve(e, mac_a, mac_b);
+	memcpy(f, mac_b, 6);
+	memcpy(f + 6, kmac_a, 6);
+	put_be16(f, 12, 0x0800);
+	for (i = 14; i < 14 + 2044; i++)
+		f[i] = (uint8_t)i;
+	from_kernel(e, &e->a, f, 14 + 2044);	/* IPoIB's MTU exactly */
+	assert_int_equal(to_kernel(&e->b, g, sizeof(g)), 14 + 2044);
+	assert_memory_equal(g, mac_b, 6);
+	assert_int_equal(get_be16(g, 12), 0x0800);
+	assert_memory_equal(g + 14, f + 14, 2044);
+	/* To a MAC nobody stands for: nothing goes. */
+	f[5] ^= 1;
+	from_kernel(e, &e->a, f, 100);
+	assert_int_equal(to_kernel(&e->b, g, sizeof(g)), -1);
+}
+
+/* What the kernel may give that is not sent: each dropped, counted. */
+static void test_dropped(void **state)
+{
+	struct env *e = *state;
+	uint8_t mac_a[6], mac_b[6], f[2100], g[2100];
+	char *st;
+
+	resolve(e, mac_a, mac_b);
+	memset(f, 0, sizeof(f));
+	memcpy(f, mac_b, 6);
+	from_kernel(e, &e->a, f, 10);			/* shorter than a header */
+	put_be16(f, 12, 0x0800);
+	from_kernel(e, &e->a, f, 14 + 2045);		/* past the MTU */
+	put_be16(f, 12, 0x86dd);
+	from_kernel(e, &e->a, f, 100);			/* IPv6: not yet */
+	eth_arp(f, 1, bcast, kmac_a, 0x0a010003, zero, 0x0a010005);
+	f[18] = 8;					/* not Ethernet's hlen */
+	from_kernel(e, &e->a, f, 42);
+	from_kernel(e, &e->a, f, 20);			/* ARP cut short */
+	assert_int_equal(to_kernel(&e->b, g, sizeof(g)), -1);
+	st = ipoib_links_status(e->a.ip);
+	assert_non_null(strstr(st, " 5 dropped"));
+	g_free(st);
+}
+
+/* A sender of forged IPoIB ARP: 2,000 addresses, 1,024 kept. */
+static void test_arp_flood(void **state)
+{
+	struct env *e = *state;
+	struct uverbs_ctx *c = uverbs_ctx_open(uverbs_dev(e->a.uv, 0));
+	struct verbs_ioc_qp q = { .type = 4 };
+	uint8_t buf[sizeof(struct verbs_wire_pkt) + 4 + 56] = { 0 }, g[64];
+	struct verbs_wire_pkt *w = (struct verbs_wire_pkt *)buf;
+	uint8_t *arp = buf + sizeof(*w) + 4, mgid[16] = { 0xff, 0x12, 0x40, 0x1b, 0xff, 0xff };
+	unsigned i, n = 0, lines = 0;
+	char *st, *p;
+
+	memset(mgid + 12, 0xff, 4);
+	assert_int_equal(uverbs_ctx_ioctl(c, VERBS_IOC_QP_CREATE, &q), 0);
+	q.qkey = IPOIB_QKEY;
+	q.port = 1;
+	assert_int_equal(uverbs_ctx_ioctl(c, VERBS_IOC_QP_SET, &q), 0);
+	w->rec.type = VERBS_REC_PKT;
+	w->rec.len = sizeof(buf);
+	w->port = 1;
+	w->opcode = OP_UD_SEND_ONLY;
+	w->sqpn = q.qpn;
+	w->qkey = IPOIB_QKEY;
+	w->dqpn = VERBS_QPN_MCAST;
+	st = ipoib_links_status(e->b.ip);
+	assert_non_null(p = strstr(st, "(MLID 0x"));
+	w->dlid = (uint16_t)strtoul(p + 8, NULL, 16);	/* the group's */
+	g_free(st);
+	w->flags = VERBS_PKT_GRH;
+	memcpy(w->dgid, mgid, 16);
+	w->len = 4 + 56;
+	put_be16(buf + sizeof(*w), 0, 0x0806);
+	put_be16(arp, 0, 32);
+	put_be16(arp, 2, 0x0800);
+	arp[4] = 20;
+	arp[5] = 4;
+	put_be16(arp, 6, 1);
+	for (i = 0; i < 2000; i++) {
+		put_be32(arp, 8, 0x00100000 + i);	/* QPN: forged, each other */
+		arp[12] = 0xfe;
+		arp[13] = 0x80;
+		put_be32(arp, 28, 0x0a0a0000 + i);	/* SPA */
+		put_be32(arp, 52, 0x0a010005);		/* TPA: B */
+		assert_int_equal(uverbs_ctx_write(c, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+		turn(e);
+		while (to_kernel(&e->b, g, sizeof(g)) > 0)
+			n++;
+	}
+	uverbs_ctx_close(c);
+	assert_int_equal(n, 1024);	/* the rest not learnt, not given on */
+	st = ipoib_links_status(e->b.ip);
+	for (p = st; (p = strstr(p, "neighbour ")); p++)
+		lines++;
+	assert_int_equal(lines, 1024);
+	assert_non_null(strstr(st, " 976 dropped"));
+	g_free(st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_arp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ipv4, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dropped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_arp_flood, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
