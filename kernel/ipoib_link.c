@@ -44,12 +44,28 @@
 #define ETH_HDR			14
 #define ETH_P_IP_		0x0800
 #define ETH_P_ARP_		0x0806
+#define ETH_P_IPV6_		0x86dd
+#define IP6_HDR			40
+#define IPPROTO_ICMPV6_		58
+#define ND_FIRST		133	/* Router Solicitation, ... Redirect (137) */
+#define ND_OPT_SLLA		1
+#define ND_OPT_TLLA		2
 #define IPOIB_HDR		4	/* RFC 4391 §6: EtherType, reserved */
 #define ARP_HDR			8
 #define ARPHRD_ETHER_		1
 #define ARPHRD_INFINIBAND_	32
 #define ETH_ARP_LEN		(ARP_HDR + 2 * (6 + 4))
 #define IB_ARP_LEN		(ARP_HDR + 2 * (IPOIB_HWADDR_LEN + 4))
+
+/* The groups an interface joins: IPv4's broadcast group, and IPv6's
+ * all-nodes group, where all IPv6 multicast goes (docs/ipoib.md). */
+enum { GROUP_BCAST, GROUP_ALL_NODES, GROUPS };
+
+struct group {
+	uint8_t mgid[16];
+	uint16_t mlid;		/* 0 until joined */
+	uint32_t tid;		/* the join asked; 0: none */
+};
 
 struct neigh {
 	uint64_t key;		/* its MAC, as a number */
@@ -65,9 +81,7 @@ struct link {
 	int fd;
 	guint watch, idle;
 	uint8_t mac[6];		/* the TAP's */
-	uint8_t mgid[16];
-	uint16_t mlid;		/* the broadcast group's; 0 until joined */
-	uint32_t join_tid;	/* the join asked; 0: none */
+	struct group g[GROUPS];
 	struct timer join_timer;
 	GHashTable *neigh;	/* &key -> struct neigh, owned */
 	bool neigh_full_said;
@@ -156,18 +170,22 @@ static struct neigh *learn(struct link *k, const uint8_t hw[IPOIB_HWADDR_LEN])
 	return n;
 }
 
-/* ---- the broadcast group --------------------------------------------------- */
+/* ---- the multicast groups --------------------------------------------------- */
 
-/* ff12:401b:<P_Key>::ffff:ffff, IPv4's broadcast group (RFC 4391 §4). */
-static void broadcast_mgid(const struct link *k, uint8_t mgid[16])
+/* RFC 4391 §4: ff12:401b:<P_Key>::ffff:ffff, IPv4's broadcast group, and
+ * ff12:601b:<P_Key>::1, IPv6's all-nodes (ff02::1) group. */
+static void group_mgid(const struct link *k, unsigned i, uint8_t mgid[16])
 {
 	memset(mgid, 0, 16);
 	mgid[0] = 0xff;
 	mgid[1] = 0x12;
-	mgid[2] = 0x40;
+	mgid[2] = i == GROUP_BCAST ? 0x40 : 0x60;
 	mgid[3] = 0x1b;
 	put_be16(mgid, 4, port_first_pkey(k->port) | 0x8000);
-	memset(mgid + 12, 0xff, 4);
+	if (i == GROUP_BCAST)
+		memset(mgid + 12, 0xff, 4);
+	else
+		mgid[15] = 1;
 }
 
 static void join_later(struct link *k, uint64_t us)
@@ -180,27 +198,21 @@ static void join_later(struct link *k, uint64_t us)
  * make the group if it has none (ipoib_mcast_join with create: Q_Key,
  * P_Key, SL, FlowLabel, TClass): opensm made it at start with these.
  */
-static void join(struct timer *t, void *ctx)
+static void join_one(struct link *k, unsigned i)
 {
-	struct link *k = ctx;
 	struct port *m = port_mgmt(k->port);
 	struct umad_sa_packet sa;
 	struct mad_pkt pkt = { 0 };
 	uint8_t gid[16];
 
-	(void)t;
-	if (k->port->state != PORT_ACTIVE || !m->sm_lid || !k->port->lid) {
-		join_later(k, JOIN_RETRY_US);
-		return;
-	}
-	k->join_tid = ++k->all->next_tid ? k->all->next_tid : ++k->all->next_tid;
+	k->g[i].tid = ++k->all->next_tid ? k->all->next_tid : ++k->all->next_tid;
 	sa_wire_hdr(&sa, UMAD_METHOD_SET, UMAD_SA_ATTR_MCMEMBER_REC,
-		    IPOIB_HI_TID << 32 | k->join_tid,
+		    IPOIB_HI_TID << 32 | k->g[i].tid,
 		    MCR_MGID | MCR_PORT_GID | MCR_QKEY | MCR_PKEY | MCR_JOIN_STATE | MCR_SL |
 		    MCR_FLOW_LABEL | MCR_TCLASS);
-	broadcast_mgid(k, k->mgid);
+	group_mgid(k, i, k->g[i].mgid);
 	port_gid(k->port, 0, gid);
-	mad_set_array(sa.data, 0, IB_SA_MCM_MGID_F, k->mgid);
+	mad_set_array(sa.data, 0, IB_SA_MCM_MGID_F, k->g[i].mgid);
 	mad_set_array(sa.data, 0, IB_SA_MCM_PORTGID_F, gid);
 	mad_set_field(sa.data, 0, IB_SA_MCM_QKEY_F, IPOIB_QKEY);
 	mad_set_field(sa.data, 0, IB_SA_MCM_PKEY_F, port_first_pkey(k->port) | 0x8000);
@@ -213,43 +225,71 @@ static void join(struct timer *t, void *ctx)
 	pkt.qkey = UMAD_QKEY;
 	pkt.pkey = port_first_pkey(k->port);
 	pkt.sl = m->sm_sl;
-	join_later(k, JOIN_RETRY_US);	/* unless answered first */
 	fabric_send(host_fabric(k->all->h), k->port, &pkt);
 }
 
-static void leave_group(struct link *k)
+/*
+ * SubnAdmSet(MCMemberRecord) as a full member of each group not joined,
+ * with what the SA needs to make the group if it has none
+ * (ipoib_mcast_join with create: Q_Key, P_Key, SL, FlowLabel, TClass):
+ * opensm made the broadcast group at start with these.
+ */
+static void join(struct timer *t, void *ctx)
 {
-	struct verbs_ioc_mcast a = { .qpn = k->qpn, .mlid = k->mlid };
+	struct link *k = ctx;
+	struct port *m = port_mgmt(k->port);
+	unsigned i;
 
-	if (!k->mlid)
+	(void)t;
+	join_later(k, JOIN_RETRY_US);	/* unless all are answered first */
+	if (k->port->state != PORT_ACTIVE || !m->sm_lid || !k->port->lid)
 		return;
-	memcpy(a.gid, k->mgid, 16);
-	(void)uverbs_ctx_ioctl(k->ctx, VERBS_IOC_MCAST_DETACH, &a);
-	k->mlid = 0;
+	for (i = 0; i < GROUPS; i++)
+		if (!k->g[i].mlid)
+			join_one(k, i);
 }
 
-/* The SA's answer to a join: the group's MLID and Q_Key, our QP attached. */
-static void joined(struct link *k, const uint8_t *rec)
+static void leave_groups(struct link *k)
+{
+	unsigned i;
+
+	for (i = 0; i < GROUPS; i++) {
+		struct verbs_ioc_mcast a = { .qpn = k->qpn, .mlid = k->g[i].mlid };
+
+		if (!a.mlid)
+			continue;
+		memcpy(a.gid, k->g[i].mgid, 16);
+		(void)uverbs_ctx_ioctl(k->ctx, VERBS_IOC_MCAST_DETACH, &a);
+		k->g[i].mlid = 0;
+	}
+}
+
+/* The SA's answer to a join of group @i: its MLID, the broadcast group's
+ * Q_Key the QP's, the QP attached. */
+static void joined(struct link *k, unsigned i, const uint8_t *rec)
 {
 	struct verbs_ioc_mcast a = { .qpn = k->qpn };
-	struct verbs_ioc_qp q = { .qpn = k->qpn, .port = k->port->num };
+	struct verbs_ioc_qp q = { .qpn = k->qpn, .port = k->port->num, .qkey = k->qkey };
+	unsigned j;
 	int ret;
 
-	leave_group(k);
 	a.mlid = (uint16_t)mad_get_field((void *)rec, 0, IB_SA_MCM_MLID_F);
 	mad_get_array((void *)rec, 0, IB_SA_MCM_MGID_F, a.gid);
-	q.qkey = k->qkey = mad_get_field((void *)rec, 0, IB_SA_MCM_QKEY_F);
+	if (i == GROUP_BCAST)
+		q.qkey = k->qkey = mad_get_field((void *)rec, 0, IB_SA_MCM_QKEY_F);
 	if ((ret = uverbs_ctx_ioctl(k->ctx, VERBS_IOC_QP_SET, &q)) < 0 ||
 	    (ret = uverbs_ctx_ioctl(k->ctx, VERBS_IOC_MCAST_ATTACH, &a)) < 0) {
-		g_warning("ipoib: port %u: the broadcast group's MLID 0x%04x not attached: %s",
+		g_warning("ipoib: port %u: the group of MLID 0x%04x not attached: %s",
 			  k->port->num, a.mlid, g_strerror(-ret));
-		join_later(k, JOIN_RETRY_US);
-		return;
+		return;		/* asked again by the timer */
 	}
-	k->mlid = a.mlid;
-	timerq_cancel(host_tq(k->all->h), &k->join_timer);
-	g_debug("ipoib: port %u joined the broadcast group, MLID 0x%04x Q_Key 0x%x",
-		k->port->num, k->mlid, k->qkey);
+	k->g[i].mlid = a.mlid;
+	g_debug("ipoib: port %u joined group %u, MLID 0x%04x Q_Key 0x%x", k->port->num, i,
+		a.mlid, k->qkey);
+	for (j = 0; j < GROUPS && k->g[j].mlid; j++)
+		;
+	if (j == GROUPS)
+		timerq_cancel(host_tq(k->all->h), &k->join_timer);
 }
 
 static enum upper_verdict on_mad(void *ctx, struct port *port, const struct mad_pkt *pkt)
@@ -264,15 +304,18 @@ static enum upper_verdict on_mad(void *ctx, struct port *port, const struct mad_
 		return UPPER_UNCLAIMED;
 	for (i = 0; i < l->links->len; i++) {
 		struct link *k = g_ptr_array_index(l->links, i);
+		unsigned j;
 
-		if (k->port != port || k->join_tid != (uint32_t)tid)
-			continue;
-		k->join_tid = 0;
-		if (mad_status(pkt->mad))
-			g_debug("ipoib: port %u: the join was refused (status 0x%x)", port->num,
-				mad_status(pkt->mad));	/* asked again */
-		else
-			joined(k, sa->data);
+		for (j = 0; k->port == port && j < GROUPS; j++) {
+			if (k->g[j].tid != (uint32_t)tid)
+				continue;
+			k->g[j].tid = 0;
+			if (mad_status(pkt->mad))
+				g_debug("ipoib: port %u: a join was refused (status 0x%x)",
+					port->num, mad_status(pkt->mad));	/* asked again */
+			else if (!k->g[j].mlid)
+				joined(k, j, sa->data);
+		}
 	}
 	return UPPER_TAKEN;
 }
@@ -290,10 +333,10 @@ static void on_changed(void *ctx, struct port *port, unsigned what)
 	for (i = 0; i < l->links->len; i++) {
 		struct link *k = g_ptr_array_index(l->links, i);
 
-		if (k->port != port || ((what & ~PORT_CHANGED_STATE) == 0 && k->mlid &&
-					port->state == PORT_ACTIVE))
+		if (k->port != port || ((what & ~PORT_CHANGED_STATE) == 0 &&
+					k->g[GROUP_BCAST].mlid && port->state == PORT_ACTIVE))
 			continue;
-		leave_group(k);
+		leave_groups(k);
 		join_later(k, 0);
 	}
 }
@@ -302,10 +345,10 @@ static const struct host_client ipoib_client = { .deliver = on_mad, .changed = o
 
 /* ---- frames out: TAP to fabric ---------------------------------------------- */
 
-/* A UD SEND of @len bytes (IPoIB header included) to @dlid/@dqpn, to the
- * broadcast group when @dlid is 0. */
-static void send_ud(struct link *k, uint16_t dlid, uint32_t dqpn, const uint8_t *data,
-		    size_t len)
+/* A UD SEND of @len bytes (IPoIB header included) to @dlid/@dqpn, or
+ * to group @g when it is not NULL. */
+static void send_ud(struct link *k, const struct group *g, uint16_t dlid, uint32_t dqpn,
+		    const uint8_t *data, size_t len)
 {
 	uint8_t buf[sizeof(struct verbs_wire_pkt) + IPOIB_HDR + IPOIB_UD_MTU];
 	struct verbs_wire_pkt *w = (struct verbs_wire_pkt *)buf;
@@ -320,22 +363,105 @@ static void send_ud(struct link *k, uint16_t dlid, uint32_t dqpn, const uint8_t 
 	w->sqpn = k->qpn;
 	w->qkey = k->qkey;
 	w->len = (uint32_t)len;
-	if (dlid) {
+	if (!g) {
 		w->dlid = dlid;
 		w->dqpn = dqpn;
 	} else {
 		/* A multicast packet carries its GRH, the MGID its DGID. */
-		w->dlid = k->mlid;
+		w->dlid = g->mlid;
 		w->dqpn = VERBS_QPN_MCAST;
 		w->flags = VERBS_PKT_GRH;
 		w->grh_hop_limit = 1;
-		memcpy(w->dgid, k->mgid, 16);
+		memcpy(w->dgid, g->mgid, 16);
 	}
 	memcpy(buf + sizeof(*w), data, len);
 	if (uverbs_ctx_write(k->ctx, buf, w->rec.len) < 0)
 		k->dropped++;	/* a full receiver: IP's to retransmit */
 	else
 		k->tx++;
+}
+
+/* ---- IPv6's neighbour discovery ------------------------------------------------ */
+
+/* Where the options of ND message @type start (RFC 4861 §4: RS, RA,
+ * NS, NA, Redirect), from the ICMPv6 header; 0: not ND. */
+static size_t nd_opts_off(uint8_t type)
+{
+	static const uint8_t off[] = { 8, 16, 24, 24, 40 };
+
+	return type >= ND_FIRST && type <= ND_FIRST + 4 ? off[type - ND_FIRST] : 0;
+}
+
+/* The ICMPv6 checksum of IPv6 packet @p of @len bytes (RFC 4443 §2.3). */
+static uint16_t icmp6_csum(const uint8_t *p, size_t len)
+{
+	size_t plen = len - IP6_HDR, i;
+	uint32_t sum = (uint32_t)(plen >> 16) + (uint32_t)(plen & 0xffff) + IPPROTO_ICMPV6_;
+
+	for (i = 8; i < IP6_HDR; i += 2)
+		sum += get_be16(p, i);
+	for (i = IP6_HDR; i + 1 < len; i += 2)
+		sum += get_be16(p, i);
+	if (len & 1)
+		sum += (uint32_t)p[len - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/*
+ * IPv6 packet @in of @len bytes into @out (room for @cap): the same, but
+ * for neighbour discovery's link-layer address options (RFC 4861 §4.6.1),
+ * Ethernet's 8-byte form to IPoIB's 24 bytes (RFC 4391 §9.1.1: two bytes
+ * of padding, then the 20-byte address, ours) when @to_wire, else back,
+ * the neighbour learnt. Its length, or 0 (malformed, or no room).
+ */
+static size_t nd_rewrite(struct link *k, const uint8_t *in, size_t len, uint8_t *out, size_t cap,
+			 bool to_wire)
+{
+	size_t opts, off, olen, w;
+
+	if (len < IP6_HDR || len > cap)
+		return 0;
+	if (in[6] != IPPROTO_ICMPV6_ || len < IP6_HDR + 4 || !(opts = nd_opts_off(in[IP6_HDR]))) {
+		memcpy(out, in, len);
+		return len;
+	}
+	if (len < IP6_HDR + opts)
+		return 0;
+	memcpy(out, in, IP6_HDR + opts);
+	w = IP6_HDR + opts;
+	for (off = w; off < len; off += olen) {
+		uint8_t t = in[off];
+
+		if (len - off < 2 || !(olen = in[off + 1] * 8u) || off + olen > len)
+			return 0;
+		if ((t == ND_OPT_SLLA || t == ND_OPT_TLLA) && olen == (to_wire ? 8u : 24u)) {
+			if (w + (to_wire ? 24 : 8) > cap)
+				return 0;
+			out[w] = t;
+			if (to_wire) {
+				out[w + 1] = 3;
+				out[w + 2] = out[w + 3] = 0;
+				own_hw(k, out + w + 4);
+				w += 24;
+			} else {
+				(void)learn(k, in + off + 4);
+				out[w + 1] = 1;
+				ipoib_mac_of(in + off + 4, out + w + 2);
+				w += 8;
+			}
+			continue;
+		}
+		if (w + olen > cap)
+			return 0;
+		memcpy(out + w, in + off, olen);
+		w += olen;
+	}
+	put_be16(out, 4, (uint16_t)(w - IP6_HDR));
+	put_be16(out, IP6_HDR + 2, 0);
+	put_be16(out, IP6_HDR + 2, icmp6_csum(out, w));
+	return w;
 }
 
 /* An ARP frame from the host: the same in IPoIB's form (RFC 4391 §4.1). */
@@ -364,9 +490,9 @@ static void arp_out(struct link *k, const uint8_t *arp, size_t len)
 	if (key && (n = g_hash_table_lookup(k->neigh, &key)))
 		memcpy(a + ARP_HDR + IPOIB_HWADDR_LEN + 4, n->hw, IPOIB_HWADDR_LEN);
 	if (op == 2 && n && n->lid)
-		send_ud(k, n->lid, hw_qpn(n->hw), out, sizeof(out));
-	else if (op == 1 && k->mlid)
-		send_ud(k, 0, 0, out, sizeof(out));
+		send_ud(k, NULL, n->lid, hw_qpn(n->hw), out, sizeof(out));
+	else if (op == 1 && k->g[GROUP_BCAST].mlid)
+		send_ud(k, &k->g[GROUP_BCAST], 0, 0, out, sizeof(out));
 	else
 		goto drop;
 	return;
@@ -377,44 +503,48 @@ drop:
 static void frame_out(struct link *k, const uint8_t *f, size_t len)
 {
 	uint8_t out[IPOIB_HDR + IPOIB_UD_MTU];
+	const struct group *g;
+	size_t n = 0;
 	uint16_t type;
-	struct neigh *n;
+	struct neigh *nb;
 	uint64_t key;
 
-	if (len < ETH_HDR) {
-		k->dropped++;
-		return;
-	}
+	if (len < ETH_HDR)
+		goto drop;
 	type = get_be16(f, 12);
 	if (type == ETH_P_ARP_) {
 		arp_out(k, f + ETH_HDR, len - ETH_HDR);
 		return;
 	}
-	/* IPv4 only: IPv6's neighbour discovery carries link-layer
-	 * addresses this edge does not translate yet (docs/ipoib.md). */
-	if (type != ETH_P_IP_ || len - ETH_HDR > IPOIB_UD_MTU) {
-		k->dropped++;
-		return;
+	if (type == ETH_P_IP_ && len - ETH_HDR <= IPOIB_UD_MTU) {
+		memcpy(out + IPOIB_HDR, f + ETH_HDR, len - ETH_HDR);
+		n = len - ETH_HDR;
+	} else if (type == ETH_P_IPV6_) {
+		n = nd_rewrite(k, f + ETH_HDR, len - ETH_HDR, out + IPOIB_HDR, IPOIB_UD_MTU, true);
 	}
+	if (!n)
+		goto drop;
 	put_be16(out, 0, type);
 	put_be16(out, 2, 0);
-	memcpy(out + IPOIB_HDR, f + ETH_HDR, len - ETH_HDR);
-	if (f[0] & 1) {		/* broadcast, multicast: the broadcast group */
-		if (k->mlid)
-			send_ud(k, 0, 0, out, IPOIB_HDR + len - ETH_HDR);
-		else
-			k->dropped++;
+	if (f[0] & 1) {
+		/* Broadcast and IPv4 multicast to the broadcast group, IPv6
+		 * multicast to the all-nodes group. */
+		g = &k->g[type == ETH_P_IP_ ? GROUP_BCAST : GROUP_ALL_NODES];
+		if (!g->mlid)
+			goto drop;
+		send_ud(k, g, 0, 0, out, IPOIB_HDR + n);
 		return;
 	}
 	key = mac_key(f);
-	n = g_hash_table_lookup(k->neigh, &key);
-	if (n && !n->lid)
-		n->lid = path_lid(k, n->hw);
-	if (!n || !n->lid) {
-		k->dropped++;
-		return;
-	}
-	send_ud(k, n->lid, hw_qpn(n->hw), out, IPOIB_HDR + len - ETH_HDR);
+	nb = g_hash_table_lookup(k->neigh, &key);
+	if (nb && !nb->lid)
+		nb->lid = path_lid(k, nb->hw);
+	if (!nb || !nb->lid)
+		goto drop;
+	send_ud(k, NULL, nb->lid, hw_qpn(nb->hw), out, IPOIB_HDR + n);
+	return;
+drop:
+	k->dropped++;
 }
 
 static gboolean on_tap(gint fd, GIOCondition cond, gpointer data)
@@ -480,26 +610,41 @@ static void arp_in(struct link *k, const uint8_t *a, size_t len)
 
 static void pkt_in(struct link *k, const struct verbs_wire_pkt *w)
 {
-	const uint8_t *p = (const uint8_t *)(w + 1);
+	const uint8_t *p = (const uint8_t *)(w + 1), *ip = p + IPOIB_HDR;
 	uint8_t f[ETH_HDR + IPOIB_UD_MTU], hw[IPOIB_HWADDR_LEN] = { 0 };
+	size_t n = 0, len;
+	bool mcast;
 	uint16_t type;
 
 	if (w->rec.type != VERBS_REC_PKT || w->len < IPOIB_HDR)
 		return;
 	type = get_be16(p, 0);
+	len = w->len - IPOIB_HDR;
 	if (type == ETH_P_ARP_) {
-		arp_in(k, p + IPOIB_HDR, w->len - IPOIB_HDR);
+		arp_in(k, ip, len);
 		return;
 	}
-	if (type != ETH_P_IP_ || w->len - IPOIB_HDR > IPOIB_UD_MTU) {
+	if (type == ETH_P_IP_ && len <= IPOIB_UD_MTU) {
+		memcpy(f + ETH_HDR, ip, len);
+		n = len;
+	} else if (type == ETH_P_IPV6_) {
+		n = nd_rewrite(k, ip, len, f + ETH_HDR, IPOIB_UD_MTU, false);
+	}
+	if (!n) {
 		k->dropped++;
 		return;
 	}
-	/* To us, or to the group: the Ethernet destination says which. */
-	if (w->dlid == k->mlid && k->mlid)
+	/* To us, or to a group: the Ethernet destination says which (IPv6
+	 * multicast's 33:33 and the address's last four bytes, RFC 2464). */
+	mcast = verbs_lid_is_mcast(w->dlid);
+	if (mcast && type == ETH_P_IPV6_) {
+		f[0] = f[1] = 0x33;
+		memcpy(f + 2, f + ETH_HDR + 36, 4);
+	} else if (mcast) {
 		memset(f, 0xff, 6);
-	else
+	} else {
 		memcpy(f, k->mac, 6);
+	}
 	/* The source: a MAC for its QPN and LID (IP does not look). */
 	hw[1] = (uint8_t)(w->sqpn >> 16);
 	hw[2] = (uint8_t)(w->sqpn >> 8);
@@ -507,8 +652,7 @@ static void pkt_in(struct link *k, const struct verbs_wire_pkt *w)
 	put_be16(hw, 18, w->slid);
 	ipoib_mac_of(hw, f + 6);
 	put_be16(f, 12, type);
-	memcpy(f + ETH_HDR, p + IPOIB_HDR, w->len - IPOIB_HDR);
-	tap_write(k, f, ETH_HDR + w->len - IPOIB_HDR);
+	tap_write(k, f, ETH_HDR + n);
 }
 
 static gboolean drain(gpointer data)
@@ -662,8 +806,9 @@ char *ipoib_links_status(const struct ipoib_links *l)
 
 		(void)host_netdev_name(l->h, k->port, name, sizeof(name));
 		g_string_append_printf(s, "ipoib: %s: QPN 0x%06x, ", name, k->qpn);
-		if (k->mlid)
-			g_string_append_printf(s, "broadcast group joined (MLID 0x%04x)", k->mlid);
+		if (k->g[GROUP_BCAST].mlid)
+			g_string_append_printf(s, "broadcast group joined (MLID 0x%04x)",
+					       k->g[GROUP_BCAST].mlid);
 		else
 			g_string_append(s, "not joined");
 		g_string_append_printf(s, ", %" G_GUINT64_FORMAT " sent, %" G_GUINT64_FORMAT

@@ -15,9 +15,12 @@
  * hash: locally administered, unicast), so `ip neigh` shows MACs while
  * `ibemu ctl status` shows the IPoIB addresses behind them.
  *
- * The broadcast group (ff12:401b:<P_Key>::ffff:ffff) is joined at the
- * SA, opensm's or the emulator's, as the kernel joins it, and again when
- * the port's LID or SM changes; until it is joined nothing is sent.
+ * IPv6's neighbour discovery options are translated the same way.
+ *
+ * The broadcast group (ff12:401b:<P_Key>::ffff:ffff) and IPv6's all-nodes
+ * group (ff12:601b:<P_Key>::1) are joined at the SA, opensm's or the
+ * emulator's, as the kernel joins them, and again when the port's LID or
+ * SM changes; until a group is joined nothing is sent to it.
  */
 #ifndef IBEMU_KERNEL_IPOIB_LINK_H
 #define IBEMU_KERNEL_IPOIB_LINK_H

@@ -5,7 +5,8 @@
 # on ib0 and the neighbour learnt by IPoIB's ARP; the capture holds the
 # ARP with 20-byte IPoIB addresses and the ICMP in IPoIB, as tshark
 # decodes them; the PMA counters move; a cut cable and a drop rule stop
-# ping, and it comes back with the cable and without the rule; TCP
+# ping, and it comes back with the cable and without the rule; ping -6
+# over IPv6's neighbour discovery, its options in IPoIB's form; TCP
 # (iperf3) moves data over it, and OpenSSH logs in to an sshd on host3.
 . "$(dirname "$0")/lib.sh"
 command -v ping >/dev/null && command -v iperf3 >/dev/null ||
@@ -44,6 +45,9 @@ x0=$(xmit)
 ping -c 10 -i 0.05 -W 2 "$PEER" | grep -o "[0-9]* received"
 echo "xmit packets: $(( $(xmit) - x0 ))"
 echo "neigh: $(ip neigh show "$PEER" | awk '{print $5}')"
+PEER6=$(ssh host3 ip -6 -o addr show ib0 scope link | awk '{print $4}' | cut -d/ -f1)
+ping -6 -c 3 -W 2 "$PEER6%ib0" | grep -o "[0-9]* received" | sed 's/^/ping6: /'
+echo "neigh6: $(ip -6 neigh show "$PEER6" dev ib0 | awk '{print $3}')"
 ssh host3 ip link show ib0 | awk '/link\/ether/ {print "peer mac: " $2}'
 "$IBEMU" ctl status | grep "ipoib" | sed 's/^/status: /'
 
@@ -95,6 +99,10 @@ expect_match "^status: ipoib: ib0: QPN 0x[0-9a-f]{6}, broadcast group joined \\(
 expect_match "^status: ipoib:   neighbour 00:[0-9a-f:]{8}:fe:80(:00){6}:00:02:c9:03:00:00:01:06 as $neigh, LID 6$" \
 	"ctl status: the neighbour's IPoIB address (host3's QPN and GID) behind its MAC"
 expect_match "^status:   ipoib: ib0: QPN 0x[0-9a-f]{6}, broadcast group joined" "and host3's, under its host"
+expect_line "ping6: 3 received" "ping -6 to host3's link-local address: IPv6 over IPoIB"
+[ "$(sed -n 's/^neigh6: //p' "$WORK/out")" = "$neigh" ] &&
+	pass "neighbour discovery learnt the same stand-in MAC" ||
+	fail "IPv6 neighbour: $(grep neigh6 "$WORK/out")"
 expect_line "cut: 0 received" "a cut cable stops ping"
 expect_line "restored: answers" "and the cable back brings it back"
 expect_line "dropped: 0 received" "a drop rule for data at leaf2 stops it"
@@ -113,6 +121,16 @@ grep -q "fe80::2:c903:0:101 → GID: ff12:401b:ffff::ffff:ffff ARP .* Who has 10
 grep -Eq "10.1.0.5 is at 00[0-9a-f]{6}fe800000000000000002c90300000106" "$WORK/arp" &&
 	pass "tshark: the reply with host3's 20-byte IPoIB address (QPN, GID)" ||
 	fail "no ARP reply: $(head -3 "$WORK/arp")"
+ts 'icmpv6.type == 135' | grep -q "fe80::2:c903:0:101 → ff02::1:ff00:106 .*Neighbor Solicitation for fe80::2:c903:0:106" &&
+	pass "tshark: the neighbour solicitation to host3's solicited-node address" ||
+	fail "no NS: $(ts icmpv6 | head -3)"
+# Its option: 24 bytes, two of padding and host1's 20-byte address; the
+# checksum right for the longer packet.
+tshark -r "$WORK/ipoib.pcap" -Y 'icmpv6.type == 135 && ipv6.src == fe80::2:c903:0:101' \
+	-T fields -e icmpv6.checksum.status -e icmpv6.opt.length -e icmpv6.opt.linkaddr 2>/dev/null |
+	grep -Eq "^1	3	0000[0-9a-f]{8}fe800000000000000002c90300000101$" &&
+	pass "tshark: its source link-layer option IPoIB's, the checksum right" ||
+	fail "NS option: $(tshark -r "$WORK/ipoib.pcap" -Y 'icmpv6.type == 135' -T fields -e icmpv6.opt.length -e icmpv6.opt.linkaddr 2>&1 | head -2)"
 [ "$(ts 'icmp.type == 0' | grep -c "10.1.0.5 → 10.1.0.3")" -ge 10 ] &&
 	pass "tshark: the echo replies, IPv4 in IPoIB" || fail "echo replies: $(ts icmp | head -3)"
 [ "$(ts 'tcp.port == 5201' | wc -l)" -ge 20 ] && pass "tshark: iperf3's TCP segments" ||

@@ -6,9 +6,10 @@
  * for its TAP (one frame a read): the broadcast group joined at the SA,
  * an Ethernet ARP request going out as IPoIB's and coming in as
  * Ethernet's, the reply to the MAC that stands for the asker, an IPv4
- * frame to the neighbour, and what a host's kernel or a hostile sender
- * may give that is dropped: frames cut short, past the MTU, ARP of
- * another hardware type, IPv6, and a flood of ARP from 2,000 forged
+ * frame to the neighbour, IPv6's neighbour discovery with its
+ * link-layer options in each form, and what a host's kernel or a hostile
+ * sender may give that is dropped: frames cut short, past the MTU, ARP
+ * of another hardware type, and a flood of ARP from 2,000 forged
  * addresses, of which the neighbour table keeps 1,024.
  */
 #include "config.h"
@@ -231,7 +232,7 @@ static void test_dropped(void **state)
 	put_be16(f, 12, 0x0800);
 	from_kernel(e, &e->a, f, 14 + 2045);		/* past the MTU */
 	put_be16(f, 12, 0x86dd);
-	from_kernel(e, &e->a, f, 100);			/* IPv6: not yet */
+	from_kernel(e, &e->a, f, 14 + 39);		/* IPv6 shorter than its header */
 	eth_arp(f, 1, bcast, kmac_a, 0x0a010003, zero, 0x0a010005);
 	f[18] = 8;					/* not Ethernet's hlen */
 	from_kernel(e, &e->a, f, 42);
@@ -240,6 +241,85 @@ static void test_dropped(void **state)
 	st = ipoib_links_status(e->a.ip);
 	assert_non_null(strstr(st, " 5 dropped"));
 	g_free(st);
+}
+
+/* An IPv6 neighbour solicitation from A's kernel with its Ethernet
+ * source link-layer option; @ns the ICMPv6 bytes' start. */
+static size_t ns_frame(uint8_t *f, const uint8_t src_mac[6])
+{
+	static const uint8_t dst[16] = { 0xff, 0x02, [11] = 1, 0xff, 0, 0, 5 };
+	static const uint8_t src[16] = { 0xfe, 0x80, [8] = 0, 2, 0xc9, 3, 0, 0, 1, 1 };
+	uint8_t *ip = f + 14, *m = ip + 40;
+
+	memset(f, 0, 14 + 40 + 32);
+	memcpy(f, (uint8_t[6]){ 0x33, 0x33, 0xff, 0, 0, 5 }, 6);
+	memcpy(f + 6, src_mac, 6);
+	put_be16(f, 12, 0x86dd);
+	ip[0] = 0x60;
+	put_be16(ip, 4, 32);
+	ip[6] = 58;
+	ip[7] = 255;
+	memcpy(ip + 8, src, 16);
+	memcpy(ip + 24, dst, 16);
+	m[0] = 135;				/* NS */
+	memcpy(m + 8, (uint8_t[16]){ 0xfe, 0x80, [8] = 0, 2, 0xc9, 3, 0, 0, 1, 6 }, 16);
+	m[24] = 1;				/* SLLA, 8 bytes */
+	m[25] = 1;
+	memcpy(m + 26, src_mac, 6);
+	return 14 + 40 + 32;
+}
+
+/* ICMPv6's checksum over the packet at @ip: 0 when it is right. */
+static uint16_t csum6(const uint8_t *ip, size_t len)
+{
+	uint32_t sum = (uint32_t)(len - 40) + 58;
+	size_t i;
+
+	for (i = 8; i < len; i += 2)
+		sum += i + 1 < len ? get_be16(ip, i) : (uint32_t)ip[i] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/* IPv6 neighbour discovery: the link-layer option IPoIB's on the wire,
+ * Ethernet's at each end, the checksum right at each. */
+static void test_ipv6_nd(void **state)
+{
+	struct env *e = *state;
+	uint8_t f[256], g[256], mac_a[6], mac_b[6];
+	size_t n = ns_frame(f, kmac_a);
+	char *st;
+
+	put_be16(f + 14 + 40, 2, csum6(f + 14, n - 14));	/* as the kernel sends it */
+	from_kernel(e, &e->a, f, n);
+	assert_int_equal(to_kernel(&e->b, g, sizeof(g)), (ssize_t)n);
+	assert_memory_equal(g, f, 6);			/* 33:33:ff:00:00:05 */
+	assert_int_equal(get_be16(g + 14, 4), 32);	/* the same length again */
+	assert_int_equal(g[14 + 40 + 24], 1);
+	assert_int_equal(g[14 + 40 + 25], 1);
+	memcpy(mac_a, g + 14 + 40 + 26, 6);		/* A's stand-in, not its kernel's */
+	assert_memory_not_equal(mac_a, kmac_a, 6);
+	assert_int_equal(mac_a[0] & 3, 2);
+	assert_int_equal(csum6(g + 14, n - 14), 0);
+	st = ipoib_links_status(e->b.ip);		/* B learnt A from the option */
+	assert_non_null(strstr(st, ":02:c9:03:00:00:01:01 as "));
+	g_free(st);
+
+	/* B's advertisement, unicast to A's stand-in, its target option. */
+	memcpy(g, mac_a, 6);
+	memcpy(g + 6, kmac_b, 6);
+	g[14 + 40] = 136;				/* NA */
+	g[14 + 40 + 24] = 2;				/* TLLA */
+	memcpy(g + 14 + 40 + 26, kmac_b, 6);
+	memcpy(g + 14 + 24, g + 14 + 8, 16);		/* to A */
+	put_be16(g + 14 + 40, 2, 0);
+	put_be16(g + 14 + 40, 2, csum6(g + 14, n - 14));
+	from_kernel(e, &e->b, g, n);
+	assert_int_equal(to_kernel(&e->a, f, sizeof(f)), (ssize_t)n);
+	resolve(e, mac_a, mac_b);
+	assert_memory_equal(f + 14 + 40 + 26, mac_b, 6);	/* B's stand-in */
+	assert_int_equal(csum6(f + 14, n - 14), 0);
 }
 
 /* A sender of forged IPoIB ARP: 2,000 addresses, 1,024 kept. */
@@ -306,6 +386,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_arp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ipv4, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dropped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ipv6_nd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_arp_flood, setup, teardown),
 	};
 
