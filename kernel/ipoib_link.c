@@ -552,18 +552,26 @@ static gboolean on_tap(gint fd, GIOCondition cond, gpointer data)
 	struct link *k = data;
 	uint8_t f[ETH_HDR + IPOIB_UD_MTU + 64];
 	unsigned i;
+	int err = 0;
 
-	(void)cond;
-	for (i = 0; i < TAP_BURST; i++) {
+	(void)cond;	/* an error or a hang-up is what read says */
+	for (i = 0; i < TAP_BURST && !err; i++) {
 		ssize_t n = read(fd, f, sizeof(f));
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		frame_out(k, f, (size_t)n);
+		if (n > 0)
+			frame_out(k, f, (size_t)n);
+		else if (n < 0 && errno == EAGAIN)
+			return G_SOURCE_CONTINUE;
+		else if (n == 0 || errno != EINTR)
+			err = n ? errno : EPIPE;
 	}
-	return G_SOURCE_CONTINUE;
+	if (!err)
+		return G_SOURCE_CONTINUE;
+	/* The device went (its namespace, or the host took it away): the
+	 * interface carries nothing more. */
+	g_info("ipoib: port %u: its interface went (%s)", k->port->num, g_strerror(err));
+	k->watch = 0;
+	return G_SOURCE_REMOVE;
 }
 
 /* ---- packets in: fabric to TAP ---------------------------------------------- */
@@ -785,7 +793,7 @@ int ipoib_link_add(struct ipoib_links *l, struct port *p, int fd)
 	if (ioctl(fd, SIOCSIFHWADDR, &ifr) < 0 && ioctl(fd, SIOCGIFHWADDR, &ifr) == 0)
 		memcpy(k->mac, ifr.ifr_hwaddr.sa_data, 6);
 	uverbs_ctx_set_wakeup(k->ctx, on_queued, k);
-	k->watch = g_unix_fd_add(fd, G_IO_IN, on_tap, k);
+	k->watch = g_unix_fd_add(fd, G_IO_IN | G_IO_ERR | G_IO_HUP, on_tap, k);
 	g_ptr_array_add(l->links, k);
 	join_later(k, 0);
 	return 0;

@@ -64,16 +64,18 @@ static void side_down(struct side *s)
 	ipoib_links_free(s->ip);
 	uverbs_free(s->uv);
 	host_free(s->hw);
-	close(s->kernel);
+	if (s->kernel >= 0)
+		close(s->kernel);
 }
 
-/* The loop's idle work (what arrived, read from the QPs) and the timers. */
+/* The loop's idle work (what arrived, read from the QPs) and the timers;
+ * bounded, so that a source that never settles fails a test, not hangs it. */
 static void turn(struct env *e)
 {
-	unsigned i;
+	unsigned i, j;
 
 	for (i = 0; i < 8; i++)
-		while (g_main_context_iteration(NULL, FALSE))
+		for (j = 0; j < 1000 && g_main_context_iteration(NULL, FALSE); j++)
 			;
 	timerq_run(e->tq);
 }
@@ -322,6 +324,23 @@ static void test_ipv6_nd(void **state)
 	assert_int_equal(csum6(f + 14, n - 14), 0);
 }
 
+/* The host's end goes (its namespace did): the interface stops being
+ * watched, rather than wake the loop for ever, and the other goes on. */
+static void test_tap_gone(void **state)
+{
+	struct env *e = *state;
+	uint8_t f[64], g[64];
+
+	close(e->a.kernel);
+	e->a.kernel = -1;
+	turn(e);
+	assert_false(g_main_context_pending(NULL));
+	eth_arp(f, 1, bcast, kmac_b, 0x0a010005, zero, 0x0a010003);
+	from_kernel(e, &e->b, f, 42);	/* to A's group membership, A's end gone */
+	assert_int_equal(to_kernel(&e->b, g, sizeof(g)), -1);
+	assert_false(g_main_context_pending(NULL));
+}
+
 /* A sender of forged IPoIB ARP: 2,000 addresses, 1,024 kept. */
 static void test_arp_flood(void **state)
 {
@@ -387,6 +406,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ipv4, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ipv6_nd, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tap_gone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_arp_flood, setup, teardown),
 	};
 
