@@ -70,7 +70,8 @@ struct group {
 struct neigh {
 	uint64_t key;		/* its MAC, as a number */
 	uint8_t hw[IPOIB_HWADDR_LEN];
-	uint16_t lid;		/* the path's DLID */
+	struct port *to;	/* its GID's port (NULL: nobody's), whose LID
+				 * is the path's DLID at each send */
 };
 
 struct link {
@@ -135,13 +136,14 @@ static uint32_t hw_qpn(const uint8_t hw[IPOIB_HWADDR_LEN])
 	return (uint32_t)hw[1] << 16 | (uint32_t)hw[2] << 8 | hw[3];
 }
 
-/* The path to @hw's port: what the SA's PathRecord would give for its
- * GID, the port's LID, read here from the fabric. 0: nobody has it. */
-static uint16_t path_lid(const struct link *k, const uint8_t hw[IPOIB_HWADDR_LEN])
+/* The path to neighbour @n: what the SA's PathRecord would give for its
+ * GID, the LID its port has now (whether a packet gets there is the
+ * fabric's to say: a cut cable drops it there, counted). 0: nobody has
+ * the GID. The port is looked up once per address learnt, not per
+ * packet: a fabric's worth of ports is a long walk. */
+static uint16_t path_lid(const struct neigh *n)
 {
-	struct port *to = sa_port_by_guid(host_fabric(k->all->h), get_be64(hw + 4, 8));
-
-	return to && to->state == PORT_ACTIVE ? to->lid : 0;
+	return n->to ? n->to->lid : 0;
 }
 
 /* Learn (or refresh) the neighbour @hw, seen in an ARP packet. */
@@ -149,6 +151,7 @@ static struct neigh *learn(struct link *k, const uint8_t hw[IPOIB_HWADDR_LEN])
 {
 	uint8_t mac[6];
 	struct neigh *n;
+	bool fresh = false;
 	uint64_t key;
 
 	ipoib_mac_of(hw, mac);
@@ -164,9 +167,12 @@ static struct neigh *learn(struct link *k, const uint8_t hw[IPOIB_HWADDR_LEN])
 		n = g_new0(struct neigh, 1);
 		n->key = key;
 		g_hash_table_insert(k->neigh, &n->key, n);
+		fresh = true;
 	}
-	memcpy(n->hw, hw, IPOIB_HWADDR_LEN);
-	n->lid = path_lid(k, hw);
+	if (fresh || memcmp(n->hw, hw, IPOIB_HWADDR_LEN)) {
+		memcpy(n->hw, hw, IPOIB_HWADDR_LEN);
+		n->to = sa_port_by_guid(host_fabric(k->all->h), get_be64(hw + 4, 8));
+	}
 	return n;
 }
 
@@ -489,8 +495,8 @@ static void arp_out(struct link *k, const uint8_t *arp, size_t len)
 	key = mac_key(arp + ARP_HDR + 10);
 	if (key && (n = g_hash_table_lookup(k->neigh, &key)))
 		memcpy(a + ARP_HDR + IPOIB_HWADDR_LEN + 4, n->hw, IPOIB_HWADDR_LEN);
-	if (op == 2 && n && n->lid)
-		send_ud(k, NULL, n->lid, hw_qpn(n->hw), out, sizeof(out));
+	if (op == 2 && n && path_lid(n))
+		send_ud(k, NULL, path_lid(n), hw_qpn(n->hw), out, sizeof(out));
 	else if (op == 1 && k->g[GROUP_BCAST].mlid)
 		send_ud(k, &k->g[GROUP_BCAST], 0, 0, out, sizeof(out));
 	else
@@ -537,11 +543,9 @@ static void frame_out(struct link *k, const uint8_t *f, size_t len)
 	}
 	key = mac_key(f);
 	nb = g_hash_table_lookup(k->neigh, &key);
-	if (nb && !nb->lid)
-		nb->lid = path_lid(k, nb->hw);
-	if (!nb || !nb->lid)
+	if (!nb || !path_lid(nb))
 		goto drop;
-	send_ud(k, NULL, nb->lid, hw_qpn(nb->hw), out, IPOIB_HDR + n);
+	send_ud(k, NULL, path_lid(nb), hw_qpn(nb->hw), out, IPOIB_HDR + n);
 	return;
 drop:
 	k->dropped++;
@@ -833,7 +837,7 @@ char *ipoib_links_status(const struct ipoib_links *l)
 					       (unsigned)(n->key >> 24) & 0xff,
 					       (unsigned)(n->key >> 16) & 0xff,
 					       (unsigned)(n->key >> 8) & 0xff, (unsigned)n->key & 0xff,
-					       n->lid);
+					       path_lid(n));
 		}
 	}
 	return g_string_free(s, FALSE);
