@@ -356,7 +356,8 @@ static const struct host_client ipoib_client = { .deliver = on_mad, .changed = o
 static void send_ud(struct link *k, const struct group *g, uint16_t dlid, uint32_t dqpn,
 		    const uint8_t *data, size_t len)
 {
-	uint8_t buf[sizeof(struct verbs_wire_pkt) + IPOIB_HDR + IPOIB_UD_MTU];
+	_Alignas(struct verbs_wire_pkt) uint8_t buf[sizeof(struct verbs_wire_pkt) + IPOIB_HDR +
+						    IPOIB_UD_MTU];
 	struct verbs_wire_pkt *w = (struct verbs_wire_pkt *)buf;
 	int pi = port_pkey_find(k->port, port_first_pkey(k->port));
 
@@ -620,9 +621,11 @@ static void arp_in(struct link *k, const uint8_t *a, size_t len)
 	tap_write(k, f, sizeof(f));
 }
 
-static void pkt_in(struct link *k, const struct verbs_wire_pkt *w)
+/* A packet record: its header @w (a copy: records lie back to back, at
+ * any alignment) and its payload @p. */
+static void pkt_in(struct link *k, const struct verbs_wire_pkt *w, const uint8_t *p)
 {
-	const uint8_t *p = (const uint8_t *)(w + 1), *ip = p + IPOIB_HDR;
+	const uint8_t *ip = p + IPOIB_HDR;
 	uint8_t f[ETH_HDR + IPOIB_UD_MTU], hw[IPOIB_HWADDR_LEN] = { 0 };
 	size_t n = 0, len;
 	bool mcast;
@@ -678,13 +681,17 @@ static gboolean drain(gpointer data)
 		size_t off = 0;
 
 		while (off + sizeof(struct verbs_wire_rec) <= (size_t)n) {
-			const struct verbs_wire_pkt *w = (const void *)(buf + off);
+			struct verbs_wire_pkt w;
 
-			if (w->rec.len < sizeof(w->rec) || off + w->rec.len > (size_t)n)
+			memcpy(&w.rec, buf + off, sizeof(w.rec));
+			if (w.rec.len < sizeof(w.rec) || off + w.rec.len > (size_t)n)
 				break;
-			if (w->rec.len >= sizeof(*w))
-				pkt_in(k, w);
-			off += w->rec.len;
+			if (w.rec.len >= sizeof(w)) {
+				memcpy(&w, buf + off, sizeof(w));
+				if (w.len <= w.rec.len - sizeof(w))
+					pkt_in(k, &w, buf + off + sizeof(w));
+			}
+			off += w.rec.len;
 		}
 	}
 	return G_SOURCE_REMOVE;

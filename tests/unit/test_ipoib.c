@@ -347,7 +347,8 @@ static void test_arp_flood(void **state)
 	struct env *e = *state;
 	struct uverbs_ctx *c = uverbs_ctx_open(uverbs_dev(e->a.uv, 0));
 	struct verbs_ioc_qp q = { .type = 4 };
-	uint8_t buf[sizeof(struct verbs_wire_pkt) + 4 + 56] = { 0 }, g[64];
+	_Alignas(struct verbs_wire_pkt) uint8_t buf[sizeof(struct verbs_wire_pkt) + 4 + 56] = { 0 };
+	uint8_t g[64];
 	struct verbs_wire_pkt *w = (struct verbs_wire_pkt *)buf;
 	uint8_t *arp = buf + sizeof(*w) + 4, mgid[16] = { 0xff, 0x12, 0x40, 0x1b, 0xff, 0xff };
 	unsigned i, n = 0, lines = 0;
