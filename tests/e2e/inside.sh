@@ -82,7 +82,7 @@ pingpong() {
 
 # cm_listening PORT: an rdma_cm id listens on PORT, as `ibemu ctl status` says
 cm_listening() {
-	ibemu ctl status | grep -q "^rdma_cm: listening on .*:$1 "
+	ibemu ctl status | grep -q "^ *rdma_cm: listening on .*:$1 "
 }
 cm_not_listening() { ! cm_listening "$1"; }
 
