@@ -120,14 +120,20 @@ void ipoib_mac_of(const uint8_t hw[IPOIB_HWADDR_LEN], uint8_t mac[6])
 	mac[0] = (uint8_t)((mac[0] & 0xfc) | 0x02);	/* local, unicast */
 }
 
-/* Our hardware address (RFC 4391 §9.1.1): flags (no connected mode),
- * the QPN, the port's GID 0. */
+/* A hardware address's QPN, bytes 1-3 (RFC 4391 §9.1.1). */
+static void hw_set_qpn(uint8_t hw[IPOIB_HWADDR_LEN], uint32_t qpn)
+{
+	hw[1] = (uint8_t)(qpn >> 16);
+	hw[2] = (uint8_t)(qpn >> 8);
+	hw[3] = (uint8_t)qpn;
+}
+
+/* Our hardware address: flags (no connected mode), the QPN, the port's
+ * GID 0. */
 static void own_hw(const struct link *k, uint8_t hw[IPOIB_HWADDR_LEN])
 {
 	hw[0] = 0;
-	hw[1] = (uint8_t)(k->qpn >> 16);
-	hw[2] = (uint8_t)(k->qpn >> 8);
-	hw[3] = (uint8_t)k->qpn;
+	hw_set_qpn(hw, k->qpn);
 	port_gid(k->port, 0, hw + 4);
 }
 
@@ -661,9 +667,7 @@ static void pkt_in(struct link *k, const struct verbs_wire_pkt *w, const uint8_t
 		memcpy(f, k->mac, 6);
 	}
 	/* The source: a MAC for its QPN and LID (IP does not look). */
-	hw[1] = (uint8_t)(w->sqpn >> 16);
-	hw[2] = (uint8_t)(w->sqpn >> 8);
-	hw[3] = (uint8_t)w->sqpn;
+	hw_set_qpn(hw, w->sqpn);
 	put_be16(hw, 18, w->slid);
 	ipoib_mac_of(hw, f + 6);
 	put_be16(f, 12, type);

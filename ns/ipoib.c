@@ -277,23 +277,39 @@ struct cable {
 	int ns, nl, bridge;
 };
 
+/* TAP interface @name (made if it is not there) on a new fd of the tun
+ * driver opened with @oflags, @persist or not: the fd, or -errno. System
+ * calls only: the keeper makes them between fork and exec. */
+static int tap_fd(const char *name, int oflags, int persist)
+{
+	struct ifreq ifr;
+	int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC | oflags), err;
+
+	if (fd < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, name, strnlen(name, IFNAMSIZ - 1));
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+	if (ioctl(fd, TUNSETIFF, &ifr) < 0 || ioctl(fd, TUNSETPERSIST, persist) < 0) {
+		err = errno;
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
 /* A host's InfiniBand interface: a TAP device, kept (persistent) until
  * the emulator takes it (ipoib_tap_open), then gone with it. */
 static int make_tap(int sock, const char *name, uint32_t mtu)
 {
 	struct ifreq ifr;
-	int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC), ret = 0;
+	int fd = tap_fd(name, 0, 1);
 
 	if (fd < 0)
-		return -errno;
-	memset(&ifr, 0, sizeof(ifr));
-	memcpy(ifr.ifr_name, name, strlen(name) + 1);
-	ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
-	if (ioctl(fd, TUNSETIFF, &ifr) < 0 || ioctl(fd, TUNSETPERSIST, 1) < 0)
-		ret = -errno;
+		return fd;
 	close(fd);
-	if (ret < 0)
-		return ret;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, name, strnlen(name, IFNAMSIZ - 1));
 	ifr.ifr_mtu = (int)mtu;
 	return ioctl(sock, SIOCSIFMTU, &ifr) < 0 ? -errno : 0;
 }
@@ -477,33 +493,22 @@ int ipoib_apply_host(const struct ipoib_plan *p, int bridge, const char *scratch
 }
 
 struct tap_open {
-	int fd, err;
+	int fd;		/* or -errno */
 	const char *name;
 };
 
-/* In the host's network: a tap device is made in the opener's. */
+/* In the host's network: a tap device is the opener's network's. */
 static void tap_open_in(void *arg)
 {
 	struct tap_open *t = arg;
-	struct ifreq ifr;
 
-	memset(&ifr, 0, sizeof(ifr));
-	g_strlcpy(ifr.ifr_name, t->name, sizeof(ifr.ifr_name));
-	ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
-	if ((t->fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC | O_NONBLOCK)) < 0 ||
-	    ioctl(t->fd, TUNSETIFF, &ifr) < 0 || ioctl(t->fd, TUNSETPERSIST, 0) < 0)
-		t->err = errno;
+	t->fd = tap_fd(t->name, O_NONBLOCK, 0);
 }
 
 int ipoib_tap_open(int pid, const char *name)
 {
-	struct tap_open t = { .fd = -1, .name = name };
+	struct tap_open t = { .fd = -EAGAIN, .name = name };
 	int ret = netns_run(pid, tap_open_in, &t);
 
-	if (ret < 0 || t.err) {
-		if (t.fd >= 0)
-			close(t.fd);
-		return ret < 0 ? ret : -t.err;
-	}
-	return t.fd;
+	return ret < 0 ? ret : t.fd;
 }

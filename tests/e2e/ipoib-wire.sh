@@ -15,24 +15,7 @@ export W="$WORK"
 
 # OpenSSH over it: sshd on host3's address, the system's ssh client on
 # host1 (the run's own ssh, first on PATH, does not use TCP).
-for k in host user; do ssh-keygen -q -t ed25519 -N '' -C "$k" -f "$WORK/$k" || fail "ssh-keygen"; done
-cp "$WORK/user.pub" "$WORK/authorized_keys"
-echo "[10.1.0.5]:2222 $(cut -d' ' -f1,2 "$WORK/host.pub")" >"$WORK/known_hosts"
-cat >"$WORK/sshd_config" <<CONF
-Port 2222
-ListenAddress 10.1.0.5
-HostKey $WORK/host
-AuthorizedKeysFile $WORK/authorized_keys
-PidFile $WORK/sshd.pid
-StrictModes no
-UsePAM no
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PermitRootLogin prohibit-password
-CONF
-for v in ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS; do
-	[ -n "${!v:-}" ] && echo "SetEnv $v=${!v}" >>"$WORK/sshd_config"
-done
+sshd_prepare 10.1.0.5 "$WORK/sshd.pid"
 
 cat >"$WORK/wire.sh" <<'EOF'
 . "$INSIDE"

@@ -166,3 +166,31 @@ links_of() {
 		if (a < b) print a " -- " b; else print b " -- " a
 	}' | sort -u
 }
+
+# sshd_prepare ADDR PIDFILE [KEY...]: what a test's own sshd (Debian's
+# openssh-server) on ADDR:2222 needs, in $WORK: the keys host and user
+# (user's authorized) and each other KEY, known_hosts for the client, and
+# sshd_config, with the sanitizer pass's options (.ci/run) passed on to
+# what sshd starts.
+sshd_prepare() {
+	local addr=$1 pid=$2 k v
+	shift 2
+	for k in host user "$@"; do ssh-keygen -q -t ed25519 -N '' -C "$k" -f "$WORK/$k" || fail "ssh-keygen"; done
+	cp "$WORK/user.pub" "$WORK/authorized_keys"
+	echo "[$addr]:2222 $(cut -d' ' -f1,2 "$WORK/host.pub")" >"$WORK/known_hosts"
+	cat >"$WORK/sshd_config" <<CONF
+Port 2222
+ListenAddress $addr
+HostKey $WORK/host
+AuthorizedKeysFile $WORK/authorized_keys
+PidFile $pid
+StrictModes no
+UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+CONF
+	for v in ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS; do
+		[ -n "${!v:-}" ] && echo "SetEnv $v=${!v}" >>"$WORK/sshd_config"
+	done
+}

@@ -40,25 +40,7 @@ ip -n "$NA" link set lo up && ip -n "$NB" link set lo up ||
 
 # Keys: sshd's host key, B's user key (authorized on A), and one A does
 # not know.
-for k in host user stranger; do ssh-keygen -q -t ed25519 -N '' -C "$k" -f "$WORK/$k" || fail "ssh-keygen"; done
-cp "$WORK/user.pub" "$WORK/authorized_keys"
-echo "[$ADDR]:2222 $(cut -d' ' -f1,2 "$WORK/host.pub")" >"$WORK/known_hosts"
-cat >"$WORK/sshd_config" <<EOF
-Port 2222
-ListenAddress $ADDR
-HostKey $WORK/host
-AuthorizedKeysFile $WORK/authorized_keys
-PidFile none
-StrictModes no
-UsePAM no
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PermitRootLogin prohibit-password
-EOF
-# The sanitizer pass's options (.ci/run) reach the bridge sshd starts too.
-for v in ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS; do
-	[ -n "${!v:-}" ] && echo "SetEnv $v=${!v}" >>"$WORK/sshd_config"
-done
+sshd_prepare "$ADDR" none stranger
 SSH="ssh -F none -o IdentitiesOnly=yes -o GlobalKnownHostsFile=/dev/null -o UserKnownHostsFile=$WORK/known_hosts -o StrictHostKeyChecking=yes"
 export IBEMU_SSH="$SSH -i $WORK/user"
 WHERE="ssh://root@$ADDR:2222/$A"
