@@ -128,10 +128,13 @@ struct cm_field {
 #define CM_SIDR_REP_PRIVATE	(24 + 96)
 #define CM_SIDR_REP_PRIVATE_LEN	136
 
-/* REJ reasons (IBA Table 109) the CM gives itself. */
+/* REJ reasons (IBA Table 109; the kernel's enum ib_cm_rej_reason) the
+ * CM gives itself. */
 enum cm_rej_reason {
-	CM_REJ_TIMEOUT = 1,
-	CM_REJ_INVALID_COMM_ID = 5,
+	CM_REJ_NO_QP = 1,
+	CM_REJ_NO_RESOURCES = 3,
+	CM_REJ_TIMEOUT = 4,
+	CM_REJ_INVALID_COMM_ID = 6,
 	CM_REJ_STALE_CONN = 10,
 	CM_REJ_INVALID_SERVICE_ID = 8,
 	CM_REJ_CONSUMER_DEFINED = 28,
