@@ -310,10 +310,14 @@ int emu_setup(struct emu *e, const struct emu_opts *o, const char *default_name)
 	 * layer, the verbs devices), as ib_core's. */
 	if (attach_nodes(e->f, e->hw, o->attach) < 0)
 		return 1;
-	e->ucma = ucma_new(e->hw);	/* first: ib_cm's agents are the kernel's */
-	e->env.ucma = e->ucma;
-	e->ipoib = ipoib_links_new(e->hw);	/* ib_sa's agent: before the MAD layer */
+	/* IPoIB first: the CM MADs of its connections (its service IDs, its
+	 * communication IDs) are its, before the rdma_cm's CM refuses what
+	 * it does not know, as ib_cm hands each to its user; its SA answers
+	 * before the MAD layer, as ib_sa's agent takes them. */
+	e->ipoib = ipoib_links_new(e->hw);
 	e->env.ipoib = e->ipoib;
+	e->ucma = ucma_new(e->hw);	/* ib_cm's agents are the kernel's */
+	e->env.ucma = e->ucma;
 	e->host = umad_host_new(e->hw);
 	e->env.host = e->host;
 	e->uverbs = uverbs_new(e->hw);

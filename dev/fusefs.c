@@ -65,7 +65,7 @@ static void fill_attr(const struct vnode *v, struct stat *st)
 		st->st_nlink = 2;
 		break;
 	case VN_ATTR:
-		st->st_mode = S_IFREG | 0444;
+		st->st_mode = S_IFREG | (v->store ? 0644 : 0444);
 		st->st_nlink = 1;
 		st->st_size = 4096;	/* as sysfs reports */
 		break;
@@ -169,7 +169,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (v->kind == VN_DIR) {
 		fuse_reply_err(req, EISDIR);
 	} else if (v->kind == VN_ATTR) {
-		if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+		if ((fi->flags & O_ACCMODE) != O_RDONLY && !v->store) {
 			fuse_reply_err(req, EACCES);
 			return;
 		}
@@ -205,6 +205,24 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	devfile_read(req_fs(req)->df, req, v, size, off, fi);
 }
 
+/* A sysfs store sees what was written as one string (kernfs_fop_write_iter
+ * copies at most a page and ends it with a NUL) and takes it all or
+ * fails with its errno. */
+static void store_attr(fuse_req_t req, const struct vnode *v, const char *buf, size_t size)
+{
+	char page[4096];
+	size_t n = MIN(size, sizeof(page) - 1);
+	int ret;
+
+	memcpy(page, buf, n);
+	page[n] = 0;
+	ret = v->store(v, page, n);
+	if (ret < 0)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_write(req, n);
+}
+
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
 		     off_t off, struct fuse_file_info *fi)
 {
@@ -212,10 +230,13 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 
 	if (!v)
 		return;
-	if (v->kind == VN_DIR || v->kind == VN_ATTR)
+	if (v->kind == VN_ATTR && v->store) {
+		store_attr(req, v, buf, size);
+	} else if (v->kind == VN_DIR || v->kind == VN_ATTR) {
 		fuse_reply_err(req, EACCES);
-	else
+	} else {
 		devfile_write(req, v, buf, size, off, fi);
+	}
 }
 
 /*
@@ -229,9 +250,12 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 {
 	struct vnode *v = vfs_get(req_fs(req)->vfs, ino);
 
-	(void)attr;
 	(void)fi;
-	if (v && v->kind != VN_DIR && v->kind != VN_ATTR && (to_set & FUSE_SET_ATTR_SIZE))
+	if (v && v->kind == VN_ATTR && v->store && to_set == FUSE_SET_ATTR_SIZE) {
+		/* `echo x > attr` truncates first; sysfs lets it. */
+		fill_attr(v, attr);
+		fuse_reply_attr(req, attr, TTL);
+	} else if (v && v->kind != VN_DIR && v->kind != VN_ATTR && (to_set & FUSE_SET_ATTR_SIZE))
 		fuse_reply_err(req, EINVAL);
 	else
 		fuse_reply_err(req, ENOSYS);

@@ -7,6 +7,7 @@
 #include "dev/sysfs.h"
 #include "fabric/pma.h"
 #include "fabric/port.h"
+#include "kernel/ipoib_link.h"
 
 static char *fmt_guid(uint64_t g)
 {
@@ -328,6 +329,21 @@ static char *show_netdev_port(const struct vnode *v)
 	return g_strdup_printf("%u\n", PORT(v)->num - 1);
 }
 
+/* net/ibN/mode (ib_ipoib's): datagram until a write makes it connected;
+ * an interface the fabric does not carry (one host's) stays datagram. */
+static char *show_mode(const struct vnode *v)
+{
+	char *m = ipoib_port_mode(PORT(v));
+
+	return m ? m : g_strdup("datagram\n");
+}
+
+static int store_mode(const struct vnode *v, const char *buf, size_t len)
+{
+	(void)len;
+	return ipoib_port_set_mode(PORT(v), buf);
+}
+
 static void build_device(struct vfs *vfs, struct vnode *ca, struct node *n,
 			 const struct host *hw)
 {
@@ -346,9 +362,13 @@ static void build_device(struct vfs *vfs, struct vnode *ca, struct node *n,
 		return;
 	net = vfs_dir(vfs, dir, "net");
 	for (i = 1; i <= n->nports; i++)
-		if (host_netdev_name(hw, &n->ports[i], ifname, sizeof(ifname)))
-			vfs_attr(vfs, vfs_dir(vfs, net, ifname), "dev_port", show_netdev_port,
-				 &n->ports[i], 0);
+		if (host_netdev_name(hw, &n->ports[i], ifname, sizeof(ifname))) {
+			struct vnode *d = vfs_dir(vfs, net, ifname);
+
+			vfs_attr(vfs, d, "dev_port", show_netdev_port, &n->ports[i], 0);
+			if (!port_is_roce(&n->ports[i]))
+				vfs_attr_rw(vfs, d, "mode", show_mode, store_mode, &n->ports[i], 0);
+		}
 }
 
 static void build_ca(struct vfs *vfs, struct vnode *ib, struct node *n,

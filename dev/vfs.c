@@ -68,6 +68,15 @@ struct vnode *vfs_attr(struct vfs *vfs, struct vnode *parent, const char *name,
 	return v;
 }
 
+struct vnode *vfs_attr_rw(struct vfs *vfs, struct vnode *parent, const char *name,
+			  vnode_show show, vnode_store store, void *ctx, unsigned arg)
+{
+	struct vnode *v = vfs_attr(vfs, parent, name, show, ctx, arg);
+
+	v->store = store;
+	return v;
+}
+
 struct vnode *vfs_file(struct vfs *vfs, struct vnode *parent, const char *name,
 		       const struct kfile_ops *ops, void *dev)
 {

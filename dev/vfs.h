@@ -19,6 +19,9 @@ enum vnode_kind { VN_DIR, VN_ATTR, VN_FILE };
 
 struct vnode;
 typedef char *(*vnode_show)(const struct vnode *v);
+/* A write of @len bytes (NUL-terminated for it) to a writable attribute:
+ * 0, or -errno, as a kernel store's. */
+typedef int (*vnode_store)(const struct vnode *v, const char *buf, size_t len);
 
 struct vnode {
 	uint64_t ino;
@@ -28,6 +31,7 @@ struct vnode {
 	GPtrArray *children;	/* VN_DIR only */
 	vnode_show show;	/* VN_ATTR: returns g_malloc'd text, or NULL: the
 				 * read fails with EINVAL, as a kernel show's error */
+	vnode_store store;	/* VN_ATTR: NULL for a read-only one (0444) */
 	const struct kfile_ops *ops;	/* VN_FILE: its kind; ctx is its device */
 	void *ctx;
 	unsigned arg;
@@ -53,6 +57,9 @@ struct vnode *vfs_attr(struct vfs *vfs, struct vnode *parent, const char *name,
 /* A device file: @ops's kind, of device @dev. */
 struct vnode *vfs_file(struct vfs *vfs, struct vnode *parent, const char *name,
 		       const struct kfile_ops *ops, void *dev);
+/* A writable one (0644): its writes go to @store. */
+struct vnode *vfs_attr_rw(struct vfs *vfs, struct vnode *parent, const char *name,
+			  vnode_show show, vnode_store store, void *ctx, unsigned arg);
 struct vnode *vfs_get(struct vfs *vfs, uint64_t ino);
 struct vnode *vfs_child(const struct vnode *dir, const char *name);
 /* Name @v @name (the same inode; its parent has no other child so named:

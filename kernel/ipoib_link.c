@@ -23,7 +23,8 @@
 
 #include "abi/verbs_wire.h"
 #include "fabric/port.h"
-#include "kernel/ipoib_link.h"
+#include "kernel/cm_wire.h"
+#include "kernel/ipoib_priv.h"
 #include "kernel/sa_priv.h"
 #include "kernel/sa_wire.h"
 #include "lib/log.h"
@@ -41,7 +42,6 @@
 #define TAP_BURST		64
 
 #define IPOIB_QPT_UD		4	/* IBV_QPT_UD */
-#define ETH_HDR			14
 #define ETH_P_IP_		0x0800
 #define ETH_P_ARP_		0x0806
 #define ETH_P_IPV6_		0x86dd
@@ -50,51 +50,13 @@
 #define ND_FIRST		133	/* Router Solicitation, ... Redirect (137) */
 #define ND_OPT_SLLA		1
 #define ND_OPT_TLLA		2
-#define IPOIB_HDR		4	/* RFC 4391 §6: EtherType, reserved */
 #define ARP_HDR			8
 #define ARPHRD_ETHER_		1
 #define ARPHRD_INFINIBAND_	32
 #define ETH_ARP_LEN		(ARP_HDR + 2 * (6 + 4))
 #define IB_ARP_LEN		(ARP_HDR + 2 * (IPOIB_HWADDR_LEN + 4))
-
-/* The groups an interface joins: IPv4's broadcast group, and IPv6's
- * all-nodes group, where all IPv6 multicast goes (docs/ipoib.md). */
-enum { GROUP_BCAST, GROUP_ALL_NODES, GROUPS };
-
-struct group {
-	uint8_t mgid[16];
-	uint16_t mlid;		/* 0 until joined */
-	uint32_t tid;		/* the join asked; 0: none */
-};
-
-struct neigh {
-	uint64_t key;		/* its MAC, as a number */
-	uint8_t hw[IPOIB_HWADDR_LEN];
-	struct port *to;	/* its GID's port (NULL: nobody's), whose LID
-				 * is the path's DLID at each send */
-};
-
-struct link {
-	struct ipoib_links *all;
-	struct port *port;
-	struct uverbs_ctx *ctx;
-	uint32_t qpn, qkey;
-	int fd;
-	guint watch, idle;
-	uint8_t mac[6];		/* the TAP's */
-	struct group g[GROUPS];
-	struct timer join_timer;
-	GHashTable *neigh;	/* &key -> struct neigh, owned */
-	bool neigh_full_said;
-	uint64_t tx, rx, dropped;
-};
-
-struct ipoib_links {
-	struct host *h;
-	struct uverbs *uv;
-	GPtrArray *links;	/* struct link *, owned */
-	uint32_t next_tid;
-};
+/* What a TAP read may give: a frame of connected mode's MTU. */
+#define FRAME_MAX		(ETH_HDR + IPOIB_CM_MTU + 64)
 
 /* ---- addresses ------------------------------------------------------------ */
 
@@ -128,16 +90,16 @@ static void hw_set_qpn(uint8_t hw[IPOIB_HWADDR_LEN], uint32_t qpn)
 	hw[3] = (uint8_t)qpn;
 }
 
-/* Our hardware address: flags (no connected mode), the QPN, the port's
- * GID 0. */
-static void own_hw(const struct link *k, uint8_t hw[IPOIB_HWADDR_LEN])
+/* Our hardware address: flags (connected mode taken), the QPN, the
+ * port's GID 0. */
+void ipoib_own_hw(const struct link *k, uint8_t hw[IPOIB_HWADDR_LEN])
 {
-	hw[0] = 0;
+	hw[0] = IPOIB_FLAGS_RC;
 	hw_set_qpn(hw, k->qpn);
 	port_gid(k->port, 0, hw + 4);
 }
 
-static uint32_t hw_qpn(const uint8_t hw[IPOIB_HWADDR_LEN])
+uint32_t ipoib_hw_qpn(const uint8_t hw[IPOIB_HWADDR_LEN])
 {
 	return (uint32_t)hw[1] << 16 | (uint32_t)hw[2] << 8 | hw[3];
 }
@@ -147,7 +109,7 @@ static uint32_t hw_qpn(const uint8_t hw[IPOIB_HWADDR_LEN])
  * fabric's to say: a cut cable drops it there, counted). 0: nobody has
  * the GID. The port is looked up once per address learnt, not per
  * packet: a fabric's worth of ports is a long walk. */
-static uint16_t path_lid(const struct neigh *n)
+uint16_t ipoib_path_lid(const struct neigh *n)
 {
 	return n->to ? n->to->lid : 0;
 }
@@ -311,6 +273,8 @@ static enum upper_verdict on_mad(void *ctx, struct port *port, const struct mad_
 	uint64_t tid = mad_tid(pkt->mad);
 	unsigned i;
 
+	if (!pkt->data && mad_class(pkt->mad) == CM_CLASS)
+		return ipoib_cm_mad(l, port, pkt);
 	if (pkt->data || mad_class(pkt->mad) != UMAD_CLASS_SUBN_ADM ||
 	    !(mad_method(pkt->mad) & 0x80) || tid >> 32 != IPOIB_HI_TID)
 		return UPPER_UNCLAIMED;
@@ -389,7 +353,7 @@ static void send_ud(struct link *k, const struct group *g, uint16_t dlid, uint32
 	}
 	memcpy(buf + sizeof(*w), data, len);
 	if (uverbs_ctx_write(k->ctx, buf, w->rec.len) < 0)
-		k->dropped++;	/* a full receiver: IP's to retransmit */
+		ipoib_drop(k, "a full receiver");
 	else
 		k->tx++;
 }
@@ -456,7 +420,7 @@ static size_t nd_rewrite(struct link *k, const uint8_t *in, size_t len, uint8_t 
 			if (to_wire) {
 				out[w + 1] = 3;
 				out[w + 2] = out[w + 3] = 0;
-				own_hw(k, out + w + 4);
+				ipoib_own_hw(k, out + w + 4);
 				w += 24;
 			} else {
 				(void)learn(k, in + off + 4);
@@ -495,82 +459,108 @@ static void arp_out(struct link *k, const uint8_t *arp, size_t len)
 	a[4] = IPOIB_HWADDR_LEN;
 	a[5] = 4;
 	put_be16(a, 6, op);
-	own_hw(k, a + ARP_HDR);
+	ipoib_own_hw(k, a + ARP_HDR);
 	memcpy(a + ARP_HDR + IPOIB_HWADDR_LEN, arp + ARP_HDR + 6, 4);	/* SPA */
 	memcpy(a + ARP_HDR + IPOIB_HWADDR_LEN + 4 + IPOIB_HWADDR_LEN, arp + ARP_HDR + 16, 4);
 	/* THA: a reply names the asker, whose address we learnt. */
 	key = mac_key(arp + ARP_HDR + 10);
 	if (key && (n = g_hash_table_lookup(k->neigh, &key)))
 		memcpy(a + ARP_HDR + IPOIB_HWADDR_LEN + 4, n->hw, IPOIB_HWADDR_LEN);
-	if (op == 2 && n && path_lid(n))
-		send_ud(k, NULL, path_lid(n), hw_qpn(n->hw), out, sizeof(out));
+	if (op == 2 && n && ipoib_path_lid(n))
+		send_ud(k, NULL, ipoib_path_lid(n), ipoib_hw_qpn(n->hw), out, sizeof(out));
 	else if (op == 1 && k->g[GROUP_BCAST].mlid)
 		send_ud(k, &k->g[GROUP_BCAST], 0, 0, out, sizeof(out));
 	else
 		goto drop;
 	return;
 drop:
-	k->dropped++;
+	ipoib_drop(k, "ARP not sent");
 }
 
-static void frame_out(struct link *k, const uint8_t *f, size_t len)
+/* Whether IPv6 packet @ip of @len bytes is neighbour discovery's. */
+static bool is_nd(const uint8_t *ip, size_t len)
 {
-	uint8_t out[IPOIB_HDR + IPOIB_UD_MTU];
+	return len >= IP6_HDR + 4 && ip[6] == IPPROTO_ICMPV6_ && nd_opts_off(ip[IP6_HDR]);
+}
+
+/*
+ * A frame @f of @len bytes from the host. IP is made an IPoIB packet in
+ * place (its 4-byte header over the end of the Ethernet header), but
+ * for neighbour discovery, whose options grow.
+ */
+static void frame_out(struct link *k, uint8_t *f, size_t len)
+{
+	uint8_t nd[IPOIB_HDR + IPOIB_UD_MTU], *out, *ip = f + ETH_HDR;
 	const struct group *g;
-	size_t n = 0;
+	size_t n, iplen = len - ETH_HDR;
 	uint16_t type;
 	struct neigh *nb;
 	uint64_t key;
+	const char *why = "a frame cut short";
 
 	if (len < ETH_HDR)
 		goto drop;
 	type = get_be16(f, 12);
 	if (type == ETH_P_ARP_) {
-		arp_out(k, f + ETH_HDR, len - ETH_HDR);
+		arp_out(k, ip, iplen);
 		return;
 	}
-	if (type == ETH_P_IP_ && len - ETH_HDR <= IPOIB_UD_MTU) {
-		memcpy(out + IPOIB_HDR, f + ETH_HDR, len - ETH_HDR);
-		n = len - ETH_HDR;
-	} else if (type == ETH_P_IPV6_) {
-		n = nd_rewrite(k, f + ETH_HDR, len - ETH_HDR, out + IPOIB_HDR, IPOIB_UD_MTU, true);
+	if (type == ETH_P_IPV6_ && is_nd(ip, iplen)) {
+		out = nd;
+		n = nd_rewrite(k, ip, iplen, out + IPOIB_HDR, IPOIB_UD_MTU, true);
+	} else if (type == ETH_P_IP_ || (type == ETH_P_IPV6_ && iplen >= IP6_HDR)) {
+		out = ip - IPOIB_HDR;
+		n = iplen;
+	} else {
+		why = "not IP";
+		goto drop;
 	}
+	why = "a malformed IPv6 packet";
 	if (!n)
 		goto drop;
 	put_be16(out, 0, type);
 	put_be16(out, 2, 0);
 	if (f[0] & 1) {
 		/* Broadcast and IPv4 multicast to the broadcast group, IPv6
-		 * multicast to the all-nodes group. */
+		 * multicast to the all-nodes group, as datagrams always. */
 		g = &k->g[type == ETH_P_IP_ ? GROUP_BCAST : GROUP_ALL_NODES];
-		if (!g->mlid)
+		why = !g->mlid ? "the group not joined" : "multicast past the datagram MTU";
+		if (!g->mlid || n > IPOIB_UD_MTU)
 			goto drop;
 		send_ud(k, g, 0, 0, out, IPOIB_HDR + n);
 		return;
 	}
 	key = mac_key(f);
 	nb = g_hash_table_lookup(k->neigh, &key);
-	if (!nb || !path_lid(nb))
+	why = !nb ? "no such neighbour" : "no path to the neighbour";
+	if (!nb || !ipoib_path_lid(nb))
 		goto drop;
-	send_ud(k, NULL, path_lid(nb), hw_qpn(nb->hw), out, IPOIB_HDR + n);
+	/* Connected mode, to a neighbour that takes it (ipoib_cm_enabled). */
+	if (k->connected && (nb->hw[0] & IPOIB_FLAGS_RC)) {
+		ipoib_cm_xmit(k, nb, out, IPOIB_HDR + n);
+		return;
+	}
+	why = "past the datagram MTU";
+	if (n > IPOIB_UD_MTU)
+		goto drop;
+	send_ud(k, NULL, ipoib_path_lid(nb), ipoib_hw_qpn(nb->hw), out, IPOIB_HDR + n);
 	return;
 drop:
-	k->dropped++;
+	ipoib_drop(k, why);
 }
 
 static gboolean on_tap(gint fd, GIOCondition cond, gpointer data)
 {
 	struct link *k = data;
-	uint8_t f[ETH_HDR + IPOIB_UD_MTU + 64];
 	unsigned i;
 	int err = 0;
 
 	(void)cond;	/* an error or a hang-up is what read says */
 	for (i = 0; i < TAP_BURST && !err; i++) {
-		ssize_t n = read(fd, f, sizeof(f));
+		ssize_t n = read(fd, k->frame, FRAME_MAX);
 
 		if (n > 0)
-			frame_out(k, f, (size_t)n);
+			frame_out(k, k->frame, (size_t)n);
 		else if (n < 0 && errno == EAGAIN)
 			return G_SOURCE_CONTINUE;
 		else if (n == 0 || errno != EINTR)
@@ -582,7 +572,25 @@ static gboolean on_tap(gint fd, GIOCondition cond, gpointer data)
 	 * interface carries nothing more. */
 	g_info("ipoib: port %u: its interface went (%s)", k->port->num, g_strerror(err));
 	k->watch = 0;
+	k->gone = true;
 	return G_SOURCE_REMOVE;
+}
+
+void ipoib_drop(struct link *k, const char *why)
+{
+	k->dropped++;
+	g_debug("ipoib: %s: dropped: %s", k->name, why);
+}
+
+void ipoib_link_pause(struct link *k, bool pause)
+{
+	if (pause && k->watch) {
+		g_source_remove(k->watch);
+		k->watch = 0;
+	} else if (!pause && !k->watch && !k->gone) {
+		k->watch = g_unix_fd_add(k->fd, G_IO_IN | G_IO_ERR | G_IO_HUP, on_tap, k);
+	}
+	k->paused = pause;
 }
 
 /* ---- packets in: fabric to TAP ---------------------------------------------- */
@@ -592,7 +600,7 @@ static void tap_write(struct link *k, const uint8_t *f, size_t len)
 	if (write(k->fd, f, len) == (ssize_t)len)
 		k->rx++;
 	else
-		k->dropped++;	/* the host's queue is full, or it went */
+		ipoib_drop(k, "the host took no frame");
 }
 
 /* An IPoIB ARP packet: learnt, then given to the host in Ethernet's form. */
@@ -604,10 +612,10 @@ static void arp_in(struct link *k, const uint8_t *a, size_t len)
 	if (len < IB_ARP_LEN || get_be16(a, 0) != ARPHRD_INFINIBAND_ ||
 	    get_be16(a, 2) != ETH_P_IP_ || a[4] != IPOIB_HWADDR_LEN || a[5] != 4 ||
 	    !learn(k, a + ARP_HDR)) {
-		k->dropped++;
+		ipoib_drop(k, "ARP not taken");
 		return;
 	}
-	own_hw(k, me);
+	ipoib_own_hw(k, me);
 	put_be16(e, 0, ARPHRD_ETHER_);
 	put_be16(e, 2, ETH_P_IP_);
 	e[4] = 6;
@@ -627,37 +635,32 @@ static void arp_in(struct link *k, const uint8_t *a, size_t len)
 	tap_write(k, f, sizeof(f));
 }
 
-/* A packet record: its header @w (a copy: records lie back to back, at
- * any alignment) and its payload @p. */
-static void pkt_in(struct link *k, const struct verbs_wire_pkt *w, const uint8_t *p)
+void ipoib_ip_in(struct link *k, uint8_t *p, size_t len, bool headroom, bool mcast,
+		 const uint8_t hw[IPOIB_HWADDR_LEN])
 {
-	const uint8_t *ip = p + IPOIB_HDR;
-	uint8_t f[ETH_HDR + IPOIB_UD_MTU], hw[IPOIB_HWADDR_LEN] = { 0 };
-	size_t n = 0, len;
-	bool mcast;
-	uint16_t type;
+	uint8_t copy[ETH_HDR + IPOIB_UD_MTU], *f, *ip = p + IPOIB_HDR;
+	size_t n = len - IPOIB_HDR;
+	uint16_t type = get_be16(p, 0);
 
-	if (w->rec.type != VERBS_REC_PKT || w->len < IPOIB_HDR)
-		return;
-	type = get_be16(p, 0);
-	len = w->len - IPOIB_HDR;
-	if (type == ETH_P_ARP_) {
-		arp_in(k, ip, len);
-		return;
-	}
-	if (type == ETH_P_IP_ && len <= IPOIB_UD_MTU) {
-		memcpy(f + ETH_HDR, ip, len);
-		n = len;
-	} else if (type == ETH_P_IPV6_) {
-		n = nd_rewrite(k, ip, len, f + ETH_HDR, IPOIB_UD_MTU, false);
+	if (type == ETH_P_IPV6_ && n < IP6_HDR) {
+		n = 0;
+	} else if (type == ETH_P_IPV6_ && is_nd(ip, n)) {
+		f = copy;
+		n = nd_rewrite(k, ip, n, f + ETH_HDR, IPOIB_UD_MTU, false);
+	} else if ((type == ETH_P_IP_ || type == ETH_P_IPV6_) && headroom) {
+		f = ip - ETH_HDR;	/* in place: over the IPoIB header */
+	} else if ((type == ETH_P_IP_ || type == ETH_P_IPV6_) && n <= IPOIB_UD_MTU) {
+		f = copy;
+		memcpy(f + ETH_HDR, ip, n);
+	} else {
+		n = 0;
 	}
 	if (!n) {
-		k->dropped++;
+		ipoib_drop(k, "a packet not delivered");
 		return;
 	}
 	/* To us, or to a group: the Ethernet destination says which (IPv6
 	 * multicast's 33:33 and the address's last four bytes, RFC 2464). */
-	mcast = verbs_lid_is_mcast(w->dlid);
 	if (mcast && type == ETH_P_IPV6_) {
 		f[0] = f[1] = 0x33;
 		memcpy(f + 2, f + ETH_HDR + 36, 4);
@@ -666,12 +669,36 @@ static void pkt_in(struct link *k, const struct verbs_wire_pkt *w, const uint8_t
 	} else {
 		memcpy(f, k->mac, 6);
 	}
-	/* The source: a MAC for its QPN and LID (IP does not look). */
-	hw_set_qpn(hw, w->sqpn);
-	put_be16(hw, 18, w->slid);
 	ipoib_mac_of(hw, f + 6);
 	put_be16(f, 12, type);
 	tap_write(k, f, ETH_HDR + n);
+}
+
+/* A packet record: its header @w (a copy: records lie back to back, at
+ * any alignment) and its payload @p, for our UD QP or a connection's. */
+static void pkt_in(struct link *k, const struct verbs_wire_pkt *w, uint8_t *p)
+{
+	uint8_t hw[IPOIB_HWADDR_LEN] = { 0 };
+
+	if (w->rec.type != VERBS_REC_PKT)
+		return;
+	if (w->dqpn != k->qpn && w->dqpn != VERBS_QPN_MCAST) {
+		if (!ipoib_cm_pkt_in(k, w, p))
+			ipoib_drop(k, "for no QP of ours");
+		return;
+	}
+	if (w->len < IPOIB_HDR || w->len > IPOIB_HDR + IPOIB_UD_MTU) {
+		ipoib_drop(k, "a datagram past the MTU");
+		return;
+	}
+	if (get_be16(p, 0) == ETH_P_ARP_) {
+		arp_in(k, p + IPOIB_HDR, w->len - IPOIB_HDR);
+		return;
+	}
+	/* The source: a MAC for its QPN and LID (IP does not look). */
+	hw_set_qpn(hw, w->sqpn);
+	put_be16(hw, 18, w->slid);
+	ipoib_ip_in(k, p, w->len, false, verbs_lid_is_mcast(w->dlid), hw);
 }
 
 static gboolean drain(gpointer data)
@@ -690,6 +717,8 @@ static gboolean drain(gpointer data)
 			memcpy(&w.rec, buf + off, sizeof(w.rec));
 			if (w.rec.len < sizeof(w.rec) || off + w.rec.len > (size_t)n)
 				break;
+			if (w.rec.type == VERBS_REC_CREDIT)
+				ipoib_cm_credit(k);
 			if (w.rec.len >= sizeof(w)) {
 				memcpy(&w, buf + off, sizeof(w));
 				if (w.len <= w.rec.len - sizeof(w))
@@ -740,12 +769,14 @@ static void link_free(struct link *k)
 		g_source_remove(k->watch);
 	if (k->idle)
 		g_source_remove(k->idle);
+	ipoib_cm_fini(k);
 	if (k->ctx)
-		uverbs_ctx_close(k->ctx);	/* its QP and attachment go too */
+		uverbs_ctx_close(k->ctx);	/* its QPs and attachments go too */
 	if (k->fd >= 0)
 		close(k->fd);
 	if (k->neigh)
 		g_hash_table_destroy(k->neigh);
+	g_free(k->frame);
 	g_free(k);
 }
 
@@ -786,6 +817,9 @@ int ipoib_link_add(struct ipoib_links *l, struct port *p, int fd)
 	k->fd = fd;
 	k->qkey = IPOIB_QKEY;
 	k->neigh = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+	k->frame = g_malloc(FRAME_MAX);
+	k->mtu = IPOIB_UD_MTU;
+	(void)host_netdev_name(l->h, p, k->name, sizeof(k->name));
 	timer_init(&k->join_timer, join, k);
 	k->ctx = uverbs_ctx_open(d);
 	if ((ret = uverbs_ctx_ioctl(k->ctx, VERBS_IOC_QP_CREATE, &q)) < 0) {
@@ -793,6 +827,7 @@ int ipoib_link_add(struct ipoib_links *l, struct port *p, int fd)
 		return ret;
 	}
 	k->qpn = q.qpn;
+	ipoib_cm_init(k);
 	q.qkey = k->qkey;
 	q.port = p->num;
 	if ((ret = uverbs_ctx_ioctl(k->ctx, VERBS_IOC_QP_SET, &q)) < 0) {
@@ -801,7 +836,7 @@ int ipoib_link_add(struct ipoib_links *l, struct port *p, int fd)
 	}
 	/* The interface's MAC stands for its IPoIB address, as a peer's
 	 * does (a tap takes a new one while up, IFF_LIVE_ADDR_CHANGE). */
-	own_hw(k, hw);
+	ipoib_own_hw(k, hw);
 	ipoib_mac_of(hw, k->mac);
 	ifr.ifr_hwaddr.sa_family = 1;	/* ARPHRD_ETHER */
 	memcpy(ifr.ifr_hwaddr.sa_data, k->mac, 6);
@@ -834,6 +869,8 @@ char *ipoib_links_status(const struct ipoib_links *l)
 					       k->g[GROUP_BCAST].mlid);
 		else
 			g_string_append(s, "not joined");
+		g_string_append_printf(s, ", %s mode, MTU %u", k->connected ? "connected" : "datagram",
+				       k->mtu);
 		g_string_append_printf(s, ", %" G_GUINT64_FORMAT " sent, %" G_GUINT64_FORMAT
 				       " received, %" G_GUINT64_FORMAT " dropped\n", k->tx, k->rx,
 				       k->dropped);
@@ -848,8 +885,77 @@ char *ipoib_links_status(const struct ipoib_links *l)
 					       (unsigned)(n->key >> 24) & 0xff,
 					       (unsigned)(n->key >> 16) & 0xff,
 					       (unsigned)(n->key >> 8) & 0xff, (unsigned)n->key & 0xff,
-					       path_lid(n));
+					       ipoib_path_lid(n));
 		}
+		ipoib_cm_status(k, s);
 	}
 	return g_string_free(s, FALSE);
+}
+
+void ipoib_links_set_host(struct ipoib_links *l, int pid,
+			  int (*set_mtu)(int pid, const char *name, unsigned mtu))
+{
+	l->pid = pid;
+	l->set_mtu = set_mtu;
+}
+
+/* The interface on port @p, at the host that has it. */
+static struct link *link_at(const struct port *p)
+{
+	struct ipoib_links *l = host_client_at(p, &ipoib_client);
+	unsigned i;
+
+	for (i = 0; l && i < l->links->len; i++) {
+		struct link *k = g_ptr_array_index(l->links, i);
+
+		if (k->port == p)
+			return k;
+	}
+	return NULL;
+}
+
+char *ipoib_port_mode(const struct port *p)
+{
+	const struct link *k = link_at(p);
+
+	return k ? g_strdup(k->connected ? "connected\n" : "datagram\n") : NULL;
+}
+
+/* The interface's MTU, as dev_set_mtu: the host's network's to change. */
+static void set_mtu(struct link *k, unsigned mtu)
+{
+	int ret = k->all->set_mtu ? k->all->set_mtu(k->all->pid, k->name, mtu) : -ENOSYS;
+
+	if (ret < 0)
+		g_warning("ipoib: %s: MTU %u not set: %s", k->name, mtu, g_strerror(-ret));
+	else
+		k->mtu = mtu;
+}
+
+/*
+ * ipoib_set_mode: "connected\n" or "datagram\n" exactly (what `echo`
+ * writes), else EINVAL. Connected mode takes its MTU, datagram mode
+ * IPoIB's (the broadcast group's, 2,044 here); our connections go
+ * either way (ipoib_flush_paths), theirs to us stay.
+ */
+int ipoib_port_set_mode(const struct port *p, const char *buf)
+{
+	struct link *k = link_at(p);
+	bool cm;
+
+	if (!k)
+		return -EOPNOTSUPP;
+	if (!strcmp(buf, "connected\n"))
+		cm = true;
+	else if (!strcmp(buf, "datagram\n"))
+		cm = false;
+	else
+		return -EINVAL;
+	if (cm == k->connected)
+		return 0;
+	k->connected = cm;
+	g_info("ipoib: %s: %s mode", k->name, cm ? "connected" : "datagram");
+	set_mtu(k, cm ? IPOIB_CM_MTU : MIN(IPOIB_UD_MTU, k->mtu));
+	ipoib_cm_flush(k);
+	return 0;
 }

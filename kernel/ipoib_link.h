@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * IPoIB on the wire (docs/ipoib.md): what the kernel's ib_ipoib driver
- * does for a port's ibN interface, in datagram mode (RFC 4391). The
+ * does for a port's ibN interface, in datagram mode (RFC 4391) and
+ * connected mode (RFC 4755, ipoib_cm.c). The
  * interface is a TAP device of the host's network (ns/ipoib.c makes it,
  * the emulator holds its fd); its Ethernet frames become IPoIB packets of
  * a UD QP of the port, sent through the fabric like any verbs packet, so
@@ -52,6 +53,17 @@ int ipoib_link_add(struct ipoib_links *l, struct port *p, int fd);
 /* What `ctl status` says of them: a line per interface and neighbour
  * (g_malloc'd, "" when none). */
 char *ipoib_links_status(const struct ipoib_links *l);
+
+/* The host whose network holds the interfaces (its keeper's @pid), and
+ * how an interface's MTU is set there (0 or -errno). */
+void ipoib_links_set_host(struct ipoib_links *l, int pid,
+			  int (*set_mtu)(int pid, const char *name, unsigned mtu));
+/* The `mode` of port @p's interface (/sys/class/net/ibN/mode): what a
+ * read gives ("datagram\n" or "connected\n", g_malloc'd; NULL: the port
+ * carries no IPoIB), and a write (0, -EINVAL for neither mode,
+ * -EOPNOTSUPP where nothing carries it), as ib_ipoib's. */
+char *ipoib_port_mode(const struct port *p);
+int ipoib_port_set_mode(const struct port *p, const char *buf);
 
 /* The MAC that stands for the IPoIB hardware address @hw. */
 void ipoib_mac_of(const uint8_t hw[IPOIB_HWADDR_LEN], uint8_t mac[6]);

@@ -50,6 +50,9 @@ struct ipoib_if {
 	uint32_t mtu;		/* IPoIB's, or Ethernet's for a RoCE port */
 	bool roce;		/* a RoCE port's: @mac is its address */
 	uint8_t mac[6];
+	/* The emulator's sysfs directory of the interface (the CA's
+	 * device/net/<name>, with its mode file), or "". */
+	char sys_dir[128];
 };
 
 struct ipoib_plan {
@@ -69,10 +72,18 @@ struct ipoib_plan *ipoib_plan_host(const struct host *h, int index)
 
 	p = g_malloc0(sizeof(*p) + (h ? host_nports(h) : 0) * sizeof(p->ifs[0]));
 	for (i = 0; h && i < host_nports(h); i++) {
-		struct port *port = host_port(h, i, NULL);
+		const char *ca = NULL;
+		struct port *port = host_port(h, i, &ca);
 
 		if (!host_netdev_name(h, port, p->ifs[n].name, IFNAMSIZ))
 			continue;	/* a switch's */
+		if (ca && !port_is_roce(port)) {
+			char name[IFNAMSIZ];
+
+			memcpy(name, p->ifs[n].name, IFNAMSIZ);
+			snprintf(p->ifs[n].sys_dir, sizeof(p->ifs[n].sys_dir),
+				 "/sys/class/infiniband/%s/device/net/%s", ca, name);
+		}
 		if (index >= 0)
 			snprintf(p->ifs[n].peer, IFNAMSIZ, "h%dp%u", index, n);
 		p->ifs[n].ip4 = port_ip4(port);
@@ -408,6 +419,51 @@ static int net_sysfs(const char *scratch, const char **what)
 	return ret;
 }
 
+/* Append @s to @buf (of @cap bytes) at *@len: false if it does not fit.
+ * (Between fork and exec: no stdio.) */
+static bool cat(char *buf, size_t cap, size_t *len, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (*len + n + 1 > cap)
+		return false;
+	memcpy(buf + *len, s, n + 1);
+	*len += n;
+	return true;
+}
+
+/*
+ * /sys/class/net/ibN/mode, which only ib_ipoib makes (docs/ipoib.md): a
+ * TAP interface's sysfs directory becomes an overlay of the emulator's
+ * (the CA's device/net/ibN, dev_port and mode) on the namespace's own,
+ * and the emulator's mode is bound over the overlay's, so that writes
+ * reach it (an overlay without an upper layer is read-only). Not fatal:
+ * said, and the interface has no mode file.
+ */
+static void mode_file(const struct ipoib_if *i)
+{
+	char dir[64], opts[256], from[160], to[80], tun[80];
+	size_t nd = 0, no = 0, nf = 0, nt = 0, nu = 0;
+	static const char say[] = "ibemu: warning: no /sys/class/net/ibN/mode: "
+				  "cannot overlay the interface's sysfs\n";
+
+	if (!i->sys_dir[0] || !cat(dir, sizeof(dir), &nd, "/sys/devices/virtual/net/") ||
+	    !cat(dir, sizeof(dir), &nd, i->name) ||
+	    !cat(opts, sizeof(opts), &no, "lowerdir=") ||
+	    !cat(opts, sizeof(opts), &no, i->sys_dir) || !cat(opts, sizeof(opts), &no, ":") ||
+	    !cat(opts, sizeof(opts), &no, dir) ||
+	    !cat(from, sizeof(from), &nf, i->sys_dir) || !cat(from, sizeof(from), &nf, "/mode") ||
+	    !cat(to, sizeof(to), &nt, dir) || !cat(to, sizeof(to), &nt, "/mode") ||
+	    !cat(tun, sizeof(tun), &nu, dir) || !cat(tun, sizeof(tun), &nu, "/tun_flags"))
+		return;
+	/* Only a TAP's (a veth stands in where there is no tun driver). */
+	if (access(tun, F_OK) < 0)
+		return;
+	if (mount("ibemu", dir, "overlay", MS_RDONLY, opts) < 0 ||
+	    mount(from, to, NULL, MS_BIND, NULL) < 0)
+		(void)!write(STDERR_FILENO, say, sizeof(say) - 1);
+}
+
 /* A new network namespace with lo up, the interfaces of @p (cabled by
  * @c, or not), and (with @scratch) /sys/class/net showing them. */
 static int apply(const struct ipoib_plan *p, const struct cable *c, const char *scratch,
@@ -441,6 +497,9 @@ static int apply(const struct ipoib_plan *p, const struct cable *c, const char *
 	}
 	if (!ret && scratch)
 		ret = net_sysfs(scratch, what);
+	for (k = 0; !ret && scratch && c && p && k < p->n; k++)
+		if (!p->ifs[k].roce)
+			mode_file(&p->ifs[k]);
 out:
 	if (nl >= 0)
 		close(nl);
@@ -511,4 +570,35 @@ int ipoib_tap_open(int pid, const char *name)
 	int ret = netns_run(pid, tap_open_in, &t);
 
 	return ret < 0 ? ret : t.fd;
+}
+
+struct tap_mtu {
+	const char *name;
+	unsigned mtu;
+	int ret;
+};
+
+static void tap_mtu_in(void *arg)
+{
+	struct tap_mtu *t = arg;
+	struct ifreq ifr;
+	int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (sock < 0) {
+		t->ret = -errno;
+		return;
+	}
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, t->name, strnlen(t->name, IFNAMSIZ - 1));
+	ifr.ifr_mtu = (int)t->mtu;
+	t->ret = ioctl(sock, SIOCSIFMTU, &ifr) < 0 ? -errno : 0;
+	close(sock);
+}
+
+int ipoib_tap_set_mtu(int pid, const char *name, unsigned mtu)
+{
+	struct tap_mtu t = { .name = name, .mtu = mtu, .ret = -EAGAIN };
+	int ret = netns_run(pid, tap_mtu_in, &t);
+
+	return ret < 0 ? ret : t.ret;
 }

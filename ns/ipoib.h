@@ -67,5 +67,8 @@ int ipoib_apply_host(const struct ipoib_plan *p, int bridge, const char *scratch
  * host makes a veth as for a RoCE port, and this fails.
  */
 int ipoib_tap_open(int pid, const char *name);
+/* Interface @name of process @pid's network takes MTU @mtu (IPoIB's mode
+ * changed): 0 or -errno. */
+int ipoib_tap_set_mtu(int pid, const char *name, unsigned mtu);
 
 #endif

@@ -308,6 +308,7 @@ static void take_taps(struct vhost *h)
 	int fd, ret;
 
 	h->taps = true;
+	ipoib_links_set_host(h->ipoib, h->c.pid, ipoib_tap_set_mtu);
 	for (i = 0; i < host_nports(h->hw); i++) {
 		struct port *p = host_port(h->hw, i, NULL);
 

@@ -136,13 +136,13 @@ static struct attachment *attachment_new(struct attach_owner *o, const char *lab
 	a->hw = host_new(o->env->fabric, o->env->tq);
 	for (i = 0; nodes[i]; i++)
 		host_attach(a->hw, fabric_lookup(o->env->fabric, nodes[i]));
-	/* Its kernel's clients, in ib_core's order (cli/emulator.c): ib_cm's
-	 * agents first, IPoIB's SA queries, the MAD layer, the verbs
+	/* Its kernel's clients, in cli/emulator.c's order: IPoIB (its CM
+	 * MADs and SA answers), ib_cm's agents, the MAD layer, the verbs
 	 * devices. */
+	a->ipoib = ipoib_links_new(a->hw);
+	a->r.ipoib = a->ipoib;
 	a->ucma = ucma_new(a->hw);
 	a->r.ucma = a->ucma;
-	a->ipoib = ipoib_links_new(a->hw);	/* ib_sa's agent: before the MAD layer */
-	a->r.ipoib = a->ipoib;
 	a->r.host = umad_host_new(a->hw);
 	a->r.nodes = g_strjoinv(" ", nodes);
 	/* Its verbs devices and rdma_cm file: served over its channels too

@@ -118,3 +118,18 @@ perftest_cm() {
 		wait_until cm_not_listening "$port"
 	done
 }
+
+# iperf3_to HOST ADDR: iperf3 from here to a server run on HOST (one
+# test, one second), at ADDR; prints "iperf3: status N" and
+# "iperf3 receiver: RATE UNIT". Output in $W/iperf-[cs].out.
+iperf3_to() {
+	local s
+	ssh "$1" iperf3 -s -1 >"$W/iperf-s.out" 2>&1 &
+	s=$!
+	iperf3_up() { ssh "$1" ss -ltn "sport = :5201" | grep -q LISTEN; }
+	wait_until iperf3_up "$1"
+	iperf3 -c "$2" -t 1 -f m >"$W/iperf-c.out" 2>&1
+	echo "iperf3: status $?"
+	wait $s
+	awk '/receiver/ {print "iperf3 receiver: " $(NF-2) " " $(NF-1)}' "$W/iperf-c.out"
+}
