@@ -3,9 +3,10 @@
 # IPoIB on the wire (docs/ipoib.md) against TCP over loopback on one
 # host, in one run, interleaved, medians of ROUNDS rounds: iperf3's
 # receiver bandwidth (SECONDS each) and ping's average round trip (50
-# pings 10 ms apart). host1 and host3 of the default fabric, two switch
-# hops apart, --configured. Targets: bandwidth at least a third of
-# loopback's, round trip within 3x.
+# pings 10 ms apart), in datagram mode and then in connected mode (both
+# hosts' /sys/class/net/ib0/mode). host1 and host3 of the default
+# fabric, two switch hops apart, --configured. Targets: bandwidth at
+# least a third of loopback's, round trip within 3x.
 #
 #   bench/ipoib-vs-tcp.sh [ROUNDS] [SECONDS]
 ROUNDS=${1:-5}
@@ -30,6 +31,10 @@ echo "tcp-lo $(bw "" 127.0.0.1)"
 echo "tcp-ipoib $(bw "ssh host3" "$PEER")"
 echo "rtt-lo $(rtt 127.0.0.1)"
 echo "rtt-ipoib $(rtt "$PEER")"
+echo connected >/sys/class/net/ib0/mode
+ssh host3 "echo connected > /sys/class/net/ib0/mode"
+echo "tcp-ipoib-cm $(bw "ssh host3" "$PEER")"
+echo "rtt-ipoib-cm $(rtt "$PEER")"
 SCRIPT
 
 for r in $(seq "$ROUNDS"); do
@@ -37,10 +42,15 @@ for r in $(seq "$ROUNDS"); do
 		>>"$W/all" 2>"$W/err" || { cat "$W/err" >&2; exit 1; }
 done
 m() { awk -v k="$1" '$1 == k {print $2}' "$W/all" | median; }
-lo=$(m tcp-lo) ib=$(m tcp-ipoib) rlo=$(m rtt-lo) rib=$(m rtt-ipoib)
-printf 'TCP bandwidth, Mbit/s (median of %s): loopback %s, IPoIB %s: ratio %s\n' "$ROUNDS" \
-	"$lo" "$ib" "$(awk -v a="$ib" -v b="$lo" 'BEGIN {printf "%.2f", a / b}')"
-printf 'ping round trip, us (median of %s): loopback %s, IPoIB %s: ratio %s\n' "$ROUNDS" \
-	"$rlo" "$rib" "$(awk -v a="$rib" -v b="$rlo" 'BEGIN {printf "%.2f", a / b}')"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+lo=$(m tcp-lo) rlo=$(m rtt-lo)
+for mode in datagram connected; do
+	[ $mode = datagram ] && k=ipoib || k=ipoib-cm
+	ib=$(m tcp-$k) rib=$(m rtt-$k)
+	printf 'TCP bandwidth, Mbit/s (median of %s): loopback %s, IPoIB %s mode %s: ratio %s\n' \
+		"$ROUNDS" "$lo" $mode "$ib" "$(ratio "$ib" "$lo")"
+	printf 'ping round trip, us (median of %s): loopback %s, IPoIB %s mode %s: ratio %s\n' \
+		"$ROUNDS" "$rlo" $mode "$rib" "$(ratio "$rib" "$rlo")"
+done
 echo "rounds:"
 sed 's/^/  /' "$W/all"

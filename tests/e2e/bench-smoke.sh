@@ -71,9 +71,11 @@ if [ -x "$(dirname "$IBEMU")/verbs/libibemu-rdmav34.so" ]; then
 	timeout 120 bash "$BENCH/ipoib-vs-tcp.sh" 1 1 >"$WORK/out" 2>&1
 	RC=$?
 	expect_rc 0 "ipoib-vs-tcp.sh runs"
-	expect_match "^TCP bandwidth, Mbit/s \(median of 1\): loopback [0-9.]+, IPoIB [0-9.]+: ratio [0-9.]+$" \
-		"iperf3 over IPoIB against loopback"
-	expect_match "^ping round trip, us \(median of 1\): loopback [0-9.]+, IPoIB [0-9.]+: ratio [0-9.]+$" \
-		"ping over IPoIB against loopback"
+	for mode in datagram connected; do
+		expect_match "^TCP bandwidth, Mbit/s \(median of 1\): loopback [0-9.]+, IPoIB $mode mode [0-9.]+: ratio [0-9.]+$" \
+			"iperf3 over IPoIB ($mode mode) against loopback"
+		expect_match "^ping round trip, us \(median of 1\): loopback [0-9.]+, IPoIB $mode mode [0-9.]+: ratio [0-9.]+$" \
+			"ping over IPoIB ($mode mode) against loopback"
+	done
 fi
 finish
