@@ -344,6 +344,26 @@ static int store_mode(const struct vnode *v, const char *buf, size_t len)
 	return ipoib_port_set_mode(PORT(v), buf);
 }
 
+/* create_child, delete_child: write-only (a read fails, as sysfs's of an
+ * attribute with no show). */
+static char *show_nothing(const struct vnode *v)
+{
+	(void)v;
+	return NULL;
+}
+
+static int store_create_child(const struct vnode *v, const char *buf, size_t len)
+{
+	(void)len;
+	return ipoib_port_create_child(PORT(v), buf);
+}
+
+static int store_delete_child(const struct vnode *v, const char *buf, size_t len)
+{
+	(void)len;
+	return ipoib_port_delete_child(PORT(v), buf);
+}
+
 static void build_device(struct vfs *vfs, struct vnode *ca, struct node *n,
 			 const struct host *hw)
 {
@@ -366,8 +386,13 @@ static void build_device(struct vfs *vfs, struct vnode *ca, struct node *n,
 			struct vnode *d = vfs_dir(vfs, net, ifname);
 
 			vfs_attr(vfs, d, "dev_port", show_netdev_port, &n->ports[i], 0);
-			if (!port_is_roce(&n->ports[i]))
-				vfs_attr_rw(vfs, d, "mode", show_mode, store_mode, &n->ports[i], 0);
+			if (port_is_roce(&n->ports[i]))
+				continue;
+			vfs_attr_rw(vfs, d, "mode", show_mode, store_mode, &n->ports[i], 0);
+			vfs_attr_rw(vfs, d, "create_child", show_nothing, store_create_child,
+				    &n->ports[i], 0);
+			vfs_attr_rw(vfs, d, "delete_child", show_nothing, store_delete_child,
+				    &n->ports[i], 0);
 		}
 }
 

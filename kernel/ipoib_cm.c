@@ -206,7 +206,7 @@ static void cm_send_to(struct link *k, uint16_t dlid, const uint8_t *m)
 	pkt.sqp = 1;
 	pkt.dqp = 1;
 	pkt.qkey = 0x80010000u;	/* IB_QP1_QKEY */
-	pkt.pkey = port_first_pkey(k->port);
+	pkt.pkey = port_first_pkey(k->port);	/* QP1's: the default's */
 	fabric_send(host_fabric(k->all->h), k->port, &pkt);
 }
 
@@ -244,7 +244,7 @@ static void send_req(struct cm_conn *c)
 	cm_put(m, CM_REQ_STARTING_PSN, 0);	/* as ipoib: 0 */
 	cm_put(m, CM_REQ_LOCAL_CM_TIMEOUT, CM_RESPONSE_TIMEOUT);
 	cm_put(m, CM_REQ_RETRY_COUNT, 0);
-	cm_put(m, CM_REQ_PKEY, port_first_pkey(p) | 0x8000);
+	cm_put(m, CM_REQ_PKEY, ipoib_pkey(k));
 	cm_put(m, CM_REQ_MTU, p->neighbor_mtu);
 	cm_put(m, CM_REQ_RNR_RETRY, 0);
 	cm_put(m, CM_REQ_MAX_CM_RETRIES, CM_MAX_RETRIES);
@@ -343,7 +343,7 @@ static void conn_timer(struct timer *t, void *ctx)
 static void send_ack(struct cm_conn *c, uint32_t psn, unsigned syndrome)
 {
 	struct verbs_wire_pkt w = { 0 };
-	int pi = port_pkey_find(c->k->port, port_first_pkey(c->k->port));
+	int pi = ipoib_pkey_index(c->k);
 
 	w.rec.type = VERBS_REC_PKT;
 	w.rec.len = sizeof(w);
@@ -414,10 +414,10 @@ static void send_msg(struct cm_conn *c, const uint8_t *p, size_t len)
 {
 	struct link *k = c->k;
 	size_t mtu = path_mtu(k->port), npk = (len + mtu - 1) / mtu, off = 0, i;
-	int pi = port_pkey_find(k->port, port_first_pkey(k->port));
+	int pi = ipoib_pkey_index(k);
 	uint16_t dlid = conn_dlid(c);
 
-	if (!dlid || len > c->peer_mtu || k->held) {
+	if (!dlid || len > c->peer_mtu || k->held || pi < 0) {
 		ipoib_drop(k, "no path, too long, or held");
 		return;
 	}

@@ -10,6 +10,8 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
@@ -155,7 +157,7 @@ static void group_mgid(const struct link *k, unsigned i, uint8_t mgid[16])
 	mgid[1] = 0x12;
 	mgid[2] = i == GROUP_BCAST ? 0x40 : 0x60;
 	mgid[3] = 0x1b;
-	put_be16(mgid, 4, port_first_pkey(k->port) | 0x8000);
+	put_be16(mgid, 4, ipoib_pkey(k));
 	if (i == GROUP_BCAST)
 		memset(mgid + 12, 0xff, 4);
 	else
@@ -189,7 +191,7 @@ static void join_one(struct link *k, unsigned i)
 	mad_set_array(sa.data, 0, IB_SA_MCM_MGID_F, k->g[i].mgid);
 	mad_set_array(sa.data, 0, IB_SA_MCM_PORTGID_F, gid);
 	mad_set_field(sa.data, 0, IB_SA_MCM_QKEY_F, IPOIB_QKEY);
-	mad_set_field(sa.data, 0, IB_SA_MCM_PKEY_F, port_first_pkey(k->port) | 0x8000);
+	mad_set_field(sa.data, 0, IB_SA_MCM_PKEY_F, ipoib_pkey(k));
 	mad_set_field(sa.data, 0, IB_SA_MCM_JOIN_STATE_F, 1);	/* FullMember */
 	memcpy(pkt.mad, &sa, MAD_SIZE);
 	pkt.slid = k->port->lid;
@@ -197,7 +199,7 @@ static void join_one(struct link *k, unsigned i)
 	pkt.sqp = 1;
 	pkt.dqp = 1;
 	pkt.qkey = UMAD_QKEY;
-	pkt.pkey = port_first_pkey(k->port);
+	pkt.pkey = port_first_pkey(k->port);	/* QP1's: the default's, as ib_sa */
 	pkt.sl = m->sm_sl;
 	fabric_send(host_fabric(k->all->h), k->port, &pkt);
 }
@@ -329,14 +331,18 @@ static void send_ud(struct link *k, const struct group *g, uint16_t dlid, uint32
 	_Alignas(struct verbs_wire_pkt) uint8_t buf[sizeof(struct verbs_wire_pkt) + IPOIB_HDR +
 						    IPOIB_UD_MTU];
 	struct verbs_wire_pkt *w = (struct verbs_wire_pkt *)buf;
-	int pi = port_pkey_find(k->port, port_first_pkey(k->port));
+	int pi = ipoib_pkey_index(k);
 
+	if (pi < 0) {
+		ipoib_drop(k, "its P_Key not in the port's table");
+		return;
+	}
 	memset(w, 0, sizeof(*w));
 	w->rec.type = VERBS_REC_PKT;
 	w->rec.len = (uint32_t)(sizeof(*w) + len);
 	w->port = k->port->num;
 	w->opcode = OP_UD_SEND_ONLY;
-	w->pkey_index = (uint16_t)MAX(pi, 0);
+	w->pkey_index = (uint16_t)pi;
 	w->sqpn = k->qpn;
 	w->qkey = k->qkey;
 	w->len = (uint32_t)len;
@@ -798,7 +804,11 @@ void ipoib_links_set_verbs(struct ipoib_links *l, struct uverbs *uv)
 	l->uv = uv;
 }
 
-int ipoib_link_add(struct ipoib_links *l, struct port *p, int fd)
+/* Interface @name on port @p, whose TAP fd is @fd (taken), of P_Key
+ * @pkey (0: the port's first): its UD QP made, its groups to be joined.
+ * 0, or -errno. */
+static int link_new(struct ipoib_links *l, struct port *p, int fd, uint16_t pkey,
+		    const char *name, struct link *parent)
 {
 	struct uverbs_dev *d = l->uv ? dev_of(l->uv, p->node) : NULL;
 	struct verbs_ioc_qp q = { .type = IPOIB_QPT_UD | VERBS_QP_BLOCK_SELF_MCAST };
@@ -814,12 +824,14 @@ int ipoib_link_add(struct ipoib_links *l, struct port *p, int fd)
 	k = g_new0(struct link, 1);
 	k->all = l;
 	k->port = p;
+	k->pkey = pkey;
+	k->parent = parent;
 	k->fd = fd;
 	k->qkey = IPOIB_QKEY;
 	k->neigh = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
 	k->frame = g_malloc(FRAME_MAX);
 	k->mtu = IPOIB_UD_MTU;
-	(void)host_netdev_name(l->h, p, k->name, sizeof(k->name));
+	g_strlcpy(k->name, name, sizeof(k->name));
 	timer_init(&k->join_timer, join, k);
 	k->ctx = uverbs_ctx_open(d);
 	if ((ret = uverbs_ctx_ioctl(k->ctx, VERBS_IOC_QP_CREATE, &q)) < 0) {
@@ -849,6 +861,14 @@ int ipoib_link_add(struct ipoib_links *l, struct port *p, int fd)
 	return 0;
 }
 
+int ipoib_link_add(struct ipoib_links *l, struct port *p, int fd)
+{
+	char name[IFNAMSIZ] = "";
+
+	(void)host_netdev_name(l->h, p, name, sizeof(name));
+	return link_new(l, p, fd, 0, name, NULL);
+}
+
 char *ipoib_links_status(const struct ipoib_links *l)
 {
 	GString *s = g_string_new(NULL);
@@ -860,10 +880,9 @@ char *ipoib_links_status(const struct ipoib_links *l)
 		struct neigh *n;
 		unsigned j;
 
-		char name[IFNAMSIZ] = "?";
-
-		(void)host_netdev_name(l->h, k->port, name, sizeof(name));
-		g_string_append_printf(s, "ipoib: %s: QPN 0x%06x, ", name, k->qpn);
+		g_string_append_printf(s, "ipoib: %s: QPN 0x%06x, ", k->name, k->qpn);
+		if (k->pkey)
+			g_string_append_printf(s, "P_Key 0x%04x, ", k->pkey);
 		if (k->g[GROUP_BCAST].mlid)
 			g_string_append_printf(s, "broadcast group joined (MLID 0x%04x)",
 					       k->g[GROUP_BCAST].mlid);
@@ -892,15 +911,15 @@ char *ipoib_links_status(const struct ipoib_links *l)
 	return g_string_free(s, FALSE);
 }
 
-void ipoib_links_set_host(struct ipoib_links *l, int pid,
-			  int (*set_mtu)(int pid, const char *name, unsigned mtu))
+void ipoib_links_set_host(struct ipoib_links *l, int pid, const struct ipoib_host_ops *ops)
 {
 	l->pid = pid;
-	l->set_mtu = set_mtu;
+	l->ops = ops;
 }
 
-/* The interface on port @p, at the host that has it. */
-static struct link *link_at(const struct port *p)
+/* The interface on port @p (the parent, or its child of P_Key @pkey),
+ * at the host that has it. */
+static struct link *link_of(const struct port *p, uint16_t pkey)
 {
 	struct ipoib_links *l = host_client_at(p, &ipoib_client);
 	unsigned i;
@@ -908,10 +927,70 @@ static struct link *link_at(const struct port *p)
 	for (i = 0; l && i < l->links->len; i++) {
 		struct link *k = g_ptr_array_index(l->links, i);
 
-		if (k->port == p)
+		if (k->port == p && k->pkey == pkey)
 			return k;
 	}
 	return NULL;
+}
+
+static struct link *link_at(const struct port *p)
+{
+	return link_of(p, 0);
+}
+
+/* A P_Key as create_child reads it (sscanf %i): 0 if it is none. */
+static uint16_t child_pkey(const char *buf)
+{
+	char *end;
+	long v = strtol(buf, &end, 0);
+
+	return end == buf || v <= 0 || v > 0xffff || v == 0x8000 ? 0 : (uint16_t)v;
+}
+
+int ipoib_port_create_child(const struct port *p, const char *buf)
+{
+	struct link *k = link_at(p);
+	uint16_t pkey = child_pkey(buf);
+	char name[IFNAMSIZ];
+	unsigned i, n = 0;
+	int fd, ret;
+
+	if (!k || !k->all->ops)
+		return -EOPNOTSUPP;
+	if (!pkey)
+		return -EINVAL;
+	if (link_of(p, pkey | 0x8000))
+		return -ENOTUNIQ;
+	for (i = 0; i < k->all->links->len; i++)
+		n += ((struct link *)g_ptr_array_index(k->all->links, i))->parent == k;
+	if (n >= IPOIB_CHILDREN_MAX)
+		return -EMLINK;
+	/* Named for the P_Key as written (ipoib_vlan_add: "%s.%04x"). */
+	if (snprintf(name, sizeof(name), "%s.%04x", k->name, pkey) >= (int)sizeof(name))
+		return -EINVAL;
+	if ((fd = k->all->ops->add_if(k->all->pid, name, IPOIB_UD_MTU)) < 0)
+		return fd;
+	if ((ret = link_new(k->all, k->port, fd, pkey | 0x8000, name, k)) == 0)
+		g_info("ipoib: %s: child %s of P_Key 0x%04x", k->name, name, pkey | 0x8000);
+	return ret;
+}
+
+int ipoib_port_delete_child(const struct port *p, const char *buf)
+{
+	struct link *k = link_at(p), *c;
+	uint16_t pkey = child_pkey(buf);
+
+	if (!k)
+		return -EOPNOTSUPP;
+	if (!pkey)
+		return -EINVAL;
+	if (!(c = link_of(p, pkey | 0x8000)))
+		return -ENODEV;
+	g_info("ipoib: %s: child %s gone", k->name, c->name);
+	g_ptr_array_remove(k->all->links, c);
+	leave_groups(c);
+	link_free(c);	/* its fd closed: the device goes */
+	return 0;
 }
 
 char *ipoib_port_mode(const struct port *p)
@@ -924,7 +1003,7 @@ char *ipoib_port_mode(const struct port *p)
 /* The interface's MTU, as dev_set_mtu: the host's network's to change. */
 static void set_mtu(struct link *k, unsigned mtu)
 {
-	int ret = k->all->set_mtu ? k->all->set_mtu(k->all->pid, k->name, mtu) : -ENOSYS;
+	int ret = k->all->ops ? k->all->ops->set_mtu(k->all->pid, k->name, mtu) : -ENOSYS;
 
 	if (ret < 0)
 		g_warning("ipoib: %s: MTU %u not set: %s", k->name, mtu, g_strerror(-ret));

@@ -54,16 +54,28 @@ int ipoib_link_add(struct ipoib_links *l, struct port *p, int fd);
  * (g_malloc'd, "" when none). */
 char *ipoib_links_status(const struct ipoib_links *l);
 
-/* The host whose network holds the interfaces (its keeper's @pid), and
- * how an interface's MTU is set there (0 or -errno). */
-void ipoib_links_set_host(struct ipoib_links *l, int pid,
-			  int (*set_mtu)(int pid, const char *name, unsigned mtu));
+/* What the host's network (its keeper's @pid) does for the interfaces:
+ * set interface @name's MTU (0 or -errno); make interface @name, a TAP
+ * device, up, of MTU @mtu, gone when its fd closes (the fd, or -errno). */
+struct ipoib_host_ops {
+	int (*set_mtu)(int pid, const char *name, unsigned mtu);
+	int (*add_if)(int pid, const char *name, unsigned mtu);
+};
+void ipoib_links_set_host(struct ipoib_links *l, int pid, const struct ipoib_host_ops *ops);
 /* The `mode` of port @p's interface (/sys/class/net/ibN/mode): what a
  * read gives ("datagram\n" or "connected\n", g_malloc'd; NULL: the port
  * carries no IPoIB), and a write (0, -EINVAL for neither mode,
  * -EOPNOTSUPP where nothing carries it), as ib_ipoib's. */
 char *ipoib_port_mode(const struct port *p);
 int ipoib_port_set_mode(const struct port *p, const char *buf);
+/* Its create_child and delete_child (ipoib_vlan_add, _delete): a P_Key
+ * as sscanf's %i reads it; a child interface <parent>.<%04x P_Key> made
+ * or let go. 0, or -EINVAL (not a P_Key), -ENOTUNIQ (made already),
+ * -ENODEV (no such child), -EMLINK (IPOIB_CHILDREN_MAX), -EOPNOTSUPP
+ * (nothing carries the port's IPoIB), or the host's error. */
+#define IPOIB_CHILDREN_MAX	64
+int ipoib_port_create_child(const struct port *p, const char *buf);
+int ipoib_port_delete_child(const struct port *p, const char *buf);
 
 /* The MAC that stands for the IPoIB hardware address @hw. */
 void ipoib_mac_of(const uint8_t hw[IPOIB_HWADDR_LEN], uint8_t mac[6]);

@@ -13,6 +13,7 @@
 
 #include "abi/verbs_wire.h"
 #include "fabric/fabric.h"
+#include "fabric/port.h"
 #include "kernel/ipoib_link.h"
 #include "lib/timerq.h"
 
@@ -51,6 +52,10 @@ struct neigh {
 struct link {
 	struct ipoib_links *all;
 	struct port *port;
+	/* A child interface's P_Key (ibN.8001, create_child), full member;
+	 * 0: the parent's, the port's first (ib_query_pkey index 0). */
+	uint16_t pkey;
+	struct link *parent;	/* a child's */
 	struct uverbs_ctx *ctx;
 	uint32_t qpn, qkey;
 	int fd;
@@ -88,10 +93,22 @@ struct ipoib_links {
 	GPtrArray *links;	/* struct link *, owned */
 	uint32_t next_tid;
 	uint32_t next_comm_id;
-	/* The interfaces' MTU is the host's network's to set. */
-	int (*set_mtu)(int pid, const char *name, unsigned mtu);
+	/* The interfaces are the host's network's to change or make. */
+	const struct ipoib_host_ops *ops;
 	int pid;
 };
+
+/* The interface's P_Key, and its index in the port's table (-1: not
+ * there, as when the SM has not given it: nothing is sent). */
+static inline uint16_t ipoib_pkey(const struct link *k)
+{
+	return k->pkey ? k->pkey : port_first_pkey(k->port) | 0x8000;
+}
+
+static inline int ipoib_pkey_index(const struct link *k)
+{
+	return port_pkey_find(k->port, ipoib_pkey(k));
+}
 
 /* ipoib_link.c */
 void ipoib_own_hw(const struct link *k, uint8_t hw[IPOIB_HWADDR_LEN]);

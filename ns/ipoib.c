@@ -433,35 +433,45 @@ static bool cat(char *buf, size_t cap, size_t *len, const char *s)
 }
 
 /*
- * /sys/class/net/ibN/mode, which only ib_ipoib makes (docs/ipoib.md): a
- * TAP interface's sysfs directory becomes an overlay of the emulator's
- * (the CA's device/net/ibN, dev_port and mode) on the namespace's own,
- * and the emulator's mode is bound over the overlay's, so that writes
- * reach it (an overlay without an upper layer is read-only). Not fatal:
- * said, and the interface has no mode file.
+ * /sys/class/net/ibN/mode, create_child and delete_child, which only
+ * ib_ipoib makes (docs/ipoib.md): a TAP interface's sysfs directory
+ * becomes an overlay of the emulator's (the CA's device/net/ibN, with
+ * those and dev_port) on the namespace's own, and the emulator's
+ * writable files are bound over the overlay's, so that writes reach it
+ * (an overlay without an upper layer is read-only). Not fatal: said, and
+ * the interface has no such files.
  */
 static void mode_file(const struct ipoib_if *i)
 {
-	char dir[64], opts[256], from[160], to[80], tun[80];
-	size_t nd = 0, no = 0, nf = 0, nt = 0, nu = 0;
+	static const char *const rw[] = { "/mode", "/create_child", "/delete_child" };
 	static const char say[] = "ibemu: warning: no /sys/class/net/ibN/mode: "
 				  "cannot overlay the interface's sysfs\n";
+	char dir[64], opts[256], from[160], to[96], tun[96];
+	size_t nd = 0, no = 0, nu = 0;
+	unsigned k;
 
 	if (!i->sys_dir[0] || !cat(dir, sizeof(dir), &nd, "/sys/devices/virtual/net/") ||
 	    !cat(dir, sizeof(dir), &nd, i->name) ||
 	    !cat(opts, sizeof(opts), &no, "lowerdir=") ||
 	    !cat(opts, sizeof(opts), &no, i->sys_dir) || !cat(opts, sizeof(opts), &no, ":") ||
 	    !cat(opts, sizeof(opts), &no, dir) ||
-	    !cat(from, sizeof(from), &nf, i->sys_dir) || !cat(from, sizeof(from), &nf, "/mode") ||
-	    !cat(to, sizeof(to), &nt, dir) || !cat(to, sizeof(to), &nt, "/mode") ||
 	    !cat(tun, sizeof(tun), &nu, dir) || !cat(tun, sizeof(tun), &nu, "/tun_flags"))
 		return;
 	/* Only a TAP's (a veth stands in where there is no tun driver). */
 	if (access(tun, F_OK) < 0)
 		return;
-	if (mount("ibemu", dir, "overlay", MS_RDONLY, opts) < 0 ||
-	    mount(from, to, NULL, MS_BIND, NULL) < 0)
+	if (mount("ibemu", dir, "overlay", MS_RDONLY, opts) < 0) {
 		(void)!write(STDERR_FILENO, say, sizeof(say) - 1);
+		return;
+	}
+	for (k = 0; k < sizeof(rw) / sizeof(rw[0]); k++) {
+		size_t nf = 0, nt = 0;
+
+		if (!cat(from, sizeof(from), &nf, i->sys_dir) || !cat(from, sizeof(from), &nf, rw[k]) ||
+		    !cat(to, sizeof(to), &nt, dir) || !cat(to, sizeof(to), &nt, rw[k]) ||
+		    mount(from, to, NULL, MS_BIND, NULL) < 0)
+			(void)!write(STDERR_FILENO, say, sizeof(say) - 1);
+	}
 }
 
 /* A new network namespace with lo up, the interfaces of @p (cabled by
@@ -601,4 +611,40 @@ int ipoib_tap_set_mtu(int pid, const char *name, unsigned mtu)
 	int ret = netns_run(pid, tap_mtu_in, &t);
 
 	return ret < 0 ? ret : t.ret;
+}
+
+struct tap_add {
+	const char *name;
+	unsigned mtu;
+	int fd;		/* or -errno */
+};
+
+static void tap_add_in(void *arg)
+{
+	struct tap_add *t = arg;
+	struct tap_mtu m = { .name = t->name, .mtu = t->mtu };
+	int sock;
+
+	if ((t->fd = tap_fd(t->name, O_NONBLOCK, 0)) < 0)
+		return;
+	tap_mtu_in(&m);
+	sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (m.ret == 0 && sock >= 0)
+		m.ret = link_up(sock, t->name, NULL);
+	else if (m.ret == 0)
+		m.ret = -errno;
+	if (sock >= 0)
+		close(sock);
+	if (m.ret < 0) {
+		close(t->fd);
+		t->fd = m.ret;
+	}
+}
+
+int ipoib_tap_add(int pid, const char *name, unsigned mtu)
+{
+	struct tap_add t = { .name = name, .mtu = mtu, .fd = -EAGAIN };
+	int ret = netns_run(pid, tap_add_in, &t);
+
+	return ret < 0 ? ret : t.fd;
 }

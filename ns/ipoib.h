@@ -70,5 +70,9 @@ int ipoib_tap_open(int pid, const char *name);
 /* Interface @name of process @pid's network takes MTU @mtu (IPoIB's mode
  * changed): 0 or -errno. */
 int ipoib_tap_set_mtu(int pid, const char *name, unsigned mtu);
+/* A new interface @name of process @pid's network (a child, ibN.8001):
+ * a TAP device, up, of MTU @mtu, gone when the fd returned (non-blocking)
+ * closes; or -errno. */
+int ipoib_tap_add(int pid, const char *name, unsigned mtu);
 
 #endif

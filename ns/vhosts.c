@@ -307,8 +307,11 @@ static void take_taps(struct vhost *h)
 	unsigned i;
 	int fd, ret;
 
+	static const struct ipoib_host_ops ops = { .set_mtu = ipoib_tap_set_mtu,
+						   .add_if = ipoib_tap_add };
+
 	h->taps = true;
-	ipoib_links_set_host(h->ipoib, h->c.pid, ipoib_tap_set_mtu);
+	ipoib_links_set_host(h->ipoib, h->c.pid, &ops);
 	for (i = 0; i < host_nports(h->hw); i++) {
 		struct port *p = host_port(h->hw, i, NULL);
 

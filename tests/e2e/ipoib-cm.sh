@@ -7,15 +7,22 @@
 # RTU through the fabric (tshark decodes them, the service ID IPoIB's);
 # ctl status shows the connections; iperf3 moves TCP over them; a cut
 # cable stops ping and the cable back brings it back (a new connection);
-# "datagram" puts the MTU back and ping goes on over UD.
+# "datagram" puts the MTU back and ping goes on over UD. And a P_Key
+# child interface (opensm with a second partition, 0x8001): create_child
+# makes ib0.8001 on both hosts, ping crosses it with the partition's
+# P_Key in the BTH, delete_child takes it away.
 . "$(dirname "$0")/lib.sh"
 command -v ping >/dev/null && command -v iperf3 >/dev/null ||
 	{ fail "ping or iperf3 is not installed (./setup.sh --test)"; finish; exit 1; }
 export W="$WORK"
 
+cat >"$WORK/parts.conf" <<'EOF'
+Default=0x7fff, ipoib : ALL=full, SELF=full ;
+Storage=0x0001, ipoib : ALL_CAS=full ;
+EOF
 cat >"$WORK/cm.sh" <<'EOF'
 . "$INSIDE"
-start_opensm
+start_opensm -P "$W/parts.conf"
 PEER=$(ssh host3 ip -4 -o addr show ib0 | awk '{print $4}' | cut -d/ -f1)
 echo "mode before: $(cat /sys/class/net/ib0/mode)"
 echo -n connected >/sys/class/net/ib0/mode 2>"$W/einval" || echo "no newline: refused"
@@ -45,6 +52,18 @@ ssh host3 "echo datagram > /sys/class/net/ib0/mode"
 echo "datagram mtu: $(cat /sys/class/net/ib0/mtu)"
 ping -c 3 -i 0.05 -w 20 "$PEER" | grep -o "[0-9]* received" | sed 's/^/datagram ping: /'
 "$IBEMU" ctl status | grep "ipoib: ib0" | sed 's/^/after: /'
+
+echo 0x8001 >/sys/class/net/ib0/create_child && echo "child made"
+echo 0x8001 >/sys/class/net/ib0/create_child 2>"$W/notuniq" || echo "again: refused"
+ssh host3 "echo 0x8001 > /sys/class/net/ib0/create_child"
+ip addr add 192.168.1.1/24 dev ib0.8001
+ssh host3 ip addr add 192.168.1.2/24 dev ib0.8001
+ip -br link show ib0.8001 | awk '{print "child: " $1 " " $2}'
+ping -c 3 -i 0.05 -w 20 192.168.1.2 | grep -o "[0-9]* received" | sed 's/^/child ping: /'
+"$IBEMU" ctl status | grep "ipoib: ib0.8001" | sed 's/^/child status: /'
+echo 0x8001 >/sys/class/net/ib0/delete_child && echo "child deleted"
+ip link show ib0.8001 >/dev/null 2>&1 || echo "child gone"
+echo 0x8001 >/sys/class/net/ib0/delete_child 2>"$W/nodev" || echo "delete again: refused"
 stop_opensm
 EOF
 ibemu_run --capture "$WORK/cm.pcap" --hosts host1,host3 -- bash "$WORK/cm.sh"
@@ -79,6 +98,21 @@ expect_line "datagram mtu: 2044" "datagram mode puts IPoIB's MTU back"
 read -r _ _ n _ < <(grep "^datagram ping" "$WORK/out")
 [ "${n:-0}" -ge 3 ] && pass "and ping goes on over UD ($n replies)" || fail "datagram ping: ${n:-no} replies"
 expect_match "^after: ipoib: ib0: .* datagram mode, MTU 2044" "ctl status: datagram mode again"
+expect_line "child made" "echo 0x8001 > /sys/class/net/ib0/create_child"
+expect_line "again: refused" "the same P_Key again is refused"
+grep -q "Name not unique on network" "$WORK/notuniq" && pass "with ENOTUNIQ, as ipoib_vlan_add" ||
+	fail "refused with: $(cat "$WORK/notuniq")"
+expect_line "child: ib0.8001 UNKNOWN" "ib0.8001 is an interface of host1, up"
+read -r _ _ n _ < <(grep "^child ping" "$WORK/out")
+[ "${n:-0}" -ge 3 ] && pass "ping over the partition's interfaces ($n replies)" ||
+	fail "child ping: ${n:-no} replies"
+expect_match "^child status: ipoib: ib0.8001: QPN 0x[0-9a-f]{6}, P_Key 0x8001, broadcast group joined \\(MLID 0xc[0-9a-f]{3}\\)" \
+	"ctl status: the child, its P_Key, its own broadcast group"
+expect_line "child deleted" "echo 0x8001 > delete_child"
+expect_line "child gone" "and ib0.8001 is gone"
+expect_line "delete again: refused" "deleting it again is refused"
+grep -q "No such device" "$WORK/nodev" && pass "with ENODEV, as ipoib_vlan_delete" ||
+	fail "refused with: $(cat "$WORK/nodev")"
 
 ts() { tshark -r "$WORK/cm.pcap" -Y "$1" 2>/dev/null; }
 tshark -r "$WORK/cm.pcap" -Y 'infiniband.cm.req' -T fields -e infiniband.cm.req.serviceid \
@@ -97,4 +131,9 @@ ts 'infiniband' | grep -q "CM: ConnectReply" && ts 'infiniband' | grep -q "CM: R
 	fail "no SEND LAST"
 ts 'infiniband.bth.opcode == 17' | grep -q "RC Acknowledge" && pass "tshark: the RC ACKs" ||
 	fail "no ACKs"
+[ "$(ts 'icmp.type == 0 && infiniband.bth.p_key == 0x8001' | grep -c "192.168.1.2 → 192.168.1.1")" -ge 3 ] &&
+	pass "tshark: the child's echo replies carry P_Key 0x8001" ||
+	fail "child replies: $(ts 'ip.addr == 192.168.1.1' | head -3)"
+ts 'infiniband.bth.p_key == 0x8001' | grep -q "ARP .*Who has 192.168.1.2" &&
+	pass "tshark: the child's ARP to its partition's broadcast group" || fail "no child ARP"
 finish

@@ -8,7 +8,9 @@
  * count 0), the datagram lost and the next on a new connection; a lost
  * ACK failing it on the timer; and what a hostile peer may send: a flood
  * of REQs (connections bounded), a REQ with no room in its private data,
- * a SEND from a QP not the connected one.
+ * a SEND from a QP not the connected one. And P_Key child interfaces
+ * (create_child, delete_child): the words they take, the names, the
+ * bound, a child whose P_Key the port lacks sending nothing.
  */
 #include "config.h"
 
@@ -18,8 +20,9 @@
 
 #define BIG	30000
 
-static char mtu_name[16];
+static char mtu_name[16], added[16];
 static unsigned mtu_set;
+static int child_kernel = -1;	/* the last child's host end */
 
 static int fake_set_mtu(int pid, const char *name, unsigned mtu)
 {
@@ -29,10 +32,26 @@ static int fake_set_mtu(int pid, const char *name, unsigned mtu)
 	return 0;
 }
 
+static int fake_add_if(int pid, const char *name, unsigned mtu)
+{
+	int sv[2];
+
+	(void)pid;
+	assert_int_equal(mtu, 2044);
+	g_strlcpy(added, name, sizeof(added));
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0, sv), 0);
+	if (child_kernel >= 0)
+		close(child_kernel);
+	child_kernel = sv[1];
+	return sv[0];
+}
+
+static const struct ipoib_host_ops fake_ops = { .set_mtu = fake_set_mtu, .add_if = fake_add_if };
+
 static void connected(struct env *e)
 {
-	ipoib_links_set_host(e->a.ip, 1, fake_set_mtu);
-	ipoib_links_set_host(e->b.ip, 1, fake_set_mtu);
+	ipoib_links_set_host(e->a.ip, 1, &fake_ops);
+	ipoib_links_set_host(e->b.ip, 1, &fake_ops);
 	assert_int_equal(ipoib_port_set_mode(e->a.port, "connected\n"), 0);
 	assert_int_equal(ipoib_port_set_mode(e->b.port, "connected\n"), 0);
 }
@@ -75,7 +94,7 @@ static void test_mode(void **state)
 
 	assert_string_equal(m, "datagram\n");
 	g_free(m);
-	ipoib_links_set_host(e->a.ip, 1, fake_set_mtu);
+	ipoib_links_set_host(e->a.ip, 1, &fake_ops);
 	/* ipoib_set_mode: the words with their newline, nothing else. */
 	assert_int_equal(ipoib_port_set_mode(e->a.port, "connected"), -EINVAL);
 	assert_int_equal(ipoib_port_set_mode(e->a.port, "Connected\n"), -EINVAL);
@@ -318,6 +337,46 @@ static void test_forged_send(void **state)
 	uverbs_ctx_close(c);
 }
 
+/* create_child and delete_child: the P_Keys they take, the names, the
+ * bounds. */
+static void test_children(void **state)
+{
+	struct env *e = *state;
+	unsigned i;
+	char buf[16];
+
+	assert_int_equal(ipoib_port_create_child(e->a.port, "0x8001\n"), -EOPNOTSUPP);
+	ipoib_links_set_host(e->a.ip, 1, &fake_ops);
+	assert_int_equal(ipoib_port_create_child(e->a.port, "0x8000\n"), -EINVAL);
+	assert_int_equal(ipoib_port_create_child(e->a.port, "0\n"), -EINVAL);
+	assert_int_equal(ipoib_port_create_child(e->a.port, "0x10000\n"), -EINVAL);
+	assert_int_equal(ipoib_port_create_child(e->a.port, "pkey\n"), -EINVAL);
+	assert_int_equal(ipoib_port_create_child(e->a.port, "0x8001\n"), 0);
+	assert_string_equal(added, "ib0.8001");
+	assert_int_equal(ipoib_port_create_child(e->a.port, "32769\n"), -ENOTUNIQ);	/* 0x8001 */
+	assert_int_equal(ipoib_port_create_child(e->a.port, "0x2\n"), 0);
+	assert_string_equal(added, "ib0.0002");
+	assert_status(&e->a, "ipoib: ib0.8001: QPN 0x", 1);
+	assert_status(&e->a, "P_Key 0x8002", 1);
+	/* Its P_Key not in the port's table (no SM gave it): its broadcast
+	 * goes nowhere. */
+	assert_int_equal(write(child_kernel, (uint8_t[60]){ [0 ... 5] = 0xff, [12] = 8, 6 }, 60), 60);
+	turn(e);
+	assert_status(&e->a, " 1 dropped", 1);
+	for (i = 3; i <= 64; i++) {
+		g_snprintf(buf, sizeof(buf), "%u\n", 0x8000 + i);
+		assert_int_equal(ipoib_port_create_child(e->a.port, buf), 0);
+	}
+	assert_int_equal(ipoib_port_create_child(e->a.port, "0x8041\n"), -EMLINK);
+	assert_int_equal(ipoib_port_delete_child(e->a.port, "0x8001\n"), 0);
+	assert_status(&e->a, "ipoib: ib0.8001:", 0);
+	assert_int_equal(ipoib_port_delete_child(e->a.port, "0x8001\n"), -ENODEV);
+	assert_int_equal(ipoib_port_delete_child(e->a.port, "x\n"), -EINVAL);
+	assert_int_equal(ipoib_port_create_child(e->a.port, "0x8041\n"), 0);	/* room again */
+	close(child_kernel);
+	child_kernel = -1;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -327,6 +386,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ack_lost, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forged_send, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_children, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
