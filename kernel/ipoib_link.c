@@ -771,11 +771,13 @@ struct ipoib_links *ipoib_links_new(struct host *h)
 static void link_free(struct link *k)
 {
 	timerq_cancel(host_tq(k->all->h), &k->join_timer);
+	/* Gone first: a held message let go below must not read it again. */
+	k->gone = true;
+	ipoib_cm_fini(k);
 	if (k->watch)
 		g_source_remove(k->watch);
 	if (k->idle)
 		g_source_remove(k->idle);
-	ipoib_cm_fini(k);
 	if (k->ctx)
 		uverbs_ctx_close(k->ctx);	/* its QPs and attachments go too */
 	if (k->fd >= 0)
