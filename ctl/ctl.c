@@ -33,6 +33,7 @@
 #include "ctl/ctl.h"
 #include "lib/listener.h"
 #include "lib/log.h"
+#include "lib/watch.h"
 
 #define CTL_MAX_REQUEST	65536
 #define CTL_MAX_SEND	65536	/* a send: a datagram of an adopted channel */
@@ -174,7 +175,7 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
 		g_string_free(text, TRUE);
 		g_strfreev(argv);
 	}
-	c->watch = g_unix_fd_add(fd, G_IO_OUT, on_writable, c);
+	c->watch = watch_fd(fd, G_IO_OUT, on_writable, c);
 	return G_SOURCE_REMOVE;
 }
 
@@ -222,7 +223,7 @@ void ctl_server_adopt(struct ctl_server *srv, int fd)
 	c->fd = fd;
 	c->in = g_string_new(NULL);
 	srv->clients++;
-	c->watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_readable, c);
+	c->watch = watch_fd(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_readable, c);
 	touch(c);
 }
 

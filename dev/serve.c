@@ -11,6 +11,7 @@
 
 #include "dev/serve.h"
 #include "lib/log.h"
+#include "lib/watch.h"
 
 /*
  * A libibumad round trip is three requests in a row (write, poll, read).
@@ -88,7 +89,7 @@ guint serve_watch(int fd, GUnixFDSourceFunc fn, void *data)
 	 * run whose command's last process was so stuck never ended.
 	 */
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-	id = g_unix_fd_add(fd, G_IO_IN, fn, data);
+	id = watch_fd(fd, G_IO_IN, fn, data);
 
 	/*
 	 * GLib "blocks" a non-recursive source while dispatching it by taking

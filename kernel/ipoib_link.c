@@ -30,6 +30,7 @@
 #include "kernel/sa_priv.h"
 #include "kernel/sa_wire.h"
 #include "lib/log.h"
+#include "lib/watch.h"
 
 /* The upper TID bits of our SA queries, beside the rdma_cm's
  * (cma_mcast.c MC_HI_TID), as ib_ipoib's go through ib_sa's agent. */
@@ -594,7 +595,7 @@ void ipoib_link_pause(struct link *k, bool pause)
 		g_source_remove(k->watch);
 		k->watch = 0;
 	} else if (!pause && !k->watch && !k->gone) {
-		k->watch = g_unix_fd_add(k->fd, G_IO_IN | G_IO_ERR | G_IO_HUP, on_tap, k);
+		k->watch = watch_fd(k->fd, G_IO_IN | G_IO_ERR | G_IO_HUP, on_tap, k);
 	}
 	k->paused = pause;
 }
@@ -857,7 +858,7 @@ static int link_new(struct ipoib_links *l, struct port *p, int fd, uint16_t pkey
 	if (ioctl(fd, SIOCSIFHWADDR, &ifr) < 0 && ioctl(fd, SIOCGIFHWADDR, &ifr) == 0)
 		memcpy(k->mac, ifr.ifr_hwaddr.sa_data, 6);
 	uverbs_ctx_set_wakeup(k->ctx, on_queued, k);
-	k->watch = g_unix_fd_add(fd, G_IO_IN | G_IO_ERR | G_IO_HUP, on_tap, k);
+	k->watch = watch_fd(fd, G_IO_IN | G_IO_ERR | G_IO_HUP, on_tap, k);
 	g_ptr_array_add(l->links, k);
 	join_later(k, 0);
 	return 0;

@@ -8,6 +8,7 @@
 #include <glib-unix.h>
 
 #include "lib/listener.h"
+#include "lib/watch.h"
 
 static gboolean on_listen(gint fd, GIOCondition cond, gpointer data);
 
@@ -16,7 +17,7 @@ static gboolean on_pause_over(gpointer data)
 	struct listener *l = data;
 
 	l->pause = 0;
-	l->watch = g_unix_fd_add(l->fd, G_IO_IN, on_listen, l);
+	l->watch = watch_fd(l->fd, G_IO_IN, on_listen, l);
 	return G_SOURCE_REMOVE;
 }
 
@@ -53,7 +54,7 @@ void listener_start(struct listener *l, int fd, const char *what,
 		    void (*on_client)(void *data, int fd), void *data)
 {
 	*l = (struct listener){ .fd = fd, .what = what, .on_client = on_client, .data = data };
-	l->watch = g_unix_fd_add(fd, G_IO_IN, on_listen, l);
+	l->watch = watch_fd(fd, G_IO_IN, on_listen, l);
 }
 
 void listener_stop(struct listener *l)

@@ -25,6 +25,7 @@
 #include "fabric/port.h"
 #include "kernel/host.h"
 #include "lib/log.h"
+#include "lib/watch.h"
 #include "ns/netns.h"
 #include "ns/netwatch.h"
 
@@ -234,7 +235,7 @@ struct netwatch *netwatch_new(pid_t pid, struct host *h)
 	w->h = h;
 	w->events = m.events;
 	w->ask = m.ask;
-	w->watch = g_unix_fd_add(w->events, G_IO_IN, on_events, w);
+	w->watch = watch_fd(w->events, G_IO_IN, on_events, w);
 	reconcile(w);	/* what changed before we listened */
 	return w;
 }

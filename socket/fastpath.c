@@ -29,6 +29,7 @@
 #include "kernel/uverbs.h"
 #include "lib/listener.h"
 #include "lib/log.h"
+#include "lib/watch.h"
 #include "socket/fastpath_priv.h"
 #include "socket/fastpath_verbs.h"
 #include "socket/fastslot.h"
@@ -368,7 +369,7 @@ static struct fast_chan *chan_add(struct fastpath *fp, int fd)
 	ch->fd = fd;
 	ch->pid = cred.pid;
 	ch->uid = cred.uid;
-	ch->watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_chan, ch);
+	ch->watch = watch_fd(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_chan, ch);
 	g_ptr_array_add(fp->chans, ch);
 	return ch;
 }

@@ -25,6 +25,7 @@
 #include "abi/fd_pass.h"
 #include "dev/vfs.h"
 #include "lib/log.h"
+#include "lib/watch.h"
 #include "socket/fastpath_priv.h"
 #include "socket/fastpath_verbs_priv.h"
 
@@ -104,7 +105,7 @@ static bool room_ahead(struct fast_file *ff, size_t len)
 	if (send_pkt(ff, &mark, NULL, -1) == 0)
 		ff->held = true;
 	else if (!ff->out_watch)	/* no room even for the mark */
-		ff->out_watch = g_unix_fd_add(ff->data, G_IO_OUT, on_data_room, ff);
+		ff->out_watch = watch_fd(ff->data, G_IO_OUT, on_data_room, ff);
 	return false;
 }
 
@@ -201,7 +202,7 @@ static bool send_pending(struct fast_file *ff)
 	r = send_pkt(ff, &ff->pend, ff->pend_bytes, ff->pend_memfd);
 	if (r == -EAGAIN) {
 		if (!ff->out_watch)
-			ff->out_watch = g_unix_fd_add(ff->data, G_IO_OUT, on_data_room, ff);
+			ff->out_watch = watch_fd(ff->data, G_IO_OUT, on_data_room, ff);
 		return false;
 	}
 	if (r < 0)	/* no reader left: the HUP releases the file */
@@ -339,7 +340,7 @@ static void opened(struct fast_chan *ch, struct fast_file *ff, void *file)
 		ops->set_wakeup(file, on_queued, ff);
 	if (ops->set_accepted)
 		ops->set_accepted(file, on_accepted, ff);
-	ff->data_watch = g_unix_fd_add(ff->data, G_IO_IN | G_IO_HUP | G_IO_ERR, on_data_hup, ff);
+	ff->data_watch = watch_fd(ff->data, G_IO_IN | G_IO_HUP | G_IO_ERR, on_data_hup, ff);
 	fp_reply(ch, 0, NULL, 0, sv[1]);
 	close(sv[1]);
 	g_debug("fast path: %s opened by pid %d", ff->name, ch->pid);

@@ -31,6 +31,7 @@
 
 #include "abi/fast_wire.h"
 #include "abi/fd_pass.h"
+#include "lib/watch.h"
 #include "socket/remote_priv.h"
 
 /* Taken ahead of the reader: beyond this the data socket is left alone,
@@ -133,7 +134,7 @@ static gboolean on_data(gint fd, GIOCondition cond, gpointer data);
 static void watch_data(struct remote_file *f)
 {
 	if (!f->watch && !f->gone && f->data >= 0)
-		f->watch = g_unix_fd_add(f->data, G_IO_IN | G_IO_HUP | G_IO_ERR, on_data, f);
+		f->watch = watch_fd(f->data, G_IO_IN | G_IO_HUP | G_IO_ERR, on_data, f);
 }
 
 /* Items came (or the end): take them, as room allows, and say so. */
@@ -215,7 +216,7 @@ static int fwd_open(void *dev, const struct kfile_opener *who, struct kfile_wait
 	g_queue_init(&f->q);
 	f->link.data = f;
 	g_queue_push_tail_link(&d->files, &f->link);
-	f->watch = g_unix_fd_add(ch, G_IO_IN | G_IO_HUP | G_IO_ERR, on_open_answer, f);
+	f->watch = watch_fd(ch, G_IO_IN | G_IO_HUP | G_IO_ERR, on_open_answer, f);
 	return KFILE_LATER;
 }
 
