@@ -107,6 +107,7 @@ static uint16_t conn_dlid(const struct cm_conn *c)
 
 static void conn_timer(struct timer *t, void *ctx);
 static void unhold(struct link *k);
+static void send_short(struct cm_conn *c, uint16_t attr, uint16_t reason);
 
 static void conn_free(struct cm_conn *c)
 {
@@ -154,8 +155,11 @@ static struct cm_conn *conn_new(struct link *k, struct neigh *n)
 	struct verbs_ioc_qp q = { .type = QPT_RC };
 	struct cm_conn *c, *old;
 
-	if (g_hash_table_size(k->conn_by_qpn) >= CONN_MAX && (old = least_used_theirs(k)))
+	if (g_hash_table_size(k->conn_by_qpn) >= CONN_MAX && (old = least_used_theirs(k))) {
+		if (old->state == CONN_UP)	/* its peer lets go too, or fails */
+			send_short(old, CM_ATTR_DREQ, 0);
 		conn_free(old);
+	}
 	if (g_hash_table_size(k->conn_by_qpn) >= CONN_MAX) {
 		if (!k->conns_full_said++)
 			g_warning("ipoib: %s: %u connections: no more made", k->name, CONN_MAX);
