@@ -161,8 +161,9 @@ static struct cm_conn *conn_new(struct link *k, struct neigh *n)
 		conn_free(old);
 	}
 	if (g_hash_table_size(k->conn_by_qpn) >= CONN_MAX) {
-		if (!k->conns_full_said++)
+		if (!k->conns_full_said)
 			g_warning("ipoib: %s: %u connections: no more made", k->name, CONN_MAX);
+		k->conns_full_said = true;
 		return NULL;
 	}
 	if (uverbs_ctx_ioctl(k->ctx, VERBS_IOC_QP_CREATE, &q) < 0)
@@ -343,21 +344,30 @@ static void conn_timer(struct timer *t, void *ctx)
 
 /* ---- data --------------------------------------------------------------------- */
 
+/* The header of @c's packet @opcode, PSN @psn, @len payload bytes, at
+ * P_Key index @pi and DLID @dlid (the caller's, once a message). */
+static void rc_hdr(const struct cm_conn *c, struct verbs_wire_pkt *w, unsigned opcode,
+		   uint32_t psn, size_t len, int pi, uint16_t dlid)
+{
+	memset(w, 0, sizeof(*w));
+	w->rec.type = VERBS_REC_PKT;
+	w->rec.len = (uint32_t)(sizeof(*w) + len);
+	w->port = c->k->port->num;
+	w->opcode = (uint8_t)opcode;
+	w->pkey_index = (uint16_t)MAX(pi, 0);
+	w->dlid = dlid;
+	w->sqpn = c->qpn;
+	w->dqpn = c->remote_qpn;
+	w->psn = psn & PSN_MASK;
+	w->len = (uint32_t)len;
+}
+
 /* A packet of @c with no payload: an ACK or a NAK of @psn. */
 static void send_ack(struct cm_conn *c, uint32_t psn, unsigned syndrome)
 {
-	struct verbs_wire_pkt w = { 0 };
-	int pi = ipoib_pkey_index(c->k);
+	struct verbs_wire_pkt w;
 
-	w.rec.type = VERBS_REC_PKT;
-	w.rec.len = sizeof(w);
-	w.port = c->k->port->num;
-	w.opcode = OP_RC_ACK;
-	w.pkey_index = (uint16_t)MAX(pi, 0);
-	w.dlid = conn_dlid(c);
-	w.sqpn = c->qpn;
-	w.dqpn = c->remote_qpn;
-	w.psn = psn & PSN_MASK;
+	rc_hdr(c, &w, OP_RC_ACK, psn, 0, ipoib_pkey_index(c->k), conn_dlid(c));
 	w.aeth = (uint32_t)syndrome << 24 | (uint32_t)(c->msgs & PSN_MASK);
 	(void)uverbs_ctx_write(c->k->ctx, &w, sizeof(w));
 }
@@ -429,21 +439,13 @@ static void send_msg(struct cm_conn *c, const uint8_t *p, size_t len)
 		k->seg = g_malloc(IPOIB_CM_BUF + (IPOIB_CM_BUF / 256 + 1) *
 				  sizeof(struct verbs_wire_pkt));
 	for (i = 0; i < npk; i++) {
-		struct verbs_wire_pkt w = { 0 };
+		struct verbs_wire_pkt w;
 		size_t n = MIN(mtu, len - i * mtu);
 
-		w.rec.type = VERBS_REC_PKT;
-		w.rec.len = (uint32_t)(sizeof(w) + n);
-		w.port = k->port->num;
-		w.opcode = npk == 1 ? OP_RC_SEND_ONLY : i == 0 ? OP_RC_SEND_FIRST :
-			   i + 1 == npk ? OP_RC_SEND_LAST : OP_RC_SEND_MIDDLE;
+		rc_hdr(c, &w, npk == 1 ? OP_RC_SEND_ONLY : i == 0 ? OP_RC_SEND_FIRST :
+			      i + 1 == npk ? OP_RC_SEND_LAST : OP_RC_SEND_MIDDLE,
+		       c->psn + (uint32_t)i, n, pi, dlid);
 		w.flags = i + 1 == npk ? VERBS_PKT_ACKREQ : 0;
-		w.pkey_index = (uint16_t)MAX(pi, 0);
-		w.dlid = dlid;
-		w.sqpn = c->qpn;
-		w.dqpn = c->remote_qpn;
-		w.psn = (c->psn + (uint32_t)i) & PSN_MASK;
-		w.len = (uint32_t)n;
 		memcpy(k->seg + off, &w, sizeof(w));
 		memcpy(k->seg + off + sizeof(w), p + i * mtu, n);
 		off += sizeof(w) + n;
@@ -454,9 +456,9 @@ static void send_msg(struct cm_conn *c, const uint8_t *p, size_t len)
 		k->held_npk = (uint32_t)npk;
 		timerq_arm(tq_of(k), &k->hold_timer, HOLD_US);
 		ipoib_link_pause(k, true);
-		return;
+	} else {
+		sent(c, (uint32_t)npk);
 	}
-	sent(c, (uint32_t)npk);
 }
 
 void ipoib_cm_xmit(struct link *k, struct neigh *n, const uint8_t *p, size_t len)
@@ -641,9 +643,7 @@ static void take_req(struct link *k, const struct mad_pkt *pkt)
 	/* Its address: flags, its UD QPN, its GID (the stand-in MAC of the
 	 * frames it sends us is the one ARP gave for it). */
 	c->peer_hw[0] = IPOIB_FLAGS_RC;
-	c->peer_hw[1] = m[CM_REQ_PRIVATE + 1];
-	c->peer_hw[2] = m[CM_REQ_PRIVATE + 2];
-	c->peer_hw[3] = m[CM_REQ_PRIVATE + 3];
+	ipoib_hw_set_qpn(c->peer_hw, get_be32(m, CM_REQ_PRIVATE));
 	memcpy(c->peer_hw + 4, m + CM_REQ_PRIMARY_LOCAL_GID, 16);
 	k->psn_seed = k->psn_seed * 1103515245u + 12345u;
 	send_rep(c, (unsigned)cm_get(m, CM_REQ_RNR_RETRY));

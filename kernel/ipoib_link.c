@@ -86,7 +86,7 @@ void ipoib_mac_of(const uint8_t hw[IPOIB_HWADDR_LEN], uint8_t mac[6])
 }
 
 /* A hardware address's QPN, bytes 1-3 (RFC 4391 §9.1.1). */
-static void hw_set_qpn(uint8_t hw[IPOIB_HWADDR_LEN], uint32_t qpn)
+void ipoib_hw_set_qpn(uint8_t hw[IPOIB_HWADDR_LEN], uint32_t qpn)
 {
 	hw[1] = (uint8_t)(qpn >> 16);
 	hw[2] = (uint8_t)(qpn >> 8);
@@ -98,7 +98,7 @@ static void hw_set_qpn(uint8_t hw[IPOIB_HWADDR_LEN], uint32_t qpn)
 void ipoib_own_hw(const struct link *k, uint8_t hw[IPOIB_HWADDR_LEN])
 {
 	hw[0] = IPOIB_FLAGS_RC;
-	hw_set_qpn(hw, k->qpn);
+	ipoib_hw_set_qpn(hw, k->qpn);
 	port_gid(k->port, 0, hw + 4);
 }
 
@@ -597,7 +597,6 @@ void ipoib_link_pause(struct link *k, bool pause)
 	} else if (!pause && !k->watch && !k->gone) {
 		k->watch = watch_fd(k->fd, G_IO_IN | G_IO_ERR | G_IO_HUP, on_tap, k);
 	}
-	k->paused = pause;
 }
 
 /* ---- packets in: fabric to TAP ---------------------------------------------- */
@@ -703,7 +702,7 @@ static void pkt_in(struct link *k, const struct verbs_wire_pkt *w, uint8_t *p)
 		return;
 	}
 	/* The source: a MAC for its QPN and LID (IP does not look). */
-	hw_set_qpn(hw, w->sqpn);
+	ipoib_hw_set_qpn(hw, w->sqpn);
 	put_be16(hw, 18, w->slid);
 	ipoib_ip_in(k, p, w->len, false, verbs_lid_is_mcast(w->dlid), hw);
 }

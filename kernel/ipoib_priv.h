@@ -61,7 +61,7 @@ struct link {
 	int fd;
 	char name[16];		/* the interface's (IFNAMSIZ) */
 	guint watch, idle;
-	bool paused, gone;	/* the TAP not read: a full receiver; it went */
+	bool gone;		/* the TAP went: not watched again */
 	uint8_t mac[6];		/* the TAP's */
 	uint8_t *frame;		/* a frame read from the TAP: ETH_HDR +
 				 * IPOIB_CM_MTU and some */
@@ -84,7 +84,7 @@ struct link {
 	uint32_t held_npk;
 	struct timer hold_timer;
 	uint32_t psn_seed;
-	unsigned conns_full_said;
+	bool conns_full_said;
 };
 
 struct ipoib_links {
@@ -113,12 +113,13 @@ static inline int ipoib_pkey_index(const struct link *k)
 /* ipoib_link.c */
 void ipoib_own_hw(const struct link *k, uint8_t hw[IPOIB_HWADDR_LEN]);
 uint32_t ipoib_hw_qpn(const uint8_t hw[IPOIB_HWADDR_LEN]);
+void ipoib_hw_set_qpn(uint8_t hw[IPOIB_HWADDR_LEN], uint32_t qpn);
 uint16_t ipoib_path_lid(const struct neigh *n);
 /* An IPoIB packet @p of @len bytes (the 4-byte header first) that came
  * from the IPoIB address @hw (only its QPN, LID, GID matter), unicast
- * or not: to the host, as an Ethernet frame. @p may be written: the
- * Ethernet header goes over the 10 bytes before it, which the caller
- * keeps free for it (or NULL: a copy is made). */
+ * or not: to the host, as an Ethernet frame. With @headroom the frame is
+ * made in place, the Ethernet header over the 10 bytes before @p, which
+ * the caller keeps free for it; without, in a copy (a datagram's). */
 void ipoib_ip_in(struct link *k, uint8_t *p, size_t len, bool headroom, bool mcast,
 		 const uint8_t hw[IPOIB_HWADDR_LEN]);
 

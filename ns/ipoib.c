@@ -309,20 +309,27 @@ static int tap_fd(const char *name, int oflags, int persist)
 	return fd;
 }
 
+/* Interface @name's MTU, through socket @sock: 0 or -errno. */
+static int if_set_mtu(int sock, const char *name, uint32_t mtu)
+{
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, name, strnlen(name, IFNAMSIZ - 1));
+	ifr.ifr_mtu = (int)mtu;
+	return ioctl(sock, SIOCSIFMTU, &ifr) < 0 ? -errno : 0;
+}
+
 /* A host's InfiniBand interface: a TAP device, kept (persistent) until
  * the emulator takes it (ipoib_tap_open), then gone with it. */
 static int make_tap(int sock, const char *name, uint32_t mtu)
 {
-	struct ifreq ifr;
 	int fd = tap_fd(name, 0, 1);
 
 	if (fd < 0)
 		return fd;
 	close(fd);
-	memset(&ifr, 0, sizeof(ifr));
-	memcpy(ifr.ifr_name, name, strnlen(name, IFNAMSIZ - 1));
-	ifr.ifr_mtu = (int)mtu;
-	return ioctl(sock, SIOCSIFMTU, &ifr) < 0 ? -errno : 0;
+	return if_set_mtu(sock, name, mtu);
 }
 
 /* make_if: this kernel has neither a dummy nor a bridge driver (a guest
@@ -591,18 +598,11 @@ struct tap_mtu {
 static void tap_mtu_in(void *arg)
 {
 	struct tap_mtu *t = arg;
-	struct ifreq ifr;
 	int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
-	if (sock < 0) {
-		t->ret = -errno;
-		return;
-	}
-	memset(&ifr, 0, sizeof(ifr));
-	memcpy(ifr.ifr_name, t->name, strnlen(t->name, IFNAMSIZ - 1));
-	ifr.ifr_mtu = (int)t->mtu;
-	t->ret = ioctl(sock, SIOCSIFMTU, &ifr) < 0 ? -errno : 0;
-	close(sock);
+	t->ret = sock < 0 ? -errno : if_set_mtu(sock, t->name, t->mtu);
+	if (sock >= 0)
+		close(sock);
 }
 
 int ipoib_tap_set_mtu(int pid, const char *name, unsigned mtu)
@@ -622,22 +622,19 @@ struct tap_add {
 static void tap_add_in(void *arg)
 {
 	struct tap_add *t = arg;
-	struct tap_mtu m = { .name = t->name, .mtu = t->mtu };
-	int sock;
+	int sock, ret;
 
 	if ((t->fd = tap_fd(t->name, O_NONBLOCK, 0)) < 0)
 		return;
-	tap_mtu_in(&m);
 	sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (m.ret == 0 && sock >= 0)
-		m.ret = link_up(sock, t->name, NULL);
-	else if (m.ret == 0)
-		m.ret = -errno;
+	ret = sock < 0 ? -errno : if_set_mtu(sock, t->name, t->mtu);
+	if (!ret)
+		ret = link_up(sock, t->name, NULL);
 	if (sock >= 0)
 		close(sock);
-	if (m.ret < 0) {
+	if (ret < 0) {
 		close(t->fd);
-		t->fd = m.ret;
+		t->fd = ret;
 	}
 }
 
