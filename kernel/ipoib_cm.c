@@ -430,6 +430,7 @@ static void send_msg(struct cm_conn *c, const uint8_t *p, size_t len)
 	size_t mtu = path_mtu(k->port), npk = (len + mtu - 1) / mtu, off = 0, i;
 	int pi = ipoib_pkey_index(k);
 	uint16_t dlid = conn_dlid(c);
+	ssize_t ret;
 
 	if (!dlid || len > c->peer_mtu || k->held || pi < 0) {
 		ipoib_drop(k, "no path, too long, or held");
@@ -450,12 +451,14 @@ static void send_msg(struct cm_conn *c, const uint8_t *p, size_t len)
 		memcpy(k->seg + off + sizeof(w), p + i * mtu, n);
 		off += sizeof(w) + n;
 	}
-	if (uverbs_ctx_write(k->ctx, k->seg, off) == -EAGAIN) {
+	if ((ret = uverbs_ctx_write(k->ctx, k->seg, off)) == -EAGAIN) {
 		k->held = off;
 		k->held_conn = c;
 		k->held_npk = (uint32_t)npk;
 		timerq_arm(tq_of(k), &k->hold_timer, HOLD_US);
 		ipoib_link_pause(k, true);
+	} else if (ret < 0) {
+		ipoib_drop(k, "refused by the device");
 	} else {
 		sent(c, (uint32_t)npk);
 	}
