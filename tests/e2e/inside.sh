@@ -95,17 +95,17 @@ cm_not_listening() { ! cm_listening "$1"; }
 # then is rejected (IBA reason 8, as by a kernel) and the client crashes
 # retrying with the id it has just destroyed (perftest fixed both in
 # 3d9d8d0, 2025-12). So a try whose client fails ends its server and
-# starts both again, 5 times at most; callers also delay CM REQs with a
+# starts both again, 5 times at most (-F as perftest.sh says); callers also delay CM REQs with a
 # fault rule, as a client a few hops away would see them, which leaves
 # the server its time to listen again.
 perftest_cm() {
 	local name=$1 port=$2 sdev=$3 cdev=$4 dest=$5 tool=$6 n s
 	shift 6
 	for n in 1 2 3 4 5; do
-		timeout 60 "$tool" -R -d "$sdev" -p "$port" "$@" >"$W/$name-server.out" 2>&1 &
+		timeout 60 "$tool" -R -F -d "$sdev" -p "$port" "$@" >"$W/$name-server.out" 2>&1 &
 		s=$!
 		wait_until cm_listening "$port"
-		timeout 30 "$tool" -R -d "$cdev" -p "$port" "$@" "$dest" >"$W/$name.out" 2>&1
+		timeout 30 "$tool" -R -F -d "$cdev" -p "$port" "$@" "$dest" >"$W/$name.out" 2>&1
 		pt_client=$?
 		if [ $pt_client -eq 0 ]; then
 			wait $s
@@ -117,6 +117,25 @@ perftest_cm() {
 		pt_server=$?
 		wait_until cm_not_listening "$port"
 	done
+}
+
+# fi_pingpong_pair NAME ADDR ARGS...: fi_pingpong ARGS as a server here
+# and as a client to ADDR, started again while the server's control port
+# (TCP) refuses, 50 times at most; sets fi_client and fi_server to their
+# statuses. Output in $W/NAME-[cs].out.
+fi_pingpong_pair() {
+	local name=$1 addr=$2 s n=0
+	shift 2
+	timeout 100 fi_pingpong "$@" >"$W/$name-s.out" 2>&1 &
+	s=$!
+	while :; do
+		timeout 100 fi_pingpong "$@" "$addr" >"$W/$name-c.out" 2>&1
+		fi_client=$?
+		[ $fi_client -ne 0 ] && grep -q "Connection refused" "$W/$name-c.out" && [ $n -lt 50 ] || break
+		n=$((n + 1)); timeout 0.1 tail -f /dev/null
+	done
+	wait $s
+	fi_server=$?
 }
 
 # iperf3_to HOST ADDR: iperf3 from here to a server run on HOST (one

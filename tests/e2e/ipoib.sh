@@ -76,20 +76,11 @@ expect_line "rxm: ibemu1" "verbs;ofi_rxm at 10.1.0.4 is host2's HCA"
 # fi_pingpong over RDM endpoints (verbs;ofi_rxd on UD QPs), every size,
 # data checked (-c); its control connection is TCP to ib0's address.
 cat >"$WORK/pp.sh" <<'EOF'
-timeout 100 fi_pingpong -p verbs -e rdm -c -I 10 -S all >"$W/srv" 2>&1 &
-srv=$!
-n=0
-while :; do
-	timeout 100 fi_pingpong -p verbs -e rdm -c -I 10 -S all 10.1.0.3 >"$W/cli" 2>&1
-	rc=$?
-	# The server may not listen yet: its control port refuses.
-	[ $rc -ne 0 ] && grep -q "Connection refused" "$W/cli" && [ $n -lt 50 ] || break
-	n=$((n + 1)); timeout 0.1 tail -f /dev/null
-done
-echo "client: $rc"
-wait $srv
-echo "server: $?"
-grep -E "^(1|4k|64k|1m) " "$W/cli" | awk '{ print "size", $1, "sent", $2, "acked", $3 }'
+. "$INSIDE"
+fi_pingpong_pair fi 10.1.0.3 -p verbs -e rdm -c -I 10 -S all
+echo "client: $fi_client"
+echo "server: $fi_server"
+grep -E "^(1|4k|64k|1m) " "$W/fi-c.out" | awk '{ print "size", $1, "sent", $2, "acked", $3 }'
 EOF
 ibemu_run --ipoib "${RUN[@]}" -- env W="$WORK" bash "$WORK/pp.sh"
 expect_line "client: 0" "fi_pingpong -e rdm client"

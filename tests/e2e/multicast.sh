@@ -23,10 +23,10 @@ echo "before: host3 rcv $(ctr ibemu2 rcv) host1 xmit $(ctr ibemu0 xmit)"
 port=18960
 for t in ib_send_bw ib_send_lat; do
 	port=$((port + 1))
-	timeout 60 $t -g -d ibemu2 -n 200 -p $port >"$W/s.out" 2>&1 &
+	timeout 60 $t -g -F -d ibemu2 -n 200 -p $port >"$W/s.out" 2>&1 &
 	s=$!
 	wait_listen $port
-	timeout 60 $t -g -d ibemu0 -n 200 -p $port localhost >"$W/c.out" 2>&1
+	timeout 60 $t -g -F -d ibemu0 -n 200 -p $port localhost >"$W/c.out" 2>&1
 	c=$?
 	wait $s
 	echo "$t -g | client $c server $? | $(grep -E '^ +[0-9]+ +[0-9]+ ' "$W/s.out" | tail -1 | awk '{ print $1, $2 }')"

@@ -9,7 +9,8 @@
 # so, perftest's ib_send_bw -x 3, rping, rstream (rsockets) and udaddy
 # through the RDMA CM (no SA: the route is the addresses'),
 # mckey's IP multicast (no SA either), ib_write_bw -R; the verbs refuse
-# an address without a GRH on a RoCE port. The run's capture, read by
+# an address without a GRH on a RoCE port; libfabric's verbs provider
+# (fi_info, fi_pingpong -e rdm). The run's capture, read by
 # tshark: RoCE v2 frames (Ethernet, IPv4, UDP 4791, good FCS and
 # checksums), RoCE v1 (GID 0) and v2 over IPv6 (GID 1) where the GID
 # index says so, mckey's group's frames to its multicast MAC, and
@@ -55,10 +56,10 @@ pp ibv_srq_pingpong -g 3 -n 20 -c
 pp ibv_xsrq_pingpong -g 3 -n 20
 echo "xsrq: $(grep -c '^success' "$W/ppc.out") $(grep -c 'remote: LID 0000.*GID ::ffff:10.1.0.5' "$W/ppc.out")"
 port=$((port + 1))
-timeout 60 ib_send_bw -d ibemu1 -x 3 -n 200 -p $port >"$W/bws.out" 2>&1 &
+timeout 60 ib_send_bw -F -d ibemu1 -x 3 -n 200 -p $port >"$W/bws.out" 2>&1 &
 s=$!
 wait_listen $port
-timeout 60 ib_send_bw -d ibemu0 -x 3 -n 200 -p $port localhost >"$W/bwc.out" 2>&1
+timeout 60 ib_send_bw -F -d ibemu0 -x 3 -n 200 -p $port localhost >"$W/bwc.out" 2>&1
 c=$?
 wait $s
 echo "ib_send_bw -x 3 | client $c server $? | $(grep -E '^ +65536 +200 ' "$W/bwc.out" | awk '{ print $1, $2 }')"
@@ -118,6 +119,14 @@ timeout 30 ibv_rc_pingpong -d ibemu0 -n 5 -p $port localhost >"$W/nogrh-c.out" 2
 echo "without -g: client $?"
 wait $s
 grep -m1 -o "Failed to modify QP to RTR" "$W/nogrh-s.out" "$W/nogrh-c.out" | head -1 | sed 's/.*:/without -g: /'
+# libfabric's verbs provider: the RoCE devices by their interfaces'
+# addresses (MSG endpoints, verbs;ofi_rxm at host3's), and fi_pingpong's
+# RDM endpoints (verbs;ofi_rxd on UD QPs, GRH on every packet) moving
+# verified data of every size; its control connection is TCP.
+fi_info -p verbs -s 10.1.0.5 -t FI_EP_MSG | grep -E "domain|type" | paste - - | sed 's/[[:space:]]\+/ /g; s/^/fi_info:/'
+echo "fi_info rxm: $(fi_info -p 'verbs;ofi_rxm' -s 10.1.0.5 | awk '/domain:/ { print $2 }' | sort -u)"
+fi_pingpong_pair fi 10.1.0.5 -p verbs -e rdm -c -I 10 -S all
+echo "fi_pingpong -e rdm | client $fi_client server $fi_server | $(grep -cE '^(1|4k|64k|1m) +10 +=10 ' "$W/fi-c.out")"
 exit 0
 SCRIPT
 ibemu_run --roce -a host1 -a host3 --capture "$WORK/roce.pcap" -- env W="$WORK" bash "$WORK/roce.sh"
@@ -154,6 +163,10 @@ expect_line "mckey | sender 0 receiver 0 | joined dgid: ::ffff:224.1.2.3 mlid 0x
 	"mckey: an IP multicast group with no SA, all 20 received"
 expect_match "^without -g: client [1-9]" "ibv_rc_pingpong without a GID fails on RoCE..."
 expect_line "without -g: Failed to modify QP to RTR" "... at RTR: an address needs a GRH there"
+expect_line "fi_info: domain: ibemu1 type: FI_EP_MSG" "libfabric's verbs provider: a MSG endpoint at host3's address"
+expect_line "fi_info rxm: ibemu1" "verbs;ofi_rxm at 10.1.0.5 is host3's HCA"
+expect_line "fi_pingpong -e rdm | client 0 server 0 | 4" \
+	"fi_pingpong over RDM endpoints (verbs;ofi_rxd): 1 B, 4 KiB, 64 KiB, 1 MiB, 10 round trips each, data checked"
 expect_line "pulled: 1: DOWN" "a pulled cable: the RoCE port Down"
 expect_line "back: 4: ACTIVE" "plugged back: Active at once, no SM"
 [ "$(grep -c "^ibv_rc_pingpong -g 3 | client 0 server 0 | 1" "$WORK/out")" -eq 2 ] &&
