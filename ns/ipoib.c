@@ -220,6 +220,19 @@ static int new_link(int fd, const char *name, const char *kind, const char *peer
 		nl_put(&r, IFLA_NET_NS_FD, &nsfd, sizeof(nsfd));
 		nl_end(&r, end);
 		nl_end(&r, data);
+	} else if (!strcmp(kind, "vxlan")) {
+		/* A VXLAN with no remote and no forwarding entries sends
+		 * nothing; the kernel wants a VNI of its own for each (on
+		 * one port), and gets the IANA port (its default is the
+		 * older 8472). */
+		static uint32_t vnis;
+		uint32_t vni = ++vnis;
+		uint16_t port = htobe16(4789);
+
+		data = nl_put(&r, IFLA_INFO_DATA, NULL, 0);
+		nl_put(&r, IFLA_VXLAN_ID, &vni, sizeof(vni));
+		nl_put(&r, IFLA_VXLAN_PORT, &port, sizeof(port));
+		nl_end(&r, data);
 	}
 	nl_end(&r, info);
 	if ((ret = nl_talk(fd, &r)) < 0)
@@ -345,8 +358,8 @@ static int make_if(int nl, int sock, const struct ipoib_if *i, const struct cabl
 	int ret, ifindex;
 
 	/* A host's: a veth to the run's bridge. Otherwise dummy where the
-	 * kernel has it; a bridge with no ports (never forwards anything)
-	 * where it does not. */
+	 * kernel has it; where it does not, a bridge with no ports (never
+	 * forwards anything), or for a RoCE port a VXLAN with no remote. */
 	*what = "create the interfaces";
 	if (c && !i->roce && (ret = make_tap(sock, i->name, i->mtu)) != -ENOENT &&
 	    ret != -ENODEV && ret != -EPERM && ret != -EACCES) {
@@ -364,6 +377,12 @@ static int make_if(int nl, int sock, const struct ipoib_if *i, const struct cabl
 			return ret;
 	} else {
 		ret = new_link(nl, i->name, "dummy", NULL, -1, i->mtu, i->roce ? i->mac : NULL);
+		/* A bridge given a MAC has no carrier while it has no ports
+		 * (br_set_mac_address reruns the port state selection), and
+		 * `ip link` would show a RoCE port's interface DOWN while the
+		 * port is Active: a VXLAN has its carrier and takes a MAC. */
+		if ((ret == -EOPNOTSUPP || ret == -ENOENT) && i->roce)
+			ret = new_link(nl, i->name, "vxlan", NULL, -1, i->mtu, i->mac);
 		if (ret == -EOPNOTSUPP || ret == -ENOENT)
 			ret = new_link(nl, i->name, "bridge", NULL, -1, i->mtu,
 				       i->roce ? i->mac : NULL);

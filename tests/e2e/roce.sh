@@ -31,6 +31,8 @@ echo "sysfs: $(cat $P/link_layer) lid $(cat $P/lid) sm_lid $(cat $P/sm_lid)"
 ip -br link | awk '$1 ~ /^eth/ { print "link:", $1, $3 }'
 ip -br -4 addr | awk '$1 ~ /^eth/ { print "addr:", $1, $3 }'
 ip -o link show eth1 | grep -o 'mtu [0-9]*' | sed 's/^/eth1 /'
+# Each interface up with its carrier (LOWER_UP), as its port is Active.
+echo "carrier: $(cat /sys/class/net/eth[0-9]/carrier | tr -d '\n')"
 
 # The verbs: ibv_rc_pingpong over RoCE v2 (GID 3), data checked.
 port=18600
@@ -147,6 +149,7 @@ expect_line "sysfs: Ethernet lid 0x0 sm_lid 0x0" "sysfs: link_layer, lid, sm_lid
 expect_line "link: eth2 00:02:c9:00:01:06" "ip: eth2 (host3 port 1) with the port's MAC"
 expect_line "addr: eth2 10.1.0.5/16" "ip: eth2 with the port's address"
 expect_line "eth1 mtu 1500" "ip: an Ethernet MTU"
+expect_line "carrier: 111" "ip: every RoCE interface has its carrier (on a kernel without dummy too)"
 expect_line "ibv_rc_pingpong -g 3 | client 0 server 0 | 1" "ibv_rc_pingpong -g 3 over RoCE v2 (-c: data checked)"
 expect_line "ibv_uc_pingpong -g 3 | client 0 server 0 | 1" "ibv_uc_pingpong -g 3: UC over RoCE v2, data checked"
 expect_line "ibv_ud_pingpong -g 3 | client 0 server 0 | 1" "ibv_ud_pingpong -g 3: UD, data checked"
