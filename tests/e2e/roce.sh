@@ -124,11 +124,13 @@ grep -m1 -o "Failed to modify QP to RTR" "$W/nogrh-s.out" "$W/nogrh-c.out" | hea
 # libfabric's verbs provider: the RoCE devices by their interfaces'
 # addresses (MSG endpoints, verbs;ofi_rxm at host3's), and fi_pingpong's
 # RDM endpoints (verbs;ofi_rxd on UD QPs, GRH on every packet) moving
-# verified data of every size; its control connection is TCP.
+# verified data, 64 KiB in 1 KiB datagrams (every size, to 6 MiB, takes
+# over a minute through the FUSE files of the sanitizer pass: ipoib.sh
+# runs them on InfiniBand); its control connection is TCP.
 fi_info -p verbs -s 10.1.0.5 -t FI_EP_MSG | grep -E "domain|type" | paste - - | sed 's/[[:space:]]\+/ /g; s/^/fi_info:/'
 echo "fi_info rxm: $(fi_info -p 'verbs;ofi_rxm' -s 10.1.0.5 | awk '/domain:/ { print $2 }' | sort -u)"
-fi_pingpong_pair fi 10.1.0.5 -p verbs -e rdm -c -I 10 -S all
-echo "fi_pingpong -e rdm | client $fi_client server $fi_server | $(grep -cE '^(1|4k|64k|1m) +10 +=10 ' "$W/fi-c.out")"
+fi_pingpong_pair fi 10.1.0.5 -p verbs -e rdm -c -I 10 -S 65536
+echo "fi_pingpong -e rdm | client $fi_client server $fi_server | $(grep -cE '^64k +10 +=10 ' "$W/fi-c.out")"
 exit 0
 SCRIPT
 ibemu_run --roce -a host1 -a host3 --capture "$WORK/roce.pcap" -- env W="$WORK" bash "$WORK/roce.sh"
@@ -168,8 +170,8 @@ expect_match "^without -g: client [1-9]" "ibv_rc_pingpong without a GID fails on
 expect_line "without -g: Failed to modify QP to RTR" "... at RTR: an address needs a GRH there"
 expect_line "fi_info: domain: ibemu1 type: FI_EP_MSG" "libfabric's verbs provider: a MSG endpoint at host3's address"
 expect_line "fi_info rxm: ibemu1" "verbs;ofi_rxm at 10.1.0.5 is host3's HCA"
-expect_line "fi_pingpong -e rdm | client 0 server 0 | 4" \
-	"fi_pingpong over RDM endpoints (verbs;ofi_rxd): 1 B, 4 KiB, 64 KiB, 1 MiB, 10 round trips each, data checked"
+expect_line "fi_pingpong -e rdm | client 0 server 0 | 1" \
+	"fi_pingpong over RDM endpoints (verbs;ofi_rxd): 64 KiB, 10 round trips, data checked"
 expect_line "pulled: 1: DOWN" "a pulled cable: the RoCE port Down"
 expect_line "back: 4: ACTIVE" "plugged back: Active at once, no SM"
 [ "$(grep -c "^ibv_rc_pingpong -g 3 | client 0 server 0 | 1" "$WORK/out")" -eq 2 ] &&
