@@ -9,7 +9,11 @@
 #
 #   bench/verbs-pingpong.sh [ROUNDS] [ITERS] [roce]
 ROUNDS=${1:-5}
-ITERS=${2:-2000}
+# 20,000: a pingpong's first thousands of round trips pay for its start
+# (the direct path's grants asked of the daemon, first touches of the
+# rings): at 2,000 that start was half of what the median showed, and
+# moved it by microseconds between rounds (docs/performance.md).
+ITERS=${2:-20000}
 MODE=-c GID=
 if [ "${3:-}" = roce ]; then MODE=--roce GID="-g 3"; fi
 . "$(dirname "$0")/lib.sh"
@@ -17,7 +21,7 @@ if [ "${3:-}" = roce ]; then MODE=--roce GID="-g 3"; fi
 cat >"$W/round.sh" <<'SCRIPT'
 port=18700
 # The two ends on two CPUs: a run shorter than the scheduler's balancing
-# (2,000 round trips of 1 us) otherwise stays where it started, often both
+# (20,000 round trips of 1-3 us) otherwise stays where it started, often both
 # ends on one CPU, and then times a context switch per message
 # (docs/performance.md, "One table per kind of device file").
 ON0= ON1=
