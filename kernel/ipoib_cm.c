@@ -57,6 +57,10 @@
  * not made (the packet goes as a datagram's would not: dropped). The
  * kernel bounds them by the HCA's QPs; ours has 1,024 for all. */
 #define CONN_MAX		256
+/* ... and all interfaces of one HCA together, children too (64 a port):
+ * half its QPs, so that REQs from a hostile peer, whatever interface
+ * they name, leave the other half to the host's programs. */
+#define CONN_DEVICE_MAX		(VERBS_MAX_QP / 2)
 /* Packets held for a connection being made (IPOIB_MAX_PATH_REC_QUEUE). */
 #define PENDING_MAX		16
 /* How long a message waits for a full receiver's credit. */
@@ -147,6 +151,26 @@ static struct cm_conn *least_used_theirs(struct link *k)
 	return old;
 }
 
+/* The connections of every interface on @k's HCA. */
+static unsigned device_conns(const struct link *k)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < k->all->links->len; i++) {
+		const struct link *o = g_ptr_array_index(k->all->links, i);
+
+		if (o->port->node == k->port->node)
+			n += g_hash_table_size(o->conn_by_qpn);
+	}
+	return n;
+}
+
+static bool conns_full(const struct link *k)
+{
+	return g_hash_table_size(k->conn_by_qpn) >= CONN_MAX ||
+	       device_conns(k) >= CONN_DEVICE_MAX;
+}
+
 /* A connection with an RC QP of its own on the interface's port, or NULL
  * (no room, no QP). */
 static struct cm_conn *conn_new(struct link *k, struct neigh *n)
@@ -155,14 +179,15 @@ static struct cm_conn *conn_new(struct link *k, struct neigh *n)
 	struct verbs_ioc_qp q = { .type = QPT_RC };
 	struct cm_conn *c, *old;
 
-	if (g_hash_table_size(k->conn_by_qpn) >= CONN_MAX && (old = least_used_theirs(k))) {
+	if (conns_full(k) && (old = least_used_theirs(k))) {
 		if (old->state == CONN_UP)	/* its peer lets go too, or fails */
 			send_short(old, CM_ATTR_DREQ, 0);
 		conn_free(old);
 	}
-	if (g_hash_table_size(k->conn_by_qpn) >= CONN_MAX) {
+	if (conns_full(k)) {
 		if (!k->conns_full_said)
-			g_warning("ipoib: %s: %u connections: no more made", k->name, CONN_MAX);
+			g_warning("ipoib: %s: %u connections, %u on its HCA: no more made", k->name,
+				  g_hash_table_size(k->conn_by_qpn), device_conns(k));
 		k->conns_full_said = true;
 		return NULL;
 	}

@@ -292,6 +292,64 @@ static void test_hostile(void **state)
 	resolve(e, mac_a, mac_b);
 }
 
+/* Interface @name's UD QPN, from B's status. */
+static uint32_t b_qpn_of(struct env *e, const char *name)
+{
+	char *st = ipoib_links_status(e->b.ip), *at;
+	char key[32];
+	unsigned q = 0;
+
+	g_snprintf(key, sizeof(key), "%s: QPN 0x", name);
+	assert_non_null(at = strstr(st, key));
+	assert_int_equal(sscanf(at + strlen(key), "%x", &q), 1);
+	g_free(st);
+	return q;
+}
+
+/* REQs naming every interface of one HCA: half its QPs at most, so
+ * that its programs keep the other half. */
+static void test_hostile_children(void **state)
+{
+	struct env *e = *state;
+	MAD_BUF(m);
+	uint32_t q = b_qpn(e), q1, q2;
+	int k1, k2;
+	unsigned i;
+
+	ipoib_links_set_host(e->b.ip, 1, &fake_ops);
+	assert_int_equal(ipoib_port_create_child(e->b.port, "0x8001\n"), 0);
+	k1 = child_kernel;
+	child_kernel = -1;
+	assert_int_equal(ipoib_port_create_child(e->b.port, "0x8002\n"), 0);
+	k2 = child_kernel;
+	child_kernel = -1;
+	q1 = b_qpn_of(e, "ib0.8001");
+	q2 = b_qpn_of(e, "ib0.8002");
+	/* 256 on the parent, 256 on one child: the HCA's 512. */
+	for (i = 1; i <= 256; i++) {
+		forged_req(m, i, q, 65524);
+		send_cm(e, m);
+		forged_req(m, 1000 + i, q1, 65524);
+		send_cm(e, m);
+	}
+	turn(e);
+	assert_status(&e->b, "connection in: ", 512);
+	/* The other child, with room of its own (none held), gets none. */
+	for (i = 1; i <= 10; i++) {
+		forged_req(m, 2000 + i, q2, 65524);
+		send_cm(e, m);
+	}
+	turn(e);
+	assert_status(&e->b, "connection in: ", 512);
+	/* The parent lets its least used go for each new one. */
+	forged_req(m, 3001, q, 65524);
+	send_cm(e, m);
+	turn(e);
+	assert_status(&e->b, "connection in: ", 512);
+	close(k1);
+	close(k2);
+}
+
 /* A SEND to B's connection from a QP that is not its peer's: dropped,
  * never delivered. */
 static void test_forged_send(void **state)
@@ -385,6 +443,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lost, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ack_lost, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hostile_children, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forged_send, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_children, setup, teardown),
 	};
