@@ -65,7 +65,7 @@ static void fill_attr(const struct vnode *v, struct stat *st)
 		st->st_nlink = 2;
 		break;
 	case VN_ATTR:
-		st->st_mode = S_IFREG | (v->store ? 0644 : 0444);
+		st->st_mode = S_IFREG | (v->store ? (v->show ? 0644 : 0200) : 0444);
 		st->st_nlink = 1;
 		st->st_size = 4096;	/* as sysfs reports */
 		break;
@@ -169,7 +169,11 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (v->kind == VN_DIR) {
 		fuse_reply_err(req, EISDIR);
 	} else if (v->kind == VN_ATTR) {
-		if ((fi->flags & O_ACCMODE) != O_RDONLY && !v->store) {
+		/* As sysfs's (KERNFS_ROOT_EXTRA_OPEN_PERM_CHECK): an open
+		 * for what the attribute has no method for is EACCES, for
+		 * root too. */
+		if (((fi->flags & O_ACCMODE) != O_RDONLY && !v->store) ||
+		    ((fi->flags & O_ACCMODE) != O_WRONLY && !v->show)) {
 			fuse_reply_err(req, EACCES);
 			return;
 		}
@@ -190,7 +194,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (!v)
 		return;
 	if (v->kind == VN_ATTR) {
-		char *text = v->show(v);
+		char *text = v->show ? v->show(v) : NULL;
 		size_t len = text ? strlen(text) : 0;
 
 		if (!text)

@@ -344,14 +344,8 @@ static int store_mode(const struct vnode *v, const char *buf, size_t len)
 	return ipoib_port_set_mode(PORT(v), buf);
 }
 
-/* create_child, delete_child: write-only (a read fails, as sysfs's of an
- * attribute with no show). */
-static char *show_nothing(const struct vnode *v)
-{
-	(void)v;
-	return NULL;
-}
-
+/* create_child, delete_child: write-only (no show: 0200, and an open
+ * for reading is EACCES, as sysfs's). */
 static int store_create_child(const struct vnode *v, const char *buf, size_t len)
 {
 	(void)len;
@@ -389,9 +383,9 @@ static void build_device(struct vfs *vfs, struct vnode *ca, struct node *n,
 			if (port_is_roce(&n->ports[i]))
 				continue;
 			vfs_attr_rw(vfs, d, "mode", show_mode, store_mode, &n->ports[i], 0);
-			vfs_attr_rw(vfs, d, "create_child", show_nothing, store_create_child,
+			vfs_attr_rw(vfs, d, "create_child", NULL, store_create_child,
 				    &n->ports[i], 0);
-			vfs_attr_rw(vfs, d, "delete_child", show_nothing, store_delete_child,
+			vfs_attr_rw(vfs, d, "delete_child", NULL, store_delete_child,
 				    &n->ports[i], 0);
 		}
 }

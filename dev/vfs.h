@@ -57,7 +57,8 @@ struct vnode *vfs_attr(struct vfs *vfs, struct vnode *parent, const char *name,
 /* A device file: @ops's kind, of device @dev. */
 struct vnode *vfs_file(struct vfs *vfs, struct vnode *parent, const char *name,
 		       const struct kfile_ops *ops, void *dev);
-/* A writable one (0644): its writes go to @store. */
+/* A writable one (0644): its writes go to @store; write-only (0200) with
+ * no @show. */
 struct vnode *vfs_attr_rw(struct vfs *vfs, struct vnode *parent, const char *name,
 			  vnode_show show, vnode_store store, void *ctx, unsigned arg);
 struct vnode *vfs_get(struct vfs *vfs, uint64_t ino);

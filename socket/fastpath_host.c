@@ -100,7 +100,13 @@ void fp_do_sysfs(struct fast_chan *ch, uint32_t op, uint64_t arg, const char *pa
 		fp_reply(ch, v ? -EISDIR : -ENOENT, NULL, 0, -1);
 		return;
 	}
-	/* A show that fails is EINVAL, as a kernel show's error (vfs.h). */
+	/* A write-only attribute is EACCES, as its open for reading is
+	 * (fusefs.c); a show that fails is EINVAL, as a kernel show's
+	 * error (vfs.h). */
+	if (!v->show) {
+		fp_reply(ch, -EACCES, NULL, 0, -1);
+		return;
+	}
 	if (!(text = v->show(v))) {
 		fp_reply(ch, -EINVAL, NULL, 0, -1);
 		return;

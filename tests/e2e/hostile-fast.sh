@@ -53,7 +53,7 @@ expect_line "vfork: the parent's fd works after the child closed its copy (fast)
 # from outside the run (it has a pid namespace of its own).
 cat >"$WORK/raw.py" <<'PY'
 import array, mmap, os, socket, struct, subprocess, sys, time
-from fast_proto import ATTACH, OPEN, REQ, RING, RING_ASK, SLOT, VDIRECT, VINBOX, VRING, ask, chan
+from fast_proto import ATTACH, OPEN, REQ, RING, RING_ASK, SLOT, SYSFS_READ, VDIRECT, VINBOX, VRING, ask, chan
 work = sys.argv[1]
 def step(name):
     open(os.path.join(work, name), "w").close()
@@ -85,6 +85,10 @@ print("vdirect garbage: %d" % ask(v, VDIRECT, 0, b"\xff" * 256)[0])
 print("vinbox none: %d %d" % (ask(v, VINBOX, 0, struct.pack("=Q", 0))[0],
                               ask(v, VINBOX, 1, struct.pack("=Q", 999))[0]))
 print("vinbox bad: %d" % ask(v, VINBOX, 7, struct.pack("=Q", 0))[0])
+# Sysfs attributes by path: a write-only one (no show) reads EACCES.
+for a in ("create_child", "mode"):
+    print("sysfs read %s: %d" % (a, ask(s, SYSFS_READ, 0,
+                                       b"infiniband/ibemu0/device/net/ib0/" + a.encode())[0]))
 m = mmap.mmap(memfd, 4096)
 m[0:4] = struct.pack("=I", 1)
 s.send(struct.pack(REQ, 1, RING, 0, 0, 0))
@@ -125,6 +129,8 @@ expect_line "vdirect short: -22" "FAST_VDIRECT with less than a packet header: E
 expect_line "vdirect garbage: -11" "with a header no context may send: EAGAIN (through the daemon)"
 expect_line "vinbox none: -2 -2" "FAST_VINBOX of no inbox, of another's it was not given: ENOENT"
 expect_line "vinbox bad: -22" "FAST_VINBOX of neither the memfd nor the eventfd: EINVAL"
+expect_line "sysfs read create_child: -13" "FAST_SYSFS_READ of a write-only attribute: EACCES"
+expect_line "sysfs read mode: 9" "and of a readable one its text (datagram)"
 expect_line "ctl status after the ring: rc 0" "the emulator answers after the client rang"
 [ "$after" = "$before" ] && pass "1,000 requests with two fds each: the emulator's fds $before -> $after" ||
 	fail "the emulator's fds went $before -> $after"

@@ -53,6 +53,7 @@ echo "datagram mtu: $(cat /sys/class/net/ib0/mtu)"
 ping -c 3 -i 0.05 -w 20 "$PEER" | grep -o "[0-9]* received" | sed 's/^/datagram ping: /'
 "$IBEMU" ctl status | grep "ipoib: ib0" | sed 's/^/after: /'
 
+echo "create_child: $(stat -c %a /sys/class/net/ib0/create_child) $(cat /sys/class/net/ib0/create_child 2>&1 | sed 's/.*: //')"
 echo 0x8001 >/sys/class/net/ib0/create_child && echo "child made"
 echo 0x8001 >/sys/class/net/ib0/create_child 2>"$W/notuniq" || echo "again: refused"
 ssh host3 "echo 0x8001 > /sys/class/net/ib0/create_child"
@@ -98,6 +99,7 @@ expect_line "datagram mtu: 2044" "datagram mode puts IPoIB's MTU back"
 read -r _ _ n _ < <(grep "^datagram ping" "$WORK/out")
 [ "${n:-0}" -ge 3 ] && pass "and ping goes on over UD ($n replies)" || fail "datagram ping: ${n:-no} replies"
 expect_match "^after: ipoib: ib0: .* datagram mode, MTU 2044" "ctl status: datagram mode again"
+expect_line "create_child: 200 Permission denied" "create_child is write-only (0200), a read EACCES, as sysfs's"
 expect_line "child made" "echo 0x8001 > /sys/class/net/ib0/create_child"
 expect_line "again: refused" "the same P_Key again is refused"
 grep -q "Name not unique on network" "$WORK/notuniq" && pass "with ENOTUNIQ, as ipoib_vlan_add" ||
