@@ -139,7 +139,7 @@ fi_pingpong_pair() {
 }
 
 # iperf3_to HOST ADDR: iperf3 from here to a server run on HOST (one
-# test, one second), at ADDR; prints "iperf3: status N" and
+# test, 8 MiB), at ADDR; prints "iperf3: status N" and
 # "iperf3 receiver: RATE UNIT". Output in $W/iperf-[cs].out.
 iperf3_to() {
 	local s
@@ -147,7 +147,9 @@ iperf3_to() {
 	s=$!
 	iperf3_up() { ssh "$1" ss -ltn "sport = :5201" | grep -q LISTEN; }
 	wait_until iperf3_up "$1"
-	iperf3 -c "$2" -t 1 -f m >"$W/iperf-c.out" 2>&1
+	# 8 MiB, not a time: a second of a fast run's segments made an
+	# 87 MB capture that tshark read for more than 14 minutes.
+	iperf3 -c "$2" -n 8M -f m >"$W/iperf-c.out" 2>&1
 	echo "iperf3: status $?"
 	wait $s
 	awk '/receiver/ {print "iperf3 receiver: " $(NF-2) " " $(NF-1)}' "$W/iperf-c.out"
