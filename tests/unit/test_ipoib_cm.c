@@ -251,12 +251,16 @@ static void forged_req(uint8_t *m, uint32_t comm_id, uint32_t bqpn, uint32_t mtu
 	put_be32(m, CM_REQ_PRIVATE + 4, mtu);
 }
 
-static uint32_t b_qpn(struct env *e)
+/* Interface @name's UD QPN, from B's status. */
+static uint32_t b_qpn(struct env *e, const char *name)
 {
-	char *st = ipoib_links_status(e->b.ip);
+	char *st = ipoib_links_status(e->b.ip), *at;
+	char key[32];
 	unsigned q = 0;
 
-	assert_int_equal(sscanf(strstr(st, "QPN 0x"), "QPN 0x%x", &q), 1);
+	g_snprintf(key, sizeof(key), "%s: QPN 0x", name);
+	assert_non_null(at = strstr(st, key));
+	assert_int_equal(sscanf(at + strlen(key), "%x", &q), 1);
 	g_free(st);
 	return q;
 }
@@ -265,7 +269,7 @@ static void test_hostile(void **state)
 {
 	struct env *e = *state;
 	MAD_BUF(m);
-	uint32_t q = b_qpn(e);
+	uint32_t q = b_qpn(e, "ib0");
 	uint8_t mac_a[6], mac_b[6];
 	unsigned i;
 
@@ -292,27 +296,13 @@ static void test_hostile(void **state)
 	resolve(e, mac_a, mac_b);
 }
 
-/* Interface @name's UD QPN, from B's status. */
-static uint32_t b_qpn_of(struct env *e, const char *name)
-{
-	char *st = ipoib_links_status(e->b.ip), *at;
-	char key[32];
-	unsigned q = 0;
-
-	g_snprintf(key, sizeof(key), "%s: QPN 0x", name);
-	assert_non_null(at = strstr(st, key));
-	assert_int_equal(sscanf(at + strlen(key), "%x", &q), 1);
-	g_free(st);
-	return q;
-}
-
 /* REQs naming every interface of one HCA: half its QPs at most, so
  * that its programs keep the other half. */
 static void test_hostile_children(void **state)
 {
 	struct env *e = *state;
 	MAD_BUF(m);
-	uint32_t q = b_qpn(e), q1, q2;
+	uint32_t q = b_qpn(e, "ib0"), q1, q2;
 	int k1, k2;
 	unsigned i;
 
@@ -323,8 +313,8 @@ static void test_hostile_children(void **state)
 	assert_int_equal(ipoib_port_create_child(e->b.port, "0x8002\n"), 0);
 	k2 = child_kernel;
 	child_kernel = -1;
-	q1 = b_qpn_of(e, "ib0.8001");
-	q2 = b_qpn_of(e, "ib0.8002");
+	q1 = b_qpn(e, "ib0.8001");
+	q2 = b_qpn(e, "ib0.8002");
 	/* 256 on the parent, 256 on one child: the HCA's 512. */
 	for (i = 1; i <= 256; i++) {
 		forged_req(m, i, q, 65524);
