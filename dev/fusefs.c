@@ -194,11 +194,12 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (!v)
 		return;
 	if (v->kind == VN_ATTR) {
-		char *text = v->show ? v->show(v) : NULL;
+		char *text = NULL;
+		int err = vfs_attr_read(v, &text);
 		size_t len = text ? strlen(text) : 0;
 
-		if (!text)
-			fuse_reply_err(req, EINVAL);
+		if (err)
+			fuse_reply_err(req, -err);
 		else if ((size_t)off >= len)
 			fuse_reply_buf(req, NULL, 0);
 		else

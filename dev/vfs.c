@@ -2,6 +2,7 @@
 /* The tree behind the FUSE mount; see vfs.h. */
 #include "config.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "dev/vfs.h"
@@ -75,6 +76,13 @@ struct vnode *vfs_attr_rw(struct vfs *vfs, struct vnode *parent, const char *nam
 
 	v->store = store;
 	return v;
+}
+
+int vfs_attr_read(const struct vnode *v, char **text)
+{
+	if (!v->show)
+		return -EACCES;
+	return (*text = v->show(v)) ? 0 : -EINVAL;
 }
 
 struct vnode *vfs_file(struct vfs *vfs, struct vnode *parent, const char *name,

@@ -30,7 +30,8 @@ struct vnode {
 	enum vnode_kind kind;
 	GPtrArray *children;	/* VN_DIR only */
 	vnode_show show;	/* VN_ATTR: returns g_malloc'd text, or NULL: the
-				 * read fails with EINVAL, as a kernel show's error */
+				 * read fails with EINVAL, as a kernel show's error;
+				 * NULL for a write-only one (0200) */
 	vnode_store store;	/* VN_ATTR: NULL for a read-only one (0444) */
 	const struct kfile_ops *ops;	/* VN_FILE: its kind; ctx is its device */
 	void *ctx;
@@ -61,6 +62,9 @@ struct vnode *vfs_file(struct vfs *vfs, struct vnode *parent, const char *name,
  * no @show. */
 struct vnode *vfs_attr_rw(struct vfs *vfs, struct vnode *parent, const char *name,
 			  vnode_show show, vnode_store store, void *ctx, unsigned arg);
+/* Attribute @v's text (g_malloc'd) into *@text: 0; -EACCES for a
+ * write-only one (sysfs refuses the open), -EINVAL when its show fails. */
+int vfs_attr_read(const struct vnode *v, char **text);
 struct vnode *vfs_get(struct vfs *vfs, uint64_t ino);
 struct vnode *vfs_child(const struct vnode *dir, const char *name);
 /* Name @v @name (the same inode; its parent has no other child so named:

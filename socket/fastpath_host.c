@@ -76,6 +76,7 @@ void fp_do_sysfs(struct fast_chan *ch, uint32_t op, uint64_t arg, const char *pa
 {
 	struct vfs *vfs = ch->fp->vfs;
 	char *path, *text;
+	int err;
 	struct vnode *v;
 	GString *out;
 
@@ -100,15 +101,9 @@ void fp_do_sysfs(struct fast_chan *ch, uint32_t op, uint64_t arg, const char *pa
 		fp_reply(ch, v ? -EISDIR : -ENOENT, NULL, 0, -1);
 		return;
 	}
-	/* A write-only attribute is EACCES, as its open for reading is
-	 * (fusefs.c); a show that fails is EINVAL, as a kernel show's
-	 * error (vfs.h). */
-	if (!v->show) {
-		fp_reply(ch, -EACCES, NULL, 0, -1);
-		return;
-	}
-	if (!(text = v->show(v))) {
-		fp_reply(ch, -EINVAL, NULL, 0, -1);
+	/* As a read of the FUSE file would answer (vfs.h). */
+	if ((err = vfs_attr_read(v, &text)) < 0) {
+		fp_reply(ch, err, NULL, 0, -1);
 		return;
 	}
 	n = MIN(strlen(text), (size_t)FAST_INLINE_MAX);
