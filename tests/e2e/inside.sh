@@ -95,9 +95,9 @@ cm_not_listening() { ! cm_listening "$1"; }
 # then is rejected (IBA reason 8, as by a kernel) and the client crashes
 # retrying with the id it has just destroyed (perftest fixed both in
 # 3d9d8d0, 2025-12). So a try whose client fails ends its server and
-# starts both again, 5 times at most (-F as perftest.sh says); callers also delay CM REQs with a
-# fault rule, as a client a few hops away would see them, which leaves
-# the server its time to listen again.
+# starts both again, 5 times at most (-F as perftest.sh says); callers
+# also delay CM REQs with a fault rule, as a client a few hops away would
+# see them, which leaves the server its time to listen again.
 perftest_cm() {
 	local name=$1 port=$2 sdev=$3 cdev=$4 dest=$5 tool=$6 n s
 	shift 6
